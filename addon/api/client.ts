@@ -1,0 +1,88 @@
+/**
+ * The add-on's typed client, generated from the shared operation registry: the same table that
+ * routes and validates on the server decides here which input fields go in the path, the query
+ * or the body. Synchronous, because Apps Script is.
+ */
+import { operations, type InputOf, type OperationId, type OutputOf } from '../../shared/operations/index.ts';
+import type { Operation } from '../../shared/operations/types.ts';
+import type { HttpPort, HttpRequest, HttpResponse } from './http.ts';
+
+export class ApiCallError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    /** Seconds to wait before retrying, from Retry-After on a 429. */
+    readonly retryAfter: number | null,
+  ) {
+    super(message);
+  }
+}
+
+export interface ClientSettings {
+  baseUrl: string;
+  apiKey: string;
+}
+
+function header(headers: Record<string, string>, name: string): string | undefined {
+  const wanted = name.toLowerCase();
+  for (const [key, value] of Object.entries(headers)) if (key.toLowerCase() === wanted) return value;
+  return undefined;
+}
+
+export class ProspectaClient {
+  constructor(
+    private readonly http: HttpPort,
+    private readonly settings: ClientSettings,
+  ) {}
+
+  /** The HTTP request for one operation, for batching with `fetchAll`. */
+  request<Id extends OperationId>(id: Id, input: InputOf<Id>): HttpRequest {
+    const op: Operation = operations[id];
+    const values = { ...(input as Record<string, unknown>) };
+    const take = (name: string) => {
+      const value = values[name];
+      delete values[name];
+      return value;
+    };
+    const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(String(take(name))));
+    const query: string[] = [];
+    for (const name of Object.keys(op.request.query?.properties ?? {})) {
+      const value = take(name);
+      if (value !== undefined) query.push(`${encodeURIComponent(name)}=${encodeURIComponent(String(value))}`);
+    }
+    const request: HttpRequest = {
+      url: `${this.settings.baseUrl.replace(/\/+$/, '')}/v1${path}${query.length ? `?${query.join('&')}` : ''}`,
+      method: op.method.toLowerCase() as HttpRequest['method'],
+      headers: { Authorization: `Bearer ${this.settings.apiKey}`, 'Service-Version': '1' },
+    };
+    if (op.request.body) {
+      request.headers['Content-Type'] = 'application/json';
+      request.payload = JSON.stringify(values);
+    }
+    return request;
+  }
+
+  /** The typed body of a success, or an ApiCallError carrying the server's code and message. */
+  parse<Id extends OperationId>(_id: Id, response: HttpResponse): OutputOf<Id> {
+    let body: unknown;
+    try {
+      body = response.body ? JSON.parse(response.body) : undefined;
+    } catch {
+      body = undefined;
+    }
+    if (response.status >= 200 && response.status < 300) return body as OutputOf<Id>;
+    const error = (body ?? {}) as { error?: string; message?: string };
+    const retryAfter = Number(header(response.headers, 'Retry-After'));
+    throw new ApiCallError(
+      response.status,
+      error.error ?? 'http_error',
+      error.message ?? `The server answered ${response.status}.`,
+      Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : null,
+    );
+  }
+
+  call<Id extends OperationId>(id: Id, input: InputOf<Id>): OutputOf<Id> {
+    return this.parse(id, this.http.fetch(this.request(id, input)));
+  }
+}

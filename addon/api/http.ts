@@ -1,0 +1,20 @@
+/** The add-on's view of HTTP: synchronous, like Apps Script's UrlFetchApp. */
+export interface HttpRequest {
+  url: string;
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  headers: Record<string, string>;
+  /** JSON text, when the operation has a body. */
+  payload?: string;
+}
+
+export interface HttpResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface HttpPort {
+  fetch(request: HttpRequest): HttpResponse;
+  /** Sends the requests in parallel, answers in the same order (UrlFetchApp.fetchAll). */
+  fetchAll(requests: HttpRequest[]): HttpResponse[];
+}

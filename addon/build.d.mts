@@ -1,0 +1,1 @@
+export function buildAddon(): Promise<{ exports: string[] }>;

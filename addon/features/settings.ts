@@ -1,0 +1,45 @@
+/**
+ * Settings: each user's API key and server URL live in that user's properties, never in the
+ * document, so sharing a spreadsheet never shares a key.
+ */
+import { ProspectaClient, type ClientSettings } from '../api/client.ts';
+import type { HttpPort } from '../api/http.ts';
+import { plainError } from './errors.ts';
+import type { PropertiesPort } from './ports.ts';
+
+const KEY = 'prospecta.apiKey';
+const URL_KEY = 'prospecta.serverUrl';
+const KEY_FORMAT = /^service_live_[0-9A-Za-z]{32,128}$/;
+const URL_FORMAT = /^https:\/\/[^\s/]+(\/[^\s]*)?$|^http:\/\/(localhost|127\.0\.0\.1)(:\d+)?(\/[^\s]*)?$/;
+
+export class SettingsError extends Error {}
+
+export function saveSettings(props: PropertiesPort, input: { apiKey: string; serverUrl: string }): void {
+  const apiKey = input.apiKey.trim();
+  const serverUrl = input.serverUrl.trim().replace(/\/+$/, '');
+  if (!KEY_FORMAT.test(apiKey)) throw new SettingsError('The API key should look like service_live_ followed by letters and digits.');
+  if (!URL_FORMAT.test(serverUrl)) throw new SettingsError('The server URL must start with https:// (http:// only for localhost).');
+  props.set(KEY, apiKey);
+  props.set(URL_KEY, serverUrl);
+}
+
+export function loadSettings(props: PropertiesPort): ClientSettings | null {
+  const apiKey = props.get(KEY);
+  const baseUrl = props.get(URL_KEY);
+  return apiKey && baseUrl ? { apiKey, baseUrl } : null;
+}
+
+/** "Test connection": one credits read, reported as the balance and plan, or as a plain error. */
+export function testConnection(props: PropertiesPort, http: HttpPort): { ok: boolean; message: string } {
+  const settings = loadSettings(props);
+  if (!settings) return { ok: false, message: 'Open Settings and enter your API key and server URL first.' };
+  try {
+    const credits = new ProspectaClient(http, settings).call('getCredits', {});
+    const plan = credits.plan.expiresAt
+      ? `${credits.plan.name} plan until ${credits.plan.expiresAt.slice(0, 10)}`
+      : `${credits.plan.name} plan`;
+    return { ok: true, message: `Connected: ${credits.balance} credits, ${plan}.` };
+  } catch (err) {
+    return { ok: false, message: plainError(err) };
+  }
+}

@@ -1,0 +1,24 @@
+// Bundles the server and the CLI into dist/ with esbuild. npm packages stay external (they are
+// installed beside it); only our TypeScript is compiled. The add-on has its own addon/build.mjs.
+import { build } from 'esbuild';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('.', import.meta.url));
+
+export async function buildServer() {
+  await build({
+    absWorkingDir: root,
+    entryPoints: { server: 'server/main.ts', cli: 'server/cli/main.ts' },
+    outdir: 'dist',
+    outExtension: { '.js': '.mjs' },
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    sourcemap: true,
+    logLevel: 'warning',
+  });
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await buildServer();

@@ -1,0 +1,55 @@
+/**
+ * createApp builds the Koa application from its dependencies and never listens, so tests drive
+ * it over real HTTP on an ephemeral port and main.ts decides where it serves.
+ *
+ * Order matters: the request id and the error handler wrap everything; the caller is identified
+ * before the rate limit so quotas are per credential; rate-limit headers are set before any
+ * route can fail, so every response carries them.
+ */
+import Koa from 'koa';
+import { handlers as defaultHandlers } from './handlers/index.ts';
+import type { Handlers } from './handlers/types.ts';
+import { identify } from './http/authenticate.ts';
+import { jsonBody } from './http/body.ts';
+import { errorHandler, unmatchedRoutes } from './http/error-handler.ts';
+import { buildOpenApi } from './http/openapi.ts';
+import { requestContext } from './http/request-context.ts';
+import { buildRouter } from './http/routes.ts';
+import type { AppState } from './http/state.ts';
+import { throttle } from './http/throttle.ts';
+import { versioning } from './http/versioning.ts';
+import type { Services } from './services.ts';
+
+export interface AppOptions {
+  /** Replace some handlers (tests of bindings, e.g. streams, before their issue lands). */
+  handlers?: Partial<Handlers>;
+  /** Trust X-Forwarded-For for the client IP (behind a proxy). */
+  proxy?: boolean;
+}
+
+export function createApp(services: Services, options: AppOptions = {}): Koa<AppState> {
+  const app = new Koa<AppState>({ proxy: options.proxy ?? false });
+  // Errors are answered by errorHandler; Koa's own handler would only log them again.
+  app.silent = true;
+
+  const openapi = buildOpenApi(services.version);
+  const router = buildRouter(services, { ...defaultHandlers, ...options.handlers } as Handlers, (r, prefix) => {
+    r.get(`${prefix}/openapi.json`, (ctx) => {
+      ctx.body = openapi;
+    });
+  });
+
+  const middleware = [
+    requestContext(services.log),
+    errorHandler(),
+    identify(services.keys),
+    throttle(services.rateLimiter),
+    versioning(),
+    jsonBody(),
+    unmatchedRoutes(),
+  ];
+  for (const m of middleware) app.use(m as Koa.Middleware<AppState>);
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}

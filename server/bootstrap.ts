@@ -1,0 +1,62 @@
+/**
+ * Opens everything a process needs, in order: store, indexes, Redis (when configured), services.
+ * Shared by the server and the CLI so both see the same data the same way.
+ */
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+import { createRateLimiter } from './http/rate-limit.ts';
+import { createServices, indexDeclarations, type Services } from './services.ts';
+import { ensureIndexes, openStore } from './store/open.ts';
+
+const REVOKED_CHANNEL = 'prospecta:keys:revoked';
+
+export interface Runtime {
+  services: Services;
+  close(): Promise<void>;
+}
+
+export async function bootstrap(config: Config, log: Logger, version: string): Promise<Runtime> {
+  const store = await openStore({ mongodbUri: config.mongodbUri, dataDir: config.dataDir });
+  const closers: Array<() => Promise<unknown>> = [() => store.close()];
+  try {
+    await ensureIndexes(store, indexDeclarations);
+
+    let redis: Redis | undefined;
+    let subscriber: Redis | undefined;
+    if (config.redisUrl) {
+      // No offline queue: while Redis is away, calls fail fast and the in-process limiter takes over.
+      redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+      subscriber = new Redis(config.redisUrl);
+      redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
+      subscriber.on('error', (err) => log.warn({ err: err.message }, 'redis subscriber error'));
+      closers.unshift(() => redis!.quit(), () => subscriber!.quit());
+    }
+
+    const services = createServices({
+      config,
+      store,
+      log,
+      rateLimiter: createRateLimiter(config.rateLimitPerMinute, redis),
+      version,
+    });
+
+    if (redis && subscriber) {
+      // Other instances drop a revoked key from their caches as soon as it is revoked here.
+      services.keys.onRevoke = (hash) => void redis!.publish(REVOKED_CHANNEL, hash).catch(() => {});
+      await subscriber.subscribe(REVOKED_CHANNEL);
+      subscriber.on('message', (_channel, hash: string) => services.keys.forget(hash));
+    }
+
+    await services.credits.recover();
+    return {
+      services,
+      async close() {
+        for (const close of closers) await close().catch((err) => log.warn({ err }, 'close failed'));
+      },
+    };
+  } catch (err) {
+    for (const close of closers) await close().catch(() => {});
+    throw err;
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * The `prospecta` commands as plain functions over the services. The CLI runs them against the
+ * store directly, or, when a server holds the embedded store, sends them to that server over its
+ * control socket (control.ts) so they run there and take effect at once.
+ */
+import { PLAN_NAMES, type PlanName } from '../credits/plans.ts';
+import type { Services } from '../services.ts';
+import { seedDemo } from '../seed/demo.ts';
+
+export class UsageError extends Error {}
+
+export type Args = Record<string, string | undefined>;
+
+interface Command {
+  usage: string;
+  run(services: Services, args: Args): Promise<unknown>;
+}
+
+function required(args: Args, name: string): string {
+  const value = args[name];
+  if (!value) throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+function plan(args: Args, fallback?: PlanName): PlanName {
+  const value = args.plan ?? fallback;
+  if (!value || !(PLAN_NAMES as readonly string[]).includes(value)) {
+    throw new UsageError(`--plan must be one of ${PLAN_NAMES.join(', ')}`);
+  }
+  return value as PlanName;
+}
+
+async function existingWorkspace(services: Services, args: Args) {
+  const id = required(args, 'workspace');
+  const workspace = await services.workspaces.get(id);
+  if (!workspace) throw new UsageError(`workspace ${id} not found`);
+  return workspace;
+}
+
+export const commands: Record<string, Command> = {
+  'workspace create': {
+    usage: 'workspace create --name NAME [--plan trial|active|none]',
+    async run(services, args) {
+      const name = required(args, 'name');
+      const workspace = await services.workspaces.create(name, plan(args, 'trial'));
+      await services.credits.flushPending(workspace);
+      const { apiKey } = await services.keys.create(workspace._id);
+      return { workspaceId: workspace._id, apiKey };
+    },
+  },
+  'key create': {
+    usage: 'key create --workspace ID',
+    async run(services, args) {
+      const workspace = await existingWorkspace(services, args);
+      return services.keys.create(workspace._id);
+    },
+  },
+  'key list': {
+    usage: 'key list --workspace ID',
+    async run(services, args) {
+      const workspace = await existingWorkspace(services, args);
+      return { keys: await services.keys.list(workspace._id) };
+    },
+  },
+  'key revoke': {
+    usage: 'key revoke --workspace ID --key KEY_ID',
+    async run(services, args) {
+      const workspace = await existingWorkspace(services, args);
+      const keyId = required(args, 'key');
+      if (!(await services.keys.revoke(workspace._id, keyId))) {
+        throw new UsageError(`key ${keyId} not found in workspace ${workspace._id}`);
+      }
+      return { keyId, revoked: true };
+    },
+  },
+  'plan set': {
+    usage: 'plan set --workspace ID --plan trial|active|none',
+    async run(services, args) {
+      const workspace = await existingWorkspace(services, args);
+      const updated = await services.workspaces.setPlan(workspace._id, plan(args));
+      return { workspaceId: workspace._id, plan: updated!.plan.name, expiresAt: updated!.plan.expiresAt };
+    },
+  },
+  'credits grant': {
+    usage: 'credits grant --workspace ID --amount N [--note TEXT]',
+    async run(services, args) {
+      const workspace = await existingWorkspace(services, args);
+      const amount = Number(required(args, 'amount'));
+      if (!Number.isInteger(amount) || amount <= 0 || amount > 1e9) {
+        throw new UsageError('--amount must be a positive whole number of credits');
+      }
+      await services.credits.credit(workspace._id, amount, 'grant', args.note ?? 'Credits granted');
+      const view = await services.credits.view(workspace._id);
+      return { workspaceId: workspace._id, granted: amount, balance: view!.balance };
+    },
+  },
+  'seed demo': {
+    usage: 'seed demo',
+    run: (services) => seedDemo(services),
+  },
+};
+
+export function usage(): string {
+  return ['Usage: prospecta <command> [options]', '', ...Object.values(commands).map((c) => `  ${c.usage}`)].join('\n');
+}

@@ -1,0 +1,84 @@
+/**
+ * The control socket: a Unix socket inside DATA_DIR (mode 0600, so only the owner of the data
+ * can use it) through which `prospecta` commands reach a running server that holds the embedded
+ * store. One JSON line in, one JSON line out.
+ */
+import { chmod, rm } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import type { Services } from '../services.ts';
+import { commands, UsageError, type Args } from './commands.ts';
+
+export interface ControlRequest {
+  command: string;
+  args: Args;
+}
+
+export type ControlReply = { ok: true; result: unknown } | { ok: false; usage: boolean; message: string };
+
+export function controlSocketPath(dataDir: string): string {
+  return path.resolve(dataDir, 'control.sock');
+}
+
+export async function runCommand(services: Services, request: ControlRequest): Promise<ControlReply> {
+  const command = commands[request.command];
+  if (!command) return { ok: false, usage: true, message: `unknown command: ${request.command}` };
+  try {
+    return { ok: true, result: await command.run(services, request.args) };
+  } catch (err) {
+    if (err instanceof UsageError) return { ok: false, usage: true, message: err.message };
+    services.log.error({ err, command: request.command }, 'control command failed');
+    return { ok: false, usage: false, message: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+/** Serves commands to the CLI; the caller owns the store lock, so a leftover socket is stale. */
+export async function serveControl(services: Services, socketPath: string): Promise<net.Server> {
+  await rm(socketPath, { force: true });
+  const server = net.createServer((socket) => {
+    let buffer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      buffer += chunk;
+      const newline = buffer.indexOf('\n');
+      if (newline < 0) {
+        if (buffer.length > 65_536) socket.destroy();
+        return;
+      }
+      let request: ControlRequest;
+      try {
+        request = JSON.parse(buffer.slice(0, newline)) as ControlRequest;
+      } catch {
+        socket.end(JSON.stringify({ ok: false, usage: true, message: 'malformed control request' }) + '\n');
+        return;
+      }
+      void runCommand(services, request).then((reply) => socket.end(JSON.stringify(reply) + '\n'));
+    });
+    socket.on('error', () => socket.destroy());
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(socketPath, resolve);
+  });
+  await chmod(socketPath, 0o600);
+  return server;
+}
+
+/** Sends one command to a running server; rejects when nothing listens on the socket. */
+export function sendControl(socketPath: string, request: ControlRequest): Promise<ControlReply> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(socketPath);
+    let reply = '';
+    socket.setEncoding('utf8');
+    socket.on('connect', () => socket.write(JSON.stringify(request) + '\n'));
+    socket.on('data', (chunk: string) => (reply += chunk));
+    socket.on('error', reject);
+    socket.on('end', () => {
+      try {
+        resolve(JSON.parse(reply) as ControlReply);
+      } catch {
+        reject(new Error('the server closed the control socket without answering'));
+      }
+    });
+  });
+}

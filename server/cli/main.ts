@@ -1,0 +1,79 @@
+/**
+ * `npx prospecta <command>`: JSON on stdout, errors on stderr with a non-zero exit code.
+ * When a running server holds the embedded store, the command is sent to it over the control
+ * socket instead of being refused.
+ */
+import { parseArgs } from 'node:util';
+import pino from 'pino';
+import { bootstrap } from '../bootstrap.ts';
+import { ConfigError, loadConfig } from '../config.ts';
+import { VERSION } from '../version.ts';
+import { commands, usage } from './commands.ts';
+import { controlSocketPath, runCommand, sendControl, type ControlReply, type ControlRequest } from './control.ts';
+
+function fail(message: string, code = 1): never {
+  process.stderr.write(`prospecta: ${message}\n`);
+  process.exit(code);
+}
+
+function parse(argv: string[]): ControlRequest {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      name: { type: 'string' },
+      plan: { type: 'string' },
+      workspace: { type: 'string' },
+      key: { type: 'string' },
+      amount: { type: 'string' },
+      note: { type: 'string' },
+      dir: { type: 'string' },
+      file: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const command = positionals.slice(0, 2).join(' ');
+  if (values.help || !commands[command]) fail(values.help ? usage() : `${command ? `unknown command "${command}"\n` : ''}${usage()}`, 2);
+  const { help: _help, ...args } = values;
+  return { command, args: args as Record<string, string | undefined> };
+}
+
+async function execute(request: ControlRequest): Promise<ControlReply> {
+  const config = loadConfig();
+  const log = pino({ level: 'warn' }, pino.destination(2));
+  try {
+    const runtime = await bootstrap(config, log, VERSION);
+    try {
+      return await runCommand(runtime.services, request);
+    } finally {
+      await runtime.close();
+    }
+  } catch (err) {
+    if ((err as { code?: string }).code !== 'STORE_LOCKED') throw err;
+    try {
+      return await sendControl(controlSocketPath(config.dataDir), request);
+    } catch {
+      throw err;
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  let request: ControlRequest;
+  try {
+    request = parse(process.argv.slice(2));
+  } catch (err) {
+    fail(`${(err as Error).message}\n${usage()}`, 2);
+  }
+  try {
+    const reply = await execute(request);
+    if (!reply.ok) fail(reply.message, reply.usage ? 2 : 1);
+    process.stdout.write(JSON.stringify(reply.result, null, 2) + '\n');
+  } catch (err) {
+    if (err instanceof ConfigError || (err as { code?: string }).code === 'STORE_LOCKED') fail((err as Error).message);
+    fail(err instanceof Error ? err.message : String(err));
+  }
+}
+
+void main();

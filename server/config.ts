@@ -1,0 +1,77 @@
+/**
+ * Every environment variable prospecta reads, parsed and validated in one place. Each has a
+ * working default so `npm start` needs none; a malformed value stops start-up with a message
+ * naming the variable rather than surfacing later as a strange runtime error.
+ */
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  mongodbUri: string | undefined;
+  redisUrl: string | undefined;
+  llm: { baseUrl: string | undefined; apiKey: string | undefined; model: string | undefined };
+  rateLimitPerMinute: number;
+  campaignMaxProspects: number;
+  oauth: { issuer: string | undefined; audience: string | undefined; jwksUrl: string | undefined };
+  logLevel: string;
+  /** Seconds a cached API-key lookup may serve before re-reading the store (see docs/architecture.md). */
+  keyCacheSeconds: number;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function text(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value ? value : undefined;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
+  }
+  return value;
+}
+
+function url(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = text(env, name);
+  if (raw === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be a URL (got a value that does not parse)`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.join(' or ')} (got ${parsed.protocol})`);
+  }
+  return raw;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  return {
+    port: integer(env, 'PORT', 8080, 0, 65535),
+    host: text(env, 'HOST') ?? '0.0.0.0',
+    dataDir: text(env, 'DATA_DIR') ?? './data',
+    mongodbUri: url(env, 'MONGODB_URI', ['mongodb:', 'mongodb+srv:']),
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    llm: {
+      baseUrl: url(env, 'LLM_BASE_URL', ['http:', 'https:']),
+      apiKey: text(env, 'LLM_API_KEY'),
+      model: text(env, 'LLM_MODEL'),
+    },
+    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 10_000_000),
+    campaignMaxProspects: integer(env, 'CAMPAIGN_MAX_PROSPECTS', 1000, 1, 10_000_000),
+    oauth: {
+      issuer: text(env, 'OAUTH_ISSUER'),
+      audience: text(env, 'OAUTH_AUDIENCE'),
+      jwksUrl: url(env, 'OAUTH_JWKS_URL', ['http:', 'https:']),
+    },
+    logLevel: text(env, 'LOG_LEVEL') ?? 'info',
+    keyCacheSeconds: integer(env, 'KEY_CACHE_SECONDS', 5, 0, 3600),
+  };
+}

@@ -1,0 +1,199 @@
+/**
+ * Credits: atomic debits that never overdraw, grants and refunds, trial expiry, and the
+ * append-only ledger.
+ *
+ * A movement is applied to the workspace document in one conditional update that also pushes it
+ * onto the document's `pending` outbox; it is then copied into the `ledger` collection and pulled
+ * from the outbox. A crash between those steps loses nothing: `recover()` copies any movement
+ * still pending. No read-then-write ever decides whether a balance suffices.
+ */
+import { randomUUID } from 'node:crypto';
+import { ApiError } from '../http/errors.ts';
+import { isDuplicateKeyError, type Collection, type IndexDeclaration, type Store } from '../store/port.ts';
+import type { WorkspaceDoc, Workspaces } from '../workspaces.ts';
+import type { OutputOf } from '../../shared/operations/index.ts';
+import { isTrialOver, type Plan } from './plans.ts';
+
+export interface Movement {
+  movementId: string;
+  at: Date;
+  /** Negative for a debit. */
+  amount: number;
+  operation: string;
+  detail: string;
+}
+
+export interface LedgerDoc {
+  _id: string;
+  workspaceId: string;
+  seq: number;
+  at: Date;
+  amount: number;
+  balanceAfter: number;
+  operation: string;
+  detail: string;
+}
+
+export const ledgerIndexes: IndexDeclaration[] = [
+  { collection: 'ledger', keys: { workspaceId: 1, seq: -1 } },
+];
+
+/** The body of `GET /api/credits`, as the registry declares it. */
+export type CreditsView = OutputOf<'getCredits'>;
+
+const RECENT_MOVEMENTS = 50;
+
+export class Credits {
+  private readonly ledger: Collection<LedgerDoc>;
+  private readonly accounts: Collection<WorkspaceDoc>;
+
+  constructor(
+    store: Store,
+    private readonly workspaces: Workspaces,
+  ) {
+    this.ledger = store.collection<LedgerDoc>('ledger');
+    this.accounts = workspaces.collection;
+  }
+
+  /**
+   * Takes `amount` credits or throws 402 `insufficient_credits` having changed nothing.
+   * A zero amount is a no-op: operations that return no data charge nothing.
+   */
+  async debit(workspaceId: string, amount: number, operation: string, detail: string): Promise<number> {
+    if (amount <= 0) return 0;
+    const movement = newMovement(-amount, operation, detail);
+    const after = await this.accounts.findOneAndUpdate(
+      { _id: workspaceId, balance: { $gte: amount } },
+      {
+        $inc: { balance: -amount, consumed: amount, seq: 1 },
+        $push: { pending: movement },
+        $set: { updatedAt: movement.at },
+      },
+      { returnDocument: 'after' },
+    );
+    if (!after) {
+      const account = await this.workspaces.get(workspaceId);
+      if (!account) throw new ApiError(404, 'not_found', 'workspace not found');
+      throw new ApiError(
+        402,
+        'insufficient_credits',
+        `This operation costs ${amount} credit${amount === 1 ? '' : 's'} and the balance is ${account.balance}.`,
+      );
+    }
+    await this.record(after, movement.movementId);
+    return amount;
+  }
+
+  /** Adds credits (grants, refunds). */
+  async credit(workspaceId: string, amount: number, operation: string, detail: string): Promise<void> {
+    if (!Number.isInteger(amount) || amount <= 0) throw new RangeError('credit amount must be a positive integer');
+    const movement = newMovement(amount, operation, detail);
+    const after = await this.accounts.findOneAndUpdate(
+      { _id: workspaceId },
+      { $inc: { balance: amount, seq: 1 }, $push: { pending: movement }, $set: { updatedAt: movement.at } },
+      { returnDocument: 'after' },
+    );
+    if (!after) throw new ApiError(404, 'not_found', 'workspace not found');
+    await this.record(after, movement.movementId);
+  }
+
+  /** Gives back credits taken by an earlier debit, e.g. when the work it paid for failed. */
+  refund(workspaceId: string, amount: number, operation: string, detail: string): Promise<void> {
+    return this.credit(workspaceId, amount, `refund:${operation}`, detail);
+  }
+
+  /**
+   * When a trial is over, its unspent credits expire as one movement. Idempotent and safe under
+   * concurrency: the write-off only applies to the balance it read.
+   */
+  async expireTrialIfDue(account: WorkspaceDoc, now = new Date()): Promise<WorkspaceDoc> {
+    let current: WorkspaceDoc | null = account;
+    while (current && isTrialOver(current.plan, now) && !current.trialExpiredAt) {
+      const movement = newMovement(-current.balance, 'trial_expired', 'Unspent trial credits expired');
+      const after: WorkspaceDoc | null = await this.accounts.findOneAndUpdate(
+        { _id: current._id, balance: current.balance, trialExpiredAt: null, 'plan.name': 'trial' },
+        {
+          $set: { balance: 0, trialExpiredAt: now, updatedAt: now },
+          $inc: { seq: 1 },
+          ...(current.balance > 0 ? { $push: { pending: movement } } : {}),
+        },
+        { returnDocument: 'after' },
+      );
+      if (after) {
+        if (current.balance > 0) await this.record(after, movement.movementId);
+        return after;
+      }
+      current = await this.workspaces.get(account._id);
+    }
+    return current ?? account;
+  }
+
+  /** Balance, consumption, plan and the most recent movements, newest first. */
+  async view(workspaceId: string): Promise<CreditsView | null> {
+    let account = await this.workspaces.get(workspaceId);
+    if (!account) return null;
+    account = await this.expireTrialIfDue(account);
+    if (account.pending.length > 0) await this.flushPending(account);
+    const rows = await this.ledger
+      .find({ workspaceId }, { sort: { seq: -1 }, limit: RECENT_MOVEMENTS })
+      .toArray();
+    return {
+      balance: account.balance,
+      consumed: account.consumed,
+      plan: planView(account.plan),
+      movements: rows.map((r) => ({
+        movementId: r._id,
+        at: r.at.toISOString(),
+        amount: r.amount,
+        balanceAfter: r.balanceAfter,
+        operation: r.operation,
+        detail: r.detail,
+      })),
+    };
+  }
+
+  /** Copies movements left pending by a crash into the ledger; run at start-up. */
+  async recover(): Promise<number> {
+    const stranded = await this.accounts.find({ 'pending.0': { $exists: true } }).toArray();
+    for (const account of stranded) await this.flushPending(account);
+    return stranded.length;
+  }
+
+  /** Copies an account's outbox into the ledger (after creation, or after a crash). */
+  async flushPending(account: WorkspaceDoc): Promise<void> {
+    for (const movement of account.pending) await this.record(account, movement.movementId);
+  }
+
+  /**
+   * Writes one applied movement to the ledger and clears it from the outbox. `after` is the
+   * account as returned by the update that applied it, so its balance is the balance after it;
+   * for a movement recovered after a crash it is the balance at recovery.
+   */
+  private async record(after: WorkspaceDoc, movementId: string): Promise<void> {
+    const movement = after.pending.find((m) => m.movementId === movementId);
+    if (!movement) return;
+    try {
+      await this.ledger.insertOne({
+        _id: movement.movementId,
+        workspaceId: after._id,
+        seq: after.seq,
+        at: movement.at,
+        amount: movement.amount,
+        balanceAfter: after.balance,
+        operation: movement.operation,
+        detail: movement.detail,
+      });
+    } catch (err) {
+      if (!isDuplicateKeyError(err)) throw err;
+    }
+    await this.accounts.updateOne({ _id: after._id }, { $pull: { pending: { movementId } } });
+  }
+}
+
+function newMovement(amount: number, operation: string, detail: string): Movement {
+  return { movementId: randomUUID(), at: new Date(), amount, operation, detail };
+}
+
+export function planView(plan: Plan): CreditsView['plan'] {
+  return { name: plan.name, expiresAt: plan.expiresAt ? plan.expiresAt.toISOString() : null };
+}

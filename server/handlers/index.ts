@@ -1,0 +1,44 @@
+/**
+ * Every operation id mapped to its handler. The `Handlers` type makes the compiler reject a
+ * registry entry without a handler. Operations of later issues answer 501 until they land.
+ */
+import { getCredits } from './get-credits.ts';
+import { getHealth } from './get-health.ts';
+import { listProviders } from './list-providers.ts';
+import { notImplemented } from './not-implemented.ts';
+import type { Handlers } from './types.ts';
+
+export const handlers: Handlers = {
+  getHealth,
+  listProviders,
+  getCredits,
+
+  searchPeople: notImplemented,
+  streamPeople: notImplemented,
+  hydratePeople: notImplemented,
+  searchCompanies: notImplemented,
+  streamCompanies: notImplemented,
+  lookupCnpjBatch: notImplemented,
+  enrich: notImplemented,
+  research: notImplemented,
+  aiColumn: notImplemented,
+  listTemplates: notImplemented,
+  createTemplate: notImplemented,
+  updateTemplate: notImplemented,
+  deleteTemplate: notImplemented,
+  listCampaigns: notImplemented,
+  createCampaign: notImplemented,
+  getCampaign: notImplemented,
+  updateCampaign: notImplemented,
+  updateCadence: notImplemented,
+  addProspects: notImplemented,
+  listProspects: notImplemented,
+  getProspect: notImplemented,
+  updateProspect: notImplemented,
+  deleteProspect: notImplemented,
+  listProspectEvents: notImplemented,
+  createSheet: notImplemented,
+  upsertSheetRows: notImplemented,
+  getSheet: notImplemented,
+  deleteSheet: notImplemented,
+};

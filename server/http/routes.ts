@@ -1,0 +1,104 @@
+/**
+ * Koa routes generated from the operation registry, at `/v1` and at the bare root alias. Each
+ * route runs the same steps in the same order: scope, validation, plan, handler, response.
+ */
+import Router from '@koa/router';
+import { operations, type OperationId } from '../../shared/operations/index.ts';
+import type { Operation } from '../../shared/operations/types.ts';
+import { planBlocker } from '../credits/plans.ts';
+import type { Handler, HandlerContext, Handlers, StreamEvent } from '../handlers/types.ts';
+import type { Services } from '../services.ts';
+import { authorize } from './authenticate.ts';
+import { ApiError, invalidRequest } from './errors.ts';
+import { sendEventStream } from './sse.ts';
+import type { AppContext } from './state.ts';
+import { compileValidators } from './validate.ts';
+
+export const API_PREFIXES = ['/v1', ''];
+
+export function koaPath(path: string): string {
+  return path.replace(/\{(\w+)\}/g, ':$1');
+}
+
+export function buildRouter(services: Services, handlers: Handlers, extraRoutes: (router: Router, prefix: string) => void): Router {
+  const router = new Router();
+  const validate = compileValidators(operations);
+  for (const prefix of API_PREFIXES) {
+    extraRoutes(router, prefix);
+    for (const id of Object.keys(operations) as OperationId[]) {
+      const op: Operation = operations[id];
+      const run = handlers[id] as Handler<OperationId>;
+      router.register(prefix + koaPath(op.path), [op.method], async (ctx) => {
+        await handle(ctx as unknown as AppContext & { params: Record<string, string> }, id, op, run, services, validate);
+      });
+    }
+  }
+  return router;
+}
+
+type Validate = ReturnType<typeof compileValidators>;
+
+async function handle(
+  ctx: AppContext & { params: Record<string, string> },
+  id: OperationId,
+  op: Operation,
+  run: Handler<OperationId>,
+  services: Services,
+  validate: Validate,
+): Promise<void> {
+  authorize(ctx, op.scope);
+
+  const input: Record<string, unknown> = {};
+  const parts = [
+    ['params', op.request.params, ctx.params],
+    ['query', op.request.query, ctx.query],
+    ['body', op.request.body, ctx.request.body ?? {}],
+  ] as const;
+  for (const [part, schema, value] of parts) {
+    if (!schema) continue;
+    const result = validate(id, part, value);
+    if (!result.ok) throw invalidRequest(result.message);
+    Object.assign(input, result.value);
+  }
+
+  const principal = ctx.state.principal;
+  if (op.requiresPlan && principal) {
+    const account = await services.workspaces.get(principal.workspaceId);
+    if (!account) throw new ApiError(401, 'unauthorized', 'The workspace of this API key no longer exists.');
+    const current = await services.credits.expireTrialIfDue(account);
+    const blocker = planBlocker(current.plan, new Date());
+    if (blocker) throw new ApiError(402, 'plan_required', blocker);
+  }
+
+  // `close` on the response before it finished means the client went away.
+  const abort = new AbortController();
+  ctx.res.once('close', () => {
+    if (!ctx.res.writableFinished) abort.abort();
+  });
+  const context: HandlerContext = {
+    operationId: id,
+    get workspaceId() {
+      if (!principal) throw new ApiError(401, 'unauthorized', 'This operation needs an API key.');
+      return principal.workspaceId;
+    },
+    principal,
+    services,
+    log: ctx.state.log,
+    signal: abort.signal,
+    charge: async (amount, detail) => {
+      await services.credits.debit(context.workspaceId, amount, id, detail);
+    },
+  };
+
+  const result = await run(input as never, context);
+  if (op.stream) {
+    sendEventStream(ctx, result as AsyncIterable<StreamEvent>, abort);
+    return;
+  }
+  ctx.status = successStatus(op);
+  ctx.body = result;
+}
+
+export function successStatus(op: Operation): number {
+  return Number(Object.keys(op.responses)[0] ?? 200);
+}

@@ -1,0 +1,16 @@
+import type { Next, ParameterizedContext } from 'koa';
+import type { Logger } from 'pino';
+import type { Principal } from '../handlers/types.ts';
+
+/** What the middleware chain learns about a request, in the order it learns it. */
+export interface AppState {
+  requestId: string;
+  log: Logger;
+  /** The authenticated caller, or null. */
+  principal: Principal | null;
+  /** Why a presented credential was refused; answered as 401 only by routes that need one. */
+  authProblem: string | null;
+}
+
+export type AppContext = ParameterizedContext<AppState>;
+export type Middleware = (ctx: AppContext, next: Next) => Promise<void>;

@@ -1,0 +1,148 @@
+/**
+ * Request validation from the registry: one compiled validator per operation and request part,
+ * and messages that name the field in plain words (Ajv's own format never reaches a client).
+ */
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
+import ajvFormats from 'ajv-formats';
+import type { Operation } from '../../shared/operations/types.ts';
+
+export type RequestPart = 'params' | 'query' | 'body';
+
+export type Validation = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
+
+export type Validate = (operationId: string, part: RequestPart, value: unknown) => Validation;
+
+const PARTS: RequestPart[] = ['params', 'query', 'body'];
+
+// `verbose` keeps the failing schema on each error: "exactly 2 characters" and the identifier list
+// of an `anyOf` are read from it. `strictRequired` is off because the enrich body's `anyOf`
+// branches each require a property that the parent schema, not the branch, declares.
+const options: Options = { allErrors: false, useDefaults: false, verbose: true, strict: true, strictRequired: false };
+
+function newAjv(extra: Options): Ajv {
+  const ajv = new Ajv({ ...options, ...extra });
+  ajvFormats.default(ajv);
+  return ajv;
+}
+
+/**
+ * Compiles every request schema of the registry once. Path and query values arrive as strings,
+ * so their validators coerce them to the declared types; bodies are JSON and are never coerced
+ * (Ajv only coerces per instance, hence two instances).
+ * A part the operation does not declare is not read: it validates as `{}`.
+ */
+export function compileValidators(operations: Record<string, Operation>): Validate {
+  const strings = newAjv({ coerceTypes: true });
+  const json = newAjv({});
+  const validators = new Map<string, Partial<Record<RequestPart, ValidateFunction>>>();
+  for (const [id, op] of Object.entries(operations)) {
+    const parts: Partial<Record<RequestPart, ValidateFunction>> = {};
+    for (const part of PARTS) {
+      const schema = op.request[part];
+      if (schema) parts[part] = (part === 'body' ? json : strings).compile(schema);
+    }
+    validators.set(id, parts);
+  }
+
+  return (operationId, part, value) => {
+    const parts = validators.get(operationId);
+    if (!parts) throw new Error(`No operation ${operationId} in the registry`);
+    const check = parts[part];
+    if (!check) return { ok: true, value: {} };
+    // Coercion rewrites values in place: work on a copy of Koa's params and query.
+    const data = part === 'body' ? value : { ...(value as object) };
+    if (check(data)) return { ok: true, value: data as Record<string, unknown> };
+    // Without allErrors, the last error is the one that failed; those before it come from the
+    // rejected branches of an `anyOf`.
+    const error = check.errors?.at(-1);
+    return { ok: false, message: error ? describe(error, part) : `${part} is invalid` };
+  };
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  string: 'a string',
+  number: 'a number',
+  integer: 'an integer',
+  boolean: 'a boolean',
+  array: 'an array',
+  object: 'a JSON object',
+  null: 'null',
+};
+
+const FORMAT_NAMES: Record<string, string> = {
+  email: 'a valid email',
+  uri: 'a valid URI',
+  uuid: 'a UUID',
+  date: 'a date (YYYY-MM-DD)',
+  'date-time': 'a date and time (ISO 8601)',
+};
+
+/** One sentence naming the field, e.g. `limit must be <= 25` or `columns[0].label is required`. */
+function describe(error: ErrorObject, part: RequestPart): string {
+  const at = fieldPath(error.instancePath);
+  const field = at || part;
+  const params = error.params as Record<string, unknown>;
+  const limit = params.limit as number;
+  const parent = (error.parentSchema ?? {}) as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return `${join(at, String(params.missingProperty))} is required`;
+    case 'additionalProperties':
+      return `unknown property ${join(at, String(params.additionalProperty))}`;
+    case 'type':
+      return `${field} must be ${TYPE_NAMES[String(params.type)] ?? String(params.type)}`;
+    case 'enum':
+      return `${field} must be one of: ${(params.allowedValues as unknown[]).join(', ')}`;
+    case 'format':
+      return `${field} must be ${FORMAT_NAMES[String(params.format)] ?? `in the format ${String(params.format)}`}`;
+    case 'minLength':
+    case 'maxLength':
+      if (parent.minLength === parent.maxLength) return `${field} must be exactly ${plural(limit, 'character')}`;
+      if (error.keyword === 'maxLength') return `${field} must be at most ${plural(limit, 'character')}`;
+      return limit === 1 ? `${field} must not be empty` : `${field} must be at least ${plural(limit, 'character')}`;
+    case 'minItems':
+      return `${field} must have at least ${plural(limit, 'item')}`;
+    case 'maxItems':
+      return `${field} must have at most ${plural(limit, 'item')}`;
+    case 'minimum':
+    case 'maximum':
+      return `${field} must be ${String(params.comparison)} ${limit}`;
+    case 'anyOf': {
+      const alternatives = requiredAlternatives(error.schema);
+      if (alternatives) return `at least one of ${alternatives.map((name) => join(at, name)).join(', ')} is required`;
+      return `${field} is invalid`;
+    }
+    default:
+      return `${field} is invalid`;
+  }
+}
+
+/** `/rows/3/values/E~1mail` → `rows[3].values.E/mail`. */
+function fieldPath(pointer: string): string {
+  let path = '';
+  for (const raw of pointer.split('/').slice(1)) {
+    const segment = raw.replaceAll('~1', '/').replaceAll('~0', '~');
+    path += /^\d+$/.test(segment) ? `[${segment}]` : path ? `.${segment}` : segment;
+  }
+  return path;
+}
+
+function join(path: string, name: string): string {
+  return path ? `${path}.${name}` : name;
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+/** The names of an `anyOf` whose branches each only require one property (see the enrich body). */
+function requiredAlternatives(branches: unknown): string[] | null {
+  if (!Array.isArray(branches)) return null;
+  const names: string[] = [];
+  for (const branch of branches as Array<Record<string, unknown>>) {
+    const required = branch.required;
+    if (Object.keys(branch).length !== 1 || !Array.isArray(required) || required.length !== 1) return null;
+    names.push(String(required[0]));
+  }
+  return names;
+}

@@ -1,0 +1,68 @@
+/**
+ * `npm start`: config → store → services → app → listen. On an empty embedded store it loads the
+ * demo data and prints the demo workspace's key. SIGTERM/SIGINT stop accepting connections, let
+ * in-flight requests finish, then flush and release the store.
+ */
+import type { Server } from 'node:http';
+import pino from 'pino';
+import { createApp } from './app.ts';
+import { bootstrap } from './bootstrap.ts';
+import { controlSocketPath, serveControl } from './cli/control.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { seedDemo } from './seed/demo.ts';
+import { VERSION } from './version.ts';
+
+const SHUTDOWN_GRACE_MS = 10_000;
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const log = pino({ level: config.logLevel, base: { service: 'prospecta' } });
+  const runtime = await bootstrap(config, log, VERSION);
+  const { services } = runtime;
+
+  if (services.store.kind === 'embedded' && (await services.workspaces.count()) === 0) {
+    const demo = await seedDemo(services);
+    process.stderr.write(
+      `\nLoaded the demo data. Demo workspace ${demo.workspaceId}; its API key (shown once):\n\n  ${demo.apiKey}\n\n` +
+        `Try: curl -H "Authorization: Bearer ${demo.apiKey}" http://localhost:${config.port}/v1/api/credits\n\n`,
+    );
+  }
+
+  const control = services.store.kind === 'embedded' ? await serveControl(services, controlSocketPath(config.dataDir)) : null;
+  const app = createApp(services);
+  const server: Server = app.listen(config.port, config.host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  const address = server.address();
+  log.info({ address, store: services.store.kind, version: VERSION }, 'prospecta listening');
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    const forced = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+    forced.unref();
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeIdleConnections();
+    });
+    control?.close();
+    await runtime.close();
+    log.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof ConfigError || (err as { code?: string }).code === 'STORE_LOCKED') {
+    process.stderr.write(`prospecta: ${(err as Error).message}\n`);
+  } else {
+    process.stderr.write(`prospecta: failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
+  }
+  process.exit(1);
+});

@@ -1,0 +1,41 @@
+/**
+ * Everything a handler may reach, built once by main.ts (or a test) and passed to createApp.
+ * Handlers never import a global database handle; they get these through their context.
+ */
+import type { Logger } from 'pino';
+import { ApiKeys, apiKeyIndexes } from './auth/keys.ts';
+import type { Config } from './config.ts';
+import { Credits, ledgerIndexes } from './credits/ledger.ts';
+import type { RateLimiter } from './http/rate-limit.ts';
+import type { IndexDeclaration, Store } from './store/port.ts';
+import { Workspaces, workspaceIndexes } from './workspaces.ts';
+
+export interface Services {
+  config: Config;
+  store: Store;
+  log: Logger;
+  workspaces: Workspaces;
+  keys: ApiKeys;
+  credits: Credits;
+  rateLimiter: RateLimiter;
+  version: string;
+}
+
+/** Every index the repositories declare; created at start-up on either store. */
+export const indexDeclarations: IndexDeclaration[] = [...workspaceIndexes, ...apiKeyIndexes, ...ledgerIndexes];
+
+export function createServices(deps: {
+  config: Config;
+  store: Store;
+  log: Logger;
+  rateLimiter: RateLimiter;
+  version: string;
+}): Services {
+  const workspaces = new Workspaces(deps.store);
+  return {
+    ...deps,
+    workspaces,
+    keys: new ApiKeys(deps.store, deps.config.keyCacheSeconds * 1000),
+    credits: new Credits(deps.store, workspaces),
+  };
+}

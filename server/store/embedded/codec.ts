@@ -1,0 +1,59 @@
+/**
+ * Values the embedded store keeps: JSON values plus Dates (and non-finite numbers, which JSON
+ * cannot spell). Anything else (ObjectId, Buffer, Map, class instances) is refused when it is
+ * written rather than silently changed, because the journal could not give it back as it was.
+ *
+ * The journal encoding is JSON with two tags, `{"$date": ms}` and `{"$number": "NaN"}`. MongoDB
+ * does not allow `$`-prefixed field names in documents, so the tags cannot collide with data.
+ */
+
+export interface Doc {
+  _id: string;
+  [field: string]: unknown;
+}
+
+function isPlainObject(value: object): boolean {
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+function unsupported(value: object): never {
+  const name = (value as { constructor?: { name?: string } }).constructor?.name ?? 'object';
+  throw new TypeError(`The embedded store cannot store a ${name} value (only JSON values and Dates)`);
+}
+
+/** Deep copy, so no object is ever shared between the store and a caller. */
+export function cloneValue<T>(value: T): T {
+  if (typeof value !== 'object' || value === null) return value;
+  if (value instanceof Date) return new Date(value.getTime()) as T;
+  if (Array.isArray(value)) return value.map(cloneValue) as T;
+  if (!isPlainObject(value)) unsupported(value);
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) copy[key] = cloneValue((value as Record<string, unknown>)[key]);
+  return copy as T;
+}
+
+function replacer(this: Record<string, unknown>, key: string, encoded: unknown): unknown {
+  // `encoded` has already been through Date#toJSON; the holder still has the original.
+  const raw = this[key];
+  if (raw instanceof Date) return { $date: raw.getTime() };
+  if (typeof raw === 'number' && !Number.isFinite(raw)) return { $number: String(raw) };
+  if (typeof raw === 'object' && raw !== null && !Array.isArray(raw) && !isPlainObject(raw)) unsupported(raw);
+  return encoded;
+}
+
+function reviver(_key: string, value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  const tagged = value as { $date?: unknown; $number?: unknown };
+  if (typeof tagged.$date === 'number' && Object.keys(value).length === 1) return new Date(tagged.$date);
+  if (typeof tagged.$number === 'string' && Object.keys(value).length === 1) return Number(tagged.$number);
+  return value;
+}
+
+export function encode(value: unknown): string {
+  return JSON.stringify(value, replacer);
+}
+
+export function decode(text: string): unknown {
+  return JSON.parse(text, reviver);
+}

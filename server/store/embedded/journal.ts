@@ -1,0 +1,116 @@
+/**
+ * The append-only journal with group commit. A write is acknowledged only once its line is on
+ * disk (fdatasync). Lines appended while a sync is in flight wait and go out together in the
+ * next write+sync, so concurrent writers share syncs instead of queueing one sync each.
+ *
+ * A failed write or sync leaves memory ahead of the disk with no way to tell which lines made
+ * it, so the journal stops: that write and every later one is refused until a restart replays
+ * what is really on disk.
+ */
+import { open, type FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { syncDir } from './files.ts';
+
+export class JournalFailedError extends Error {
+  readonly code = 'STORE_JOURNAL_FAILED';
+}
+
+interface Waiter {
+  resolve(): void;
+  reject(err: Error): void;
+}
+
+export class Journal {
+  private queue: string[] = [];
+  private waiters: Waiter[] = [];
+  private flushing: Promise<void> | undefined;
+  private failure: JournalFailedError | undefined;
+  /** Settles when earlier journals are on disk; this one's first sync must not overtake them. */
+  private predecessor: Promise<unknown> = Promise.resolve();
+
+  private constructor(
+    private readonly handle: FileHandle,
+    readonly path: string,
+    /** Bytes appended so far, counting lines still queued. */
+    public size: number,
+  ) {}
+
+  /** Continues a journal found at start-up, whose first `size` bytes are complete lines. */
+  static async resume(path: string, size: number): Promise<Journal> {
+    return new Journal(await open(path, 'a'), path, size);
+  }
+
+  /** Starts a new, empty journal file. */
+  static async create(path: string): Promise<Journal> {
+    const handle = await open(path, 'wx');
+    try {
+      await syncDir(dirname(path));
+    } catch (err) {
+      await handle.close();
+      throw err;
+    }
+    return new Journal(handle, path, 0);
+  }
+
+  follow(predecessor: Promise<unknown>): void {
+    this.predecessor = predecessor;
+  }
+
+  /** Throws when the journal can no longer accept writes, before a caller changes memory. */
+  assertWritable(): void {
+    if (this.failure) throw this.failure;
+  }
+
+  append(line: string): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    this.size += Buffer.byteLength(line);
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push(line);
+      this.waiters.push({ resolve, reject });
+      // Waiting one turn of the event loop lets every write issued in this turn share the sync.
+      this.flushing ??= new Promise((next) => setImmediate(next)).then(() => this.flush());
+    });
+  }
+
+  private async flush(): Promise<void> {
+    let batch: Waiter[] = [];
+    try {
+      await this.predecessor;
+      while (this.queue.length > 0) {
+        const text = this.queue.join('');
+        batch = this.waiters;
+        this.queue = [];
+        this.waiters = [];
+        await this.handle.appendFile(text);
+        await this.handle.datasync();
+        for (const waiter of batch) waiter.resolve();
+        batch = [];
+      }
+    } catch (err) {
+      this.failure = new JournalFailedError(
+        `The embedded store could not write its journal ${this.path} (${(err as Error).message}); ` +
+          'it accepts no more writes. Restart it once the cause is fixed.',
+        { cause: err },
+      );
+      for (const waiter of [...batch, ...this.waiters]) waiter.reject(this.failure);
+      this.queue = [];
+      this.waiters = [];
+    } finally {
+      this.flushing = undefined;
+    }
+  }
+
+  /** Resolves once every appended line is on disk or refused; rejects if any was refused. */
+  async drain(): Promise<void> {
+    await this.flushing;
+    if (this.failure) throw this.failure;
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.drain();
+    } finally {
+      await this.handle.close();
+    }
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * The changes one write operation makes to a table: applied to memory at once (so the next
+ * operation sees them), undoable until the operation finishes, and summarized as one journal
+ * line holding the resulting documents. Logging results rather than operators makes replay
+ * deterministic and idempotent: it never re-runs `$inc`, `$currentDate` or id generation.
+ */
+import { encode, type Doc } from './codec.ts';
+import type { Table } from './table.ts';
+
+export interface JournalRecord {
+  c: string;
+  put?: Doc[];
+  del?: string[];
+}
+
+export class Mutation {
+  private readonly undo: Array<{ id: string; previous: Doc | undefined }> = [];
+  /** Encoded before storing, so a value the journal cannot hold is refused with nothing changed. */
+  private readonly encoded = new WeakMap<Doc, string>();
+
+  constructor(private readonly table: Table) {}
+
+  insert(doc: Doc): void {
+    const text = encode(doc);
+    this.table.insert(doc);
+    this.encoded.set(doc, text);
+    this.undo.push({ id: doc._id, previous: undefined });
+  }
+
+  put(doc: Doc): void {
+    const text = encode(doc);
+    const previous = this.table.put(doc);
+    this.encoded.set(doc, text);
+    this.undo.push({ id: doc._id, previous });
+  }
+
+  remove(id: string): void {
+    const previous = this.table.remove(id);
+    if (previous) this.undo.push({ id, previous });
+  }
+
+  savepoint(): number {
+    return this.undo.length;
+  }
+
+  rollback(savepoint = 0): void {
+    while (this.undo.length > savepoint) {
+      const { id, previous } = this.undo.pop()!;
+      this.table.restore(id, previous);
+    }
+  }
+
+  /** The journal line for the net effect, or undefined when nothing changed. */
+  journalLine(): string | undefined {
+    if (this.undo.length === 0) return undefined;
+    const put: string[] = [];
+    const del: string[] = [];
+    for (const id of new Set(this.undo.map((change) => change.id))) {
+      const doc = this.table.get(id);
+      if (doc) put.push(this.encoded.get(doc) ?? encode(doc));
+      else del.push(id);
+    }
+    return `{"c":${JSON.stringify(this.table.name)},"put":[${put.join(',')}],"del":${JSON.stringify(del)}}\n`;
+  }
+}

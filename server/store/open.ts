@@ -1,0 +1,22 @@
+/** Chooses the storage adapter from configuration and creates the indexes repositories declare. */
+import { openEmbeddedStore } from './embedded/store.ts';
+import { openMongoStore } from './mongo.ts';
+import type { IndexDeclaration, Store } from './port.ts';
+
+export interface StoreConfig {
+  /** When set, MongoDB is used (and shared by every process pointing at it). */
+  mongodbUri?: string | undefined;
+  /** The embedded store's directory, used when there is no MongoDB URI. */
+  dataDir: string;
+}
+
+export function openStore(config: StoreConfig): Promise<Store> {
+  return config.mongodbUri ? openMongoStore(config.mongodbUri) : openEmbeddedStore(config.dataDir);
+}
+
+/** Creates every declared index; idempotent, so it runs at every start. */
+export async function ensureIndexes(store: Store, declarations: IndexDeclaration[]): Promise<void> {
+  for (const { collection, keys, options } of declarations) {
+    await store.collection(collection).createIndex(keys, options ?? {});
+  }
+}

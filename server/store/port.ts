@@ -1,0 +1,111 @@
+/**
+ * The storage port: the narrow subset of the official `mongodb` driver's Collection API that
+ * repositories may use. The MongoDB adapter passes calls straight to the driver; the embedded
+ * store implements the same subset with mingo. `check-driver.ts` proves at compile time that the
+ * driver's own Collection type satisfies this interface, so repository code runs on both.
+ *
+ * Every document has a string `_id` (a UUID or a natural key) so both adapters agree on identity.
+ */
+import type {
+  AnyBulkWriteOperation,
+  Document,
+  Filter,
+  IndexSpecification,
+  OptionalUnlessRequiredId,
+  Sort,
+  UpdateFilter,
+  WithId,
+} from 'mongodb';
+
+export type { AnyBulkWriteOperation, Document, Filter, Sort, UpdateFilter, WithId };
+
+export interface BaseDoc {
+  _id: string;
+}
+
+export interface FindOptions {
+  sort?: Sort;
+  limit?: number;
+  skip?: number;
+  projection?: Document;
+}
+
+export interface Cursor<T> {
+  toArray(): Promise<T[]>;
+  [Symbol.asyncIterator](): AsyncIterator<T>;
+}
+
+export interface UpdateOptions {
+  upsert?: boolean;
+}
+
+export interface FindOneAndUpdateOptions {
+  returnDocument?: 'before' | 'after';
+  upsert?: boolean;
+  sort?: Sort;
+  projection?: Document;
+}
+
+export interface IndexOptions {
+  name?: string;
+  unique?: boolean;
+  sparse?: boolean;
+  /** Documents are removed this many seconds after the indexed date field (TTL index). */
+  expireAfterSeconds?: number;
+}
+
+export interface UpdateResultLike {
+  matchedCount: number;
+  modifiedCount: number;
+  upsertedCount: number;
+  upsertedId: unknown;
+}
+
+export interface BulkWriteResultLike {
+  insertedCount: number;
+  matchedCount: number;
+  modifiedCount: number;
+  deletedCount: number;
+  upsertedCount: number;
+}
+
+export interface Collection<T extends BaseDoc> {
+  readonly collectionName: string;
+  insertOne(doc: OptionalUnlessRequiredId<T>): Promise<{ insertedId: unknown }>;
+  findOne(filter: Filter<T>, options?: FindOptions): Promise<WithId<T> | null>;
+  find(filter: Filter<T>, options?: FindOptions): Cursor<WithId<T>>;
+  updateOne(filter: Filter<T>, update: UpdateFilter<T>, options?: UpdateOptions): Promise<UpdateResultLike>;
+  updateMany(filter: Filter<T>, update: UpdateFilter<T>, options?: UpdateOptions): Promise<UpdateResultLike>;
+  findOneAndUpdate(
+    filter: Filter<T>,
+    update: UpdateFilter<T>,
+    options: FindOneAndUpdateOptions,
+  ): Promise<WithId<T> | null>;
+  deleteOne(filter: Filter<T>): Promise<{ deletedCount: number }>;
+  deleteMany(filter: Filter<T>): Promise<{ deletedCount: number }>;
+  countDocuments(filter?: Filter<T>): Promise<number>;
+  aggregate<R extends Document = Document>(pipeline: Document[]): Cursor<R>;
+  bulkWrite(operations: AnyBulkWriteOperation<T>[], options?: { ordered?: boolean }): Promise<BulkWriteResultLike>;
+  createIndex(keys: IndexSpecification, options?: IndexOptions): Promise<string>;
+}
+
+/** An index that a repository needs; declared beside the repository, created at start-up. */
+export interface IndexDeclaration {
+  collection: string;
+  keys: Record<string, 1 | -1>;
+  options?: IndexOptions;
+}
+
+export interface Store {
+  readonly kind: 'embedded' | 'mongodb';
+  collection<T extends BaseDoc>(name: string): Collection<T>;
+  /** Makes every acknowledged write durable and releases the store (lock file, connections). */
+  close(): Promise<void>;
+}
+
+/** Error code MongoDB uses for a unique index violation; the embedded store throws the same. */
+export const DUPLICATE_KEY = 11000;
+
+export function isDuplicateKeyError(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === DUPLICATE_KEY;
+}

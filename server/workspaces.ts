@@ -1,0 +1,73 @@
+/**
+ * Workspaces: the unit of isolation and of billing. A workspace document also carries the credit
+ * account (balance, consumption, movements not yet copied to the ledger) so that every debit is
+ * one conditional single-document update.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Movement } from './credits/ledger.ts';
+import { planFor, TRIAL_CREDITS, type Plan, type PlanName } from './credits/plans.ts';
+import type { Collection, IndexDeclaration, Store } from './store/port.ts';
+
+export interface WorkspaceDoc {
+  _id: string;
+  name: string;
+  plan: Plan;
+  balance: number;
+  consumed: number;
+  /** Increments with every movement; orders the ledger. */
+  seq: number;
+  /** Movements applied to the balance but not yet in the ledger collection (an outbox). */
+  pending: Movement[];
+  /** Set once an expired trial's credits have been written off. */
+  trialExpiredAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export const workspaceIndexes: IndexDeclaration[] = [{ collection: 'workspaces', keys: { 'pending.movementId': 1 } }];
+
+export class Workspaces {
+  readonly collection: Collection<WorkspaceDoc>;
+
+  constructor(store: Store) {
+    this.collection = store.collection<WorkspaceDoc>('workspaces');
+  }
+
+  /** Creates a workspace; a trial starts with its 500 credits already granted as a movement. */
+  async create(name: string, planName: PlanName = 'trial', now = new Date()): Promise<WorkspaceDoc> {
+    const grant: Movement | null =
+      planName === 'trial'
+        ? { movementId: randomUUID(), at: now, amount: TRIAL_CREDITS, operation: 'trial_grant', detail: 'Free trial credits' }
+        : null;
+    const doc: WorkspaceDoc = {
+      _id: randomUUID(),
+      name,
+      plan: planFor(planName, now),
+      balance: grant ? grant.amount : 0,
+      consumed: 0,
+      seq: grant ? 1 : 0,
+      pending: grant ? [grant] : [],
+      trialExpiredAt: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.collection.insertOne(doc);
+    return doc;
+  }
+
+  get(workspaceId: string): Promise<WorkspaceDoc | null> {
+    return this.collection.findOne({ _id: workspaceId });
+  }
+
+  async setPlan(workspaceId: string, planName: PlanName, now = new Date()): Promise<WorkspaceDoc | null> {
+    return this.collection.findOneAndUpdate(
+      { _id: workspaceId },
+      { $set: { plan: planFor(planName, now), trialExpiredAt: null, updatedAt: now } },
+      { returnDocument: 'after' },
+    );
+  }
+
+  async count(): Promise<number> {
+    return this.collection.countDocuments({});
+  }
+}

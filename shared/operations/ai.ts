@@ -1,0 +1,37 @@
+import { AiColumnBody, AiColumnResult, ResearchBody, ResearchResult } from '../schemas/ai.ts';
+import { defineOperations } from './types.ts';
+
+const aiErrors = [400, 401, 402, 429, 500];
+
+export const aiOperations = defineOperations({
+  research: {
+    method: 'POST',
+    path: '/api/research',
+    summary: 'Research a record',
+    description:
+      'Answers a prompt about a record from its web pages, and from a web search when `webSearch` is true. ' +
+      'Costs 2 credits, 5 with `webSearch`.',
+    tag: 'AI',
+    scope: 'research:write',
+    requiresPlan: true,
+    credits: { rule: 'fixed', cost: 2, costWith: { field: 'webSearch', cost: 5 } },
+    rateClass: 'standard',
+    request: { body: ResearchBody },
+    responses: { 200: ResearchResult },
+    errors: aiErrors,
+  },
+  aiColumn: {
+    method: 'POST',
+    path: '/api/ai-column',
+    summary: 'Generate a column value',
+    description: 'A short value generated from an instruction and the row context. Costs 1 credit.',
+    tag: 'AI',
+    scope: 'research:write',
+    requiresPlan: true,
+    credits: { rule: 'fixed', cost: 1 },
+    rateClass: 'standard',
+    request: { body: AiColumnBody },
+    responses: { 200: AiColumnResult },
+    errors: aiErrors,
+  },
+});

@@ -1,0 +1,40 @@
+import { Type } from '@sinclair/typebox';
+import { OpenObject } from '../schemas/common.ts';
+import { defineOperations } from './types.ts';
+
+export const catalogOperations = defineOperations({
+  getHealth: {
+    method: 'GET',
+    path: '/health',
+    summary: 'Service health',
+    description: 'Status, version and the kind of store in use. No authentication, no credits.',
+    tag: 'Catalog',
+    scope: null,
+    requiresPlan: false,
+    credits: { rule: 'free' },
+    rateClass: 'standard',
+    request: {},
+    responses: {
+      200: OpenObject('Health of the service.', {
+        status: Type.String(),
+        version: Type.String(),
+        store: Type.String(),
+      }),
+    },
+    errors: [],
+  },
+  listProviders: {
+    method: 'GET',
+    path: '/api/providers',
+    summary: 'Provider catalog',
+    description: 'Data providers, their capabilities, whether they are configured, and the enrichable fields.',
+    tag: 'Catalog',
+    scope: null,
+    requiresPlan: false,
+    credits: { rule: 'free' },
+    rateClass: 'standard',
+    request: {},
+    responses: { 200: OpenObject('Provider catalog.') },
+    errors: [],
+  },
+});

@@ -1,0 +1,108 @@
+import {
+  CnpjBatchBody,
+  CnpjBatchResults,
+  CompanyPage,
+  CompanyResults,
+  CompanySearchBody,
+  CompanyStreamBody,
+} from '../schemas/companies.ts';
+import { HydrateBody, HydrateResults, PeoplePage, PeopleResults, PeopleSearchBody } from '../schemas/search.ts';
+import { defineOperations } from './types.ts';
+
+const searchErrors = [400, 401, 402, 429, 500];
+const streamDescription =
+  ' Answers `text/event-stream`: a `page` event (schema below) each time a source adds rows, then one `done` event ' +
+  '(`{total, sources: [{source, count, error?}]}`).';
+
+export const searchOperations = defineOperations({
+  searchPeople: {
+    method: 'POST',
+    path: '/api/sourcing/people',
+    summary: 'Search people',
+    description: 'People matching the filters, across the configured sources. Costs 1 credit per row returned.',
+    tag: 'Search',
+    scope: 'search:write',
+    requiresPlan: true,
+    credits: { rule: 'per_result', unit: 'row', cost: 1 },
+    rateClass: 'standard',
+    request: { body: PeopleSearchBody },
+    responses: { 200: PeopleResults },
+    errors: searchErrors,
+  },
+  streamPeople: {
+    method: 'POST',
+    path: '/api/sourcing/people/stream',
+    summary: 'Search people, streamed',
+    description: `The people search, sent as each source answers. Costs 1 credit per row sent.${streamDescription}`,
+    tag: 'Search',
+    scope: 'search:write',
+    requiresPlan: true,
+    credits: { rule: 'per_result', unit: 'row', cost: 1 },
+    rateClass: 'standard',
+    request: { body: PeopleSearchBody },
+    responses: { 200: PeoplePage },
+    errors: searchErrors,
+    stream: true,
+  },
+  hydratePeople: {
+    method: 'POST',
+    path: '/api/sourcing/people/hydrate',
+    summary: 'Hydrate people',
+    description: 'Enriches up to 25 people already found by a search. Costs 1 credit per lead enriched.',
+    tag: 'Search',
+    scope: 'search:write',
+    requiresPlan: true,
+    credits: { rule: 'per_result', unit: 'lead', cost: 1 },
+    rateClass: 'standard',
+    request: { body: HydrateBody },
+    responses: { 200: HydrateResults },
+    errors: searchErrors,
+  },
+  searchCompanies: {
+    method: 'POST',
+    path: '/api/companies/search',
+    summary: 'Search companies',
+    description:
+      'Companies matching the filters. For Brazil, known activities become CNAE codes and registration, partner ' +
+      'and contact filters apply. Costs 1 credit per row returned.',
+    tag: 'Search',
+    scope: 'search:write',
+    requiresPlan: true,
+    credits: { rule: 'per_result', unit: 'row', cost: 1 },
+    rateClass: 'standard',
+    request: { body: CompanySearchBody },
+    responses: { 200: CompanyResults },
+    errors: searchErrors,
+  },
+  streamCompanies: {
+    method: 'POST',
+    path: '/api/companies/search/stream',
+    summary: 'Search companies, streamed',
+    description: `The company search, sent as each source answers. Costs 1 credit per row sent.${streamDescription}`,
+    tag: 'Search',
+    scope: 'search:write',
+    requiresPlan: true,
+    credits: { rule: 'per_result', unit: 'row', cost: 1 },
+    rateClass: 'standard',
+    request: { body: CompanyStreamBody },
+    responses: { 200: CompanyPage },
+    errors: searchErrors,
+    stream: true,
+  },
+  lookupCnpjBatch: {
+    method: 'POST',
+    path: '/api/companies/cnpj/batch',
+    summary: 'Look up companies by CNPJ',
+    description:
+      'Up to 500 CNPJs at once. A syntactically invalid CNPJ answers 400 and is never reported as not found. ' +
+      'Costs 1 credit per company found.',
+    tag: 'Search',
+    scope: 'search:write',
+    requiresPlan: true,
+    credits: { rule: 'per_result', unit: 'company', cost: 1 },
+    rateClass: 'standard',
+    request: { body: CnpjBatchBody },
+    responses: { 200: CnpjBatchResults },
+    errors: searchErrors,
+  },
+});

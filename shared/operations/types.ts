@@ -1,0 +1,84 @@
+/**
+ * The shape of one registry entry. The registry is data only: no Node imports, so the add-on
+ * can bundle it into Apps Script. Routing, validation, OpenAPI, MCP tools and the add-on's typed
+ * client are all generated from these entries.
+ */
+import type { Static, TObject, TSchema } from '@sinclair/typebox';
+
+export const SCOPES = [
+  'catalog:read',
+  'search:write',
+  'enrich:write',
+  'research:write',
+  'outreach:read',
+  'outreach:write',
+  'credits:read',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/**
+ * How an operation is paid for. Costs are defaults; the server may override them by configuration.
+ * - free: never charges.
+ * - per_result: `cost` for each `unit` returned (rows, companies found, leads enriched).
+ * - fixed: `cost` per successful call; `costWith` names a boolean input that switches to another price.
+ * - provider_sum: the sum of the declared costs of the providers that returned data.
+ */
+export type CreditRule =
+  | { rule: 'free' }
+  | { rule: 'per_result'; unit: string; cost: number }
+  | { rule: 'fixed'; cost: number; costWith?: { field: string; cost: number } }
+  | { rule: 'provider_sum' };
+
+/** Rate classes map to limiter policies; `standard` uses RATE_LIMIT_PER_MINUTE. */
+export type RateClass = 'standard';
+
+export interface RequestSchemas {
+  params?: TObject;
+  query?: TObject;
+  body?: TSchema;
+}
+
+export interface Operation {
+  method: HttpMethod;
+  /** OpenAPI-style path relative to /v1, e.g. `/api/prospecting/templates/{templateId}`. */
+  path: string;
+  summary: string;
+  description?: string;
+  /** OpenAPI tag, one per area. */
+  tag: string;
+  /** Scope an API key or OAuth token must carry; null for unauthenticated operations. */
+  scope: Scope | null;
+  /** Whether the workspace needs an active plan (trial or active) to call it. */
+  requiresPlan: boolean;
+  credits: CreditRule;
+  rateClass: RateClass;
+  request: RequestSchemas;
+  /** Success status → response body schema. A stream answers `text/event-stream`. */
+  responses: Record<number, TSchema>;
+  /** Error statuses the interface lists for this operation (the error body is always `{error, message?}`). */
+  errors: number[];
+  /** Answers server-sent events instead of JSON. */
+  stream?: boolean;
+  /** Part of prospecta's extensions rather than the published interface. */
+  extension?: boolean;
+}
+
+/** Identity helper that keeps the literal types of an entry, so InputOf/OutputOf stay precise. */
+export function defineOperations<const T extends Record<string, Operation>>(ops: T): T {
+  return ops;
+}
+
+type StaticOr<S, Fallback> = S extends TSchema ? Static<S> : Fallback;
+type EmptyObject = Record<never, never>;
+
+/** The single input object a handler receives: path params, query and body merged. */
+export type InputOfOperation<O extends Operation> = StaticOr<O['request']['params'], EmptyObject> &
+  StaticOr<O['request']['query'], EmptyObject> &
+  StaticOr<O['request']['body'], EmptyObject>;
+
+/** The body of the first success response. */
+export type OutputOfOperation<O extends Operation> = {
+  [S in keyof O['responses']]: O['responses'][S] extends TSchema ? Static<O['responses'][S]> : never;
+}[keyof O['responses']];

@@ -1,0 +1,41 @@
+/** Web research on a record and AI-generated column values. */
+import { Type } from '@sinclair/typebox';
+import { OpenObject, OptionalText as text } from './common.ts';
+
+const Column = Type.Object(
+  {
+    id: Type.String({ description: 'Column identifier.' }),
+    label: Type.String({ description: 'Column label, as shown in the sheet.' }),
+    value: Type.String({ description: 'The cell value of this row.' }),
+  },
+  { additionalProperties: false, description: 'One cell of the row, as context.' },
+);
+
+export const ResearchBody = Type.Object(
+  {
+    prompt: Type.String({ minLength: 1, description: 'What to find out about the record.' }),
+    name: text("The person's name."),
+    company: text('Company name.'),
+    companyDomain: text('Company web domain.'),
+    website: text('Website to read.'),
+    linkedinUrl: text('Professional-network profile URL.'),
+    webSearch: Type.Optional(Type.Boolean({ description: 'Also search the web (costs more).' })),
+    columns: Type.Optional(Type.Array(Column, { description: 'Other cells of the row, as context.' })),
+  },
+  { additionalProperties: false, description: 'A research prompt; the other fields serve as row context.' },
+);
+
+export const ResearchResult = OpenObject('The research result.');
+
+/** Every property besides `instruction` is row context and must be a string. */
+export const AiColumnBody = Type.Object(
+  { instruction: Type.String({ minLength: 1, description: 'What value to generate.' }) },
+  {
+    additionalProperties: Type.String({ description: 'Row context: column label → cell value.' }),
+    description: 'An instruction; every other property is a string of row context.',
+  },
+);
+
+export const AiColumnResult = OpenObject('The generated value.', {
+  value: Type.String({ description: 'A short generated value.' }),
+});

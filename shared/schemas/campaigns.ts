@@ -1,0 +1,104 @@
+/** Campaigns: outreach configuration, a cadence and prospects created from sheet rows. */
+import { Type, type TInteger } from '@sinclair/typebox';
+import { Cadence } from './cadences.ts';
+import { IdOf, OpenObject, StringEnum, Timestamp } from './common.ts';
+import { PROSPECT_STATUSES, Prospect } from './prospects.ts';
+import { RowId } from './sheets.ts';
+import { BusinessContext, Language, Name, Offering, SenderName, Tone } from './templates.ts';
+
+export const CampaignParams = Type.Object({ campaignId: IdOf('The campaign.') }, { additionalProperties: false });
+
+const editableFields = {
+  name: Name,
+  offering: Offering,
+  senderName: Type.Optional(SenderName),
+  tone: Type.Optional(Tone),
+  businessContext: Type.Optional(BusinessContext),
+};
+
+export const CampaignCreateBody = Type.Object(
+  {
+    ...editableFields,
+    language: Type.Optional(Language),
+    sheetId: Type.Optional(IdOf('Sheet holding the rows to create prospects from.')),
+    rowIds: Type.Optional(Type.Array(RowId, { maxItems: 25, description: 'Rows of the sheet, at most 25.' })),
+    templateId: Type.Optional(IdOf('Template to take the configuration from; the fields sent prevail.')),
+  },
+  { additionalProperties: false, description: 'A new draft campaign, with one prospect per selected row.' },
+);
+
+export const CampaignCreated = Type.Object(
+  {
+    campaignId: IdOf('The new campaign.'),
+    campaignName: Type.String(),
+    created: Type.Integer({ minimum: 0, description: 'Prospects created.' }),
+  },
+  { additionalProperties: false },
+);
+
+/** The language is set at creation only. */
+export const CampaignUpdateBody = Type.Partial(Type.Object(editableFields, { additionalProperties: false }), {
+  description: 'Fields to change; omitted fields keep their value.',
+});
+
+export const CadenceUpdateBody = Type.Object(
+  {
+    steps: Cadence,
+    prospectId: Type.Optional(IdOf("Edit this prospect's cadence instead of the campaign's.")),
+  },
+  { additionalProperties: false },
+);
+
+export const CadenceUpdated = OpenObject('The cadence as saved.', {
+  campaignId: IdOf('The campaign.'),
+  prospectId: Type.Optional(IdOf('The prospect, when its own cadence was edited.')),
+  cadence: Cadence,
+});
+
+export const AddProspectsBody = Type.Object(
+  {
+    sheetId: IdOf('Sheet holding the rows.'),
+    rowIds: Type.Array(RowId, { minItems: 1, maxItems: 25, description: 'Rows of the sheet, 1 to 25.' }),
+  },
+  { additionalProperties: false },
+);
+
+export const ProspectsAdded = Type.Object(
+  {
+    ok: Type.Boolean(),
+    added: Type.Integer({ minimum: 0, description: 'Prospects created.' }),
+    skipped: Type.Integer({ minimum: 0, description: 'Rows already in the campaign.' }),
+  },
+  { additionalProperties: false },
+);
+
+const StatusCounts = Type.Object(
+  Object.fromEntries(PROSPECT_STATUSES.map((status) => [status, Type.Integer({ minimum: 0 })])) as Record<
+    (typeof PROSPECT_STATUSES)[number],
+    TInteger
+  >,
+  { additionalProperties: false, description: 'Prospects in each pipeline status.' },
+);
+
+const campaignProperties = {
+  campaignId: IdOf('The campaign.'),
+  ...editableFields,
+  language: Type.Optional(Language),
+  status: StringEnum(['draft'], { description: 'A campaign is created as a draft.' }),
+  templateId: Type.Union([IdOf('The template it was created from.'), Type.Null()]),
+  cadence: Type.Union([Cadence, Type.Null()], { description: 'Null until the campaign first receives prospects.' }),
+  counts: StatusCounts,
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+};
+
+export const Campaign = OpenObject('A campaign.', campaignProperties);
+
+export const CampaignDetail = OpenObject('A campaign and all its prospects.', {
+  ...campaignProperties,
+  prospects: Type.Array(Prospect),
+});
+
+export const CampaignList = OpenObject('Campaigns of the workspace, with prospect counts per status.', {
+  campaigns: Type.Array(Campaign),
+});

@@ -1,0 +1,31 @@
+import { readFile } from 'node:fs/promises';
+import vm from 'node:vm';
+import { describe, expect, it } from 'vitest';
+import { buildAddon } from '../../addon/build.mjs';
+
+describe('addon build', () => {
+  it('bundles one Code.js whose top-level functions Apps Script can call, with the manifest', async () => {
+    const { exports } = await buildAddon();
+    expect(exports.sort()).toEqual(['onInstall', 'onOpen', 'showSettings', 'testConnection']);
+    const code = await readFile(new URL('../../addon/dist/Code.js', import.meta.url), 'utf8');
+    const menu: string[] = [];
+    const ui = {
+      createAddonMenu: () => ({
+        addItem(label: string, fn: string) {
+          menu.push(`${label}:${fn}`);
+          return this;
+        },
+        addToUi() {},
+      }),
+    };
+    const context = vm.createContext({ SpreadsheetApp: { getUi: () => ui } });
+    vm.runInContext(code, context);
+    vm.runInContext('onOpen()', context);
+    expect(menu).toEqual(['Settings…:showSettings', 'Test connection:testConnection']);
+    for (const name of exports) expect(typeof context[name]).toBe('function');
+
+    const manifest = JSON.parse(await readFile(new URL('../../addon/dist/appsscript.json', import.meta.url), 'utf8'));
+    expect(manifest.oauthScopes).toContain('https://www.googleapis.com/auth/spreadsheets.currentonly');
+    expect(manifest.oauthScopes).not.toContain('https://www.googleapis.com/auth/spreadsheets');
+  });
+});

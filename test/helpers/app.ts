@@ -1,0 +1,83 @@
+/**
+ * A fresh prospecta per test file: its own embedded store in a temp dir, the real app on an
+ * ephemeral loopback port, and small helpers to create workspaces and send requests.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import { createApp, type AppOptions } from '../../server/app.ts';
+import { bootstrap, type Runtime } from '../../server/bootstrap.ts';
+import { loadConfig } from '../../server/config.ts';
+import type { PlanName } from '../../server/credits/plans.ts';
+import type { Services } from '../../server/services.ts';
+
+export interface TestResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+export interface RequestOptions {
+  key?: string;
+  body?: unknown;
+  /** A raw body sent as is (with its own Content-Type header). */
+  raw?: string;
+  headers?: Record<string, string>;
+}
+
+export interface TestApp {
+  url: string;
+  services: Services;
+  request<T = any>(method: string, path: string, options?: RequestOptions): Promise<TestResponse<T>>;
+  workspace(plan?: PlanName): Promise<{ workspaceId: string; apiKey: string }>;
+  close(): Promise<void>;
+}
+
+export async function startTestApp(
+  env: Record<string, string> = {},
+  options: AppOptions & { dataDir?: string } = {},
+): Promise<TestApp> {
+  const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'prospecta-test-')));
+  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env });
+  const runtime: Runtime = await bootstrap(config, pino({ level: 'silent' }), 'test');
+  const server = createApp(runtime.services, options).listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    url,
+    services: runtime.services,
+    async request(method, urlPath, { key, body, raw, headers = {} } = {}) {
+      const init: RequestInit = { method, headers: { ...headers } };
+      if (key) (init.headers as Record<string, string>).Authorization = `Bearer ${key}`;
+      if (raw !== undefined) init.body = raw;
+      else if (body !== undefined) {
+        init.body = JSON.stringify(body);
+        (init.headers as Record<string, string>)['Content-Type'] ??= 'application/json';
+      }
+      const res = await fetch(url + urlPath, init);
+      const text = await res.text();
+      let parsed: unknown = text;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        // not JSON: keep the text, the test will say so
+      }
+      return { status: res.status, headers: res.headers, body: parsed as any };
+    },
+    async workspace(plan = 'trial') {
+      const ws = await runtime.services.workspaces.create('Test workspace', plan);
+      await runtime.services.credits.flushPending(ws);
+      const { apiKey } = await runtime.services.keys.create(ws._id);
+      return { workspaceId: ws._id, apiKey };
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await runtime.close();
+      if (!options.dataDir) await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,147 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WorkspaceDoc } from '../../../server/workspaces.ts';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+
+let app: TestApp;
+
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app.close());
+
+const DAY = 86_400_000;
+
+describe('plans', () => {
+  it('a new workspace gets a 7-day trial with 500 credits, recorded as a movement', async () => {
+    const { apiKey } = await app.workspace();
+    const res = await app.request('GET', '/v1/api/credits', { key: apiKey });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ balance: 500, consumed: 0, plan: { name: 'trial' } });
+    const expiresIn = Date.parse(res.body.plan.expiresAt) - Date.now();
+    expect(expiresIn).toBeGreaterThan(7 * DAY - 60_000);
+    expect(expiresIn).toBeLessThanOrEqual(7 * DAY);
+    expect(res.body.movements).toEqual([
+      {
+        movementId: expect.any(String),
+        at: expect.any(String),
+        amount: 500,
+        balanceAfter: 500,
+        operation: 'trial_grant',
+        detail: expect.any(String),
+      },
+    ]);
+  });
+
+  it('without a plan, paid operations answer 402 plan_required; the credits read still answers', async () => {
+    const { apiKey } = await app.workspace('none');
+    const res = await app.request('POST', '/v1/api/sourcing/people', { key: apiKey, body: {} });
+    expect(res.status).toBe(402);
+    expect(res.body).toEqual({ error: 'plan_required', message: expect.any(String) });
+    expect((await app.request('GET', '/v1/api/credits', { key: apiKey })).status).toBe(200);
+    expect((await app.request('GET', '/v1/health', { key: apiKey })).status).toBe(200);
+  });
+
+  it('an expired trial blocks paid operations and its unspent credits expire as one movement', async () => {
+    const { workspaceId, apiKey } = await app.workspace('trial');
+    await app.services.credits.debit(workspaceId, 20, 'test', 'used before expiry');
+    const accounts = app.services.store.collection<WorkspaceDoc>('workspaces');
+    await accounts.updateOne({ _id: workspaceId }, { $set: { 'plan.expiresAt': new Date(Date.now() - 1000) } });
+
+    const blocked = await app.request('POST', '/v1/api/sourcing/people', { key: apiKey, body: {} });
+    expect(blocked.status).toBe(402);
+    expect(blocked.body.error).toBe('plan_required');
+
+    const credits = (await app.request('GET', '/v1/api/credits', { key: apiKey })).body;
+    expect(credits.balance).toBe(0);
+    expect(credits.consumed).toBe(20);
+    expect(credits.movements[0]).toMatchObject({ amount: -480, balanceAfter: 0, operation: 'trial_expired' });
+    // Reading again does not expire twice.
+    const again = (await app.request('GET', '/v1/api/credits', { key: apiKey })).body;
+    expect(again.movements.filter((m: { operation: string }) => m.operation === 'trial_expired')).toHaveLength(1);
+  });
+
+  it('an active plan is not blocked', async () => {
+    const { apiKey } = await app.workspace('active');
+    const res = await app.request('POST', '/v1/api/sourcing/people', { key: apiKey, body: {} });
+    expect(res.status).toBe(501);
+  });
+});
+
+describe('ledger', () => {
+  it('100 concurrent debits of 1 against a balance of 50: exactly 50 succeed, balance ends at 0', async () => {
+    const { workspaceId } = await app.workspace('active');
+    await app.services.credits.credit(workspaceId, 50, 'grant', 'fifty');
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 100 }, (_, i) => app.services.credits.debit(workspaceId, 1, 'test', `debit ${i}`)),
+    );
+    const ok = outcomes.filter((o) => o.status === 'fulfilled');
+    const refused = outcomes.filter((o) => o.status === 'rejected') as PromiseRejectedResult[];
+    expect(ok).toHaveLength(50);
+    expect(refused).toHaveLength(50);
+    for (const r of refused) expect(r.reason).toMatchObject({ status: 402, code: 'insufficient_credits' });
+    const view = (await app.services.credits.view(workspaceId))!;
+    expect(view.balance).toBe(0);
+    expect(view.consumed).toBe(50);
+    expect(view.movements.filter((m) => m.amount === -1)).toHaveLength(50);
+    const balances = view.movements.filter((m) => m.amount === -1).map((m) => m.balanceAfter);
+    expect(new Set(balances).size).toBe(50);
+  });
+
+  it('a debit that cannot be paid changes nothing', async () => {
+    const { workspaceId } = await app.workspace();
+    await expect(app.services.credits.debit(workspaceId, 501, 'test', 'too much')).rejects.toMatchObject({
+      status: 402,
+      code: 'insufficient_credits',
+    });
+    const view = (await app.services.credits.view(workspaceId))!;
+    expect(view.balance).toBe(500);
+    expect(view.movements).toHaveLength(1);
+  });
+
+  it('a zero charge is free and leaves no movement', async () => {
+    const { workspaceId } = await app.workspace();
+    expect(await app.services.credits.debit(workspaceId, 0, 'test', 'nothing found')).toBe(0);
+    expect((await app.services.credits.view(workspaceId))!.movements).toHaveLength(1);
+  });
+
+  it('refunds add back, newest movement first, with the balance after each', async () => {
+    const { workspaceId } = await app.workspace();
+    await app.services.credits.debit(workspaceId, 10, 'enrich', 'three providers');
+    await app.services.credits.refund(workspaceId, 4, 'enrich', 'one provider failed');
+    const view = (await app.services.credits.view(workspaceId))!;
+    expect(view.balance).toBe(494);
+    expect(view.movements.map((m) => [m.amount, m.balanceAfter, m.operation])).toEqual([
+      [4, 494, 'refund:enrich'],
+      [-10, 490, 'enrich'],
+      [500, 500, 'trial_grant'],
+    ]);
+  });
+
+  it('returns at most the 50 most recent movements', async () => {
+    const { workspaceId } = await app.workspace();
+    for (let i = 0; i < 55; i++) await app.services.credits.debit(workspaceId, 1, 'test', `d${i}`);
+    const view = (await app.services.credits.view(workspaceId))!;
+    expect(view.movements).toHaveLength(50);
+    expect(view.movements[0]!.detail).toBe('d54');
+  });
+
+  it('a movement left in the outbox by a crash is recovered into the ledger', async () => {
+    const { workspaceId } = await app.workspace();
+    const movementId = randomUUID();
+    const accounts = app.services.store.collection<WorkspaceDoc>('workspaces');
+    // What a crash right after the balance update leaves behind.
+    await accounts.updateOne(
+      { _id: workspaceId },
+      {
+        $inc: { balance: -3, consumed: 3, seq: 1 },
+        $push: { pending: { movementId, at: new Date(), amount: -3, operation: 'test', detail: 'stranded' } },
+      },
+    );
+    expect(await app.services.credits.recover()).toBeGreaterThanOrEqual(1);
+    const view = (await app.services.credits.view(workspaceId))!;
+    expect(view.balance).toBe(497);
+    expect(view.movements[0]).toMatchObject({ movementId, amount: -3, balanceAfter: 497 });
+    expect((await accounts.findOne({ _id: workspaceId }))!.pending).toEqual([]);
+  });
+});

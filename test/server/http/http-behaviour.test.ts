@@ -1,0 +1,194 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { operations } from '../../../shared/operations/index.ts';
+import type { Operation } from '../../../shared/operations/types.ts';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+
+let app: TestApp;
+let key: string;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  key = (await app.workspace()).apiKey;
+});
+afterAll(() => app.close());
+
+function expectErrorShape(body: unknown, code: string) {
+  expect(body).toEqual({ error: code, message: expect.any(String) });
+}
+
+describe('prefixes and versioning', () => {
+  it('serves /v1 and the bare root alias alike', async () => {
+    for (const path of ['/v1/health', '/health']) {
+      const res = await app.request('GET', path);
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ status: 'ok', store: 'embedded', version: 'test' });
+    }
+    const v1 = await app.request('GET', '/v1/api/credits', { key });
+    const root = await app.request('GET', '/api/credits', { key });
+    expect(v1.status).toBe(200);
+    expect(root.body.balance).toBe(v1.body.balance);
+  });
+
+  it('answers Service-Version: 1 on success and on errors', async () => {
+    for (const [method, path] of [
+      ['GET', '/v1/health'],
+      ['GET', '/v1/nope'],
+      ['GET', '/v1/api/credits'],
+    ] as const) {
+      const res = await app.request(method, path);
+      expect(res.headers.get('service-version')).toBe('1');
+    }
+  });
+
+  it('accepts Service-Version 1 and refuses any other value', async () => {
+    expect((await app.request('GET', '/v1/health', { headers: { 'Service-Version': '1' } })).status).toBe(200);
+    const res = await app.request('GET', '/v1/health', { headers: { 'Service-Version': '2' } });
+    expect(res.status).toBe(400);
+    expectErrorShape(res.body, 'unsupported_version');
+    expect(res.headers.get('service-version')).toBe('1');
+  });
+});
+
+describe('errors always have the {error, message} shape', () => {
+  it('unknown routes are 404 not_found', async () => {
+    for (const path of ['/v1/api/nothing', '/nothing', '/v2/health']) {
+      const res = await app.request('GET', path);
+      expect(res.status).toBe(404);
+      expectErrorShape(res.body, 'not_found');
+    }
+  });
+
+  it('a known path with the wrong method is 405 with Allow', async () => {
+    const res = await app.request('DELETE', '/v1/api/credits', { key });
+    expect(res.status).toBe(405);
+    expectErrorShape(res.body, 'method_not_allowed');
+    expect(res.headers.get('allow')).toContain('GET');
+  });
+
+  it('malformed JSON is 400 invalid_request', async () => {
+    const res = await app.request('POST', '/v1/api/prospecting/templates', {
+      key,
+      raw: '{"name": "x",',
+      headers: { 'Content-Type': 'application/json' },
+    });
+    expect(res.status).toBe(400);
+    expectErrorShape(res.body, 'invalid_request');
+  });
+
+  it('a body over 1 MiB is 413 payload_too_large', async () => {
+    const res = await app.request('POST', '/v1/api/prospecting/templates', {
+      key,
+      body: { name: 'big', offering: 'x'.repeat(1024 * 1024 + 10) },
+    });
+    expect(res.status).toBe(413);
+    expectErrorShape(res.body, 'payload_too_large');
+  });
+
+  it('a chunked body over 1 MiB (no Content-Length) is 413 too', async () => {
+    const chunk = new TextEncoder().encode('x'.repeat(64 * 1024));
+    let sent = 0;
+    const stream = new ReadableStream({
+      pull(controller) {
+        if (sent++ < 20) controller.enqueue(chunk);
+        else controller.close();
+      },
+    });
+    const res = await fetch(`${app.url}/v1/api/prospecting/templates`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
+    expect(res.status).toBe(413);
+    expectErrorShape(await res.json(), 'payload_too_large');
+  });
+
+  it('a non-JSON body is 415 unsupported_media_type', async () => {
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x']) {
+      const res = await app.request('POST', '/v1/api/prospecting/templates', {
+        key,
+        raw: 'name=x',
+        headers: { 'Content-Type': type },
+      });
+      expect(res.status).toBe(415);
+      expectErrorShape(res.body, 'unsupported_media_type');
+    }
+  });
+
+  it('a JSON body that is not an object is 400 naming the body', async () => {
+    const res = await app.request('POST', '/v1/api/prospecting/templates', { key, body: [1, 2] });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_request');
+    expect(res.body.message).toMatch(/body/);
+  });
+
+  it('operations of later issues answer 501 not_implemented after auth and validation', async () => {
+    const res = await app.request('GET', '/v1/api/prospecting/templates', { key });
+    expect(res.status).toBe(501);
+    expectErrorShape(res.body, 'not_implemented');
+    expect((await app.request('GET', '/v1/api/prospecting/templates')).status).toBe(401);
+  });
+
+  it('never leaks a stack trace: garbage in every part of the request', async () => {
+    const probes: Array<[string, string, string | undefined]> = [
+      ['POST', '/v1/api/sourcing/people?limit[$gt]=1', '{"limit": {"$gt": 0}}'],
+      ['PATCH', '/v1/api/prospecting/prospects/%E0%A4%A', '{}'],
+      ['GET', '/v1/api/prospecting/prospects?status[]=a&status[]=b', undefined],
+      ['POST', '/v1/api/companies/cnpj/batch', '{"cnpjs": [null, {}, 1e309]}'],
+      ['POST', '/v1/api/enrich', '\u0000\u0001'],
+      ['POST', '/v1/api/ai-column', '{"instruction": "x", "__proto__": {"polluted": 1}}'],
+    ];
+    for (const [method, path, raw] of probes) {
+      const res = await app.request(method, path, {
+        key,
+        raw,
+        headers: raw === undefined ? {} : { 'Content-Type': 'application/json' },
+      });
+      expect(res.status, `${method} ${path}`).toBeLessThan(500);
+      expect(JSON.stringify(res.body)).not.toMatch(/at .*\.(ts|js|mjs):\d+/);
+      expect(res.body).toEqual({ error: expect.any(String), message: expect.any(String) });
+    }
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
+
+describe('request ids', () => {
+  it('every response carries one; a safe incoming id is echoed', async () => {
+    const fresh = await app.request('GET', '/v1/health');
+    expect(fresh.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    const echoed = await app.request('GET', '/v1/health', { headers: { 'X-Request-Id': 'abc-123' } });
+    expect(echoed.headers.get('x-request-id')).toBe('abc-123');
+    const unsafe = await app.request('GET', '/v1/health', { headers: { 'X-Request-Id': 'a b<script>' } });
+    expect(unsafe.headers.get('x-request-id')).not.toBe('a b<script>');
+  });
+});
+
+describe('catalog and OpenAPI', () => {
+  it('health, providers and openapi.json need no key at both roots', async () => {
+    for (const prefix of ['', '/v1']) {
+      expect((await app.request('GET', `${prefix}/health`)).status).toBe(200);
+      const providers = await app.request('GET', `${prefix}/api/providers`);
+      expect(providers.status).toBe(200);
+      expect(providers.body).toMatchObject({ providers: expect.any(Array), enrichmentFields: expect.any(Array) });
+      expect((await app.request('GET', `${prefix}/openapi.json`)).status).toBe(200);
+    }
+  });
+
+  it('the OpenAPI document lists every operation of the registry with its schemas', async () => {
+    const doc = (await app.request('GET', '/openapi.json')).body;
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info.version).toBe('1.0.0');
+    const listed = Object.values(doc.paths as Record<string, Record<string, { operationId: string }>>).flatMap((p) =>
+      Object.values(p).map((o) => o.operationId),
+    );
+    expect(listed.sort()).toEqual(Object.keys(operations).sort());
+    for (const [id, op] of Object.entries(operations) as Array<[string, Operation]>) {
+      const entry = doc.paths[op.path][op.method.toLowerCase()];
+      expect(entry.operationId).toBe(id);
+      if (op.request.body) expect(entry.requestBody.content['application/json'].schema).toBeTypeOf('object');
+      expect(entry.responses['429']).toBeDefined();
+      if (op.scope) expect(entry.security).toEqual([{ bearerAuth: [] }]);
+    }
+    expect(JSON.stringify(doc)).not.toContain('"$id"');
+  });
+});

@@ -1,0 +1,63 @@
+import { Type } from '@sinclair/typebox';
+import { describe, expect, it } from 'vitest';
+import { operations } from '../../../shared/operations/index.ts';
+import { compileValidators, type RequestPart } from '../../../server/http/validate.ts';
+import { validationCases, validEdgeCases, validInputs } from './validation-cases.ts';
+
+const validate = compileValidators(operations);
+const label = (input: unknown) => JSON.stringify(input).slice(0, 80);
+
+describe('request validation', () => {
+  it('has a valid input for every operation', () => {
+    expect(Object.keys(validInputs).sort()).toEqual(Object.keys(operations).sort());
+  });
+
+  it.each(Object.entries(validInputs))('accepts the valid input of %s', (op, parts) => {
+    for (const part of ['params', 'query', 'body'] as RequestPart[]) {
+      if (parts[part] === undefined) continue;
+      expect(validate(op, part, parts[part])).toEqual({ ok: true, value: parts[part] });
+    }
+  });
+
+  it.each(validEdgeCases.map((c) => [c.op, c.part, label(c.input), c] as const))(
+    'accepts %s %s at the edge of a limit: %s',
+    (_op, _part, _label, { op, part, input }) => {
+      expect(validate(op, part, input)).toMatchObject({ ok: true });
+    },
+  );
+
+  it.each(validationCases.map((c) => [c.op, c.part, c.field, c] as const))(
+    'rejects %s %s: %s',
+    (_op, _part, _field, { op, part, input, field }) => {
+      const result = validate(op, part, input);
+      expect(result.ok).toBe(false);
+      if (!result.ok) expect(result.message).toContain(field);
+    },
+  );
+
+  it('coerces query strings and path params to their declared types, never bodies', () => {
+    const page = Type.Object({ page: Type.Integer() });
+    const listThings = {
+      ...operations.listProspects,
+      path: '/api/things/{page}',
+      request: { params: page, query: page, body: page },
+    };
+    const check = compileValidators({ listThings });
+    expect(check('listThings', 'params', { page: '2' })).toEqual({ ok: true, value: { page: 2 } });
+    expect(check('listThings', 'query', { page: '2' })).toEqual({ ok: true, value: { page: 2 } });
+    expect(check('listThings', 'body', { page: '2' })).toEqual({ ok: false, message: 'page must be an integer' });
+  });
+
+  it('does not rewrite the object it is given', () => {
+    const query = Object.freeze({ status: 'ready' });
+    expect(validate('listProspects', 'query', query)).toEqual({ ok: true, value: { status: 'ready' } });
+  });
+
+  it('reads nothing from a part the operation does not declare', () => {
+    expect(validate('getCredits', 'query', { anything: 'goes' })).toEqual({ ok: true, value: {} });
+  });
+
+  it('throws on an operation id that is not in the registry', () => {
+    expect(() => validate('getCredit', 'query', {})).toThrow('No operation getCredit in the registry');
+  });
+});

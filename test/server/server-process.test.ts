@@ -1,0 +1,103 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { controlSocketPath, sendControl } from '../../server/cli/control.ts';
+import { runCli, startServer } from '../helpers/processes.ts';
+
+const dirs: string[] = [];
+async function freshDataDir() {
+  const dir = await mkdtemp(path.join(tmpdir(), 'prospecta-proc-'));
+  dirs.push(dir);
+  return dir;
+}
+afterEach(async () => {
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+const auth = (key: string) => ({ headers: { Authorization: `Bearer ${key}` } });
+
+describe('npm start', () => {
+  it('on an empty embedded store loads the demo data and prints a working key', async () => {
+    const dataDir = await freshDataDir();
+    const server = await startServer({ DATA_DIR: dataDir });
+    try {
+      const key = /(service_live_[0-9A-Za-z]+)/.exec(server.stderr())?.[1];
+      expect(key, server.stderr()).toBeDefined();
+      const res = await fetch(`${server.url}/v1/api/credits`, auth(key!));
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ balance: 10_000, plan: { name: 'active' } });
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+    // A second start finds data and does not seed again.
+    const again = await startServer({ DATA_DIR: dataDir });
+    again.child.kill('SIGTERM');
+    expect(await again.exited).toBe(0);
+    expect(again.stderr()).not.toContain('service_live_');
+  });
+
+  it('refuses a second server on the same DATA_DIR with a clear message', async () => {
+    const dataDir = await freshDataDir();
+    const first = await startServer({ DATA_DIR: dataDir });
+    try {
+      await expect(startServer({ DATA_DIR: dataDir })).rejects.toThrow(/in use by process \d+/);
+    } finally {
+      first.child.kill('SIGTERM');
+      await first.exited;
+    }
+  });
+
+  it('SIGTERM finishes in-flight requests, then releases the store', async () => {
+    const dataDir = await freshDataDir();
+    const server = await startServer({ DATA_DIR: dataDir });
+    const key = /(service_live_[0-9A-Za-z]+)/.exec(server.stderr())![1]!;
+    const inFlight = Array.from({ length: 20 }, () => fetch(`${server.url}/v1/api/credits`, auth(key)));
+    server.child.kill('SIGTERM');
+    const statuses = (await Promise.allSettled(inFlight)).map((r) => (r.status === 'fulfilled' ? r.value.status : 0));
+    expect(await server.exited).toBe(0);
+    // Every request either completed or was never accepted; none was cut off mid-way with a 5xx.
+    for (const s of statuses) expect([0, 200]).toContain(s);
+    const cli = await runCli(['workspace', 'create', '--name', 'after stop'], { DATA_DIR: dataDir });
+    expect(cli.code, cli.stderr).toBe(0);
+  });
+
+  it('SIGKILL during a stream of writes loses no acknowledged write', async () => {
+    const dataDir = await freshDataDir();
+    const server = await startServer({ DATA_DIR: dataDir });
+    const socket = controlSocketPath(dataDir);
+    const demo = (await sendControl(socket, { command: 'seed demo', args: {} })) as {
+      ok: true;
+      result: { workspaceId: string };
+    };
+    const acknowledged: string[] = [];
+    let stop = false;
+    const writers = Array.from({ length: 4 }, async () => {
+      while (!stop) {
+        try {
+          const reply = await sendControl(socket, { command: 'key create', args: { workspace: demo.result.workspaceId } });
+          if (reply.ok) acknowledged.push((reply.result as { apiKey: string }).apiKey);
+        } catch {
+          return; // the server is gone
+        }
+      }
+    });
+    while (acknowledged.length < 200) await new Promise((r) => setTimeout(r, 5));
+    server.child.kill('SIGKILL');
+    stop = true;
+    await Promise.all(writers);
+    await server.exited;
+
+    const restarted = await startServer({ DATA_DIR: dataDir });
+    try {
+      const statuses = await Promise.all(
+        acknowledged.map(async (key) => (await fetch(`${restarted.url}/v1/api/credits`, auth(key))).status),
+      );
+      expect(statuses.filter((s) => s !== 200)).toEqual([]);
+    } finally {
+      restarted.child.kill('SIGTERM');
+      await restarted.exited;
+    }
+  });
+});

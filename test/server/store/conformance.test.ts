@@ -1,0 +1,434 @@
+/**
+ * One suite, run on both adapters: repository code written against the port must behave the
+ * same on the embedded store and on MongoDB. The MongoDB half needs a server (see
+ * mongo-server.ts) and is skipped, saying why, without one; the embedded half always runs.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MongoClient } from 'mongodb';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openEmbeddedStore } from '../../../server/store/embedded/store.ts';
+import { openMongoStore } from '../../../server/store/mongo.ts';
+import { DUPLICATE_KEY, type Filter, type Store } from '../../../server/store/port.ts';
+import { mongoForTests } from './mongo-server.ts';
+
+interface Opened {
+  store: Store;
+  dispose(): Promise<void>;
+}
+
+interface Person {
+  _id: string;
+  name: string;
+  email?: string;
+  age?: number;
+  tags?: string[] | null;
+  scores?: number[];
+  team?: string;
+  createdAt?: Date;
+  updatedAt?: Date;
+  visits?: number;
+  best?: number;
+  worst?: number;
+  trialEndedAt?: Date | null;
+  extra?: { nested: string[] };
+}
+
+interface Account {
+  _id: string;
+  balance: number;
+  pending: Array<{ id: string; amount: number }>;
+}
+
+function conformance(openFresh: () => Promise<Opened>): void {
+  let opened: Opened;
+  let store: Store;
+
+  beforeEach(async () => {
+    opened = await openFresh();
+    store = opened.store;
+  });
+  afterEach(() => opened.dispose());
+
+  const people = () => store.collection<Person>('people');
+
+  async function seedPeople(): Promise<void> {
+    await people().bulkWrite([
+      { insertOne: { document: { _id: 'p1', name: 'Ana', age: 31, team: 'red', tags: ['a', 'b'] } } },
+      { insertOne: { document: { _id: 'p2', name: 'Bia', age: 25, team: 'blue', tags: ['b'] } } },
+      { insertOne: { document: { _id: 'p3', name: 'Caio', age: 40, team: 'red', tags: [] } } },
+      { insertOne: { document: { _id: 'p4', name: 'Duda', age: 19, team: 'green' } } },
+      { insertOne: { document: { _id: 'p5', name: 'Edu', age: 52, team: 'red' } } },
+    ]);
+  }
+
+  it('inserts and finds by _id and by field', async () => {
+    expect(await people().insertOne({ _id: 'x1', name: 'Ana', age: 30 })).toMatchObject({ insertedId: 'x1' });
+    expect(await people().findOne({ _id: 'x1' })).toEqual({ _id: 'x1', name: 'Ana', age: 30 });
+    expect(await people().findOne({ name: 'Ana' })).toEqual({ _id: 'x1', name: 'Ana', age: 30 });
+    expect(await people().findOne({ _id: 'missing' })).toBeNull();
+  });
+
+  it('refuses a second document with the same _id, with code 11000', async () => {
+    await people().insertOne({ _id: 'x1', name: 'Ana' });
+    await expect(people().insertOne({ _id: 'x1', name: 'Other' })).rejects.toMatchObject({ code: DUPLICATE_KEY });
+    expect(await people().findOne({ _id: 'x1' })).toEqual({ _id: 'x1', name: 'Ana' });
+  });
+
+  it('sorts, skips, limits and projects', async () => {
+    await seedPeople();
+    const byAge = await people().find({ team: 'red' }, { sort: { age: -1 } }).toArray();
+    expect(byAge.map((p) => p._id)).toEqual(['p5', 'p3', 'p1']);
+    const page = await people().find({}, { sort: { age: 1 }, skip: 1, limit: 2 }).toArray();
+    expect(page.map((p) => p._id)).toEqual(['p2', 'p1']);
+    const projected = await people().find({ _id: 'p1' }, { projection: { name: 1 } }).toArray();
+    expect(projected).toEqual([{ _id: 'p1', name: 'Ana' }]);
+    const withoutId = await people().findOne({ _id: 'p2' }, { projection: { _id: 0, age: 1 } });
+    expect(withoutId).toEqual({ age: 25 });
+    const multi = await people().find({}, { sort: { team: 1, age: -1 }, projection: { _id: 1 } }).toArray();
+    expect(multi.map((p) => p._id)).toEqual(['p2', 'p4', 'p5', 'p3', 'p1']);
+  });
+
+  it('matches query operators: ranges, $in, arrays, $exists, $or, null for missing', async () => {
+    await seedPeople();
+    const ids = async (filter: Filter<Person>) =>
+      (await people().find(filter, { sort: { _id: 1 } }).toArray()).map((p) => p._id);
+    expect(await ids({ age: { $gte: 25, $lt: 45 } })).toEqual(['p1', 'p2', 'p3']);
+    expect(await ids({ team: { $in: ['blue', 'green'] } })).toEqual(['p2', 'p4']);
+    expect(await ids({ tags: 'b' })).toEqual(['p1', 'p2']);
+    expect(await ids({ 'tags.0': { $exists: true } })).toEqual(['p1', 'p2']);
+    expect(await ids({ $or: [{ age: { $lt: 20 } }, { name: 'Edu' }] })).toEqual(['p4', 'p5']);
+    expect(await ids({ tags: null })).toEqual(['p4', 'p5']);
+    expect(await ids({ name: { $regex: '^[AB]' } })).toEqual(['p1', 'p2']);
+  });
+
+  it('iterates a cursor asynchronously', async () => {
+    await seedPeople();
+    const seen: string[] = [];
+    for await (const person of people().find({ team: 'red' }, { sort: { _id: 1 } })) seen.push(person.name);
+    expect(seen).toEqual(['Ana', 'Caio', 'Edu']);
+  });
+
+  it('applies update operators', async () => {
+    await people().insertOne({ _id: 'u1', name: 'Ana', visits: 1, best: 5, worst: 5, tags: ['a'], scores: [1, 2, 3] });
+    const result = await people().updateOne(
+      { _id: 'u1' },
+      {
+        $set: { name: 'Ana Maria' },
+        $inc: { visits: 2 },
+        $max: { best: 9 },
+        $min: { worst: 2 },
+        $addToSet: { tags: { $each: ['a', 'b'] } },
+        $push: { scores: { $each: [4, 5, 6], $slice: -4 } },
+        $currentDate: { updatedAt: true },
+        $unset: { email: '' },
+      },
+    );
+    expect(result).toMatchObject({ matchedCount: 1, modifiedCount: 1, upsertedCount: 0 });
+    const doc = await people().findOne({ _id: 'u1' });
+    expect(doc).toMatchObject({ name: 'Ana Maria', visits: 3, best: 9, worst: 2, tags: ['a', 'b'], scores: [3, 4, 5, 6] });
+    expect(doc?.updatedAt).toBeInstanceOf(Date);
+
+    await people().updateOne({ _id: 'u1' }, { $pull: { scores: { $gte: 5 } }, $unset: { best: '' } });
+    const pulled = await people().findOne({ _id: 'u1' });
+    expect(pulled?.scores).toEqual([3, 4]);
+    expect(pulled).not.toHaveProperty('best');
+
+    const same = await people().updateOne({ _id: 'u1' }, { $set: { name: 'Ana Maria' } });
+    expect(same).toMatchObject({ matchedCount: 1, modifiedCount: 0 });
+    const none = await people().updateOne({ _id: 'nobody' }, { $set: { name: 'x' } });
+    expect(none).toMatchObject({ matchedCount: 0, modifiedCount: 0, upsertedCount: 0 });
+  });
+
+  it('updates many', async () => {
+    await seedPeople();
+    const result = await people().updateMany({ team: 'red' }, { $inc: { age: 1 } });
+    expect(result).toMatchObject({ matchedCount: 3, modifiedCount: 3 });
+    const ages = (await people().find({ team: 'red' }, { sort: { _id: 1 } }).toArray()).map((p) => p.age);
+    expect(ages).toEqual([32, 41, 53]);
+  });
+
+  it('upserts from the filter equalities, $setOnInsert and the update', async () => {
+    const first = await people().updateOne(
+      { _id: 'up1', team: 'red' },
+      { $set: { name: 'New' }, $setOnInsert: { createdAt: new Date(1000) }, $inc: { visits: 1 } },
+      { upsert: true },
+    );
+    expect(first).toMatchObject({ matchedCount: 0, modifiedCount: 0, upsertedCount: 1, upsertedId: 'up1' });
+    expect(await people().findOne({ _id: 'up1' })).toEqual({
+      _id: 'up1',
+      team: 'red',
+      name: 'New',
+      createdAt: new Date(1000),
+      visits: 1,
+    });
+
+    const second = await people().updateOne(
+      { _id: 'up1', team: 'red' },
+      { $set: { name: 'Again' }, $setOnInsert: { createdAt: new Date(2000) }, $inc: { visits: 1 } },
+      { upsert: true },
+    );
+    expect(second).toMatchObject({ matchedCount: 1, modifiedCount: 1, upsertedCount: 0 });
+    expect(await people().findOne({ _id: 'up1' })).toMatchObject({ name: 'Again', createdAt: new Date(1000), visits: 2 });
+  });
+
+  it('findOneAndUpdate returns the document before or after, upserts, sorts and projects', async () => {
+    await seedPeople();
+    const before = await people().findOneAndUpdate({ _id: 'p1' }, { $inc: { age: 1 } }, { returnDocument: 'before' });
+    expect(before).toMatchObject({ _id: 'p1', age: 31 });
+    const after = await people().findOneAndUpdate({ _id: 'p1' }, { $inc: { age: 1 } }, { returnDocument: 'after' });
+    expect(after).toMatchObject({ _id: 'p1', age: 33 });
+    const byDefault = await people().findOneAndUpdate({ _id: 'p1' }, { $set: { name: 'A' } }, {});
+    expect(byDefault).toMatchObject({ name: 'Ana' });
+
+    const oldestRed = await people().findOneAndUpdate(
+      { team: 'red' },
+      { $set: { tags: ['oldest'] } },
+      { sort: { age: -1 }, returnDocument: 'after', projection: { name: 1, tags: 1 } },
+    );
+    expect(oldestRed).toEqual({ _id: 'p5', name: 'Edu', tags: ['oldest'] });
+
+    expect(await people().findOneAndUpdate({ _id: 'nobody' }, { $set: { name: 'x' } }, { returnDocument: 'after' })).toBeNull();
+    expect(await people().findOneAndUpdate({ _id: 'n1' }, { $set: { name: 'N' } }, { upsert: true, returnDocument: 'before' })).toBeNull();
+    expect(await people().findOne({ _id: 'n1' })).toEqual({ _id: 'n1', name: 'N' });
+    const upserted = await people().findOneAndUpdate({ _id: 'n2' }, { $set: { name: 'M' } }, { upsert: true, returnDocument: 'after' });
+    expect(upserted).toEqual({ _id: 'n2', name: 'M' });
+  });
+
+  it('deletes one and many', async () => {
+    await seedPeople();
+    expect(await people().deleteOne({ team: 'red' })).toMatchObject({ deletedCount: 1 });
+    expect(await people().countDocuments({ team: 'red' })).toBe(2);
+    expect(await people().deleteMany({ team: 'red' })).toMatchObject({ deletedCount: 2 });
+    expect(await people().deleteOne({ team: 'red' })).toMatchObject({ deletedCount: 0 });
+    expect(await people().countDocuments()).toBe(2);
+  });
+
+  it('counts documents', async () => {
+    await seedPeople();
+    expect(await people().countDocuments()).toBe(5);
+    expect(await people().countDocuments({})).toBe(5);
+    expect(await people().countDocuments({ age: { $gt: 30 } })).toBe(3);
+  });
+
+  it('aggregates: $match, $group counts, $sort', async () => {
+    await seedPeople();
+    const counts = await people()
+      .aggregate<{ _id: string; count: number; oldest: number }>([
+        { $match: { age: { $gte: 20 } } },
+        { $group: { _id: '$team', count: { $sum: 1 }, oldest: { $max: '$age' } } },
+        { $sort: { _id: 1 } },
+      ])
+      .toArray();
+    expect(counts).toEqual([
+      { _id: 'blue', count: 1, oldest: 25 },
+      { _id: 'red', count: 3, oldest: 52 },
+    ]);
+  });
+
+  it('bulkWrite applies every kind of operation and counts them', async () => {
+    await seedPeople();
+    const result = await people().bulkWrite([
+      { insertOne: { document: { _id: 'b1', name: 'Bulk', team: 'blue' } } },
+      { updateOne: { filter: { _id: 'p1' }, update: { $set: { team: 'blue' } } } },
+      { updateMany: { filter: { team: 'red' }, update: { $inc: { age: 10 } } } },
+      { updateOne: { filter: { _id: 'b2' }, update: { $set: { name: 'Upserted' } }, upsert: true } },
+      { replaceOne: { filter: { _id: 'p4' }, replacement: { name: 'Replaced' } } },
+      { deleteOne: { filter: { _id: 'p2' } } },
+      { deleteMany: { filter: { team: 'nobody' } } },
+    ]);
+    expect(result).toMatchObject({ insertedCount: 1, matchedCount: 4, modifiedCount: 4, deletedCount: 1, upsertedCount: 1 });
+    expect(await people().findOne({ _id: 'p4' })).toEqual({ _id: 'p4', name: 'Replaced' });
+    expect(await people().findOne({ _id: 'b2' })).toEqual({ _id: 'b2', name: 'Upserted' });
+    expect((await people().find({ team: 'red' }, { sort: { _id: 1 } }).toArray()).map((p) => p.age)).toEqual([50, 62]);
+    expect(await people().countDocuments()).toBe(6);
+  });
+
+  it('bulkWrite of thousands of documents', async () => {
+    const docs = Array.from({ length: 3000 }, (_, i) => ({ insertOne: { document: { _id: `d${i}`, name: `n${i}`, age: i } } }));
+    expect(await people().bulkWrite(docs)).toMatchObject({ insertedCount: 3000 });
+    expect(await people().countDocuments({ age: { $gte: 1000 } })).toBe(2000);
+  });
+
+  it('an ordered bulkWrite stops at a duplicate key, keeping the writes before it', async () => {
+    await people().insertOne({ _id: 'x', name: 'X' });
+    const error = await people()
+      .bulkWrite([
+        { insertOne: { document: { _id: 'a', name: 'A' } } },
+        { insertOne: { document: { _id: 'x', name: 'dup' } } },
+        { insertOne: { document: { _id: 'c', name: 'C' } } },
+      ])
+      .catch((err: unknown) => err);
+    expect(error).toMatchObject({ code: DUPLICATE_KEY });
+    expect((await people().find({}, { sort: { _id: 1 } }).toArray()).map((p) => p._id)).toEqual(['a', 'x']);
+    expect(await people().findOne({ _id: 'x' })).toEqual({ _id: 'x', name: 'X' });
+  });
+
+  it('an unordered bulkWrite carries on past a duplicate key', async () => {
+    await people().insertOne({ _id: 'x', name: 'X' });
+    const error = await people()
+      .bulkWrite(
+        [
+          { insertOne: { document: { _id: 'a', name: 'A' } } },
+          { insertOne: { document: { _id: 'x', name: 'dup' } } },
+          { insertOne: { document: { _id: 'c', name: 'C' } } },
+        ],
+        { ordered: false },
+      )
+      .catch((err: unknown) => err);
+    expect(error).toMatchObject({ code: DUPLICATE_KEY });
+    expect((await people().find({}, { sort: { _id: 1 } }).toArray()).map((p) => p._id)).toEqual(['a', 'c', 'x']);
+  });
+
+  it('enforces unique indexes on insert, update, upsert and bulkWrite, changing nothing on violation', async () => {
+    const name = await people().createIndex({ email: 1 }, { unique: true });
+    expect(name).toBe('email_1');
+    expect(await people().createIndex({ email: 1 }, { unique: true })).toBe('email_1');
+    await people().insertOne({ _id: 'a', name: 'A', email: 'a@x.com' });
+    await people().insertOne({ _id: 'b', name: 'B', email: 'b@x.com' });
+    const snapshot = await people().find({}, { sort: { _id: 1 } }).toArray();
+
+    await expect(people().insertOne({ _id: 'c', name: 'C', email: 'a@x.com' })).rejects.toMatchObject({ code: DUPLICATE_KEY });
+    await expect(people().updateOne({ _id: 'b' }, { $set: { email: 'a@x.com', name: 'changed' } })).rejects.toMatchObject({
+      code: DUPLICATE_KEY,
+    });
+    await expect(
+      people().updateOne({ _id: 'c' }, { $set: { email: 'b@x.com' } }, { upsert: true }),
+    ).rejects.toMatchObject({ code: DUPLICATE_KEY });
+    await expect(
+      people().findOneAndUpdate({ _id: 'a' }, { $set: { email: 'b@x.com' } }, { returnDocument: 'after' }),
+    ).rejects.toMatchObject({ code: DUPLICATE_KEY });
+    await expect(
+      people().bulkWrite([{ updateOne: { filter: { _id: 'a' }, update: { $set: { email: 'b@x.com' } } } }]),
+    ).rejects.toMatchObject({ code: DUPLICATE_KEY });
+
+    expect(await people().find({}, { sort: { _id: 1 } }).toArray()).toEqual(snapshot);
+    // Freeing a value lets another document take it.
+    await people().updateOne({ _id: 'a' }, { $set: { email: 'new@x.com' } });
+    await people().updateOne({ _id: 'b' }, { $set: { email: 'a@x.com' } });
+    expect(await people().findOne({ email: 'a@x.com' })).toMatchObject({ _id: 'b' });
+  });
+
+  it('refuses to create a unique index over existing duplicates', async () => {
+    await people().insertOne({ _id: 'a', name: 'Same' });
+    await people().insertOne({ _id: 'b', name: 'Same' });
+    await expect(people().createIndex({ name: 1 }, { unique: true })).rejects.toMatchObject({ code: DUPLICATE_KEY });
+    await people().insertOne({ _id: 'c', name: 'Same' });
+  });
+
+  it('a sparse unique index allows many documents without the field; a plain one treats missing as null', async () => {
+    await people().createIndex({ email: 1 }, { unique: true, sparse: true });
+    await people().createIndex({ team: 1 }, { unique: true });
+    await people().insertOne({ _id: 'a', name: 'A' });
+    await people().insertOne({ _id: 'b', name: 'B', team: 'blue' });
+    await expect(people().insertOne({ _id: 'c', name: 'C' })).rejects.toMatchObject({ code: DUPLICATE_KEY });
+    expect(await people().countDocuments()).toBe(2);
+  });
+
+  it('compound indexes answer equality, $in and null queries like a scan', async () => {
+    await seedPeople();
+    await people().createIndex({ team: 1, age: -1 });
+    await people().createIndex({ trialEndedAt: 1 });
+    await people().updateOne({ _id: 'p2' }, { $set: { trialEndedAt: new Date(5) } });
+    await people().updateOne({ _id: 'p3' }, { $set: { trialEndedAt: null } });
+    const ids = async (filter: Filter<Person>) =>
+      (await people().find(filter, { sort: { _id: 1 } }).toArray()).map((p) => p._id);
+    expect(await ids({ team: 'red', age: 40 })).toEqual(['p3']);
+    expect(await ids({ team: { $in: ['red', 'green'] }, age: { $in: [19, 52] } })).toEqual(['p4', 'p5']);
+    expect(await ids({ team: 'red', age: { $gt: 35 } })).toEqual(['p3', 'p5']);
+    expect(await ids({ trialEndedAt: null })).toEqual(['p1', 'p3', 'p4', 'p5']);
+    expect(await ids({ trialEndedAt: new Date(5) })).toEqual(['p2']);
+  });
+
+  it('keeps Dates as Dates', async () => {
+    const at = new Date('2024-05-06T07:08:09.123Z');
+    await people().insertOne({ _id: 'd1', name: 'D', createdAt: at });
+    const doc = await people().findOne({ _id: 'd1' });
+    expect(doc?.createdAt).toBeInstanceOf(Date);
+    expect(doc?.createdAt?.getTime()).toBe(at.getTime());
+    expect(await people().countDocuments({ createdAt: { $gt: new Date('2024-01-01') } })).toBe(1);
+    expect(await people().countDocuments({ createdAt: at })).toBe(1);
+  });
+
+  it('applies 100 concurrent conditional debits atomically: exactly 50 of 1 from 50 succeed', async () => {
+    const accounts = store.collection<Account>('accounts');
+    await accounts.insertOne({ _id: 'acc', balance: 50, pending: [] });
+    const results = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        accounts.findOneAndUpdate(
+          { _id: 'acc', balance: { $gte: 1 } },
+          { $inc: { balance: -1 }, $push: { pending: { id: `m${i}`, amount: -1 } } },
+          { returnDocument: 'after' },
+        ),
+      ),
+    );
+    expect(results.filter((r) => r !== null)).toHaveLength(50);
+    const account = await accounts.findOne({ _id: 'acc' });
+    expect(account?.balance).toBe(0);
+    expect(account?.pending).toHaveLength(50);
+  });
+
+  it('never shares documents with callers', async () => {
+    const input: Person = { _id: 's1', name: 'Orig', tags: ['a'], createdAt: new Date(1000) };
+    await people().insertOne(input);
+    input.name = 'changed input';
+    input.tags!.push('changed');
+    input.createdAt!.setTime(0);
+
+    const found = await people().findOne({ _id: 's1' });
+    found!.name = 'changed output';
+    found!.tags!.push('changed');
+    found!.createdAt!.setTime(0);
+    const listed = await people().find({}).toArray();
+    listed[0]!.tags!.push('changed');
+    const updated = await people().findOneAndUpdate({ _id: 's1' }, { $set: { visits: 1 } }, { returnDocument: 'after' });
+    updated!.tags!.push('changed');
+    const aggregated = await people().aggregate<Person>([{ $match: { _id: 's1' } }]).toArray();
+    aggregated[0]!.tags!.push('changed');
+    const pushed = { nested: ['x'] };
+    await people().updateOne({ _id: 's1' }, { $set: { extra: pushed } });
+    pushed.nested.push('changed');
+
+    expect(await people().findOne({ _id: 's1' })).toEqual({
+      _id: 's1',
+      name: 'Orig',
+      tags: ['a'],
+      createdAt: new Date(1000),
+      visits: 1,
+      extra: { nested: ['x'] },
+    });
+  });
+}
+
+describe('embedded store', () => {
+  const dirs: string[] = [];
+  afterAll(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }))));
+  conformance(async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'prospecta-store-'));
+    dirs.push(dir);
+    const store = await openEmbeddedStore(dir);
+    return { store, dispose: () => store.close() };
+  });
+});
+
+const mongo = await mongoForTests();
+if ('reason' in mongo) console.warn(`Skipping the MongoDB half of the store conformance tests: ${mongo.reason}.`);
+
+describe.skipIf(!mongo.uri)('mongodb store', () => {
+  afterAll(() => (mongo.uri ? mongo.stop() : undefined));
+  conformance(async () => {
+    const dbName = `prospecta_test_${randomUUID().replaceAll('-', '')}`;
+    const store = await openMongoStore(mongo.uri!, dbName);
+    return {
+      store,
+      async dispose() {
+        await store.close();
+        const client = await MongoClient.connect(mongo.uri!);
+        await client.db(dbName).dropDatabase();
+        await client.close();
+      },
+    };
+  });
+});

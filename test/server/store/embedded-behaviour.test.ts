@@ -1,0 +1,141 @@
+/**
+ * Embedded-store behaviour beyond the shared conformance suite: what MongoDB does too but is
+ * slow or awkward to show there (TTL), and the embedded store's own guarantees (all-or-nothing
+ * writes, string ids, refusing values the journal cannot hold, stopping after a failed fsync).
+ */
+import { mkdtemp, open, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { openEmbeddedStore, type EmbeddedStoreOptions } from '../../../server/store/embedded/store.ts';
+import { DUPLICATE_KEY, type Store } from '../../../server/store/port.ts';
+
+interface Doc {
+  _id: string;
+  name?: string;
+  email?: string;
+  emails?: string[];
+  at?: Date;
+  items?: Array<{ sku: string; qty: number }>;
+  value?: unknown;
+}
+
+let dir: string;
+let store: Store;
+
+async function reopen(options: EmbeddedStoreOptions = {}): Promise<void> {
+  await store.close();
+  store = await openEmbeddedStore(dir, options);
+}
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'prospecta-embedded-'));
+  store = await openEmbeddedStore(dir);
+});
+
+afterEach(async () => {
+  await store.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const docs = () => store.collection<Doc>('docs');
+
+describe('embedded store', () => {
+  it('removes documents past a TTL index expiry', async () => {
+    await reopen({ ttlSweepIntervalMs: 20 });
+    await docs().createIndex({ at: 1 }, { expireAfterSeconds: 60 });
+    await docs().insertOne({ _id: 'old', at: new Date(Date.now() - 61_000) });
+    await docs().insertOne({ _id: 'fresh', at: new Date() });
+    await docs().insertOne({ _id: 'no-date', name: 'kept' });
+    await vi.waitFor(async () => expect(await docs().findOne({ _id: 'old' })).toBeNull(), { timeout: 2000, interval: 20 });
+    expect((await docs().find({}, { sort: { _id: 1 } }).toArray()).map((d) => d._id)).toEqual(['fresh', 'no-date']);
+  });
+
+  it('makes updateMany all-or-nothing when one document would break a unique index', async () => {
+    await docs().createIndex({ email: 1 }, { unique: true, sparse: true });
+    await docs().insertOne({ _id: 'a', email: 'a@x' });
+    await docs().insertOne({ _id: 'b', email: 'b@x' });
+    await expect(docs().updateMany({}, { $set: { email: 'same@x' } })).rejects.toMatchObject({ code: DUPLICATE_KEY });
+    expect((await docs().find({}, { sort: { _id: 1 } }).toArray()).map((d) => d.email)).toEqual(['a@x', 'b@x']);
+    await reopen();
+    expect((await docs().find({}, { sort: { _id: 1 } }).toArray()).map((d) => d.email)).toEqual(['a@x', 'b@x']);
+  });
+
+  it('indexes array elements: unique across documents, and found by element', async () => {
+    await docs().createIndex({ emails: 1 }, { unique: true });
+    await docs().insertOne({ _id: 'a', emails: ['a@x', 'shared@x'] });
+    await expect(docs().insertOne({ _id: 'b', emails: ['b@x', 'shared@x'] })).rejects.toMatchObject({ code: DUPLICATE_KEY });
+    await docs().insertOne({ _id: 'b', emails: ['b@x'] });
+    expect((await docs().findOne({ emails: 'shared@x' }))?._id).toBe('a');
+
+    await docs().createIndex({ 'items.sku': 1 });
+    await docs().updateOne({ _id: 'a' }, { $set: { items: [{ sku: 's1', qty: 1 }, { sku: 's2', qty: 2 }] } });
+    expect((await docs().findOne({ 'items.sku': 's2' }))?._id).toBe('a');
+    expect((await docs().find({ 'items.sku': null }).toArray()).map((d) => d._id)).toEqual(['b']);
+  });
+
+  it('gives string UUIDs to documents inserted or upserted without an _id', async () => {
+    const inserted = { name: 'no id' } as Doc;
+    const { insertedId } = await docs().insertOne(inserted);
+    expect(insertedId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(inserted._id).toBe(insertedId);
+    const { upsertedId } = await docs().updateOne({ name: 'upserted' }, { $set: { email: 'u@x' } }, { upsert: true });
+    expect(await docs().findOne({ _id: upsertedId as string })).toEqual({ _id: upsertedId, name: 'upserted', email: 'u@x' });
+  });
+
+  it('refuses values the journal could not give back, changing nothing', async () => {
+    await expect(docs().insertOne({ _id: 'm', value: new Map() })).rejects.toThrow(/cannot store a Map/);
+    await docs().insertOne({ _id: 'ok', value: 1 });
+    await expect(docs().updateOne({ _id: 'ok' }, { $set: { value: 10n } })).rejects.toThrow();
+    expect(await docs().find({}).toArray()).toEqual([{ _id: 'ok', value: 1 }]);
+  });
+
+  it('keeps non-finite numbers and nested Dates across a restart', async () => {
+    const value = { inf: Infinity, nan: NaN, when: [new Date(7)] };
+    await docs().insertOne({ _id: 'n', value });
+    await reopen();
+    expect((await docs().findOne({ _id: 'n' }))?.value).toEqual(value);
+  });
+
+  it('reports index conflicts like MongoDB', async () => {
+    await docs().createIndex({ email: 1 }, { name: 'by_email' });
+    await expect(docs().createIndex({ name: 1 }, { name: 'by_email' })).rejects.toMatchObject({ code: 86 });
+    await expect(docs().createIndex({ email: 1 }, { unique: true })).rejects.toMatchObject({ code: 85 });
+    expect(await docs().createIndex({ _id: 1 })).toBe('_id_');
+  });
+
+  it('refuses an update that changes _id, and writes after close', async () => {
+    await docs().insertOne({ _id: 'a', name: 'A' });
+    await expect(docs().updateOne({ _id: 'a' }, { $set: { _id: 'b' } })).rejects.toMatchObject({ code: 66 });
+    expect(await docs().updateOne({ _id: 'a' }, { $set: { _id: 'a', name: 'B' } })).toMatchObject({ modifiedCount: 1 });
+    const closed = docs();
+    await store.close();
+    await expect(closed.insertOne({ _id: 'late' })).rejects.toMatchObject({ code: 'STORE_CLOSED' });
+    store = await openEmbeddedStore(dir);
+  });
+
+  it('stops accepting writes once a journal fsync fails', async () => {
+    const probe = await open(join(dir, 'probe'), 'w');
+    const handleType = Object.getPrototypeOf(probe) as { datasync(): Promise<void> };
+    await probe.close();
+    const failing = vi.spyOn(handleType, 'datasync').mockRejectedValueOnce(new Error('EIO: simulated'));
+    try {
+      await expect(docs().insertOne({ _id: 'lost' })).rejects.toMatchObject({ code: 'STORE_JOURNAL_FAILED' });
+      await expect(docs().insertOne({ _id: 'later' })).rejects.toMatchObject({ code: 'STORE_JOURNAL_FAILED' });
+      expect(await docs().findOne({ _id: 'later' })).toBeNull();
+    } finally {
+      failing.mockRestore();
+    }
+    await expect(store.close()).rejects.toMatchObject({ code: 'STORE_JOURNAL_FAILED' });
+    store = await openEmbeddedStore(dir);
+    expect(await docs().findOne({ _id: 'later' })).toBeNull();
+  });
+
+  it('waits for pending writes on close', async () => {
+    const writes = Array.from({ length: 20 }, (_, i) => docs().insertOne({ _id: `w${i}` }));
+    await store.close();
+    await Promise.all(writes);
+    store = await openEmbeddedStore(dir);
+    expect(await docs().countDocuments()).toBe(20);
+  });
+});

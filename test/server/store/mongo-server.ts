@@ -1,0 +1,51 @@
+/**
+ * Finds a MongoDB for the MongoDB half of the store tests: MONGODB_URI when set, else a
+ * mongodb-memory-server instance. That needs a mongod binary (on PATH, cached, or downloaded);
+ * offline with none, it fails within seconds and the half is skipped with the reason printed.
+ */
+import { existsSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { MongoMemoryServer } from 'mongodb-memory-server-core';
+
+export type MongoForTests = { uri: string; stop(): Promise<void> } | { uri: undefined; reason: string };
+
+const START_TIMEOUT_MS = 15_000;
+
+function mongodOnPath(): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    const candidate = join(dir, 'mongod');
+    if (dir && existsSync(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+export async function mongoForTests(): Promise<MongoForTests> {
+  const configured = process.env.MONGODB_URI;
+  if (configured) return { uri: configured, stop: async () => {} };
+
+  const onPath = mongodOnPath();
+  if (onPath) process.env.MONGOMS_SYSTEM_BINARY ??= onPath;
+  // One download attempt is enough to learn there is no network; the default retries take seconds.
+  process.env.MONGOMS_MAX_RETRIES ??= '0';
+
+  // It prints a long stack when it fails; the caller prints the one line that matters instead.
+  const warn = console.warn;
+  console.warn = () => {};
+  const starting = MongoMemoryServer.create();
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS);
+  });
+  try {
+    const server = await Promise.race([starting, timeout]);
+    return { uri: server.getUri(), stop: () => server.stop().then(() => undefined) };
+  } catch (err) {
+    // If it starts after all, do not leave a mongod running.
+    starting.then((server) => server.stop()).catch(() => {});
+    const why = (err as Error).message.replace(/\s+/g, ' ').trim().slice(0, 200);
+    return { uri: undefined, reason: `no MONGODB_URI, and mongodb-memory-server could not start a mongod (${why})` };
+  } finally {
+    clearTimeout(timer);
+    console.warn = warn;
+  }
+}

@@ -16,7 +16,9 @@ const SHUTDOWN_GRACE_MS = 10_000;
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const log = pino({ level: config.logLevel, base: { service: 'prospecta' } });
+  // Asynchronous writes: a synchronous write per access-log line costs a syscall per request.
+  const destination = pino.destination({ dest: 1, sync: false });
+  const log = pino({ level: config.logLevel, base: { service: 'prospecta' } }, destination);
   const runtime = await bootstrap(config, log, VERSION);
   const { services } = runtime;
 
@@ -35,9 +37,7 @@ async function main(): Promise<void> {
     server.once('listening', resolve);
     server.once('error', reject);
   });
-  const address = server.address();
-  log.info({ address, store: services.store.kind, version: VERSION }, 'prospecta listening');
-
+  // Handlers first: once the line below is out, a supervisor may already send SIGTERM.
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
@@ -52,10 +52,14 @@ async function main(): Promise<void> {
     control?.close();
     await runtime.close();
     log.info('stopped');
+    destination.flushSync();
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+
+  const address = server.address();
+  log.info({ address, store: services.store.kind, version: VERSION }, 'prospecta listening');
 }
 
 main().catch((err: unknown) => {

@@ -25,7 +25,8 @@ export function jsonBody(): Middleware {
     parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH],
   });
   return async (ctx, next) => {
-    if (METHODS_WITH_BODY.has(ctx.method) && hasBody(ctx)) {
+    if (!METHODS_WITH_BODY.has(ctx.method)) return next();
+    if (hasBody(ctx)) {
       if (!ctx.is('application/json', '+json')) {
         throw new ApiError(415, 'unsupported_media_type', 'Send the body as application/json.');
       }

@@ -70,11 +70,18 @@ async function handle(
     if (blocker) throw new ApiError(402, 'plan_required', blocker);
   }
 
-  // `close` on the response before it finished means the client went away.
-  const abort = new AbortController();
-  ctx.res.once('close', () => {
-    if (!ctx.res.writableFinished) abort.abort();
-  });
+  // Created on first use: most handlers never pass a signal on. `close` on the response before
+  // it finished means the client went away.
+  let abort: AbortController | undefined;
+  const abortController = () => {
+    if (!abort) {
+      const controller = (abort = new AbortController());
+      ctx.res.once('close', () => {
+        if (!ctx.res.writableFinished) controller.abort();
+      });
+    }
+    return abort;
+  };
   const context: HandlerContext = {
     operationId: id,
     get workspaceId() {
@@ -84,7 +91,9 @@ async function handle(
     principal,
     services,
     log: ctx.state.log,
-    signal: abort.signal,
+    get signal() {
+      return abortController().signal;
+    },
     charge: async (amount, detail) => {
       await services.credits.debit(context.workspaceId, amount, id, detail);
     },
@@ -92,7 +101,7 @@ async function handle(
 
   const result = await run(input as never, context);
   if (op.stream) {
-    sendEventStream(ctx, result as AsyncIterable<StreamEvent>, abort);
+    sendEventStream(ctx, result as AsyncIterable<StreamEvent>, abortController());
     return;
   }
   ctx.status = successStatus(op);

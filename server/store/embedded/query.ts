@@ -7,11 +7,30 @@ import type { Cursor, Document, FindOptions, Sort } from '../port.ts';
 import { cloneValue, type Doc } from './codec.ts';
 import type { Table } from './table.ts';
 
+type Scalar = string | number | boolean;
+
+const isScalar = (value: unknown): value is Scalar =>
+  typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && !Number.isNaN(value));
+
+/**
+ * MongoDB equality of a top-level field with a scalar: the value itself, or an array holding it.
+ * Numbers compare by value (1 and 1.0 are one number in JavaScript as in BSON).
+ */
+function equals(doc: Doc, field: string, value: Scalar): boolean {
+  const actual = doc[field];
+  return actual === value || (Array.isArray(actual) && actual.includes(value));
+}
+
 function compileFilter(filter: Document): (doc: Doc) => boolean {
-  const keys = Object.keys(filter);
-  if (keys.length === 0) return () => true;
-  // The commonest filter, and compiling a mingo query costs more than the lookup it guards.
-  if (keys.length === 1 && typeof filter._id === 'string') return (doc) => doc._id === filter._id;
+  const entries = Object.entries(filter);
+  if (entries.length === 0) return () => true;
+  // Building a mingo Query sets up its whole operator table, which costs far more than the
+  // lookups hot paths make (`{_id}`, `{hash}`, `{workspaceId, status}`): plain equality of
+  // top-level fields with scalars is tested directly; everything else goes to mingo.
+  if (entries.every(([field, value]) => !field.includes('.') && !field.startsWith('$') && isScalar(value))) {
+    const pairs = entries as Array<[string, Scalar]>;
+    return (doc) => pairs.every(([field, value]) => equals(doc, field, value));
+  }
   const query = new Query(filter);
   return (doc) => query.test(doc);
 }
@@ -52,9 +71,55 @@ function sortSpec(sort: Sort): Record<string, 1 | -1> {
   return spec;
 }
 
+function valueAt(doc: Doc, path: string): unknown {
+  let value: unknown = doc;
+  for (const key of path.split('.')) {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return value;
+}
+
+/**
+ * Sorts natively when every sort key holds only numbers, only strings or only Dates (missing
+ * allowed, first, as MongoDB orders null before them): the same order as MongoDB's, without
+ * mingo's per-query setup. Mixed types, arrays and objects go to mingo's full comparison.
+ */
+function nativeSort(docs: Doc[], spec: Record<string, 1 | -1>): Doc[] | null {
+  const fields = Object.entries(spec);
+  const keyed: Array<{ doc: Doc; keys: Array<number | string | undefined> }> = [];
+  const kinds = fields.map(() => new Set<string>());
+  for (const doc of docs) {
+    const keys = fields.map(([path], i) => {
+      const value = valueAt(doc, path);
+      if (value === undefined || value === null) return undefined;
+      const kind = value instanceof Date ? 'date' : typeof value;
+      kinds[i]!.add(kind);
+      return value instanceof Date ? value.getTime() : (value as number | string);
+    });
+    keyed.push({ doc, keys });
+  }
+  if (kinds.some((k) => k.size > 1 || [...k].some((kind) => !['number', 'string', 'date'].includes(kind)))) return null;
+  keyed.sort((a, b) => {
+    for (let i = 0; i < fields.length; i++) {
+      const x = a.keys[i];
+      const y = b.keys[i];
+      if (x === y) continue;
+      const order = x === undefined ? -1 : y === undefined ? 1 : x < y ? -1 : 1;
+      return order * fields[i]![1];
+    }
+    return 0;
+  });
+  return keyed.map((k) => k.doc);
+}
+
 /** Orders, skips and limits stored documents (references in, references out). */
 export function arrange(docs: Doc[], options: Pick<FindOptions, 'sort' | 'skip' | 'limit'>): Doc[] {
-  const sorted = options.sort === undefined ? docs : new Query({}).find<Doc>(docs).sort(sortSpec(options.sort)).all();
+  let sorted = docs;
+  if (options.sort !== undefined) {
+    const spec = sortSpec(options.sort);
+    sorted = nativeSort(docs, spec) ?? new Query({}).find<Doc>(docs).sort(spec).all();
+  }
   const skip = options.skip ?? 0;
   // As in MongoDB, a negative limit means the same as its absolute value for a plain find.
   const limit = Math.abs(options.limit ?? 0);

@@ -17,7 +17,11 @@ export interface Runtime {
 }
 
 export async function bootstrap(config: Config, log: Logger, version: string): Promise<Runtime> {
-  const store = await openStore({ mongodbUri: config.mongodbUri, dataDir: config.dataDir });
+  const store = await openStore({
+    mongodbUri: config.mongodbUri,
+    dataDir: config.dataDir,
+    onBackgroundError: (err) => log.error({ err }, 'store background work failed'),
+  });
   const closers: Array<() => Promise<unknown>> = [() => store.close()];
   try {
     await ensureIndexes(store, indexDeclarations);

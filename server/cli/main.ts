@@ -34,7 +34,11 @@ function parse(argv: string[]): ControlRequest {
     },
   });
   const command = positionals.slice(0, 2).join(' ');
-  if (values.help || !commands[command]) fail(values.help ? usage() : `${command ? `unknown command "${command}"\n` : ''}${usage()}`, 2);
+  if (values.help) {
+    process.stdout.write(`${usage()}\n`);
+    process.exit(0);
+  }
+  if (!commands[command]) fail(`${command ? `unknown command "${command}"\n` : ''}${usage()}`, 2);
   const { help: _help, ...args } = values;
   return { command, args: args as Record<string, string | undefined> };
 }

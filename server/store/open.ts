@@ -8,10 +8,13 @@ export interface StoreConfig {
   mongodbUri?: string | undefined;
   /** The embedded store's directory, used when there is no MongoDB URI. */
   dataDir: string;
+  /** Where failures of background work (compaction, TTL sweeps) are reported. */
+  onBackgroundError?: (err: Error) => void;
 }
 
 export function openStore(config: StoreConfig): Promise<Store> {
-  return config.mongodbUri ? openMongoStore(config.mongodbUri) : openEmbeddedStore(config.dataDir);
+  if (config.mongodbUri) return openMongoStore(config.mongodbUri);
+  return openEmbeddedStore(config.dataDir, config.onBackgroundError ? { onBackgroundError: config.onBackgroundError } : {});
 }
 
 /** Creates every declared index; idempotent, so it runs at every start. */

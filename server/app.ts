@@ -17,7 +17,7 @@ import { requestContext } from './http/request-context.ts';
 import { buildRouter } from './http/routes.ts';
 import type { AppState } from './http/state.ts';
 import { throttle } from './http/throttle.ts';
-import { versioning } from './http/versioning.ts';
+import { stripVersionPrefix, versioning } from './http/versioning.ts';
 import type { Services } from './services.ts';
 
 export interface AppOptions {
@@ -33,8 +33,8 @@ export function createApp(services: Services, options: AppOptions = {}): Koa<App
   app.silent = true;
 
   const openapi = buildOpenApi(services.version);
-  const router = buildRouter(services, { ...defaultHandlers, ...options.handlers } as Handlers, (r, prefix) => {
-    r.get(`${prefix}/openapi.json`, (ctx) => {
+  const router = buildRouter(services, { ...defaultHandlers, ...options.handlers } as Handlers, (r) => {
+    r.get('/openapi.json', (ctx) => {
       ctx.body = openapi;
     });
   });
@@ -45,6 +45,7 @@ export function createApp(services: Services, options: AppOptions = {}): Koa<App
     identify(services.keys),
     throttle(services.rateLimiter),
     versioning(),
+    stripVersionPrefix(),
     jsonBody(),
     unmatchedRoutes(),
   ];

@@ -66,8 +66,8 @@ export function unmatchedRoutes(): Middleware {
     await next();
     if (ctx.body != null) return;
     if (ctx.status === 405 || ctx.status === 501) {
-      throw new ApiError(405, 'method_not_allowed', `${ctx.path} does not accept ${ctx.method}; use ${ctx.response.get('Allow')}.`);
+      throw new ApiError(405, 'method_not_allowed', `${ctx.originalUrl.split('?')[0]} does not accept ${ctx.method}; use ${ctx.response.get('Allow')}.`);
     }
-    if (ctx.status === 404) throw new ApiError(404, 'not_found', `No operation at ${ctx.method} ${ctx.path}.`);
+    if (ctx.status === 404) throw new ApiError(404, 'not_found', `No operation at ${ctx.method} ${ctx.originalUrl.split('?')[0]}.`);
   };
 }

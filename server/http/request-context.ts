@@ -24,7 +24,7 @@ export function requestContext(log: Logger): Middleware {
       ctx.state.log.info(
         {
           method: ctx.method,
-          path: ctx.path,
+          path: ctx.originalUrl.split('?')[0],
           status: ctx.status,
           ms: Math.round(ms * 10) / 10,
           workspaceId: ctx.state.principal?.workspaceId,

@@ -1,6 +1,7 @@
 /**
- * Koa routes generated from the operation registry, at `/v1` and at the bare root alias. Each
- * route runs the same steps in the same order: scope, validation, plan, handler, response.
+ * Koa routes generated from the operation registry. They are registered once, without the
+ * version prefix (versioning.ts strips `/v1`, so the bare root is the alias). Each route runs the
+ * same steps in the same order: scope, validation, plan, handler, response.
  */
 import Router from '@koa/router';
 import { operations, type OperationId } from '../../shared/operations/index.ts';
@@ -14,24 +15,20 @@ import { sendEventStream } from './sse.ts';
 import type { AppContext } from './state.ts';
 import { compileValidators } from './validate.ts';
 
-export const API_PREFIXES = ['/v1', ''];
-
 export function koaPath(path: string): string {
   return path.replace(/\{(\w+)\}/g, ':$1');
 }
 
-export function buildRouter(services: Services, handlers: Handlers, extraRoutes: (router: Router, prefix: string) => void): Router {
+export function buildRouter(services: Services, handlers: Handlers, extraRoutes: (router: Router) => void): Router {
   const router = new Router();
   const validate = compileValidators(operations);
-  for (const prefix of API_PREFIXES) {
-    extraRoutes(router, prefix);
-    for (const id of Object.keys(operations) as OperationId[]) {
-      const op: Operation = operations[id];
-      const run = handlers[id] as Handler<OperationId>;
-      router.register(prefix + koaPath(op.path), [op.method], async (ctx) => {
-        await handle(ctx as unknown as AppContext & { params: Record<string, string> }, id, op, run, services, validate);
-      });
-    }
+  extraRoutes(router);
+  for (const id of Object.keys(operations) as OperationId[]) {
+    const op: Operation = operations[id];
+    const run = handlers[id] as Handler<OperationId>;
+    router.register(koaPath(op.path), [op.method], async (ctx) => {
+      await handle(ctx as unknown as AppContext & { params: Record<string, string> }, id, op, run, services, validate);
+    });
   }
   return router;
 }

@@ -17,3 +17,11 @@ export function versioning(): Middleware {
     await next();
   };
 }
+
+/** `/v1/…` is the preferred root and the bare root its alias: routes are registered once, bare. */
+export function stripVersionPrefix(): Middleware {
+  return async (ctx, next) => {
+    if (ctx.path === '/v1' || ctx.path.startsWith('/v1/')) ctx.path = ctx.path.slice(3) || '/';
+    await next();
+  };
+}

@@ -1,0 +1,93 @@
+/**
+ * The server-sent-events binding, with a test handler standing in for the stream operations
+ * until their issues land: events arrive in order, and a client that leaves stops the work.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { HandlerContext, StreamEvent } from '../../../server/handlers/types.ts';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+
+let app: TestApp;
+let key: string;
+const seen = { finished: false, aborted: false, pagesSent: 0 };
+
+async function* pages(_input: unknown, _ctx: HandlerContext): AsyncGenerator<StreamEvent> {
+  try {
+    for (let i = 0; i < 3; i++) {
+      yield { event: 'page', data: { source: `s${i}`, results: [{ name: `p${i}`, source: `s${i}` }] } };
+      seen.pagesSent++;
+    }
+    yield { event: 'done', data: { total: 3, sources: [] } };
+  } finally {
+    seen.finished = true;
+  }
+}
+
+async function* endless(_input: unknown, ctx: HandlerContext): AsyncGenerator<StreamEvent> {
+  ctx.signal.addEventListener('abort', () => (seen.aborted = true));
+  try {
+    for (;;) {
+      yield { event: 'page', data: { source: 'slow', results: [] } };
+      seen.pagesSent++;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  } finally {
+    seen.finished = true;
+  }
+}
+
+beforeAll(async () => {
+  app = await startTestApp({}, { handlers: { streamPeople: pages as never, streamCompanies: endless as never } });
+  key = (await app.workspace('active')).apiKey;
+});
+afterAll(() => app.close());
+
+describe('server-sent events', () => {
+  it('sends each event as event/data lines, in order, then ends', async () => {
+    Object.assign(seen, { finished: false, pagesSent: 0 });
+    const res = await fetch(`${app.url}/v1/api/sourcing/people/stream`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ jobTitle: 'CTO', limit: 3 }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(res.headers.get('ratelimit')).toBeTruthy();
+    const text = await res.text();
+    const events = text
+      .trim()
+      .split('\n\n')
+      .map((block) => {
+        const [event, data] = block.split('\n');
+        return { event: event!.replace('event: ', ''), data: JSON.parse(data!.replace('data: ', '')) };
+      });
+    expect(events.map((e) => e.event)).toEqual(['page', 'page', 'page', 'done']);
+    expect(events[0]!.data).toEqual({ source: 's0', results: [{ name: 'p0', source: 's0' }] });
+    expect(seen.finished).toBe(true);
+  });
+
+  it('validates the body before streaming', async () => {
+    const res = await app.request('POST', '/v1/api/sourcing/people/stream', { key, body: { limit: 26 } });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toContain('limit');
+  });
+
+  it('a client that disconnects stops the handler and aborts its signal', async () => {
+    Object.assign(seen, { finished: false, aborted: false, pagesSent: 0 });
+    const controller = new AbortController();
+    const res = await fetch(`${app.url}/v1/api/companies/search/stream`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: '{}',
+      signal: controller.signal,
+    });
+    const reader = res.body!.getReader();
+    await reader.read();
+    controller.abort();
+    for (let i = 0; i < 100 && !seen.finished; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(seen.finished).toBe(true);
+    expect(seen.aborted).toBe(true);
+    const sentAtStop = seen.pagesSent;
+    await new Promise((r) => setTimeout(r, 100));
+    expect(seen.pagesSent).toBe(sentAtStop);
+  });
+});

@@ -7,6 +7,7 @@ import { ApiKeys, apiKeyIndexes } from './auth/keys.ts';
 import type { Config } from './config.ts';
 import { Credits, ledgerIndexes } from './credits/ledger.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
+import { Companies, companyIndexes } from './registry-data/companies.ts';
 import type { IndexDeclaration, Store } from './store/port.ts';
 import { Workspaces, workspaceIndexes } from './workspaces.ts';
 
@@ -17,12 +18,18 @@ export interface Services {
   workspaces: Workspaces;
   keys: ApiKeys;
   credits: Credits;
+  companies: Companies;
   rateLimiter: RateLimiter;
   version: string;
 }
 
 /** Every index the repositories declare; created at start-up on either store. */
-export const indexDeclarations: IndexDeclaration[] = [...workspaceIndexes, ...apiKeyIndexes, ...ledgerIndexes];
+export const indexDeclarations: IndexDeclaration[] = [
+  ...workspaceIndexes,
+  ...apiKeyIndexes,
+  ...ledgerIndexes,
+  ...companyIndexes,
+];
 
 export function createServices(deps: {
   config: Config;
@@ -37,5 +44,6 @@ export function createServices(deps: {
     workspaces,
     keys: new ApiKeys(deps.store, deps.config.keyCacheSeconds * 1000),
     credits: new Credits(deps.store, workspaces),
+    companies: new Companies(deps.store),
   };
 }

@@ -5,6 +5,7 @@
 import { getCredits } from './get-credits.ts';
 import { getHealth } from './get-health.ts';
 import { listProviders } from './list-providers.ts';
+import { lookupCnpjBatch } from './lookup-cnpj-batch.ts';
 import { notImplemented } from './not-implemented.ts';
 import type { Handlers } from './types.ts';
 
@@ -12,13 +13,13 @@ export const handlers: Handlers = {
   getHealth,
   listProviders,
   getCredits,
+  lookupCnpjBatch,
 
   searchPeople: notImplemented,
   streamPeople: notImplemented,
   hydratePeople: notImplemented,
   searchCompanies: notImplemented,
   streamCompanies: notImplemented,
-  lookupCnpjBatch: notImplemented,
   enrich: notImplemented,
   research: notImplemented,
   aiColumn: notImplemented,

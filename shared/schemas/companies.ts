@@ -57,7 +57,10 @@ export const CompanyStreamBody = Type.Object(
   { additionalProperties: false, description: 'Company search filters, all optional.' },
 );
 
-const Cnpj = Type.String({ pattern: '^[0-9]{14}$', description: 'A CNPJ, digits only.' });
+const Cnpj = Type.String({
+  pattern: '^[0-9A-Z]{12}[0-9]{2}$',
+  description: 'A CNPJ without punctuation: 14 characters, letters allowed in the first 12 (alphanumeric CNPJs, July 2026).',
+});
 
 export const Company = OpenObject('A company.', {
   cnpj: Cnpj,

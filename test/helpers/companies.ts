@@ -1,0 +1,44 @@
+/** Company documents shaped as the Receita Federal importer writes them. */
+import { cnpjCheckDigits } from '../../server/registry-data/cnpj.ts';
+import type { CompanyDoc } from '../../server/registry-data/companies.ts';
+
+/** A valid CNPJ from a root and an establishment order (`0001` is usually the head office). */
+export function makeCnpj(root: string, order = '0001'): string {
+  const first12 = root.padStart(8, '0') + order;
+  return first12 + cnpjCheckDigits(first12);
+}
+
+export function companyDoc(cnpj: string, overrides: Partial<CompanyDoc> = {}): CompanyDoc {
+  return {
+    _id: cnpj,
+    cnpj,
+    root: cnpj.slice(0, 8),
+    name: `EMPRESA ${cnpj.slice(0, 8)} LTDA`,
+    tradeName: null,
+    establishment: cnpj.slice(8, 12) === '0001' ? 'MATRIZ' : 'FILIAL',
+    registrationStatus: 'ATIVA',
+    registrationStatusDate: '2015-03-02',
+    openingDate: '2015-03-02',
+    mainActivity: { code: '6201501', description: 'Desenvolvimento de programas de computador sob encomenda' },
+    secondaryActivities: [],
+    legalNature: { code: '2062', description: 'Sociedade Empresária Limitada' },
+    capital: 50000,
+    fiscalSize: '01',
+    simplesOption: true,
+    meiOption: false,
+    address: {
+      street: 'RUA DAS FLORES',
+      number: '100',
+      complement: null,
+      district: 'CENTRO',
+      zipCode: '01001000',
+      city: 'SAO PAULO',
+      state: 'SP',
+    },
+    phones: ['1133334444'],
+    email: null,
+    partners: [],
+    release: '2026-10',
+    ...overrides,
+  };
+}

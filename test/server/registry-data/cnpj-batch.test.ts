@@ -1,0 +1,90 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CompanyDoc } from '../../../server/registry-data/companies.ts';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
+
+let app: TestApp;
+const acme = makeCnpj('11222333');
+const acmeBranch = makeCnpj('11222333', '0002');
+const alnum = '12ABC34501DE35';
+const absent = makeCnpj('44555666');
+
+beforeAll(async () => {
+  app = await startTestApp();
+  const companies = app.services.store.collection<CompanyDoc>('companies');
+  for (const cnpj of [acme, acmeBranch, alnum]) await companies.insertOne(companyDoc(cnpj));
+});
+afterAll(() => app.close());
+
+const lookup = (key: string, cnpjs: unknown) => app.request('POST', '/v1/api/companies/cnpj/batch', { key, body: { cnpjs } });
+
+describe('POST /api/companies/cnpj/batch', () => {
+  it('splits results, notFound and invalid; keeps the first of duplicates; accepts punctuation', async () => {
+    const { apiKey } = await app.workspace();
+    const res = await lookup(apiKey, [
+      '11.222.333/0001-81',
+      absent,
+      '11222333000182',
+      acme,
+      '12.abc.345/01de-35',
+      acmeBranch,
+      '00.000.000/0000-00',
+    ]);
+    expect(res.status).toBe(200);
+    expect(res.body.results.map((c: { cnpj: string }) => c.cnpj)).toEqual([acme, alnum, acmeBranch]);
+    expect(res.body.results[0]).toMatchObject({
+      cnpj: acme,
+      name: expect.any(String),
+      source: 'receita_federal',
+      registrationStatus: 'ATIVA',
+      address: { state: 'SP' },
+    });
+    expect(res.body.results[0]).not.toHaveProperty('_id');
+    expect(res.body.notFound).toEqual([absent]);
+    expect(res.body.invalid).toEqual(['11222333000182', '00000000000000']);
+  });
+
+  it('charges 1 credit per company found, and nothing when none is found', async () => {
+    const { apiKey } = await app.workspace();
+    await lookup(apiKey, [acme, alnum, absent]);
+    await lookup(apiKey, [absent]);
+    const credits = (await app.request('GET', '/v1/api/credits', { key: apiKey })).body;
+    expect(credits.balance).toBe(498);
+    expect(credits.movements[0]).toMatchObject({ amount: -2, operation: 'lookupCnpjBatch' });
+    expect(credits.movements).toHaveLength(2);
+  });
+
+  it('a malformed identifier is 400 invalid_cnpj naming it, never notFound, and charges nothing', async () => {
+    const { apiKey } = await app.workspace();
+    const res = await lookup(apiKey, [acme, '1122233300018', 'not-a-cnpj']);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_cnpj');
+    expect(res.body.message).toContain('cnpjs[1] "1122233300018"');
+    expect(res.body.message).toContain('cnpjs[2] "not-a-cnpj"');
+    expect((await app.request('GET', '/v1/api/credits', { key: apiKey })).body.balance).toBe(500);
+  });
+
+  it('answers 402 and changes nothing when the balance cannot pay for what was found', async () => {
+    const { workspaceId, apiKey } = await app.workspace();
+    await app.services.credits.debit(workspaceId, 499, 'test', 'leave one credit');
+    const res = await lookup(apiKey, [acme, acmeBranch]);
+    expect(res.status).toBe(402);
+    expect(res.body.error).toBe('insufficient_credits');
+    expect((await app.request('GET', '/v1/api/credits', { key: apiKey })).body.balance).toBe(1);
+  });
+
+  it('takes 500 identifiers, refuses 501 or none', async () => {
+    const { apiKey } = await app.workspace('active');
+    const many = Array.from({ length: 500 }, (_, i) => makeCnpj(String(10_000_000 + i)));
+    const ok = await lookup(apiKey, many);
+    expect(ok.status).toBe(200);
+    expect(ok.body.notFound).toHaveLength(500);
+    expect((await lookup(apiKey, [...many, acme])).status).toBe(400);
+    expect((await lookup(apiKey, [])).status).toBe(400);
+  });
+
+  it('needs a plan', async () => {
+    const { apiKey } = await app.workspace('none');
+    expect((await lookup(apiKey, [acme])).body.error).toBe('plan_required');
+  });
+});

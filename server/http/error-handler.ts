@@ -4,7 +4,7 @@
  * decisions.md; anything else is a 500 `internal_error` whose details go to the log only.
  */
 import { ApiError, type ErrorCode } from './errors.ts';
-import type { AppContext, Middleware } from './state.ts';
+import { requestPath, type AppContext, type Middleware } from './state.ts';
 
 interface HttpLikeError {
   status?: number;
@@ -66,8 +66,8 @@ export function unmatchedRoutes(): Middleware {
     await next();
     if (ctx.body != null) return;
     if (ctx.status === 405 || ctx.status === 501) {
-      throw new ApiError(405, 'method_not_allowed', `${ctx.originalUrl.split('?')[0]} does not accept ${ctx.method}; use ${ctx.response.get('Allow')}.`);
+      throw new ApiError(405, 'method_not_allowed', `${requestPath(ctx)} does not accept ${ctx.method}; use ${ctx.response.get('Allow')}.`);
     }
-    if (ctx.status === 404) throw new ApiError(404, 'not_found', `No operation at ${ctx.method} ${ctx.originalUrl.split('?')[0]}.`);
+    if (ctx.status === 404) throw new ApiError(404, 'not_found', `No operation at ${ctx.method} ${requestPath(ctx)}.`);
   };
 }

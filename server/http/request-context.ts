@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Middleware } from './state.ts';
+import { requestPath, type Middleware } from './state.ts';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -24,7 +24,7 @@ export function requestContext(log: Logger): Middleware {
       ctx.state.log.info(
         {
           method: ctx.method,
-          path: ctx.originalUrl.split('?')[0],
+          path: requestPath(ctx),
           status: ctx.status,
           ms: Math.round(ms * 10) / 10,
           workspaceId: ctx.state.principal?.workspaceId,

@@ -13,7 +13,7 @@ import { authorize } from './authenticate.ts';
 import { ApiError, invalidRequest } from './errors.ts';
 import { sendEventStream } from './sse.ts';
 import type { AppContext } from './state.ts';
-import { compileValidators } from './validate.ts';
+import { compileValidators, type Validate } from './validate.ts';
 
 export function koaPath(path: string): string {
   return path.replace(/\{(\w+)\}/g, ':$1');
@@ -25,21 +25,25 @@ export function buildRouter(services: Services, handlers: Handlers, extraRoutes:
   extraRoutes(router);
   for (const id of Object.keys(operations) as OperationId[]) {
     const op: Operation = operations[id];
-    const run = handlers[id] as Handler<OperationId>;
+    const route: Route = { id, op, run: handlers[id] as Handler<OperationId>, status: successStatus(op) };
     router.register(koaPath(op.path), [op.method], async (ctx) => {
-      await handle(ctx as unknown as AppContext & { params: Record<string, string> }, id, op, run, services, validate);
+      await handle(ctx as unknown as AppContext & { params: Record<string, string> }, route, services, validate);
     });
   }
   return router;
 }
 
-type Validate = ReturnType<typeof compileValidators>;
+interface Route {
+  id: OperationId;
+  op: Operation;
+  run: Handler<OperationId>;
+  /** The status of a success: the first response the registry declares. */
+  status: number;
+}
 
 async function handle(
   ctx: AppContext & { params: Record<string, string> },
-  id: OperationId,
-  op: Operation,
-  run: Handler<OperationId>,
+  { id, op, run, status }: Route,
   services: Services,
   validate: Validate,
 ): Promise<void> {
@@ -101,10 +105,10 @@ async function handle(
     sendEventStream(ctx, result as AsyncIterable<StreamEvent>, abortController());
     return;
   }
-  ctx.status = successStatus(op);
+  ctx.status = status;
   ctx.body = result;
 }
 
-export function successStatus(op: Operation): number {
+function successStatus(op: Operation): number {
   return Number(Object.keys(op.responses)[0] ?? 200);
 }

@@ -13,4 +13,9 @@ export interface AppState {
 }
 
 export type AppContext = ParameterizedContext<AppState>;
+
+/** The path as the client sent it (routing strips `/v1` from `ctx.path`). */
+export function requestPath(ctx: AppContext): string {
+  return ctx.originalUrl.split('?')[0] ?? ctx.path;
+}
 export type Middleware = (ctx: AppContext, next: Next) => Promise<void>;

@@ -6,10 +6,11 @@
  * Check digits: modulo 11 over each character's value (its ASCII code − 48, so digits keep
  * their values and A = 17 … Z = 42), weights 2..9 from the right; a remainder below 2 gives 0.
  */
+import { CNPJ_PATTERN } from '../../shared/schemas/companies.ts';
 
 /** What punctuation a user may write a CNPJ with: `12.ABC.345/01DE-35`. */
 const PUNCTUATION = /[.\/\-\s]/g;
-const SHAPE = /^[0-9A-Z]{12}[0-9]{2}$/;
+const SHAPE = new RegExp(CNPJ_PATTERN);
 
 export type CnpjCheck =
   | { status: 'valid'; cnpj: string }
@@ -48,9 +49,4 @@ export function checkCnpj(input: string): CnpjCheck {
   const repeated = /^(\d)\1{13}$/.test(cnpj);
   const valid = !repeated && cnpj.slice(12) === cnpjCheckDigits(cnpj.slice(0, 12));
   return valid ? { status: 'valid', cnpj } : { status: 'invalid', cnpj };
-}
-
-/** `12ABC34501DE35` → `12.ABC.345/01DE-35`. */
-export function formatCnpj(cnpj: string): string {
-  return `${cnpj.slice(0, 2)}.${cnpj.slice(2, 5)}.${cnpj.slice(5, 8)}/${cnpj.slice(8, 12)}-${cnpj.slice(12)}`;
 }

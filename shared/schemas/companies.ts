@@ -57,8 +57,11 @@ export const CompanyStreamBody = Type.Object(
   { additionalProperties: false, description: 'Company search filters, all optional.' },
 );
 
+/** 14 characters without punctuation: letters or digits, then two check digits (IN RFB 2.229/2024). */
+export const CNPJ_PATTERN = '^[0-9A-Z]{12}[0-9]{2}$';
+
 const Cnpj = Type.String({
-  pattern: '^[0-9A-Z]{12}[0-9]{2}$',
+  pattern: CNPJ_PATTERN,
   description: 'A CNPJ without punctuation: 14 characters, letters allowed in the first 12 (alphanumeric CNPJs, July 2026).',
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkCnpj, cnpjCheckDigits, formatCnpj, normalizeCnpj } from '../../../server/registry-data/cnpj.ts';
+import { checkCnpj, cnpjCheckDigits, normalizeCnpj } from '../../../server/registry-data/cnpj.ts';
 
 describe('CNPJ identifiers', () => {
   it('computes the check digits of numeric CNPJs', () => {
@@ -34,8 +34,4 @@ describe('CNPJ identifiers', () => {
     '%j is malformed',
     (input) => expect(checkCnpj(input)).toEqual({ status: 'malformed' }),
   );
-
-  it('formats with the usual mask', () => {
-    expect(formatCnpj('12ABC34501DE35')).toBe('12.ABC.345/01DE-35');
-  });
 });

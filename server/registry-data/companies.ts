@@ -3,6 +3,7 @@
  * written by the Receita Federal importer and read by the batch lookup and the search.
  */
 import type { Collection, IndexDeclaration, Store } from '../store/port.ts';
+import { foldText, words } from './text.ts';
 
 export const REGISTRY_SOURCE = 'receita_federal';
 
@@ -11,22 +12,25 @@ export interface CodeAndDescription {
   description: string | null;
 }
 
-export interface CompanyDoc {
+/** A company establishment as the API returns it, whichever source it came from. */
+export interface CompanyRecord {
   /** The CNPJ, 14 characters, no punctuation. */
-  _id: string;
   cnpj: string;
   /** The first 8 characters, shared by a company's head office and branches. */
   root: string;
   name: string;
   tradeName: string | null;
-  establishment: 'MATRIZ' | 'FILIAL';
-  registrationStatus: 'ATIVA' | 'BAIXADA' | 'INAPTA' | 'NULA' | 'SUSPENSA' | null;
+  establishment: 'MATRIZ' | 'FILIAL' | null;
+  registrationStatus: RegistrationStatus | null;
   registrationStatusDate: string | null;
+  registrationStatusReason: CodeAndDescription | null;
   openingDate: string | null;
   mainActivity: CodeAndDescription | null;
   secondaryActivities: CodeAndDescription[];
   legalNature: CodeAndDescription | null;
+  /** Share capital in BRL (two decimal places). */
   capital: number | null;
+  /** Registry size code (porte): `01` micro, `03` small (EPP), `05` other, `00` not informed. */
   fiscalSize: '00' | '01' | '03' | '05' | null;
   simplesOption: boolean | null;
   meiOption: boolean | null;
@@ -37,21 +41,90 @@ export interface CompanyDoc {
     district: string | null;
     zipCode: string | null;
     city: string | null;
+    /** Receita Federal's 4-digit municipality code (not IBGE's). */
+    cityCode: string | null;
+    /** UF, or `EX` abroad. */
     state: string | null;
+    country: string | null;
   };
+  /** Digits only: area code then number. */
   phones: string[];
   email: string | null;
-  partners: Array<{ name: string; document: string | null; qualification: string | null; since: string | null }>;
-  /** The open-data release it was imported from, `YYYY-MM`. */
-  release: string;
+  partners: Partner[];
+  /** The open-data release it was imported from, `YYYY-MM`; null for a remote source. */
+  release: string | null;
 }
 
-export const companyIndexes: IndexDeclaration[] = [{ collection: 'companies', keys: { root: 1 } }];
+export type RegistrationStatus = 'ATIVA' | 'BAIXADA' | 'INAPTA' | 'NULA' | 'SUSPENSA';
 
-/** A company as the API returns it: its registry data, the CNPJ and where it came from. */
-export function companyView(doc: CompanyDoc): Omit<CompanyDoc, '_id'> & { source: string } {
-  const { _id, ...data } = doc;
-  return { ...data, source: REGISTRY_SOURCE };
+export interface Partner {
+  name: string;
+  /** A PJ partner's CNPJ, or a person's CPF as published: masked `***NNNNNN**`. */
+  document: string | null;
+  qualification: string | null;
+  since: string | null;
+}
+
+/**
+ * Derived fields the search filters on, kept beside the record so that both stores can index
+ * them: folded words for name and partner search, every activity code, presence flags.
+ */
+export interface SearchKeys {
+  name: string[];
+  partners: string[];
+  partnerDocuments: string[];
+  activities: string[];
+  city: string | null;
+  hasPhone: boolean;
+  hasEmail: boolean;
+}
+
+export interface CompanyDoc extends CompanyRecord {
+  /** The CNPJ. */
+  _id: string;
+  release: string;
+  search: SearchKeys;
+}
+
+export function searchKeys(record: CompanyRecord): SearchKeys {
+  return {
+    name: [...new Set([...words(record.name), ...words(record.tradeName)])],
+    partners: [...new Set(record.partners.flatMap((p) => words(p.name)))],
+    partnerDocuments: [...new Set(record.partners.flatMap((p) => (p.document ? [p.document] : [])))],
+    activities: [
+      ...new Set([record.mainActivity, ...record.secondaryActivities].flatMap((a) => (a ? [a.code] : []))),
+    ],
+    city: record.address.city ? foldText(record.address.city) : null,
+    hasPhone: record.phones.length > 0,
+    hasEmail: record.email !== null,
+  };
+}
+
+export function companyDocument(record: CompanyRecord & { release: string }): CompanyDoc {
+  return { _id: record.cnpj, ...record, search: searchKeys(record) };
+}
+
+/**
+ * What the search filters need: an index per field it can narrow on. The embedded store picks
+ * the most selective of them per query; MongoDB's planner does the same.
+ */
+export const companyIndexes: IndexDeclaration[] = [
+  'root',
+  'address.state',
+  'search.city',
+  'search.activities',
+  'search.name',
+  'search.partners',
+  'search.partnerDocuments',
+  'legalNature.code',
+  'capital',
+  'openingDate',
+].map((field) => ({ collection: 'companies', keys: { [field]: 1 } }));
+
+/** A company as the API returns it: its registry data and where it came from. */
+export function companyView(record: CompanyRecord | CompanyDoc, source = REGISTRY_SOURCE) {
+  const { _id, search, ...data } = record as Partial<CompanyDoc> & CompanyRecord;
+  return { ...data, source };
 }
 
 export class Companies {

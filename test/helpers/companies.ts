@@ -1,6 +1,6 @@
 /** Company documents shaped as the Receita Federal importer writes them. */
 import { cnpjCheckDigits } from '../../server/registry-data/cnpj.ts';
-import type { CompanyDoc } from '../../server/registry-data/companies.ts';
+import { companyDocument, type CompanyDoc, type CompanyRecord } from '../../server/registry-data/companies.ts';
 
 /** A valid CNPJ from a root and an establishment order (`0001` is usually the head office). */
 export function makeCnpj(root: string, order = '0001'): string {
@@ -8,9 +8,8 @@ export function makeCnpj(root: string, order = '0001'): string {
   return first12 + cnpjCheckDigits(first12);
 }
 
-export function companyDoc(cnpj: string, overrides: Partial<CompanyDoc> = {}): CompanyDoc {
-  return {
-    _id: cnpj,
+export function companyDoc(cnpj: string, overrides: Partial<CompanyRecord> & { release?: string } = {}): CompanyDoc {
+  return companyDocument({
     cnpj,
     root: cnpj.slice(0, 8),
     name: `EMPRESA ${cnpj.slice(0, 8)} LTDA`,
@@ -18,6 +17,7 @@ export function companyDoc(cnpj: string, overrides: Partial<CompanyDoc> = {}): C
     establishment: cnpj.slice(8, 12) === '0001' ? 'MATRIZ' : 'FILIAL',
     registrationStatus: 'ATIVA',
     registrationStatusDate: '2015-03-02',
+    registrationStatusReason: null,
     openingDate: '2015-03-02',
     mainActivity: { code: '6201501', description: 'Desenvolvimento de programas de computador sob encomenda' },
     secondaryActivities: [],
@@ -33,12 +33,14 @@ export function companyDoc(cnpj: string, overrides: Partial<CompanyDoc> = {}): C
       district: 'CENTRO',
       zipCode: '01001000',
       city: 'SAO PAULO',
+      cityCode: '7107',
       state: 'SP',
+      country: null,
     },
     phones: ['1133334444'],
     email: null,
     partners: [],
     release: '2026-10',
     ...overrides,
-  };
+  });
 }

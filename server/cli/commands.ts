@@ -4,6 +4,8 @@
  * control socket (control.ts) so they run there and take effect at once.
  */
 import { PLAN_NAMES, type PlanName } from '../credits/plans.ts';
+import { importRelease, type ImportProgress } from '../registry-data/import/importer.ts';
+import type { Problem } from '../registry-data/import/rows.ts';
 import type { Services } from '../services.ts';
 import { seedDemo } from '../seed/demo.ts';
 
@@ -11,9 +13,12 @@ export class UsageError extends Error {}
 
 export type Args = Record<string, string | undefined>;
 
+/** What a long command tells its caller while it runs (the CLI draws it on stderr). */
+export type CommandEvent = { progress: ImportProgress } | { problem: Problem };
+
 interface Command {
   usage: string;
-  run(services: Services, args: Args): Promise<unknown>;
+  run(services: Services, args: Args, notify: (event: CommandEvent) => void): Promise<unknown>;
 }
 
 function required(args: Args, name: string): string {
@@ -92,6 +97,23 @@ export const commands: Record<string, Command> = {
       await services.credits.credit(workspace._id, amount, 'grant', args.note ?? 'Credits granted');
       const view = await services.credits.view(workspace._id);
       return { workspaceId: workspace._id, granted: amount, balance: view!.balance };
+    },
+  },
+  'import cnpj': {
+    usage: 'import cnpj --dir DIR [--release YYYY-MM]',
+    async run(services, args, notify) {
+      const dir = required(args, 'dir');
+      if (args.release !== undefined && !/^\d{4}-(0[1-9]|1[0-2])$/.test(args.release)) {
+        throw new UsageError('--release must be a month, YYYY-MM');
+      }
+      const summary = await importRelease(services.store, {
+        dir,
+        ...(args.release ? { release: args.release } : {}),
+        onProgress: (progress) => notify({ progress }),
+        onProblem: (problem) => notify({ problem }),
+      });
+      services.companies.changed();
+      return summary;
     },
   },
   'seed demo': {

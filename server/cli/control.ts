@@ -1,13 +1,13 @@
 /**
  * The control socket: a Unix socket inside DATA_DIR (mode 0600, so only the owner of the data
  * can use it) through which `prospecta` commands reach a running server that holds the embedded
- * store. One JSON line in, one JSON line out.
+ * store. One JSON line in; out, a JSON line per progress event, then the reply's line.
  */
 import { chmod, rm } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import type { Services } from '../services.ts';
-import { commands, UsageError, type Args } from './commands.ts';
+import { commands, UsageError, type Args, type CommandEvent } from './commands.ts';
 
 export interface ControlRequest {
   command: string;
@@ -20,11 +20,15 @@ export function controlSocketPath(dataDir: string): string {
   return path.resolve(dataDir, 'control.sock');
 }
 
-export async function runCommand(services: Services, request: ControlRequest): Promise<ControlReply> {
+export async function runCommand(
+  services: Services,
+  request: ControlRequest,
+  notify: (event: CommandEvent) => void = () => undefined,
+): Promise<ControlReply> {
   const command = commands[request.command];
   if (!command) return { ok: false, usage: true, message: `unknown command: ${request.command}` };
   try {
-    return { ok: true, result: await command.run(services, request.args) };
+    return { ok: true, result: await command.run(services, request.args, notify) };
   } catch (err) {
     if (err instanceof UsageError) return { ok: false, usage: true, message: err.message };
     services.log.error({ err, command: request.command }, 'control command failed');
@@ -52,7 +56,10 @@ export async function serveControl(services: Services, socketPath: string): Prom
         socket.end(JSON.stringify({ ok: false, usage: true, message: 'malformed control request' }) + '\n');
         return;
       }
-      void runCommand(services, request).then((reply) => socket.end(JSON.stringify(reply) + '\n'));
+      const notify = (event: CommandEvent) => {
+        if (socket.writable) socket.write(JSON.stringify(event) + '\n');
+      };
+      void runCommand(services, request, notify).then((reply) => socket.end(JSON.stringify(reply) + '\n'));
     });
     socket.on('error', () => socket.destroy());
   });
@@ -65,20 +72,37 @@ export async function serveControl(services: Services, socketPath: string): Prom
 }
 
 /** Sends one command to a running server; rejects when nothing listens on the socket. */
-export function sendControl(socketPath: string, request: ControlRequest): Promise<ControlReply> {
+export function sendControl(
+  socketPath: string,
+  request: ControlRequest,
+  notify: (event: CommandEvent) => void = () => undefined,
+): Promise<ControlReply> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(socketPath);
-    let reply = '';
+    let buffer = '';
+    let reply: ControlReply | undefined;
     socket.setEncoding('utf8');
     socket.on('connect', () => socket.write(JSON.stringify(request) + '\n'));
-    socket.on('data', (chunk: string) => (reply += chunk));
+    socket.on('data', (chunk: string) => {
+      buffer += chunk;
+      let newline: number;
+      while ((newline = buffer.indexOf('\n')) >= 0) {
+        let message: ControlReply | CommandEvent;
+        try {
+          message = JSON.parse(buffer.slice(0, newline)) as ControlReply | CommandEvent;
+        } catch {
+          socket.destroy(new Error('the server sent a malformed control reply'));
+          return;
+        }
+        buffer = buffer.slice(newline + 1);
+        if ('ok' in message) reply = message;
+        else notify(message);
+      }
+    });
     socket.on('error', reject);
     socket.on('end', () => {
-      try {
-        resolve(JSON.parse(reply) as ControlReply);
-      } catch {
-        reject(new Error('the server closed the control socket without answering'));
-      }
+      if (reply) resolve(reply);
+      else reject(new Error('the server closed the control socket without answering'));
     });
   });
 }

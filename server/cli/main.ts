@@ -3,6 +3,7 @@
  * When a running server holds the embedded store, the command is sent to it over the control
  * socket instead of being refused.
  */
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { bootstrap } from '../bootstrap.ts';
@@ -10,6 +11,7 @@ import { ConfigError, loadConfig } from '../config.ts';
 import { VERSION } from '../version.ts';
 import { commands, usage } from './commands.ts';
 import { controlSocketPath, runCommand, sendControl, type ControlReply, type ControlRequest } from './control.ts';
+import { progressDisplay } from './progress.ts';
 
 function fail(message: string, code = 1): never {
   process.stderr.write(`prospecta: ${message}\n`);
@@ -29,6 +31,7 @@ function parse(argv: string[]): ControlRequest {
       amount: { type: 'string' },
       note: { type: 'string' },
       dir: { type: 'string' },
+      release: { type: 'string' },
       file: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -40,26 +43,31 @@ function parse(argv: string[]): ControlRequest {
   }
   if (!commands[command]) fail(`${command ? `unknown command "${command}"\n` : ''}${usage()}`, 2);
   const { help: _help, ...args } = values;
+  // A running server may execute the command, from its own working directory.
+  if (args.dir) args.dir = path.resolve(args.dir);
   return { command, args: args as Record<string, string | undefined> };
 }
 
 async function execute(request: ControlRequest): Promise<ControlReply> {
   const config = loadConfig();
   const log = pino({ level: 'warn' }, pino.destination(2));
+  const display = progressDisplay();
   try {
     const runtime = await bootstrap(config, log, VERSION);
     try {
-      return await runCommand(runtime.services, request);
+      return await runCommand(runtime.services, request, display.notify);
     } finally {
       await runtime.close();
     }
   } catch (err) {
     if ((err as { code?: string }).code !== 'STORE_LOCKED') throw err;
     try {
-      return await sendControl(controlSocketPath(config.dataDir), request);
+      return await sendControl(controlSocketPath(config.dataDir), request, display.notify);
     } catch {
       throw err;
     }
+  } finally {
+    display.stop();
   }
 }
 

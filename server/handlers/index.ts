@@ -7,6 +7,8 @@ import { getHealth } from './get-health.ts';
 import { listProviders } from './list-providers.ts';
 import { lookupCnpjBatch } from './lookup-cnpj-batch.ts';
 import { notImplemented } from './not-implemented.ts';
+import { searchCompanies } from './search-companies.ts';
+import { streamCompanies } from './stream-companies.ts';
 import type { Handlers } from './types.ts';
 
 export const handlers: Handlers = {
@@ -14,12 +16,12 @@ export const handlers: Handlers = {
   listProviders,
   getCredits,
   lookupCnpjBatch,
+  searchCompanies,
+  streamCompanies,
 
   searchPeople: notImplemented,
   streamPeople: notImplemented,
   hydratePeople: notImplemented,
-  searchCompanies: notImplemented,
-  streamCompanies: notImplemented,
   enrich: notImplemented,
   research: notImplemented,
   aiColumn: notImplemented,

@@ -102,7 +102,7 @@ async function handle(
 
   const result = await run(input as never, context);
   if (op.stream) {
-    sendEventStream(ctx, result as AsyncIterable<StreamEvent>, abortController());
+    await sendEventStream(ctx, result as AsyncIterable<StreamEvent>, abortController());
     return;
   }
   ctx.status = status;

@@ -3,6 +3,9 @@
  * written by the Receita Federal importer and read by the batch lookup and the search.
  */
 import type { Collection, IndexDeclaration, Store } from '../store/port.ts';
+import { ActivityMatcher } from './activities.ts';
+import type { CnaeDoc } from './import/importer.ts';
+import { planSearch, type CompanyFilters, type SearchPlan } from './search.ts';
 import { foldText, words } from './text.ts';
 
 export const REGISTRY_SOURCE = 'receita_federal';
@@ -127,11 +130,17 @@ export function companyView(record: CompanyRecord | CompanyDoc, source = REGISTR
   return { ...data, source };
 }
 
+/** How long a process trusts its copy of the CNAE table when another process may import. */
+const ACTIVITIES_TTL_MS = 5 * 60_000;
+
 export class Companies {
   readonly collection: Collection<CompanyDoc>;
+  private readonly cnaes: Collection<CnaeDoc>;
+  private matcher: { value: Promise<ActivityMatcher>; at: number } | undefined;
 
   constructor(store: Store) {
     this.collection = store.collection<CompanyDoc>('companies');
+    this.cnaes = store.collection<CnaeDoc>('cnaes');
   }
 
   /** The companies found among `cnpjs`, keyed by CNPJ. */
@@ -139,5 +148,30 @@ export class Companies {
     if (cnpjs.length === 0) return new Map();
     const docs = await this.collection.find({ _id: { $in: cnpjs } }).toArray();
     return new Map(docs.map((d) => [d._id, d]));
+  }
+
+  /** The first `limit` companies matching the filters, in CNPJ order, so a query always answers the same. */
+  async search(filters: CompanyFilters, limit: number): Promise<SearchPlan & { companies: CompanyDoc[] }> {
+    const plan = planSearch(filters, await this.activities());
+    const companies = await this.collection.find(plan.filter, { sort: { _id: 1 }, limit }).toArray();
+    return { ...plan, companies };
+  }
+
+  /** The CNAE table of the imported release, read once and kept until an import changes it. */
+  activities(): Promise<ActivityMatcher> {
+    if (!this.matcher || Date.now() - this.matcher.at > ACTIVITIES_TTL_MS) {
+      const value = this.cnaes
+        .find({})
+        .toArray()
+        .then((docs) => new ActivityMatcher(docs.map((d) => ({ code: d._id, description: d.description }))));
+      value.catch(() => (this.matcher = undefined));
+      this.matcher = { value, at: Date.now() };
+    }
+    return this.matcher.value;
+  }
+
+  /** Called after an import in this process, so the next search sees its CNAE table at once. */
+  changed(): void {
+    this.matcher = undefined;
   }
 }

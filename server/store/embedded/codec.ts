@@ -50,10 +50,25 @@ function reviver(_key: string, value: unknown): unknown {
   return value;
 }
 
-export function encode(value: unknown): string {
-  return JSON.stringify(value, replacer);
+/** Whether a value holds anything plain JSON would not give back as it was. */
+function needsTags(value: unknown): boolean {
+  if (typeof value === 'number') return !Number.isFinite(value);
+  if (typeof value !== 'object' || value === null) return false;
+  if (Array.isArray(value)) return value.some(needsTags);
+  if (!isPlainObject(value)) return true; // Dates, and anything the replacer must refuse
+  for (const key in value) if (needsTags((value as Record<string, unknown>)[key])) return true;
+  return false;
 }
 
+/**
+ * A replacer takes JSON.stringify off V8's fast path (it was 40% of a bulk import's time), so it
+ * is only used for the values that need it; scanning for them first costs far less.
+ */
+export function encode(value: unknown): string {
+  return needsTags(value) ? JSON.stringify(value, replacer) : JSON.stringify(value);
+}
+
+/** The reviver costs the same on replay; a line without tags cannot need it. */
 export function decode(text: string): unknown {
-  return JSON.parse(text, reviver);
+  return text.includes('"$date"') || text.includes('"$number"') ? JSON.parse(text, reviver) : JSON.parse(text);
 }

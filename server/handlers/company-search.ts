@@ -1,0 +1,64 @@
+/**
+ * The company search over its sources, shared by the plain and the streamed operation: each
+ * source in `companyOrder` adds rows until `limit` is reached, and each adds them as one page.
+ * Only the imported registry can search; BrasilAPI answers lookups by CNPJ, so naming it here
+ * is accepted and reported as a source that returned nothing.
+ */
+import type { InputOf } from '../../shared/operations/index.ts';
+import { ApiError } from '../http/errors.ts';
+import type { Activity } from '../registry-data/activities.ts';
+import { companyView, REGISTRY_SOURCE } from '../registry-data/companies.ts';
+import type { HandlerContext } from './types.ts';
+
+export const COMPANY_SOURCES = [REGISTRY_SOURCE, 'brasilapi'] as const;
+const DEFAULT_LIMIT = 10;
+
+export interface CompanyPage {
+  source: string;
+  results: Array<ReturnType<typeof companyView>>;
+  error?: string;
+}
+
+export interface CompanySearchRun {
+  activities: Activity[];
+  nameTerms: string[];
+  pages: AsyncGenerator<CompanyPage>;
+}
+
+function sourcesOf(order: string[] | undefined): string[] {
+  if (!order || order.length === 0) return [REGISTRY_SOURCE];
+  const sources: string[] = [];
+  order.forEach((source, i) => {
+    if (!(COMPANY_SOURCES as readonly string[]).includes(source)) {
+      throw new ApiError(400, 'invalid_request', `companyOrder[${i}] must be one of: ${COMPANY_SOURCES.join(', ')}`);
+    }
+    if (!sources.includes(source)) sources.push(source);
+  });
+  return sources;
+}
+
+/**
+ * Plans the query (a filter it refuses throws 400 before anything runs), then yields a page per
+ * source. Each page is charged before it is yielded: 1 credit per row.
+ */
+export async function startCompanySearch(
+  input: InputOf<'searchCompanies'> | InputOf<'streamCompanies'>,
+  ctx: HandlerContext,
+): Promise<CompanySearchRun> {
+  const { limit = DEFAULT_LIMIT, companyOrder, ...filters } = input;
+  const sources = sourcesOf(companyOrder);
+  const { companies, ...plan } = await ctx.services.companies.search(filters, limit);
+
+  async function* pages(): AsyncGenerator<CompanyPage> {
+    for (const source of sources) {
+      if (source !== REGISTRY_SOURCE) {
+        yield { source, results: [], error: 'BrasilAPI answers lookups by CNPJ only; it cannot search' };
+        continue;
+      }
+      const results = companies.map((doc) => companyView(doc));
+      await ctx.charge(results.length, `${results.length} companies from ${source}`);
+      yield { source, results };
+    }
+  }
+  return { activities: plan.activities, nameTerms: plan.nameTerms, pages: pages() };
+}

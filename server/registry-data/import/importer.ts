@@ -1,0 +1,306 @@
+/**
+ * `prospecta import cnpj --dir DIR`: one Receita Federal release into the `companies` collection,
+ * one document per establishment, joined with its company, Simples option and partners.
+ *
+ * Order: the code tables, then the per-company files into staging (see staging.ts), then the
+ * establishments in batches, each batch one bulk write of whole documents keyed by CNPJ. Because
+ * every write replaces a document by its key, running a release again, or a newer one, never
+ * duplicates; a checkpoint after each batch lets a killed import resume where it stopped.
+ * Establishments the release no longer holds are removed only when every file was read whole,
+ * so a damaged download never deletes good data.
+ */
+import type { Collection, Store } from '../../store/port.ts';
+import { checkCnpj } from '../cnpj.ts';
+import { companyDocument, type CompanyDoc } from '../companies.ts';
+import { findReleaseFiles, LOOKUP_KINDS, releaseOf, type FileKind, type LookupKind, type ReleaseFile } from './files.ts';
+import * as records from './records.ts';
+import { openReleaseFile, readRows, type Problem, type Row } from './rows.ts';
+import { MemoryStaging, StoreStaging, type Staging } from './staging.ts';
+
+export interface ImportProgress {
+  phase: 'codes' | 'companies' | 'establishments' | 'finishing';
+  file: string;
+  /** Files finished so far, of `files`. */
+  filesDone: number;
+  files: number;
+  /** Rows read in this run, all files together. */
+  rows: number;
+  establishments: number;
+}
+
+export interface ImportOptions {
+  dir: string;
+  /** `YYYY-MM`; by default read from the folder's name or the files' extraction date. */
+  release?: string;
+  onProgress?: (progress: ImportProgress) => void;
+  onProblem?: (problem: Problem) => void;
+  batchSize?: number;
+  /** Where per-company data waits; by default a collection on MongoDB, memory on the embedded store. */
+  staging?: 'memory' | 'store';
+}
+
+export interface ImportSummary {
+  release: string;
+  resumed: boolean;
+  complete: boolean;
+  files: number;
+  establishments: number;
+  companies: number;
+  partners: number;
+  removed: number;
+  problems: { count: number; first: Problem[] };
+}
+
+interface FileState {
+  done: boolean;
+  /** Records of the file already written (establishments) or staged. */
+  records: number;
+}
+
+export interface ImportDoc {
+  _id: string;
+  status: 'running' | 'complete' | 'incomplete';
+  startedAt: Date;
+  finishedAt: Date | null;
+  files: Record<string, FileState>;
+  summary: ImportSummary | null;
+}
+
+export interface CnaeDoc {
+  _id: string;
+  description: string;
+}
+
+const KEPT_PROBLEMS = 100;
+const KIND_ORDER: FileKind[] = [...LOOKUP_KINDS, 'empresas', 'simples', 'socios', 'estabelecimentos'];
+
+/** Checkpoint keys cannot hold dots (they are field paths). */
+const stateKey = (file: ReleaseFile) => file.name.replaceAll('.', '_');
+
+export async function importRelease(store: Store, options: ImportOptions): Promise<ImportSummary> {
+  const files = (await findReleaseFiles(options.dir)).sort(
+    (a, b) => KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind) || a.name.localeCompare(b.name),
+  );
+  const release = options.release ?? releaseOf(options.dir, await innerNames(files));
+  if (!release) throw new Error('cannot tell the release month from the folder or file names; pass --release YYYY-MM');
+  return new Run(store, files, release, options).run();
+}
+
+async function innerNames(files: ReleaseFile[]): Promise<string[]> {
+  const opened = await openReleaseFile(files[0]!, () => undefined);
+  opened?.stream.destroy();
+  return opened ? [opened.innerName] : [];
+}
+
+class Run {
+  private readonly imports: Collection<ImportDoc>;
+  private readonly companies: Collection<CompanyDoc>;
+  private readonly staging: Staging;
+  private readonly lookups = Object.fromEntries(LOOKUP_KINDS.map((k) => [k, new Map<string, string>()])) as records.Lookups;
+  private readonly problems: Problem[] = [];
+  private problemCount = 0;
+  private readonly progress: ImportProgress;
+  private readonly summary: ImportSummary;
+  private state: ImportDoc | null = null;
+  private readonly batchSize: number;
+
+  constructor(
+    private readonly store: Store,
+    private readonly files: ReleaseFile[],
+    private readonly release: string,
+    private readonly options: ImportOptions,
+  ) {
+    this.imports = store.collection<ImportDoc>('registry_imports');
+    this.companies = store.collection<CompanyDoc>('companies');
+    const staging = options.staging ?? (store.kind === 'mongodb' ? 'store' : 'memory');
+    this.staging = staging === 'store' ? new StoreStaging(store, release) : new MemoryStaging();
+    this.batchSize = options.batchSize ?? 2000;
+    this.progress = { phase: 'codes', file: '', filesDone: 0, files: files.length, rows: 0, establishments: 0 };
+    this.summary = {
+      release,
+      resumed: false,
+      complete: false,
+      files: files.length,
+      establishments: 0,
+      companies: 0,
+      partners: 0,
+      removed: 0,
+      problems: { count: 0, first: this.problems },
+    };
+  }
+
+  async run(): Promise<ImportSummary> {
+    await this.begin();
+    let whole = true;
+    for (const file of this.files) {
+      this.progress.phase =
+        file.kind === 'estabelecimentos' ? 'establishments' : LOOKUP_KINDS.includes(file.kind as LookupKind) ? 'codes' : 'companies';
+      this.progress.file = file.name;
+      this.options.onProgress?.(this.progress);
+      whole = (await this.importFile(file)) && whole;
+      this.progress.filesDone++;
+    }
+    this.progress.phase = 'finishing';
+    this.options.onProgress?.(this.progress);
+    if (whole) {
+      this.summary.removed = (await this.companies.deleteMany({ release: { $ne: this.release } })).deletedCount;
+    }
+    await this.staging.clear();
+    this.summary.complete = whole;
+    this.summary.problems.count = this.problemCount;
+    await this.imports.updateOne(
+      { _id: this.release },
+      { $set: { status: whole ? 'complete' : 'incomplete', finishedAt: new Date(), summary: this.summary } },
+    );
+    return this.summary;
+  }
+
+  /** Picks up an interrupted import of the same release, or starts afresh. */
+  private async begin(): Promise<void> {
+    const previous = await this.imports.findOne({ _id: this.release });
+    if (previous?.status === 'running') {
+      this.state = previous;
+      this.summary.resumed = true;
+      return;
+    }
+    await this.staging.clear();
+    this.state = { _id: this.release, status: 'running', startedAt: new Date(), finishedAt: null, files: {}, summary: null };
+    await this.imports.updateOne(
+      { _id: this.release },
+      { $set: { status: 'running', startedAt: this.state.startedAt, finishedAt: null, files: {}, summary: null } },
+      { upsert: true },
+    );
+  }
+
+  private report = (problem: Problem): void => {
+    this.problemCount++;
+    if (this.problems.length < KEPT_PROBLEMS) this.problems.push(problem);
+    this.options.onProblem?.(problem);
+  };
+
+  /** Whether the file was read to its end. */
+  private async importFile(file: ReleaseFile): Promise<boolean> {
+    const saved = this.state!.files[stateKey(file)];
+    const isLookup = LOOKUP_KINDS.includes(file.kind as LookupKind);
+    // Code tables are always read (they are small and live in memory); staged data only survives in a durable staging.
+    const skipWhole = saved?.done && !isLookup && (file.kind === 'estabelecimentos' || this.staging.durable);
+    if (skipWhole) return true;
+    const skip = file.kind === 'estabelecimentos' || this.staging.durable ? (saved?.records ?? 0) : 0;
+
+    const opened = await openReleaseFile(file, this.report);
+    if (!opened) return false;
+    let ended = !opened.damaged;
+    const countEnd = (problem: Problem) => {
+      if (problem.message.startsWith('the file ends early')) ended = false;
+      this.report(problem);
+    };
+    const columns = isLookup ? records.COLUMNS.lookup : records.COLUMNS[file.kind as Exclude<FileKind, LookupKind>];
+    const rows = readRows(opened.stream, file, columns, countEnd);
+    const writer = this.writerFor(file);
+    let batch: Row[] = [];
+    let seen = 0;
+    for await (const row of rows) {
+      this.progress.rows++;
+      if (++seen <= skip) continue;
+      batch.push(row);
+      if (batch.length >= this.batchSize) {
+        await writer(batch);
+        await this.checkpoint(file, seen, false);
+        batch = [];
+      }
+    }
+    if (batch.length > 0) await writer(batch);
+    await this.checkpoint(file, seen, ended);
+    return ended;
+  }
+
+  private async checkpoint(file: ReleaseFile, records: number, done: boolean): Promise<void> {
+    this.state!.files[stateKey(file)] = { done, records };
+    this.options.onProgress?.(this.progress);
+    await this.imports.updateOne({ _id: this.release }, { $set: { [`files.${stateKey(file)}`]: { done, records } } });
+  }
+
+  private writerFor(file: ReleaseFile): (batch: Row[]) => Promise<void> {
+    switch (file.kind) {
+      case 'empresas':
+        return (batch) => this.staging.put(this.rooted(file, batch, (f) => records.empresa(f, this.lookups)));
+      case 'simples':
+        return (batch) => this.staging.put(this.rooted(file, batch, (f) => records.simples(f)));
+      case 'socios':
+        return (batch) => {
+          const partners = this.rooted(file, batch, (f) => records.socio(f, this.lookups));
+          this.summary.partners += partners.length;
+          return this.staging.addPartners(
+            partners.map(({ root, data, line }) => ({ root, key: `${stateKey(file)}_${line}`, partner: data })),
+          );
+        };
+      case 'estabelecimentos':
+        return (batch) => this.writeEstablishments(file, batch);
+      default:
+        return (batch) => this.readLookup(file.kind as LookupKind, batch);
+    }
+  }
+
+  /** Rows of a per-company file with a well-formed root; the others are reported. */
+  private rooted<T>(file: ReleaseFile, batch: Row[], map: (fields: string[]) => T) {
+    const out: Array<{ root: string; data: T; line: number }> = [];
+    for (const { fields, line } of batch) {
+      const root = fields[0]!.trim().toUpperCase();
+      if (!records.validRoot(root)) {
+        this.report({ file: file.name, line, message: `cnpj_basico ${JSON.stringify(fields[0])} is not 8 letters or digits` });
+        continue;
+      }
+      if (file.kind === 'empresas') this.summary.companies++;
+      out.push({ root, data: map(fields), line });
+    }
+    return out;
+  }
+
+  private async readLookup(kind: LookupKind, batch: Row[]): Promise<void> {
+    for (const { fields } of batch) {
+      const code = fields[0]!.trim();
+      const description = fields[1]!.trim();
+      if (code !== '') this.lookups[kind].set(code, description);
+    }
+    if (kind === 'cnaes') {
+      await this.store.collection<CnaeDoc>('cnaes').bulkWrite(
+        batch.map(({ fields }) => ({
+          replaceOne: {
+            filter: { _id: fields[0]!.trim().padStart(7, '0') },
+            replacement: { _id: fields[0]!.trim().padStart(7, '0'), description: fields[1]!.trim() },
+            upsert: true,
+          },
+        })),
+        { ordered: false },
+      );
+    }
+  }
+
+  private async writeEstablishments(file: ReleaseFile, batch: Row[]): Promise<void> {
+    const valid: Array<{ cnpj: string; fields: string[] }> = [];
+    for (const { fields, line } of batch) {
+      const given = fields[0]!.trim() + fields[1]!.trim() + fields[2]!.trim();
+      const check = checkCnpj(given);
+      if (check.status !== 'valid') {
+        const reason = check.status === 'invalid' ? 'wrong check digits' : 'not 14 letters and digits';
+        this.report({ file: file.name, line, message: `CNPJ ${JSON.stringify(given)}: ${reason}` });
+        continue;
+      }
+      valid.push({ cnpj: check.cnpj, fields });
+    }
+    const roots = await this.staging.get([...new Set(valid.map((v) => v.cnpj.slice(0, 8)))]);
+    const docs = valid.map(({ cnpj, fields }) =>
+      companyDocument({
+        ...records.establishment(fields, cnpj, roots.get(cnpj.slice(0, 8)), this.lookups),
+        release: this.release,
+      }),
+    );
+    if (docs.length === 0) return;
+    await this.companies.bulkWrite(
+      docs.map((doc) => ({ replaceOne: { filter: { _id: doc._id }, replacement: doc, upsert: true } })),
+      { ordered: false },
+    );
+    this.summary.establishments += docs.length;
+    this.progress.establishments += docs.length;
+  }
+}

@@ -1,0 +1,186 @@
+/**
+ * Reading one release file as rows: the zip's single entry (or the extracted CSV) streamed,
+ * decoded, parsed by papaparse, never held whole in memory. Anything wrong is a Problem naming
+ * the file and line, and reading goes on: a bad line is skipped, a broken file ends early with
+ * the rows read so far.
+ */
+import { createReadStream } from 'node:fs';
+import { open as openFile } from 'node:fs/promises';
+import { StringDecoder } from 'node:string_decoder';
+import { Transform, type Readable } from 'node:stream';
+import zlib from 'node:zlib';
+import Papa from 'papaparse';
+import yauzl from 'yauzl';
+import type { ReleaseFile } from './files.ts';
+
+export interface Problem {
+  file: string;
+  /** 1-based line where the record starts; absent for a problem with the whole file. */
+  line?: number;
+  message: string;
+}
+
+export interface Row {
+  fields: string[];
+  line: number;
+}
+
+/** The zip's entries as yauzl lists them, so a file that cannot be opened says why. */
+function openZip(path: string): Promise<yauzl.ZipFile> {
+  return new Promise((resolve, reject) =>
+    yauzl.open(path, { lazyEntries: true, autoClose: true, validateEntrySizes: true }, (err, zip) =>
+      err ? reject(err) : resolve(zip),
+    ),
+  );
+}
+
+async function firstEntry(zip: yauzl.ZipFile): Promise<yauzl.Entry | undefined> {
+  return new Promise((resolve, reject) => {
+    zip.once('entry', resolve);
+    zip.once('end', () => resolve(undefined));
+    zip.once('error', reject);
+    zip.readEntry();
+  });
+}
+
+const LOCAL_HEADER = 0x04034b50;
+
+/**
+ * A zip whose end was cut off has no central directory, so no zip library will open it; its
+ * first entry's local header is still at the start, and deflate data can be inflated up to the
+ * cut. That salvages every complete line before it.
+ */
+async function salvageTruncatedZip(path: string): Promise<{ name: string; stream: Readable }> {
+  const handle = await openFile(path, 'r');
+  try {
+    const header = Buffer.alloc(30);
+    await handle.read(header, 0, 30, 0);
+    if (header.readUInt32LE(0) !== LOCAL_HEADER) throw new Error('not a zip file');
+    const method = header.readUInt16LE(8);
+    const nameLength = header.readUInt16LE(26);
+    const extraLength = header.readUInt16LE(28);
+    const name = Buffer.alloc(nameLength);
+    await handle.read(name, 0, nameLength, 30);
+    const raw = createReadStream(path, { start: 30 + nameLength + extraLength });
+    if (method === 0) return { name: name.toString('latin1'), stream: raw };
+    if (method !== 8) throw new Error(`unsupported compression method ${method}`);
+    return { name: name.toString('latin1'), stream: raw.pipe(zlib.createInflateRaw()) };
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The bytes of a release file, and the name of the CSV they come from. */
+export async function openReleaseFile(
+  file: ReleaseFile,
+  report: (problem: Problem) => void,
+): Promise<{ innerName: string; stream: Readable; damaged: boolean } | undefined> {
+  if (!file.zipped) return { innerName: file.name, stream: createReadStream(file.path), damaged: false };
+  try {
+    const zip = await openZip(file.path);
+    const entry = await firstEntry(zip);
+    if (!entry) {
+      report({ file: file.name, message: 'the zip is empty' });
+      return undefined;
+    }
+    if (entry.fileName.endsWith('/')) throw new Error('the zip holds a folder, not a CSV');
+    const stream = await new Promise<Readable>((resolve, reject) =>
+      zip.openReadStream(entry, (err, s) => (err ? reject(err) : resolve(s))),
+    );
+    return { innerName: entry.fileName, stream, damaged: false };
+  } catch (err) {
+    try {
+      const salvaged = await salvageTruncatedZip(file.path);
+      report({ file: file.name, message: `damaged zip (${(err as Error).message}); reading what precedes the damage` });
+      return { innerName: salvaged.name, stream: salvaged.stream, damaged: true };
+    } catch {
+      report({ file: file.name, message: `cannot read the zip: ${(err as Error).message}` });
+      return undefined;
+    }
+  }
+}
+
+/** Whether bytes read as UTF-8 hold multi-byte sequences and no invalid ones. */
+function looksUtf8(bytes: Buffer): boolean {
+  let multibyte = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (b < 0x80) continue;
+    const length = b >= 0xf0 && b < 0xf5 ? 4 : b >= 0xe0 ? 3 : b >= 0xc2 && b < 0xe0 ? 2 : 0;
+    if (length === 0) return false;
+    if (i + length > bytes.length) return multibyte; // a sequence cut by the end of the sample
+    for (let k = 1; k < length; k++) if ((bytes[i + k]! & 0xc0) !== 0x80) return false;
+    multibyte = true;
+    i += length - 1;
+  }
+  return multibyte;
+}
+
+/**
+ * Bytes to text. The Receita publishes ISO-8859-1; a file that was re-saved as UTF-8 would turn
+ * every accent into two wrong characters, so the first chunk is sniffed and such a file decoded
+ * as UTF-8 (and reported). Stray NUL bytes, seen in real releases, are dropped.
+ */
+function decoder(fileName: string, report: (problem: Problem) => void): Transform {
+  let decode: ((chunk: Buffer) => string) | undefined;
+  const utf8 = new StringDecoder('utf8');
+  return new Transform({
+    readableObjectMode: true,
+    transform(chunk: Buffer, _encoding, done) {
+      if (!decode) {
+        if (looksUtf8(chunk.subarray(0, 1 << 16))) {
+          report({ file: fileName, message: 'the file is UTF-8, not ISO-8859-1 as published; decoded as UTF-8' });
+          decode = (bytes) => utf8.write(bytes);
+        } else {
+          decode = (bytes) => bytes.toString('latin1');
+        }
+      }
+      const text = decode(chunk);
+      done(null, text.includes('\0') ? text.replaceAll('\0', '') : text);
+    },
+  });
+}
+
+function newlines(fields: string[]): number {
+  let count = 0;
+  for (const field of fields) {
+    for (let at = field.indexOf('\n'); at >= 0; at = field.indexOf('\n', at + 1)) count++;
+  }
+  return count;
+}
+
+/**
+ * The rows of a file with exactly `columns` fields, each with the line it starts on. Rows with
+ * another count are reported and skipped; a stream error (a cut or corrupt zip) is reported
+ * with the line reached and ends the file.
+ */
+export async function* readRows(
+  stream: Readable,
+  file: ReleaseFile,
+  columns: number,
+  report: (problem: Problem) => void,
+): AsyncGenerator<Row> {
+  const parser = Papa.parse(Papa.NODE_STREAM_INPUT, { delimiter: ';', quoteChar: '"', escapeChar: '"' });
+  const text = stream.pipe(decoder(file.name, report));
+  // Errors of the byte stream do not cross pipe(); forward them so the loop below sees them.
+  stream.on('error', (err) => text.destroy(err));
+  text.on('error', (err) => parser.destroy(err));
+  text.pipe(parser);
+  let line = 1;
+  try {
+    for await (const fields of parser as AsyncIterable<string[]>) {
+      const start = line;
+      line += 1 + newlines(fields);
+      if (fields.length === 1 && fields[0] === '') continue; // a blank line
+      if (fields.length !== columns) {
+        report({ file: file.name, line: start, message: `expected ${columns} fields, found ${fields.length}` });
+        continue;
+      }
+      yield { fields, line: start };
+    }
+  } catch (err) {
+    report({ file: file.name, line, message: `the file ends early: ${(err as Error).message}` });
+  } finally {
+    stream.destroy();
+  }
+}

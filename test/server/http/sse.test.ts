@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HandlerContext, StreamEvent } from '../../../server/handlers/types.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { readEvents } from '../../helpers/sse.ts';
 
 let app: TestApp;
 let key: string;
@@ -52,14 +53,7 @@ describe('server-sent events', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
     expect(res.headers.get('ratelimit')).toBeTruthy();
-    const text = await res.text();
-    const events = text
-      .trim()
-      .split('\n\n')
-      .map((block) => {
-        const [event, data] = block.split('\n');
-        return { event: event!.replace('event: ', ''), data: JSON.parse(data!.replace('data: ', '')) };
-      });
+    const events = await readEvents(res);
     expect(events.map((e) => e.event)).toEqual(['page', 'page', 'page', 'done']);
     expect(events[0]!.data).toEqual({ source: 's0', results: [{ name: 'p0', source: 's0' }] });
     expect(seen.finished).toBe(true);

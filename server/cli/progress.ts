@@ -1,7 +1,7 @@
 /**
  * What a long command shows on stderr while it runs: a progress bar with rows per second when
- * stderr is a terminal, and every problem as a line of its own either way (stdout stays the
- * command's JSON result).
+ * stderr is a terminal, a line per finished file when it is not (a log, a cron job), and every
+ * problem as a line of its own either way. Stdout stays the command's JSON result.
  */
 import cliProgress from 'cli-progress';
 import type { CommandEvent } from './commands.ts';
@@ -10,6 +10,7 @@ export function progressDisplay(stream: NodeJS.WriteStream = process.stderr) {
   const started = Date.now();
   let bars: cliProgress.MultiBar | undefined;
   let bar: cliProgress.SingleBar | undefined;
+  let last: { file: string; filesDone: number } | undefined;
   const log = (line: string) => (bars ? bars.log(`${line}\n`) : stream.write(`${line}\n`));
 
   return {
@@ -28,6 +29,13 @@ export function progressDisplay(stream: NodeJS.WriteStream = process.stderr) {
         rate: Math.round(p.rows / seconds).toLocaleString('en'),
         establishments: p.establishments.toLocaleString('en'),
       };
+      if (!stream.isTTY) {
+        if (last && p.filesDone > last.filesDone) {
+          log(`${last.file} done: ${payload.rows} rows, ${payload.rate} rows/s, ${payload.establishments} establishments`);
+        }
+        last = { file: p.file, filesDone: p.filesDone };
+        return;
+      }
       if (!bars) {
         bars = new cliProgress.MultiBar(
           {

@@ -6,6 +6,8 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { createRateLimiter } from './http/rate-limit.ts';
+import { closeLimiter, createLimiter } from './providers/limiter.ts';
+import { BRASILAPI_LIMITS, BrasilApiSource } from './registry-data/brasilapi.ts';
 import { createServices, indexDeclarations, type Services } from './services.ts';
 import { ensureIndexes, openStore } from './store/open.ts';
 
@@ -37,11 +39,20 @@ export async function bootstrap(config: Config, log: Logger, version: string): P
       closers.unshift(() => redis!.quit(), () => subscriber!.quit());
     }
 
+    let remoteCompanies: BrasilApiSource | null = null;
+    if (config.brasilApi.enabled) {
+      const onError = (err: Error) => log.warn({ err: err.message }, 'brasilapi limiter redis error');
+      const limiter = createLimiter('brasilapi', BRASILAPI_LIMITS, config.redisUrl ? { url: config.redisUrl, onError } : undefined);
+      closers.unshift(() => closeLimiter(limiter));
+      remoteCompanies = new BrasilApiSource({ baseUrl: config.brasilApi.url, limiter });
+    }
+
     const services = createServices({
       config,
       store,
       log,
       rateLimiter: createRateLimiter(config.rateLimitPerMinute, redis),
+      remoteCompanies,
       version,
     });
 

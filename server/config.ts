@@ -3,6 +3,8 @@
  * working default so `npm start` needs none; a malformed value stops start-up with a message
  * naming the variable rather than surfacing later as a strange runtime error.
  */
+import { BRASILAPI_URL } from './registry-data/brasilapi.ts';
+
 export interface Config {
   port: number;
   host: string;
@@ -16,6 +18,10 @@ export interface Config {
   logLevel: string;
   /** Seconds a cached API-key lookup may serve before re-reading the store (see docs/architecture.md). */
   keyCacheSeconds: number;
+  /** BrasilAPI answers CNPJ lookups the imported registry lacks; off unless asked for. */
+  brasilApi: { enabled: boolean; url: string; lookupsPerRequest: number };
+  /** The variables this was read from: provider adapters read their own keys (`HUNTER_API_KEY`…) here. */
+  env: Env;
 }
 
 export class ConfigError extends Error {}
@@ -35,6 +41,20 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
     throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
   }
   return value;
+}
+
+const TRUE = ['true', '1', 'yes'];
+const FALSE = ['false', '0', 'no'];
+
+/** Whether a switch variable's value turns it on. */
+export const isTrue = (value: string | undefined) => TRUE.includes(value?.trim().toLowerCase() ?? '');
+
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = text(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (TRUE.includes(raw)) return true;
+  if (FALSE.includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false (got "${raw}")`);
 }
 
 function url(env: Env, name: string, protocols: string[]): string | undefined {
@@ -73,5 +93,11 @@ export function loadConfig(env: Env = process.env): Config {
     },
     logLevel: text(env, 'LOG_LEVEL') ?? 'info',
     keyCacheSeconds: integer(env, 'KEY_CACHE_SECONDS', 5, 0, 3600),
+    env,
+    brasilApi: {
+      enabled: flag(env, 'BRASILAPI_ENABLED', false),
+      url: url(env, 'BRASILAPI_URL', ['http:', 'https:']) ?? BRASILAPI_URL,
+      lookupsPerRequest: integer(env, 'BRASILAPI_LOOKUPS_PER_REQUEST', 10, 0, 500),
+    },
   };
 }

@@ -7,6 +7,7 @@ import { ApiKeys, apiKeyIndexes } from './auth/keys.ts';
 import type { Config } from './config.ts';
 import { Credits, ledgerIndexes } from './credits/ledger.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
+import type { BrasilApiSource } from './registry-data/brasilapi.ts';
 import { Companies, companyIndexes } from './registry-data/companies.ts';
 import type { IndexDeclaration, Store } from './store/port.ts';
 import { Workspaces, workspaceIndexes } from './workspaces.ts';
@@ -19,6 +20,8 @@ export interface Services {
   keys: ApiKeys;
   credits: Credits;
   companies: Companies;
+  /** Answers CNPJ lookups the imported registry lacks; null unless BRASILAPI_ENABLED. */
+  remoteCompanies: BrasilApiSource | null;
   rateLimiter: RateLimiter;
   version: string;
 }
@@ -36,6 +39,7 @@ export function createServices(deps: {
   store: Store;
   log: Logger;
   rateLimiter: RateLimiter;
+  remoteCompanies: BrasilApiSource | null;
   version: string;
 }): Services {
   const workspaces = new Workspaces(deps.store);

@@ -1,14 +1,15 @@
 import { ApiError } from '../http/errors.ts';
 import { checkCnpj } from '../registry-data/cnpj.ts';
-import { companyView } from '../registry-data/companies.ts';
-import type { Handler } from './types.ts';
+import type { BrasilApiSource } from '../registry-data/brasilapi.ts';
+import { companyView, REGISTRY_SOURCE } from '../registry-data/companies.ts';
+import type { Handler, HandlerContext } from './types.ts';
 
 const MAX_NAMED = 5;
 
 /**
  * Up to 500 CNPJs: malformed identifiers are a 400 naming them, valid-looking ones with wrong
  * check digits go to `invalid`, the first occurrence of a duplicate is kept, and only companies
- * found are charged.
+ * found are charged. The imported registry answers first; BrasilAPI, when enabled, some of the rest.
  */
 export const lookupCnpjBatch: Handler<'lookupCnpjBatch'> = async ({ cnpjs }, ctx) => {
   const malformed: string[] = [];
@@ -35,11 +36,46 @@ export const lookupCnpjBatch: Handler<'lookupCnpjBatch'> = async ({ cnpjs }, ctx
     );
   }
 
-  const found = await ctx.services.companies.byCnpj(valid);
-  const results = valid.flatMap((cnpj) => {
-    const doc = found.get(cnpj);
-    return doc ? [companyView(doc)] : [];
-  });
+  const local = await ctx.services.companies.byCnpj(valid);
+  const found = new Map<string, ReturnType<typeof companyView>>();
+  for (const [cnpj, doc] of local) found.set(cnpj, companyView(doc));
+  const sources: Array<{ source: string; count: number; checked?: number; error?: string }> = [
+    { source: REGISTRY_SOURCE, count: local.size },
+  ];
+  const remote = ctx.services.remoteCompanies;
+  if (remote) {
+    const missing = valid.filter((cnpj) => !found.has(cnpj));
+    sources.push(await lookUpRemotely(remote, missing.slice(0, ctx.services.config.brasilApi.lookupsPerRequest), found, ctx));
+  }
+
+  const results = valid.flatMap((cnpj) => found.get(cnpj) ?? []);
   await ctx.charge(results.length, `${results.length} of ${valid.length} CNPJs found`);
-  return { results, notFound: valid.filter((cnpj) => !found.has(cnpj)), invalid };
+  return { results, notFound: valid.filter((cnpj) => !found.has(cnpj)), invalid, sources };
 };
+
+/**
+ * BrasilAPI allows about one call a second, so only the first few CNPJs the registry lacks are
+ * asked for (BRASILAPI_LOOKUPS_PER_REQUEST); the rest stay in `notFound`, and `sources` says
+ * how many were checked. A failure of BrasilAPI leaves its CNPJs not found rather than failing
+ * the companies the registry did find.
+ */
+async function lookUpRemotely(
+  remote: BrasilApiSource,
+  cnpjs: string[],
+  found: Map<string, ReturnType<typeof companyView>>,
+  ctx: HandlerContext,
+) {
+  const answers = await Promise.allSettled(cnpjs.map((cnpj) => remote.lookup(cnpj, ctx.signal)));
+  let count = 0;
+  let error: string | undefined;
+  answers.forEach((answer, i) => {
+    if (answer.status === 'rejected') {
+      error ??= answer.reason instanceof ApiError ? answer.reason.message : 'BrasilAPI lookup failed';
+      if (!(answer.reason instanceof ApiError)) ctx.log.warn({ err: answer.reason }, 'brasilapi lookup failed');
+    } else if (answer.value) {
+      found.set(cnpjs[i]!, companyView(answer.value, 'brasilapi'));
+      count++;
+    }
+  });
+  return { source: 'brasilapi', count, checked: cnpjs.length, ...(error ? { error } : {}) };
+}

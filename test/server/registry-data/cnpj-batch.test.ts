@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CompanyDoc } from '../../../server/registry-data/companies.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
+import { startFakeBrasilApi, type FakeBrasilApi } from '../../helpers/fake-brasilapi.ts';
 
 let app: TestApp;
 const acme = makeCnpj('11222333');
@@ -86,5 +87,58 @@ describe('POST /api/companies/cnpj/batch', () => {
   it('needs a plan', async () => {
     const { apiKey } = await app.workspace('none');
     expect((await lookup(apiKey, [acme])).body.error).toBe('plan_required');
+  });
+});
+
+describe('POST /api/companies/cnpj/batch with BrasilAPI enabled', () => {
+  let remoteApp: TestApp;
+  let fake: FakeBrasilApi;
+  const remoteOnly = makeCnpj('55666777');
+  const nowhere = makeCnpj('88999000');
+  const alsoNowhere = makeCnpj('88999001');
+
+  beforeAll(async () => {
+    fake = await startFakeBrasilApi();
+    fake.add({ cnpj: remoteOnly, razao_social: 'REMOTA COMERCIO LTDA' });
+    remoteApp = await startTestApp({
+      BRASILAPI_ENABLED: 'true',
+      BRASILAPI_URL: fake.url,
+      BRASILAPI_LOOKUPS_PER_REQUEST: '2',
+    });
+    await remoteApp.services.store.collection<CompanyDoc>('companies').insertOne(companyDoc(acme));
+  });
+  afterAll(async () => {
+    await remoteApp.close();
+    await fake.close();
+  });
+
+  it('asks BrasilAPI for the first CNPJs the registry lacks, and charges for what it finds', async () => {
+    const { apiKey } = await remoteApp.workspace();
+    const res = await remoteApp.request('POST', '/v1/api/companies/cnpj/batch', {
+      key: apiKey,
+      body: { cnpjs: [nowhere, remoteOnly, acme, alsoNowhere] },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.results.map((c: { cnpj: string; source: string }) => [c.cnpj, c.source])).toEqual([
+      [remoteOnly, 'brasilapi'],
+      [acme, 'receita_federal'],
+    ]);
+    expect(res.body.results[0]).toMatchObject({ name: 'REMOTA COMERCIO LTDA', release: null });
+    expect(res.body.notFound).toEqual([nowhere, alsoNowhere]);
+    expect(res.body.sources).toEqual([
+      { source: 'receita_federal', count: 1 },
+      { source: 'brasilapi', count: 1, checked: 2 },
+    ]);
+    // Only the first two missing CNPJs were asked for, with a real User-Agent.
+    expect(fake.requests.map((r) => r.path).sort()).toEqual([`/api/cnpj/v1/${nowhere}`, `/api/cnpj/v1/${remoteOnly}`].sort());
+    expect(fake.requests[0]!.headers['user-agent']).toMatch(/^prospecta\//);
+    expect((await remoteApp.request('GET', '/v1/api/credits', { key: apiKey })).body.balance).toBe(498);
+  });
+
+  it('lists BrasilAPI as configured in the catalog only when enabled', async () => {
+    const on = await remoteApp.request('GET', '/v1/api/providers');
+    expect(on.body.providers).toContainEqual(expect.objectContaining({ id: 'brasilapi', configured: true, cost: 0 }));
+    const off = await app.request('GET', '/v1/api/providers');
+    expect(off.body.providers).toContainEqual(expect.objectContaining({ id: 'brasilapi', configured: false }));
   });
 });

@@ -1,0 +1,129 @@
+/**
+ * One Bottleneck limiter per provider, shared by every caller in the process. With a Redis URL the
+ * limiter uses Bottleneck's clustering, so all server instances draw on one budget per provider.
+ */
+import Bottleneck from 'bottleneck';
+import { Redis } from 'ioredis';
+import { ApiError } from '../http/errors.ts';
+
+export interface ProviderLimits {
+  /** Calls in flight at once. */
+  maxConcurrent?: number;
+  /** Milliseconds between the starts of two calls. */
+  minTime?: number;
+  /** A quota: `amount` calls per `refreshMs` window (per minute, per day...). */
+  reservoir?: { amount: number; refreshMs: number };
+  /**
+   * Calls allowed to wait in this process; further calls fail at once. A call that gives up while
+   * queued still spends its turn (Bottleneck cannot remove it), so this also bounds that waste.
+   */
+  maxQueued?: number;
+}
+
+export interface SharedBudget {
+  url: string;
+  /** Redis errors; Bottleneck swallows them when nobody listens. */
+  onError?: (err: Error) => void;
+}
+
+export function createLimiter(id: string, limits: ProviderLimits, redis?: SharedBudget): Bottleneck {
+  const settings = {
+    maxConcurrent: limits.maxConcurrent ?? null,
+    minTime: limits.minTime ?? 0,
+    reservoirRefreshAmount: limits.reservoir?.amount ?? null,
+    reservoirRefreshInterval: limits.reservoir?.refreshMs ?? null,
+    highWater: limits.maxQueued ?? null,
+    // Refuse the newcomer rather than drop a call that has already waited.
+    strategy: Bottleneck.strategy.OVERFLOW,
+  };
+  const common = { id: `prospecta:provider:${id}`, reservoir: limits.reservoir?.amount ?? null, ...settings };
+  if (!redis) return new Bottleneck(common);
+
+  const limiter = new Bottleneck({
+    ...common,
+    datastore: 'ioredis',
+    Redis,
+    clientOptions: redis.url,
+    clearDatastore: false,
+  });
+  const onError = redis.onError ?? (() => {});
+  limiter.on('error', onError);
+  // Redis keeps the settings of whichever instance created them first; re-apply ours so that a
+  // changed limit takes effect on deploy. The live reservoir is left alone: resetting it on every
+  // start would hand out extra calls.
+  Promise.resolve(limiter.updateSettings(settings)).catch(onError);
+  return limiter;
+}
+
+export interface LimitedCallOptions {
+  /** The provider's name, for error messages. */
+  provider: string;
+  /** Aborting drops a queued call (the provider is never called) and rejects with the reason. */
+  signal?: AbortSignal;
+  /**
+   * How long a call may wait for its turn before failing with 503 `provider_unavailable`.
+   * @default 30_000
+   */
+  maxWaitMs?: number;
+}
+
+/** `250 ms`, `30 s`. */
+export const duration = (ms: number) => (ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`);
+
+const busy = (provider: string, why: string) =>
+  new ApiError(503, 'provider_unavailable', `${provider} is busy (${why}); try again later`);
+
+/**
+ * Runs `task` when the limiter allows. Only the wait is bounded and abortable here: once started,
+ * the task owns its own timeout and should honour the same signal.
+ */
+export function runLimited<T>(
+  limiter: Bottleneck,
+  task: () => Promise<T>,
+  { provider, signal, maxWaitMs = 30_000 }: LimitedCallOptions,
+): Promise<T> {
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    let state: 'waiting' | 'started' | 'gave up' = 'waiting';
+    const stopWaiting = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    const giveUp = (reason: unknown) => {
+      if (state !== 'waiting') return;
+      state = 'gave up';
+      stopWaiting();
+      reject(reason);
+    };
+    const onAbort = () => giveUp(signal!.reason);
+    const timer = setTimeout(() => giveUp(busy(provider, `no turn within ${duration(maxWaitMs)}`)), maxWaitMs);
+    signal?.addEventListener('abort', onAbort, { once: true });
+
+    limiter
+      .schedule(async () => {
+        if (state !== 'waiting') return undefined;
+        state = 'started';
+        stopWaiting();
+        return task();
+      })
+      .then(
+        (value) => {
+          if (state === 'started') resolve(value as T);
+        },
+        (err: unknown) => {
+          if (state === 'started') reject(err);
+          // Bottleneck refused or dropped the call: the queue is full or the limiter is stopping.
+          else giveUp(busy(provider, 'too many calls waiting'));
+        },
+      );
+  });
+}
+
+/**
+ * For shutdown: refuses new calls, fails the queued ones, waits for running calls (each bounded
+ * by its own timeout), then disconnects from Redis.
+ */
+export async function closeLimiter(limiter: Bottleneck): Promise<void> {
+  await limiter.stop({ dropWaitingJobs: true });
+  await limiter.disconnect();
+}

@@ -1,0 +1,366 @@
+/**
+ * BrasilAPI's CNPJ lookup (public, keyless): a pass-through to minha-receita, so the body is
+ * minha-receita's JSON. Every attempt, retries included, goes through the provider's limiter.
+ */
+import type Bottleneck from 'bottleneck';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ApiError } from '../http/errors.ts';
+import { duration, runLimited, type ProviderLimits } from '../providers/limiter.ts';
+import type { ProviderDeclaration } from '../providers/registry.ts';
+import { VERSION } from '../version.ts';
+import type { CodeAndDescription, CompanyRecord, RegistrationStatus } from './companies.ts';
+
+export const BRASILAPI_URL = 'https://brasilapi.com.br';
+
+/**
+ * BrasilAPI publishes no limit; its maintainers have quoted 100 calls a minute and 3 a second
+ * per IP, and users report 429s at one call every 1–3 s. One call a second, one at a time.
+ * `maxQueued` keeps the queue within what one instance can serve inside the default 30 s wait.
+ */
+export const BRASILAPI_LIMITS: ProviderLimits = { maxConcurrent: 1, minTime: 1000, maxQueued: 20 };
+
+const PROVIDER = 'BrasilAPI';
+/** Its edge answers 403 to Node's default User-Agent and 429 to none (BrasilAPI #826, #835). */
+const USER_AGENT = `prospecta/${VERSION} (+https://github.com/prospecta)`;
+
+/**
+ * Free to call, so it declares no cost of its own: the operations that use it charge per company
+ * found (the CNPJ batch: 1 each), and a cost here would charge a second time wherever an
+ * operation adds up provider costs.
+ */
+export const brasilApiProvider: ProviderDeclaration = {
+  id: 'brasilapi',
+  name: PROVIDER,
+  kind: 'company',
+  inputs: ['cnpj'],
+  outputs: [
+    'name',
+    'tradeName',
+    'establishment',
+    'registrationStatus',
+    'registrationStatusDate',
+    'registrationStatusReason',
+    'openingDate',
+    'mainActivity',
+    'secondaryActivities',
+    'legalNature',
+    'capital',
+    'fiscalSize',
+    'simplesOption',
+    'meiOption',
+    'address',
+    'phones',
+    'email',
+    'partners',
+  ] satisfies (keyof CompanyRecord)[],
+  cost: 0,
+  keyVariable: null,
+  switchVariable: 'BRASILAPI_ENABLED',
+};
+
+type Maybe<T> = T | null | undefined;
+
+export interface BrasilApiPartner {
+  identificador_de_socio?: Maybe<number>;
+  nome_socio?: Maybe<string>;
+  cnpj_cpf_do_socio?: Maybe<string>;
+  codigo_qualificacao_socio?: Maybe<number>;
+  qualificacao_socio?: Maybe<string>;
+  data_entrada_sociedade?: Maybe<string>;
+  codigo_pais?: Maybe<number>;
+  pais?: Maybe<string>;
+  cpf_representante_legal?: Maybe<string>;
+  nome_representante_legal?: Maybe<string>;
+  codigo_qualificacao_representante_legal?: Maybe<number>;
+  qualificacao_representante_legal?: Maybe<string>;
+  codigo_faixa_etaria?: Maybe<number>;
+  faixa_etaria?: Maybe<string>;
+}
+
+/** A `GET /api/cnpj/v1/{cnpj}` body: minha-receita's fields, any of them null or missing but `cnpj`. */
+export interface BrasilApiCompany {
+  cnpj: string;
+  identificador_matriz_filial?: Maybe<number>;
+  descricao_identificador_matriz_filial?: Maybe<string>;
+  nome_fantasia?: Maybe<string>;
+  situacao_cadastral?: Maybe<number>;
+  descricao_situacao_cadastral?: Maybe<string>;
+  data_situacao_cadastral?: Maybe<string>;
+  motivo_situacao_cadastral?: Maybe<number>;
+  descricao_motivo_situacao_cadastral?: Maybe<string>;
+  nome_cidade_no_exterior?: Maybe<string>;
+  codigo_pais?: Maybe<number>;
+  pais?: Maybe<string>;
+  data_inicio_atividade?: Maybe<string>;
+  /** A number: codes starting with 0 lose it (0111301 arrives as 111301). */
+  cnae_fiscal?: Maybe<number>;
+  cnae_fiscal_descricao?: Maybe<string>;
+  descricao_tipo_de_logradouro?: Maybe<string>;
+  logradouro?: Maybe<string>;
+  numero?: Maybe<string>;
+  complemento?: Maybe<string>;
+  bairro?: Maybe<string>;
+  cep?: Maybe<string>;
+  uf?: Maybe<string>;
+  /** Receita's 4-digit code, as a number. */
+  codigo_municipio?: Maybe<number>;
+  codigo_municipio_ibge?: Maybe<number>;
+  municipio?: Maybe<string>;
+  ddd_telefone_1?: Maybe<string>;
+  ddd_telefone_2?: Maybe<string>;
+  ddd_fax?: Maybe<string>;
+  email?: Maybe<string>;
+  situacao_especial?: Maybe<string>;
+  data_situacao_especial?: Maybe<string>;
+  opcao_pelo_simples?: Maybe<boolean>;
+  data_opcao_pelo_simples?: Maybe<string>;
+  data_exclusao_do_simples?: Maybe<string>;
+  opcao_pelo_mei?: Maybe<boolean>;
+  data_opcao_pelo_mei?: Maybe<string>;
+  data_exclusao_do_mei?: Maybe<string>;
+  razao_social?: Maybe<string>;
+  codigo_natureza_juridica?: Maybe<number>;
+  natureza_juridica?: Maybe<string>;
+  qualificacao_do_responsavel?: Maybe<number>;
+  capital_social?: Maybe<number>;
+  codigo_porte?: Maybe<number>;
+  porte?: Maybe<string>;
+  ente_federativo_responsavel?: Maybe<string>;
+  regime_tributario?: Maybe<unknown[]>;
+  qsa?: Maybe<BrasilApiPartner[]>;
+  /** `[{codigo: 0, descricao: ""}]` when there are none. */
+  cnaes_secundarios?: Maybe<{ codigo?: Maybe<number>; descricao?: Maybe<string> }[]>;
+}
+
+/** Trimmed text; empty and non-text values are null. */
+function text(value: unknown): string | null {
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (typeof value !== 'string') return null;
+  const trimmed = value.trim();
+  return trimmed ? trimmed : null;
+}
+
+/** A numeric code given as a number (leading zeros lost) or digits, padded back to its width. */
+function code(value: unknown, width: number, { zeroIsValid = false } = {}): string | null {
+  const digits = typeof value === 'number' ? String(value) : text(value);
+  if (digits === null || !/^\d+$/.test(digits) || digits.length > width) return null;
+  if (!zeroIsValid && Number(digits) === 0) return null;
+  return digits.padStart(width, '0');
+}
+
+function codeAndDescription(codeValue: string | null, description: unknown): CodeAndDescription | null {
+  return codeValue === null ? null : { code: codeValue, description: text(description) };
+}
+
+/** `YYYY-MM-DD`; Go's zero time (`0001-01-01`) from older minha-receita versions means "none". */
+function date(value: unknown): string | null {
+  const match = typeof value === 'string' ? /^(\d{4})-\d{2}-\d{2}/.exec(value) : null;
+  return match && match[1] !== '0001' ? match[0] : null;
+}
+
+function digits(value: unknown): string | null {
+  return text(value)?.replace(/\D/g, '') || null;
+}
+
+function list(value: unknown): Record<string, unknown>[] {
+  return Array.isArray(value) ? value.filter((item) => typeof item === 'object' && item !== null) : [];
+}
+
+const STATUSES: readonly RegistrationStatus[] = ['ATIVA', 'BAIXADA', 'INAPTA', 'NULA', 'SUSPENSA'];
+const STATUS_CODES: Record<number, RegistrationStatus> = {
+  1: 'NULA',
+  2: 'ATIVA',
+  3: 'SUSPENSA',
+  4: 'INAPTA',
+  8: 'BAIXADA',
+};
+const FISCAL_SIZES = ['00', '01', '03', '05'] as const;
+
+function registrationStatus(description: unknown, statusCode: unknown): RegistrationStatus | null {
+  const label = text(description)?.toUpperCase();
+  if (STATUSES.includes(label as RegistrationStatus)) return label as RegistrationStatus;
+  return typeof statusCode === 'number' ? (STATUS_CODES[statusCode] ?? null) : null;
+}
+
+function establishment(id: unknown): CompanyRecord['establishment'] {
+  const value = Number(id);
+  return value === 1 ? 'MATRIZ' : value === 2 ? 'FILIAL' : null;
+}
+
+function capital(value: unknown): number | null {
+  const amount = typeof value === 'string' ? Number(value) : value;
+  return typeof amount === 'number' && Number.isFinite(amount) && amount >= 0 ? Math.round(amount * 100) / 100 : null;
+}
+
+/** minha-receita's JSON (BrasilAPI's body) as a company record; tolerant of any missing field. */
+export function fromMinhaReceita(cnpj: string, body: Partial<BrasilApiCompany>): CompanyRecord {
+  const b = body as Record<string, unknown>;
+  const fiscalSize = code(b.codigo_porte, 2, { zeroIsValid: true });
+  const street = [text(b.descricao_tipo_de_logradouro), text(b.logradouro)].filter(Boolean).join(' ');
+  const zip = digits(b.cep);
+  return {
+    cnpj,
+    root: cnpj.slice(0, 8),
+    name: text(b.razao_social) ?? '',
+    tradeName: text(b.nome_fantasia),
+    establishment: establishment(b.identificador_matriz_filial),
+    registrationStatus: registrationStatus(b.descricao_situacao_cadastral, b.situacao_cadastral),
+    registrationStatusDate: date(b.data_situacao_cadastral),
+    registrationStatusReason: codeAndDescription(
+      code(b.motivo_situacao_cadastral, 2, { zeroIsValid: true }),
+      b.descricao_motivo_situacao_cadastral,
+    ),
+    openingDate: date(b.data_inicio_atividade),
+    mainActivity: codeAndDescription(code(b.cnae_fiscal, 7), b.cnae_fiscal_descricao),
+    secondaryActivities: list(b.cnaes_secundarios).flatMap((a) => {
+      const activity = codeAndDescription(code(a.codigo, 7), a.descricao);
+      return activity ? [activity] : [];
+    }),
+    legalNature: codeAndDescription(code(b.codigo_natureza_juridica, 4), b.natureza_juridica),
+    capital: capital(b.capital_social),
+    fiscalSize: FISCAL_SIZES.find((size) => size === fiscalSize) ?? null,
+    simplesOption: typeof b.opcao_pelo_simples === 'boolean' ? b.opcao_pelo_simples : null,
+    meiOption: typeof b.opcao_pelo_mei === 'boolean' ? b.opcao_pelo_mei : null,
+    address: {
+      street: street || null,
+      number: text(b.numero),
+      complement: text(b.complemento),
+      district: text(b.bairro),
+      // About 0.1% of CEPs lost a leading zero upstream.
+      zipCode: zip && zip.length <= 8 ? zip.padStart(8, '0') : null,
+      city: text(b.municipio),
+      cityCode: code(b.codigo_municipio, 4),
+      state: text(b.uf)?.toUpperCase() ?? null,
+      country: text(b.pais),
+    },
+    phones: [b.ddd_telefone_1, b.ddd_telefone_2].flatMap((phone) => digits(phone) ?? []),
+    email: text(b.email),
+    partners: list(b.qsa).flatMap((p) => {
+      const name = text(p.nome_socio);
+      if (!name) return [];
+      return [
+        {
+          name,
+          document: text(p.cnpj_cpf_do_socio),
+          qualification: text(p.qualificacao_socio),
+          since: date(p.data_entrada_sociedade),
+        },
+      ];
+    }),
+    release: null,
+  };
+}
+
+/** Milliseconds from a `Retry-After` header (seconds or an HTTP date), or null when absent or unreadable. */
+function retryAfterMs(header: string | null): number | null {
+  if (header === null) return null;
+  const value = header.trim();
+  if (/^\d+$/.test(value)) return Number(value) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? null : Math.max(0, at - Date.now());
+}
+
+type Attempt =
+  | { found: CompanyRecord | null }
+  | { failure: string; retryable: boolean; retryAfterMs: number | null };
+
+export interface BrasilApiOptions {
+  /** Usually {@link BRASILAPI_URL}. */
+  baseUrl: string;
+  /** The provider's limiter, e.g. `createLimiter('brasilapi', BRASILAPI_LIMITS, redis)`. */
+  limiter: Bottleneck;
+  fetch?: typeof fetch;
+  /** Retries after a 429, a 5xx, a network error or a timeout. @default 2 */
+  maxRetries?: number;
+  /** A longer `Retry-After` than this is not waited for: the lookup fails at once. @default 10_000 */
+  maxRetryAfterMs?: number;
+  /** First backoff when no `Retry-After` is given; doubles on each retry, with jitter. @default 500 */
+  backoffMs?: number;
+  /** Per attempt, body included. @default 10_000 */
+  timeoutMs?: number;
+  /** How long an attempt may wait for the limiter. @default 30_000 */
+  maxQueueWaitMs?: number;
+}
+
+export class BrasilApiSource {
+  private readonly baseUrl: string;
+  private readonly limiter: Bottleneck;
+  private readonly request: typeof fetch;
+  private readonly maxRetries: number;
+  private readonly maxRetryAfterMs: number;
+  private readonly backoffMs: number;
+  private readonly timeoutMs: number;
+  private readonly maxQueueWaitMs: number;
+
+  constructor(options: BrasilApiOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.limiter = options.limiter;
+    this.request = options.fetch ?? fetch;
+    this.maxRetries = options.maxRetries ?? 2;
+    this.maxRetryAfterMs = options.maxRetryAfterMs ?? 10_000;
+    this.backoffMs = options.backoffMs ?? 500;
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.maxQueueWaitMs = options.maxQueueWaitMs ?? 30_000;
+  }
+
+  /** The company with this CNPJ (14 characters, normalized), or null when BrasilAPI does not know it. */
+  async lookup(cnpj: string, signal?: AbortSignal): Promise<CompanyRecord | null> {
+    for (let retry = 0; ; retry++) {
+      const attempt = await runLimited(this.limiter, () => this.attempt(cnpj, signal), {
+        provider: PROVIDER,
+        signal,
+        maxWaitMs: this.maxQueueWaitMs,
+      });
+      if ('found' in attempt) return attempt.found;
+
+      const wait = attempt.retryAfterMs ?? this.backoff(retry);
+      if (!attempt.retryable || retry >= this.maxRetries || wait > this.maxRetryAfterMs) {
+        const headers: Record<string, string> =
+          attempt.retryAfterMs === null ? {} : { 'Retry-After': String(Math.ceil(attempt.retryAfterMs / 1000)) };
+        const message = `${PROVIDER} is unavailable (${attempt.failure}); try again later`;
+        throw new ApiError(503, 'provider_unavailable', message, headers);
+      }
+      try {
+        await sleep(wait, undefined, { signal });
+      } catch (err) {
+        throw signal?.aborted ? signal.reason : err;
+      }
+    }
+  }
+
+  /** Exponential, with jitter so that instances throttled together do not retry together. */
+  private backoff(retry: number): number {
+    const ceiling = Math.min(this.backoffMs * 2 ** retry, this.maxRetryAfterMs);
+    return ceiling / 2 + Math.random() * (ceiling / 2);
+  }
+
+  private async attempt(cnpj: string, signal: AbortSignal | undefined): Promise<Attempt> {
+    const timeout = AbortSignal.timeout(this.timeoutMs);
+    try {
+      const res = await this.request(`${this.baseUrl}/api/cnpj/v1/${cnpj}`, {
+        headers: { 'User-Agent': USER_AGENT, Accept: 'application/json' },
+        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      });
+      if (res.status === 200) {
+        const body: unknown = await res.json();
+        if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+          return { failure: 'unexpected response', retryable: false, retryAfterMs: null };
+        }
+        return { found: fromMinhaReceita(cnpj, body) };
+      }
+      await res.body?.cancel();
+      // 400 is BrasilAPI's "invalid CNPJ": for a CNPJ we validated, the same as unknown.
+      if (res.status === 404 || res.status === 400) return { found: null };
+      const retryable = res.status === 429 || res.status >= 500;
+      const retryAfter = retryable ? retryAfterMs(res.headers.get('retry-after')) : null;
+      return { failure: `HTTP ${res.status}`, retryable, retryAfterMs: retryAfter };
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason;
+      if (timeout.aborted) {
+        return { failure: `no answer within ${duration(this.timeoutMs)}`, retryable: true, retryAfterMs: null };
+      }
+      if (err instanceof SyntaxError) return { failure: 'unexpected response', retryable: false, retryAfterMs: null };
+      return { failure: 'network error', retryable: true, retryAfterMs: null };
+    }
+  }
+}

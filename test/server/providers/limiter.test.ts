@@ -1,0 +1,219 @@
+import type Bottleneck from 'bottleneck';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { closeLimiter, createLimiter, runLimited, type ProviderLimits } from '../../../server/providers/limiter.ts';
+import { BrasilApiSource } from '../../../server/registry-data/brasilapi.ts';
+import { makeCnpj } from '../../helpers/companies.ts';
+import { brasilApiCompany, startFakeBrasilApi, type FakeBrasilApi } from '../../helpers/fake-brasilapi.ts';
+import { TEST_REDIS_URL } from '../../helpers/global-setup.ts';
+
+const open: Bottleneck[] = [];
+const gates: Gate[] = [];
+
+function limiterFor(limits: ProviderLimits, id = 'test', redis?: { url: string }) {
+  const limiter = createLimiter(id, limits, redis);
+  open.push(limiter);
+  return limiter;
+}
+afterEach(async () => {
+  // Release whatever a failed test left running, or closing would wait for it.
+  const closing = Promise.all(open.splice(0).map(closeLimiter));
+  const release = setInterval(() => gates.forEach((g) => g.releaseAll()), 2);
+  await closing.finally(() => clearInterval(release));
+  gates.length = 0;
+});
+
+interface Gate {
+  task: () => Promise<string>;
+  releaseAll(): void;
+  readonly running: number;
+  readonly started: number;
+  readonly maxRunning: number;
+}
+
+/** A task that counts how many run at once and finishes when told. */
+function gate(): Gate {
+  let running = 0;
+  let maxRunning = 0;
+  let started = 0;
+  const releases: Array<() => void> = [];
+  const g: Gate = {
+    task: () => {
+      started++;
+      running++;
+      maxRunning = Math.max(maxRunning, running);
+      return new Promise<string>((resolve) => releases.push(() => (running--, resolve('done'))));
+    },
+    releaseAll: () => releases.splice(0).forEach((release) => release()),
+    get running() {
+      return running;
+    },
+    get started() {
+      return started;
+    },
+    get maxRunning() {
+      return maxRunning;
+    },
+  };
+  gates.push(g);
+  return g;
+}
+
+const until = async (condition: () => boolean) => {
+  while (!condition()) await sleep(2);
+};
+
+/** Lets every task of `g` finish, the queued ones included, until `total` have run. */
+async function drain(g: Gate, total: number) {
+  while (g.started < total || g.running > 0) {
+    g.releaseAll();
+    await sleep(2);
+  }
+}
+
+async function rejection(promise: Promise<unknown>): Promise<any> {
+  return promise.then(
+    () => expect.fail('expected a rejection'),
+    (err: unknown) => err,
+  );
+}
+
+describe('runLimited, in process', () => {
+  it('runs no more than maxConcurrent at once', async () => {
+    const limiter = limiterFor({ maxConcurrent: 2 });
+    const g = gate();
+    const calls = Array.from({ length: 5 }, () => runLimited(limiter, g.task, { provider: 'Test' }));
+    await until(() => g.started === 2);
+    await sleep(20);
+    expect(g.started).toBe(2);
+    await drain(g, 5);
+    expect(await Promise.all(calls)).toEqual(['done', 'done', 'done', 'done', 'done']);
+    expect(g.maxRunning).toBe(2);
+  });
+
+  it('drops a queued call when its signal aborts: the task never runs', async () => {
+    const limiter = limiterFor({ maxConcurrent: 1 });
+    const g = gate();
+    const first = runLimited(limiter, g.task, { provider: 'Test' });
+    const controller = new AbortController();
+    const queued = runLimited(limiter, g.task, { provider: 'Test', signal: controller.signal });
+    await until(() => g.started === 1);
+    const reason = new Error('gone');
+    controller.abort(reason);
+
+    expect(await rejection(queued)).toBe(reason);
+    g.releaseAll();
+    await first;
+    await sleep(20);
+    expect(g.started).toBe(1);
+    expect(await runLimited(limiter, async () => 'after', { provider: 'Test' })).toBe('after');
+  });
+
+  it('rejects at once, without queueing, when the signal has already aborted', async () => {
+    const limiter = limiterFor({});
+    let ran = false;
+    const reason = new Error('too late');
+    const call = runLimited(limiter, async () => (ran = true), { provider: 'Test', signal: AbortSignal.abort(reason) });
+    const err = await rejection(call);
+    expect(err).toBe(reason);
+    expect(ran).toBe(false);
+  });
+
+  it('gives up with 503 provider_unavailable after maxWaitMs in the queue', async () => {
+    const limiter = limiterFor({ maxConcurrent: 1 });
+    const g = gate();
+    const first = runLimited(limiter, g.task, { provider: 'Test' });
+    const err = await rejection(runLimited(limiter, g.task, { provider: 'Test', maxWaitMs: 20 }));
+    expect(err).toMatchObject({ status: 503, code: 'provider_unavailable' });
+    expect(err.message).toBe('Test is busy (no turn within 20 ms); try again later');
+    g.releaseAll();
+    await first;
+    expect(g.started).toBe(1);
+  });
+
+  it('refuses calls beyond maxQueued at once', async () => {
+    const limiter = limiterFor({ maxConcurrent: 1, maxQueued: 2 });
+    const g = gate();
+    const first = runLimited(limiter, g.task, { provider: 'Test' });
+    await until(() => g.started === 1);
+    const queued = [1, 2].map(() => runLimited(limiter, g.task, { provider: 'Test' }));
+    const err = await rejection(runLimited(limiter, g.task, { provider: 'Test' }));
+    expect(err).toMatchObject({ status: 503, code: 'provider_unavailable' });
+    expect(err.message).toBe('Test is busy (too many calls waiting); try again later');
+    await drain(g, 3);
+    expect(await Promise.all([first, ...queued])).toEqual(['done', 'done', 'done']);
+  });
+
+  it('spends a reservoir: past the quota, calls wait for the refresh', async () => {
+    const limiter = limiterFor({ reservoir: { amount: 2, refreshMs: 60_000 } });
+    const call = () => runLimited(limiter, async () => 'ok', { provider: 'Test', maxWaitMs: 50 });
+    expect(await Promise.all([call(), call()])).toEqual(['ok', 'ok']);
+    expect(await rejection(call())).toMatchObject({ status: 503, code: 'provider_unavailable' });
+  });
+
+  it('on close, fails queued calls and lets the running one finish', async () => {
+    const limiter = createLimiter('test', { maxConcurrent: 1 });
+    const g = gate();
+    const running = runLimited(limiter, g.task, { provider: 'Test' });
+    await until(() => g.started === 1);
+    const queued = runLimited(limiter, g.task, { provider: 'Test' });
+    const closing = closeLimiter(limiter);
+    expect(await rejection(queued)).toMatchObject({ status: 503, code: 'provider_unavailable' });
+    g.releaseAll();
+    expect(await running).toBe('done');
+    await closing;
+    expect(g.started).toBe(1);
+  });
+});
+
+describe('limits shared through Redis', () => {
+  const runId = `test-${randomUUID()}`;
+  const redis = { url: TEST_REDIS_URL };
+  let fake: FakeBrasilApi;
+  const cnpj = makeCnpj('11222333');
+
+  beforeAll(async () => {
+    fake = await startFakeBrasilApi();
+    fake.add(brasilApiCompany({ cnpj }));
+  });
+  afterAll(async () => {
+    await fake.close();
+    const client = new Redis(TEST_REDIS_URL);
+    const keys = await client.keys(`b_prospecta:provider:${runId}*`);
+    if (keys.length > 0) await client.del(...keys);
+    await client.quit();
+  });
+
+  it('two instances with the same provider id share maxConcurrent 1', async () => {
+    const id = `${runId}-shared`;
+    const instances = [1, 2].map(() => {
+      const limiter = limiterFor({ maxConcurrent: 1, minTime: 1 }, id, redis);
+      return new BrasilApiSource({ baseUrl: fake.url, limiter });
+    });
+    fake.next({ delayMs: 20 }, 6);
+    const lookups = [0, 1, 2, 3, 4, 5].map((i) => instances[i % 2]!.lookup(cnpj));
+    expect((await Promise.all(lookups)).every((record) => record?.cnpj === cnpj)).toBe(true);
+    expect(fake.requests).toHaveLength(6);
+    expect(fake.maxInFlight).toBe(1);
+  });
+
+  it('applies changed limits to a budget Redis already holds', async () => {
+    const id = `${runId}-changed`;
+    const before = limiterFor({ maxConcurrent: 3 }, id, redis);
+    await before.ready();
+    await closeLimiter(open.pop()!);
+
+    const limiter = limiterFor({ maxConcurrent: 1 }, id, redis);
+    const g = gate();
+    const calls = [1, 2, 3].map(() => runLimited(limiter, g.task, { provider: 'Test' }));
+    await until(() => g.started === 1);
+    // Under the old maxConcurrent 3 the other two would be running by now.
+    await sleep(50);
+    expect(g.started).toBe(1);
+    await drain(g, 3);
+    await Promise.all(calls);
+    expect(g.maxRunning).toBe(1);
+  });
+});

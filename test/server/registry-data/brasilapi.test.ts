@@ -1,0 +1,309 @@
+import type Bottleneck from 'bottleneck';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { ApiError } from '../../../server/http/errors.ts';
+import { closeLimiter, createLimiter } from '../../../server/providers/limiter.ts';
+import { BrasilApiSource, fromMinhaReceita, type BrasilApiOptions } from '../../../server/registry-data/brasilapi.ts';
+import { makeCnpj } from '../../helpers/companies.ts';
+import { brasilApiCompany, startFakeBrasilApi, type FakeBrasilApi } from '../../helpers/fake-brasilapi.ts';
+
+const known = makeCnpj('11222333');
+const unknown = makeCnpj('44555666');
+
+let fake: FakeBrasilApi;
+let limiter: Bottleneck;
+
+beforeEach(async () => {
+  fake = await startFakeBrasilApi();
+  fake.add(brasilApiCompany({ cnpj: known }));
+  limiter = createLimiter('brasilapi', { maxConcurrent: 1, minTime: 2 });
+});
+afterEach(async () => {
+  await closeLimiter(limiter);
+  await fake.close();
+});
+
+const source = (options: Partial<BrasilApiOptions> = {}) =>
+  new BrasilApiSource({ baseUrl: fake.url, limiter, backoffMs: 2, ...options });
+
+/** The rejection of `promise`, which must reject. */
+async function rejection(promise: Promise<unknown>): Promise<any> {
+  return promise.then(
+    () => expect.fail('expected a rejection'),
+    (err: unknown) => err,
+  );
+}
+
+describe('mapping minha-receita JSON', () => {
+  it('maps a full body: leading zeros restored, placeholder activity dropped, phones as digits', async () => {
+    fake.add(
+      brasilApiCompany({
+        cnpj: known,
+        nome_fantasia: '',
+        cep: '1001000',
+        codigo_municipio: 139,
+        ddd_telefone_2: '(11) 3333-5555',
+        data_situacao_cadastral: null,
+        email: 'Contato@ArrozBom.com.br',
+      }),
+    );
+    expect(await source().lookup(known)).toEqual({
+      cnpj: known,
+      root: known.slice(0, 8),
+      name: 'ARROZ BOM COMERCIO DE CEREAIS LTDA',
+      tradeName: null,
+      establishment: 'MATRIZ',
+      registrationStatus: 'ATIVA',
+      registrationStatusDate: null,
+      registrationStatusReason: { code: '00', description: 'SEM MOTIVO' },
+      openingDate: '2015-03-02',
+      mainActivity: { code: '0111301', description: 'Cultivo de arroz' },
+      secondaryActivities: [],
+      legalNature: { code: '2062', description: 'Sociedade Empresária Limitada' },
+      capital: 50000,
+      fiscalSize: '01',
+      simplesOption: true,
+      meiOption: false,
+      address: {
+        street: 'RUA DAS FLORES',
+        number: '100',
+        complement: 'SALA 2',
+        district: 'CENTRO',
+        zipCode: '01001000',
+        city: 'SAO PAULO',
+        cityCode: '0139',
+        state: 'SP',
+        country: null,
+      },
+      phones: ['1133334444', '1133335555'],
+      email: 'Contato@ArrozBom.com.br',
+      partners: [
+        { name: 'MARIA DA SILVA', document: '***220050**', qualification: 'Sócio-Administrador', since: '2015-03-02' },
+      ],
+      release: null,
+    });
+  });
+
+  it('keeps real secondary activities, a branch, a status from its code and porte 05', () => {
+    const record = fromMinhaReceita(
+      known,
+      brasilApiCompany({
+        cnpj: known,
+        identificador_matriz_filial: 2,
+        descricao_situacao_cadastral: null,
+        situacao_cadastral: 8,
+        motivo_situacao_cadastral: 1,
+        descricao_motivo_situacao_cadastral: 'EXTINCAO POR ENCERRAMENTO LIQUIDACAO VOLUNTARIA',
+        codigo_porte: 5,
+        cnaes_secundarios: [
+          { codigo: 4623199, descricao: 'Comércio atacadista de matérias-primas agrícolas' },
+          { codigo: 161003, descricao: 'Serviço de preparação de terreno' },
+        ],
+        qsa: [{ nome_socio: 'ARROZ HOLDING SA', cnpj_cpf_do_socio: '44555666000170', data_entrada_sociedade: null }],
+      }),
+    );
+    expect(record).toMatchObject({
+      establishment: 'FILIAL',
+      registrationStatus: 'BAIXADA',
+      registrationStatusReason: { code: '01', description: 'EXTINCAO POR ENCERRAMENTO LIQUIDACAO VOLUNTARIA' },
+      fiscalSize: '05',
+      secondaryActivities: [
+        { code: '4623199', description: 'Comércio atacadista de matérias-primas agrícolas' },
+        { code: '0161003', description: 'Serviço de preparação de terreno' },
+      ],
+      partners: [{ name: 'ARROZ HOLDING SA', document: '44555666000170', qualification: null, since: null }],
+    });
+  });
+
+  it('never throws on missing, null or oddly typed fields', () => {
+    const empty = {
+      cnpj: known,
+      root: known.slice(0, 8),
+      name: '',
+      tradeName: null,
+      establishment: null,
+      registrationStatus: null,
+      registrationStatusDate: null,
+      registrationStatusReason: null,
+      openingDate: null,
+      mainActivity: null,
+      secondaryActivities: [],
+      legalNature: null,
+      capital: null,
+      fiscalSize: null,
+      simplesOption: null,
+      meiOption: null,
+      address: {
+        street: null,
+        number: null,
+        complement: null,
+        district: null,
+        zipCode: null,
+        city: null,
+        cityCode: null,
+        state: null,
+        country: null,
+      },
+      phones: [],
+      email: null,
+      partners: [],
+      release: null,
+    };
+    expect(fromMinhaReceita(known, {})).toEqual(empty);
+    const odd = {
+      qsa: 'none',
+      cnaes_secundarios: [null, 7],
+      data_inicio_atividade: '0001-01-01T00:00:00Z',
+      capital_social: 'lots',
+    };
+    expect(fromMinhaReceita(known, odd as never)).toEqual(empty);
+  });
+});
+
+describe('BrasilApiSource.lookup', () => {
+  it('sends a real User-Agent and asks for JSON: the edge refuses Node’s default one', async () => {
+    await source().lookup(known);
+    expect(fake.requests).toHaveLength(1);
+    expect(fake.requests[0]!.path).toBe(`/api/cnpj/v1/${known}`);
+    const userAgent = /^prospecta\/\d+\.\d+\.\d+ \(\+https:\/\/github\.com\/prospecta\)$/;
+    expect(fake.requests[0]!.headers['user-agent']).toMatch(userAgent);
+    expect(fake.requests[0]!.headers.accept).toBe('application/json');
+
+    const bare = await fetch(`${fake.url}/api/cnpj/v1/${known}`);
+    expect(bare.status).toBe(403);
+  });
+
+  it('answers null for an unknown CNPJ (404) and for one BrasilAPI calls invalid (400)', async () => {
+    expect(await source().lookup(unknown)).toBeNull();
+    expect(await source().lookup('12ABC34501DE35')).toBeNull();
+    expect(fake.requests).toHaveLength(2);
+  });
+
+  it('waits as long as Retry-After says (seconds), then succeeds', async () => {
+    fake.next({ status: 429, retryAfter: '1' });
+    expect(await source().lookup(known)).toMatchObject({ cnpj: known });
+    const [first, second] = fake.requests;
+    expect(second!.at - first!.at).toBeGreaterThanOrEqual(950);
+  });
+
+  it('gives up with 503 provider_unavailable after maxRetries + 1 calls when 429 persists', async () => {
+    fake.next({ status: 429 }, Infinity);
+    const err = await rejection(source({ maxRetries: 3 }).lookup(known));
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err).toMatchObject({ status: 503, code: 'provider_unavailable' });
+    expect(err.message).toBe('BrasilAPI is unavailable (HTTP 429); try again later');
+    expect(fake.requests).toHaveLength(4);
+  });
+
+  it('fails at once on a Retry-After beyond maxRetryAfterMs, in seconds or as a date, and passes it on', async () => {
+    fake.next({ status: 429, retryAfter: '120' });
+    expect(await rejection(source().lookup(known))).toMatchObject({
+      status: 503,
+      code: 'provider_unavailable',
+      headers: { 'Retry-After': '120' },
+    });
+    fake.next({ status: 429, retryAfter: new Date(Date.now() + 120_000).toUTCString() });
+    const err = await rejection(source().lookup(known));
+    expect(Number(err.headers['Retry-After'])).toBeGreaterThan(100);
+    expect(fake.requests).toHaveLength(2);
+  });
+
+  it('retries 5xx answers', async () => {
+    fake.next({ status: 500 });
+    fake.next({ status: 502 });
+    expect(await source().lookup(known)).toMatchObject({ cnpj: known });
+    expect(fake.requests).toHaveLength(3);
+
+    fake.next({ status: 503 }, 3);
+    const err = await rejection(source().lookup(known));
+    expect(err.message).toBe('BrasilAPI is unavailable (HTTP 503); try again later');
+  });
+
+  it('does not retry a refusal (403)', async () => {
+    const asNode: typeof fetch = (url, init) => fetch(url, { ...init, headers: { 'User-Agent': 'node' } });
+    const err = await rejection(source({ fetch: asNode }).lookup(known));
+    expect(err).toMatchObject({ status: 503, code: 'provider_unavailable' });
+    expect(err.message).toBe('BrasilAPI is unavailable (HTTP 403); try again later');
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it('times out a hung request and retries it', async () => {
+    fake.next({ hang: true });
+    expect(await source({ timeoutMs: 100 }).lookup(known)).toMatchObject({ cnpj: known });
+    expect(fake.requests).toHaveLength(2);
+
+    fake.next({ hang: true }, 2);
+    const err = await rejection(source({ timeoutMs: 100, maxRetries: 1 }).lookup(known));
+    expect(err.message).toBe('BrasilAPI is unavailable (no answer within 100 ms); try again later');
+  });
+
+  it('retries a network error', async () => {
+    let calls = 0;
+    const flaky: typeof fetch = (url, init) =>
+      ++calls === 1 ? Promise.reject(new TypeError('fetch failed')) : fetch(url, init);
+    expect(await source({ fetch: flaky }).lookup(known)).toMatchObject({ cnpj: known });
+    expect(calls).toBe(2);
+  });
+
+  it('drops a queued lookup whose signal aborts: BrasilAPI is never called for it', async () => {
+    const brasilApi = source();
+    fake.next({ delayMs: 100 });
+    const first = brasilApi.lookup(known);
+    const controller = new AbortController();
+    const queued = brasilApi.lookup(unknown, controller.signal);
+    await vi.waitFor(() => expect(fake.requests).toHaveLength(1));
+    const reason = new Error('client went away');
+    controller.abort(reason);
+
+    expect(await rejection(queued)).toBe(reason);
+    expect(await first).toMatchObject({ cnpj: known });
+    expect(await brasilApi.lookup(known)).toMatchObject({ cnpj: known });
+    expect(fake.requests.map((r) => r.path)).toEqual([`/api/cnpj/v1/${known}`, `/api/cnpj/v1/${known}`]);
+  });
+
+  it('abandons a lookup in flight on abort and makes no further call', async () => {
+    fake.next({ hang: true }, Infinity);
+    const controller = new AbortController();
+    const lookup = source().lookup(known, controller.signal);
+    await vi.waitFor(() => expect(fake.requests).toHaveLength(1));
+    const reason = new Error('stop');
+    controller.abort(reason);
+
+    expect(await rejection(lookup)).toBe(reason);
+    await sleep(50);
+    expect(fake.requests).toHaveLength(1);
+    await vi.waitFor(() => expect(fake.inFlight).toBe(0));
+  });
+
+  it('stops waiting to retry on abort', async () => {
+    fake.next({ status: 429 });
+    const controller = new AbortController();
+    const lookup = source({ backoffMs: 5_000 }).lookup(known, controller.signal);
+    await vi.waitFor(() => expect(fake.requests).toHaveLength(1));
+    const reason = new Error('stop');
+    controller.abort(reason);
+    expect(await rejection(lookup)).toBe(reason);
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it('keeps to the limiter’s maxConcurrent', async () => {
+    await closeLimiter(limiter);
+    limiter = createLimiter('brasilapi', { maxConcurrent: 2 });
+    fake.next({ delayMs: 30 }, Infinity);
+    const results = await Promise.all(Array.from({ length: 8 }, () => source().lookup(known)));
+    expect(results.every((r) => r?.cnpj === known)).toBe(true);
+    expect(fake.requests).toHaveLength(8);
+    expect(fake.maxInFlight).toBe(2);
+  });
+
+  it('fails with 503 when no turn comes within maxQueueWaitMs', async () => {
+    fake.next({ delayMs: 150 });
+    const brasilApi = source({ maxQueueWaitMs: 50 });
+    const first = brasilApi.lookup(known);
+    const err = await rejection(brasilApi.lookup(known));
+    expect(err).toMatchObject({ status: 503, code: 'provider_unavailable' });
+    expect(err.message).toBe('BrasilAPI is busy (no turn within 50 ms); try again later');
+    await first;
+    expect(fake.requests).toHaveLength(1);
+  });
+});

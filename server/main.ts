@@ -9,7 +9,7 @@ import { createApp } from './app.ts';
 import { bootstrap } from './bootstrap.ts';
 import { controlSocketPath, serveControl } from './cli/control.ts';
 import { ConfigError, loadConfig } from './config.ts';
-import { seedDemo } from './seed/demo.ts';
+import { DEMO_CREDITS, seedDemo } from './seed/demo.ts';
 import { VERSION } from './version.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -24,9 +24,14 @@ async function main(): Promise<void> {
 
   if (services.store.kind === 'embedded' && (await services.workspaces.count()) === 0) {
     const demo = await seedDemo(services);
+    const base = `http://localhost:${config.port}/v1/api`;
+    const auth = `-H "Authorization: Bearer ${demo.apiKey}"`;
     process.stderr.write(
-      `\nLoaded the demo data. Demo workspace ${demo.workspaceId}; its API key (shown once):\n\n  ${demo.apiKey}\n\n` +
-        `Try: curl -H "Authorization: Bearer ${demo.apiKey}" http://localhost:${config.port}/v1/api/credits\n\n`,
+      `\nLoaded the demo data: a workspace with ${DEMO_CREDITS.toLocaleString('en')} credits and ` +
+        `${demo.companiesImported.toLocaleString('en')} synthetic registry companies.\n` +
+        `Demo workspace ${demo.workspaceId}; its API key (shown once):\n\n  ${demo.apiKey}\n\n` +
+        `Try:\n  curl ${auth} ${base}/credits\n` +
+        `  curl ${auth} -H "Content-Type: application/json" -d '{"industry":"padaria","state":"SP"}' ${base}/companies/search\n\n`,
     );
   }
 

@@ -6,10 +6,13 @@
 import { PLAN_NAMES, type PlanName } from '../credits/plans.ts';
 import { importRelease, type ImportProgress } from '../registry-data/import/importer.ts';
 import type { Problem } from '../registry-data/import/rows.ts';
+import { generateRelease } from '../registry-data/release-generator.ts';
 import type { Services } from '../services.ts';
 import { seedDemo } from '../seed/demo.ts';
 
 export class UsageError extends Error {}
+
+const MONTH = /^\d{4}-(0[1-9]|1[0-2])$/;
 
 export type Args = Record<string, string | undefined>;
 
@@ -103,9 +106,7 @@ export const commands: Record<string, Command> = {
     usage: 'import cnpj --dir DIR [--release YYYY-MM]',
     async run(services, args, notify) {
       const dir = required(args, 'dir');
-      if (args.release !== undefined && !/^\d{4}-(0[1-9]|1[0-2])$/.test(args.release)) {
-        throw new UsageError('--release must be a month, YYYY-MM');
-      }
+      if (args.release !== undefined && !MONTH.test(args.release)) throw new UsageError('--release must be a month, YYYY-MM');
       const summary = await importRelease(services.store, {
         dir,
         ...(args.release ? { release: args.release } : {}),
@@ -114,6 +115,24 @@ export const commands: Record<string, Command> = {
       });
       services.companies.changed();
       return summary;
+    },
+  },
+  'generate cnpj': {
+    usage: 'generate cnpj --dir DIR [--establishments N] [--seed N] [--release YYYY-MM]  (a synthetic release, to try the importer)',
+    async run(_services, args) {
+      const establishments = Number(args.establishments ?? 10_000);
+      if (!Number.isInteger(establishments) || establishments < 1 || establishments > 100_000_000) {
+        throw new UsageError('--establishments must be a whole number from 1 to 100,000,000');
+      }
+      const seed = Number(args.seed ?? 1);
+      if (!Number.isInteger(seed)) throw new UsageError('--seed must be a whole number');
+      if (args.release !== undefined && !MONTH.test(args.release)) throw new UsageError('--release must be a month, YYYY-MM');
+      return generateRelease({
+        dir: required(args, 'dir'),
+        establishments,
+        seed,
+        ...(args.release ? { release: args.release } : {}),
+      });
     },
   },
   'seed demo': {

@@ -32,6 +32,8 @@ function parse(argv: string[]): ControlRequest {
       note: { type: 'string' },
       dir: { type: 'string' },
       release: { type: 'string' },
+      establishments: { type: 'string' },
+      seed: { type: 'string' },
       file: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },

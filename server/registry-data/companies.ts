@@ -86,6 +86,8 @@ export interface CompanyDoc extends CompanyRecord {
   /** The CNPJ. */
   _id: string;
   release: string;
+  /** The import that wrote it: a complete import removes what it did not write. */
+  importRun: string;
   search: SearchKeys;
 }
 
@@ -103,7 +105,7 @@ export function searchKeys(record: CompanyRecord): SearchKeys {
   };
 }
 
-export function companyDocument(record: CompanyRecord & { release: string }): CompanyDoc {
+export function companyDocument(record: CompanyRecord & { release: string; importRun: string }): CompanyDoc {
   return { _id: record.cnpj, ...record, search: searchKeys(record) };
 }
 
@@ -126,7 +128,7 @@ export const companyIndexes: IndexDeclaration[] = [
 
 /** A company as the API returns it: its registry data and where it came from. */
 export function companyView(record: CompanyRecord | CompanyDoc, source = REGISTRY_SOURCE) {
-  const { _id, search, ...data } = record as Partial<CompanyDoc> & CompanyRecord;
+  const { _id, search, importRun, ...data } = record as Partial<CompanyDoc> & CompanyRecord;
   return { ...data, source };
 }
 

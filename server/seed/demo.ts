@@ -1,27 +1,53 @@
 /**
- * The demo data set: a workspace with an active plan and credits, so a first `npm start` can be
- * tried at once. Later areas add their demo records here. Running it again issues a new key for
- * the same demo workspace (keys are stored hashed, so the first one cannot be shown again).
+ * The demo data set: a workspace with an active plan and credits, and a small synthetic
+ * registry release imported through the real importer, so a first `npm start` can search and
+ * look up companies at once. Later areas add their demo records here. Running it again issues a
+ * new key for the same demo workspace (keys are stored hashed, so the first one cannot be shown
+ * again) and leaves imported companies alone.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { importRelease } from '../registry-data/import/importer.ts';
+import { generateRelease } from '../registry-data/release-generator.ts';
 import type { Services } from '../services.ts';
 
 export const DEMO_CREDITS = 10_000;
+/** Small enough to import in about a second, large enough for every filter to find something. */
+export const DEMO_ESTABLISHMENTS = 5_000;
 
 interface MarkerDoc {
   _id: string;
   workspaceId: string;
 }
 
-export async function seedDemo(services: Services): Promise<{ workspaceId: string; apiKey: string; created: boolean }> {
+export async function seedDemo(
+  services: Services,
+): Promise<{ workspaceId: string; apiKey: string; created: boolean; companiesImported: number }> {
+  const companiesImported = await seedCompanies(services);
   const markers = services.store.collection<MarkerDoc>('markers');
   const marker = await markers.findOne({ _id: 'demo' });
   if (marker && (await services.workspaces.get(marker.workspaceId))) {
     const { apiKey } = await services.keys.create(marker.workspaceId);
-    return { workspaceId: marker.workspaceId, apiKey, created: false };
+    return { workspaceId: marker.workspaceId, apiKey, created: false, companiesImported };
   }
   const workspace = await services.workspaces.create('Demo workspace', 'active');
   await services.credits.credit(workspace._id, DEMO_CREDITS, 'grant', 'Demo credits');
   await markers.updateOne({ _id: 'demo' }, { $set: { workspaceId: workspace._id } }, { upsert: true });
   const { apiKey } = await services.keys.create(workspace._id);
-  return { workspaceId: workspace._id, apiKey, created: true };
+  return { workspaceId: workspace._id, apiKey, created: true, companiesImported };
+}
+
+/** Imports a synthetic release when the registry is empty; returns how many establishments. */
+async function seedCompanies(services: Services): Promise<number> {
+  if ((await services.companies.collection.findOne({})) !== null) return 0;
+  const dir = await mkdtemp(path.join(tmpdir(), 'prospecta-demo-release-'));
+  try {
+    await generateRelease({ dir, establishments: DEMO_ESTABLISHMENTS });
+    const summary = await importRelease(services.store, { dir, release: '2026-10' });
+    services.companies.changed();
+    return summary.establishments;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }

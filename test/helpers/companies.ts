@@ -8,7 +8,7 @@ export function makeCnpj(root: string, order = '0001'): string {
   return first12 + cnpjCheckDigits(first12);
 }
 
-export function companyDoc(cnpj: string, overrides: Partial<CompanyRecord> & { release?: string } = {}): CompanyDoc {
+export function companyDoc(cnpj: string, overrides: Partial<CompanyRecord> & { release?: string; importRun?: string } = {}): CompanyDoc {
   return companyDocument({
     cnpj,
     root: cnpj.slice(0, 8),
@@ -41,6 +41,7 @@ export function companyDoc(cnpj: string, overrides: Partial<CompanyRecord> & { r
     email: null,
     partners: [],
     release: '2026-10',
+    importRun: 'test',
     ...overrides,
   });
 }

@@ -9,6 +9,7 @@
  * Establishments the release no longer holds are removed only when every file was read whole,
  * so a damaged download never deletes good data.
  */
+import { randomUUID } from 'node:crypto';
 import type { Collection, Store } from '../../store/port.ts';
 import { checkCnpj } from '../cnpj.ts';
 import { companyDocument, type CompanyDoc } from '../companies.ts';
@@ -59,6 +60,8 @@ interface FileState {
 
 export interface ImportDoc {
   _id: string;
+  /** Stamped on every establishment this import writes; a resumed import keeps it. */
+  run: string;
   status: 'running' | 'complete' | 'incomplete';
   startedAt: Date;
   finishedAt: Date | null;
@@ -143,7 +146,8 @@ class Run {
     this.progress.phase = 'finishing';
     this.options.onProgress?.(this.progress);
     if (whole) {
-      this.summary.removed = (await this.companies.deleteMany({ release: { $ne: this.release } })).deletedCount;
+      // Whatever this import did not write is no longer published (or came from another source).
+      this.summary.removed = (await this.companies.deleteMany({ importRun: { $ne: this.state!.run } })).deletedCount;
     }
     await this.staging.clear();
     this.summary.complete = whole;
@@ -164,12 +168,16 @@ class Run {
       return;
     }
     await this.staging.clear();
-    this.state = { _id: this.release, status: 'running', startedAt: new Date(), finishedAt: null, files: {}, summary: null };
-    await this.imports.updateOne(
-      { _id: this.release },
-      { $set: { status: 'running', startedAt: this.state.startedAt, finishedAt: null, files: {}, summary: null } },
-      { upsert: true },
-    );
+    const { _id, ...fresh } = (this.state = {
+      _id: this.release,
+      run: randomUUID(),
+      status: 'running',
+      startedAt: new Date(),
+      finishedAt: null,
+      files: {},
+      summary: null,
+    });
+    await this.imports.updateOne({ _id }, { $set: fresh }, { upsert: true });
   }
 
   private report = (problem: Problem): void => {
@@ -293,6 +301,7 @@ class Run {
       companyDocument({
         ...records.establishment(fields, cnpj, roots.get(cnpj.slice(0, 8)), this.lookups),
         release: this.release,
+        importRun: this.state!.run,
       }),
     );
     if (docs.length === 0) return;

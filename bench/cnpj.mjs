@@ -1,0 +1,163 @@
+// npm run bench:cnpj — the registry end to end, as a user runs it: `prospecta generate cnpj`
+// writes a synthetic release of ESTABLISHMENTS establishments (default 1,000,000) in the Receita
+// layout, `prospecta import cnpj` imports it into a fresh embedded store (its peak memory sampled
+// from /proc every 50 ms), then the server answers 200 batch lookups of 500 CNPJs and 3 typical
+// filtered searches (100 runs each) over HTTP, one request at a time.
+import { spawn } from 'node:child_process';
+import { readFile, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Papa from 'papaparse';
+import yauzl from 'yauzl';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const ESTABLISHMENTS = Number(process.env.ESTABLISHMENTS ?? 1_000_000);
+const BATCH_RUNS = 200;
+const SEARCH_RUNS = 100;
+const work = await mkdtemp(path.join(tmpdir(), 'prospecta-bench-cnpj-'));
+const env = { ...process.env, DATA_DIR: path.join(work, 'data'), LOG_LEVEL: 'warn' };
+
+function spawnNode(args, extraEnv = {}) {
+  return spawn(process.execPath, args, { cwd: root, env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** Runs the CLI; resolves with its JSON output, the seconds it took and its peak RSS in MiB. */
+function cli(args) {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawnNode(['bin/prospecta.mjs', ...args]);
+    let stdout = '';
+    let stderr = '';
+    let peakKiB = 0;
+    // The CLI starts node once more for its own options; sample the whole process tree.
+    const sample = setInterval(async () => {
+      for (const pid of [child.pid, ...(await children(child.pid))]) {
+        const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+        peakKiB = Math.max(peakKiB, Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0));
+      }
+    }, 50);
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (code) => {
+      clearInterval(sample);
+      if (code !== 0) return reject(new Error(`prospecta ${args.join(' ')} exited ${code}: ${stderr}`));
+      resolve({ json: JSON.parse(stdout), seconds: (performance.now() - started) / 1000, peakMiB: peakKiB / 1024 });
+    });
+  });
+}
+
+async function children(pid) {
+  const text = await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '');
+  return text.split(' ').filter(Boolean).map(Number);
+}
+
+/** The first `count` CNPJs of an Estabelecimentos zip, to look up. */
+function sampleCnpjs(zipPath, count) {
+  return new Promise((resolve, reject) => {
+    yauzl.open(zipPath, { lazyEntries: true }, (err, zip) => {
+      if (err) return reject(err);
+      zip.readEntry();
+      zip.once('entry', (entry) =>
+        zip.openReadStream(entry, (err2, stream) => {
+          if (err2) return reject(err2);
+          const cnpjs = [];
+          const parser = stream.pipe(Papa.parse(Papa.NODE_STREAM_INPUT, { delimiter: ';' }));
+          parser.on('data', (row) => {
+            if (cnpjs.length < count) cnpjs.push(row[0] + row[1] + row[2]);
+            else stream.destroy();
+          });
+          stream.on('close', () => resolve(cnpjs));
+          parser.on('error', reject);
+        }),
+      );
+    });
+  });
+}
+
+function percentiles(samples) {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+  return { p50: +at(50).toFixed(1), p99: +at(99).toFixed(1) };
+}
+
+async function timed(runs, send) {
+  const samples = [];
+  let rows = 0;
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    const body = await send(i);
+    samples.push(performance.now() - started);
+    rows += body.results.length;
+  }
+  return { ...percentiles(samples), rows: Math.round(rows / runs) };
+}
+
+try {
+  const releaseDir = path.join(work, '2026-10');
+  const generated = await cli(['generate', 'cnpj', '--dir', releaseDir, '--establishments', String(ESTABLISHMENTS)]);
+  console.log(`generated ${generated.json.establishments.toLocaleString('en')} establishments in ${generated.seconds.toFixed(1)} s`);
+
+  const imported = await cli(['import', 'cnpj', '--dir', releaseDir]);
+  const rate = imported.json.establishments / imported.seconds;
+  console.log(
+    `imported ${imported.json.establishments.toLocaleString('en')} establishments in ${imported.seconds.toFixed(1)} s: ` +
+      `${Math.round(rate).toLocaleString('en')} establishments/s (target >= 50,000), ` +
+      `peak memory ${(imported.peakMiB / 1024).toFixed(2)} GiB (target < 2.5 GiB), problems ${imported.json.problems.count}`,
+  );
+
+  const { json: account } = await cli(['workspace', 'create', '--name', 'bench', '--plan', 'active']);
+  await cli(['credits', 'grant', '--workspace', account.workspaceId, '--amount', '1000000000']);
+  const cnpjs = await sampleCnpjs(path.join(releaseDir, 'Estabelecimentos0.zip'), 20_000);
+
+  const startedServer = performance.now();
+  const server = spawnNode(['dist/server.mjs'], { PORT: '0', HOST: '127.0.0.1', RATE_LIMIT_PER_MINUTE: '10000000', LOG_LEVEL: 'info' });
+  const url = await new Promise((resolve, reject) => {
+    let out = '';
+    server.stdout.on('data', (d) => {
+      out += d;
+      const port = /"port":(\d+)/.exec(out)?.[1];
+      if (port) resolve(`http://127.0.0.1:${port}`);
+    });
+    server.on('exit', (code) => reject(new Error(`server exited ${code}`)));
+  });
+  server.stdout.resume();
+  console.log(`server ready on the imported store in ${((performance.now() - startedServer) / 1000).toFixed(1)} s`);
+
+  const post = async (route, body) => {
+    const res = await fetch(url + route, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${account.apiKey}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    if (res.status !== 200) throw new Error(`${route} answered ${res.status}: ${await res.text()}`);
+    return res.json();
+  };
+
+  const results = [];
+  await timed(20, (i) => post('/v1/api/companies/cnpj/batch', { cnpjs: cnpjs.slice(i * 500, i * 500 + 500) })); // warm-up
+  results.push({
+    query: 'batch lookup, 500 CNPJs',
+    ...(await timed(BATCH_RUNS, (i) => {
+      const start = ((i * 500) % (cnpjs.length - 500)) | 0;
+      return post('/v1/api/companies/cnpj/batch', { cnpjs: cnpjs.slice(start, start + 500) });
+    })),
+    target: 'p99 <= 20 ms',
+  });
+  const searches = [
+    ['state + status + CNAE', { state: 'SP', registrationStatuses: ['ATIVA'], industry: 'padaria', limit: 20 }],
+    ['capital range + has email', { capitalMin: 100000, capitalMax: 1000000, hasEmail: true, limit: 20 }],
+    ['partner name', { partnerName: 'maria souza', limit: 20 }],
+  ];
+  for (const [name, body] of searches) {
+    await timed(10, () => post('/v1/api/companies/search', body));
+    results.push({ query: `search: ${name}`, ...(await timed(SEARCH_RUNS, () => post('/v1/api/companies/search', body))), target: 'p99 <= 50 ms' });
+  }
+  server.kill('SIGTERM');
+  await new Promise((resolve) => server.on('exit', resolve));
+
+  console.log(`\nHTTP, one request at a time, latencies in ms (rows = average rows returned)\n`);
+  console.table(results);
+} finally {
+  await rm(work, { recursive: true, force: true });
+}

@@ -1,0 +1,240 @@
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Papa from 'papaparse';
+import yauzl from 'yauzl';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkCnpj } from '../../../server/registry-data/cnpj.ts';
+import { CNAE_SUBCLASSES } from '../../../server/registry-data/code-tables.ts';
+import { generateRelease, type GeneratedRelease } from '../../../server/registry-data/release-generator.ts';
+
+const ESTABLISHMENTS = 3000;
+const SEED = 7;
+const PARTS = [...Array(10).keys()];
+const LOOKUPS = ['Cnaes', 'Motivos', 'Municipios', 'Naturezas', 'Paises', 'Qualificacoes'];
+const ZIPS = [
+  ...['Empresas', 'Estabelecimentos', 'Socios'].flatMap((kind) => PARTS.map((part) => `${kind}${part}.zip`)),
+  'Simples.zip',
+  ...LOOKUPS.map((kind) => `${kind}.zip`),
+];
+const INNER_NAMES: Record<string, RegExp> = {
+  Empresas: /^K3241\.K03200Y(\d)\.D61011\.EMPRECSV$/,
+  Estabelecimentos: /^K3241\.K03200Y(\d)\.D61011\.ESTABELE$/,
+  Socios: /^K3241\.K03200Y(\d)\.D61011\.SOCIOCSV$/,
+  Simples: /^F\.K03200\$W\.SIMPLES\.CSV\.D61011$/,
+  Cnaes: /^F\.K03200\$Z\.D61011\.CNAECSV$/,
+  Motivos: /^F\.K03200\$Z\.D61011\.MOTICSV$/,
+  Municipios: /^F\.K03200\$Z\.D61011\.MUNICCSV$/,
+  Naturezas: /^F\.K03200\$Z\.D61011\.NATJUCSV$/,
+  Paises: /^F\.K03200\$Z\.D61011\.PAISCSV$/,
+  Qualificacoes: /^F\.K03200\$Z\.D61011\.QUALSCSV$/,
+};
+const COLUMNS: Record<string, number> = { Empresas: 7, Estabelecimentos: 30, Socios: 11, Simples: 7 };
+const QUOTED_LINE = /^"[^"]*"(;"[^"]*")*$/;
+
+interface Entry {
+  name: string;
+  bytes: Buffer;
+}
+
+async function unzip(file: string): Promise<Entry[]> {
+  const zip = await yauzl.openPromise(file, { lazyEntries: true });
+  const entries: Entry[] = [];
+  try {
+    for await (const entry of zip.eachEntry()) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of await zip.openReadStreamPromise(entry)) chunks.push(chunk as Buffer);
+      entries.push({ name: entry.fileName, bytes: Buffer.concat(chunks) });
+    }
+  } finally {
+    zip.close();
+  }
+  return entries;
+}
+
+const kindOf = (zip: string) => zip.replace(/\d*\.zip$/, '');
+const parse = (bytes: Buffer) =>
+  Papa.parse<string[]>(bytes.toString('latin1'), { delimiter: ';', skipEmptyLines: true }).data;
+
+let workDir: string;
+let release: GeneratedRelease;
+/** The one entry of each zip, by zip name. */
+const entries = new Map<string, Entry>();
+const parsed = new Map<string, string[][]>();
+/** All rows of a kind of file, across its parts. */
+function rows(kind: string): string[][] {
+  if (!parsed.has(kind)) {
+    parsed.set(kind, ZIPS.filter((zip) => kindOf(zip) === kind).flatMap((zip) => parse(entries.get(zip)!.bytes)));
+  }
+  return parsed.get(kind)!;
+}
+const codes = (kind: string) => new Set(rows(kind).map((row) => row[0]));
+
+beforeAll(async () => {
+  workDir = await mkdtemp(path.join(tmpdir(), 'prospecta-generator-'));
+  release = await generateRelease({ dir: path.join(workDir, 'zip'), establishments: ESTABLISHMENTS, seed: SEED });
+  for (const file of release.files) {
+    const [entry, ...more] = await unzip(file);
+    expect(more).toEqual([]);
+    entries.set(path.basename(file), entry!);
+  }
+});
+afterAll(() => rm(workDir, { recursive: true, force: true }));
+
+describe('generateRelease', () => {
+  it('writes the 37 published zips, each holding one CSV under its legacy name', async () => {
+    expect(release.files.map((file) => path.basename(file))).toEqual(ZIPS);
+    expect((await readdir(path.join(workDir, 'zip'))).sort()).toEqual([...ZIPS].sort());
+    for (const zip of ZIPS) {
+      const match = INNER_NAMES[kindOf(zip)]!.exec(entries.get(zip)!.name);
+      expect(match, zip).not.toBeNull();
+      if (match?.[1]) expect(zip).toBe(`${kindOf(zip)}${match[1]}.zip`);
+    }
+  });
+
+  it('writes headerless latin1 rows with every field quoted and LF line ends', () => {
+    for (const zip of ZIPS) {
+      const { bytes } = entries.get(zip)!;
+      expect(bytes.includes('\r'), zip).toBe(false);
+      expect(bytes.at(-1), zip).toBe(0x0a);
+      const lines = bytes.toString('latin1').slice(0, -1).split('\n');
+      expect(lines.every((line) => QUOTED_LINE.test(line)), zip).toBe(true);
+      const width = COLUMNS[kindOf(zip)] ?? 2;
+      expect(parse(bytes).every((row) => row.length === width), zip).toBe(true);
+    }
+    // "ç" is the single byte 0xE7, not UTF-8's two, and the table reads back exactly.
+    const cnaes = entries.get('Cnaes.zip')!.bytes;
+    expect(cnaes.includes(0xe7)).toBe(true);
+    expect(parse(cnaes)).toEqual(CNAE_SUBCLASSES.map((entry) => [entry.code, entry.description]));
+    expect(parse(cnaes)).toContainEqual(['4721102', 'Padaria e confeitaria com predominância de revenda']);
+  });
+
+  it('reports the counts it wrote', () => {
+    expect(release.establishments).toBe(ESTABLISHMENTS);
+    expect(rows('Estabelecimentos')).toHaveLength(ESTABLISHMENTS);
+    expect(rows('Empresas')).toHaveLength(release.companies);
+    expect(rows('Socios')).toHaveLength(release.partners);
+    expect(rows('Simples')).toHaveLength(release.simples);
+    expect(release.companies).toBeLessThan(ESTABLISHMENTS);
+    expect(release.partners).toBeGreaterThan(0);
+    expect(release.simples).toBeGreaterThan(0);
+  });
+
+  it('gives every establishment a valid CNPJ whose root is one company, some alphanumeric', () => {
+    const establishments = rows('Estabelecimentos');
+    const cnpjs = establishments.map(([root, order, dv]) => `${root}${order}${dv}`);
+    expect(cnpjs.every((cnpj) => checkCnpj(cnpj).status === 'valid')).toBe(true);
+    expect(new Set(cnpjs).size).toBe(cnpjs.length);
+    expect(cnpjs.some((cnpj) => /[A-Z]/.test(cnpj.slice(0, 8)))).toBe(true);
+    expect(cnpjs.some((cnpj) => /[A-Z]/.test(cnpj.slice(8, 12)))).toBe(true);
+
+    const companyRoots = rows('Empresas').map((row) => row[0]);
+    expect(new Set(companyRoots).size).toBe(companyRoots.length);
+    expect(new Set(establishments.map((row) => row[0]))).toEqual(new Set(companyRoots));
+    const heads = establishments.filter((row) => row[3] === '1');
+    expect(heads).toHaveLength(companyRoots.length);
+    expect(heads.every((row) => row[1] === '0001')).toBe(true);
+    expect(establishments.filter((row) => row[3] === '2').every((row) => row[1] !== '0001')).toBe(true);
+  });
+
+  it('fills codes that exist in the lookup tables', () => {
+    const cnaes = codes('Cnaes');
+    const countries = codes('Paises');
+    const reasons = codes('Motivos');
+    const municipalities = new Map(rows('Municipios').map(([code, name]) => [code, name]));
+    const establishments = rows('Estabelecimentos');
+    for (const row of establishments) {
+      expect(cnaes.has(row[11]), row[11]).toBe(true);
+      for (const code of row[12] ? row[12].split(',') : []) expect(cnaes.has(code), code).toBe(true);
+      expect(municipalities.has(row[20]!), row[20]).toBe(true);
+      expect(row[19] === 'EX').toBe(municipalities.get(row[20]!) === 'EXTERIOR');
+      if (row[19] === 'EX') expect(row[8] && row[9]).toBeTruthy();
+      if (row[9]) expect(countries.has(row[9])).toBe(true);
+      expect(reasons.has(row[7]), row[7]).toBe(true);
+    }
+    expect(establishments.some((row) => row[19] === 'SP' && row[20] === '7107')).toBe(true);
+
+    const natures = codes('Naturezas');
+    const qualifications = codes('Qualificacoes');
+    const roots = codes('Empresas');
+    expect(rows('Empresas').every((row) => natures.has(row[2]) && qualifications.has(row[3]))).toBe(true);
+    for (const row of rows('Socios')) {
+      expect(roots.has(row[0])).toBe(true);
+      expect(qualifications.has(row[4]) && qualifications.has(row[9]), row.join(';')).toBe(true);
+      if (row[6]) expect(countries.has(row[6])).toBe(true);
+    }
+    expect(rows('Simples').every((row) => roots.has(row[0]))).toBe(true);
+  });
+
+  it('writes values in the published codes and formats', () => {
+    const establishments = rows('Estabelecimentos');
+    const count = (value: string) => establishments.filter((row) => row[5] === value).length;
+    expect(establishments.every((row) => ['01', '02', '03', '04', '08'].includes(row[5]!))).toBe(true);
+    expect(count('02')).toBeGreaterThan(count('08'));
+    expect(count('08')).toBeGreaterThan(0);
+    for (const row of establishments) {
+      expect([row[6], row[10], row[29]].every((date) => /^(\d{8}|0|)$/.test(date!))).toBe(true);
+      expect(row[11]).toMatch(/^\d{7}$/);
+      expect(row[12]).toMatch(/^(\d{7}(,\d{7})*)?$/);
+      for (const i of [21, 23, 25]) expect(`${row[i]}|${row[i + 1]}`).toMatch(/^(\d{2}\|\d{8}|\|)$/);
+      if (row[19] !== 'EX') expect(row[18]).toMatch(/^\d{8}$/);
+    }
+    const emails = establishments.map((row) => row[27]!).filter(Boolean);
+    expect(emails.length / establishments.length).toBeGreaterThan(0.3);
+    expect(emails.length / establishments.length).toBeLessThan(0.5);
+    expect(emails.some((email) => /[A-Z]/.test(email)) && emails.some((email) => /[a-z]/.test(email))).toBe(true);
+
+    for (const row of rows('Empresas')) {
+      expect(row[4]).toMatch(/^\d+,\d{2}$/);
+      expect(['', '00', '01', '03', '05']).toContain(row[5]);
+      expect(row[6] === '').toBe(!row[2]!.startsWith('1'));
+    }
+
+    const partners = rows('Socios');
+    for (const row of partners) {
+      expect(['1', '2', '3']).toContain(row[1]);
+      if (row[1] === '2') expect(row[3]).toMatch(/^\*\*\*\d{6}\*\*$/);
+      if (row[1] === '1') expect(checkCnpj(row[3]!).status).toBe('valid');
+      expect(row[10]).toMatch(/^\d$/);
+    }
+    const unrepresented = partners.filter((row) => row[7] === '***000000**');
+    expect(unrepresented.every((row) => row[8] === '' && row[9] === '00')).toBe(true);
+    expect(unrepresented.length / partners.length).toBeGreaterThan(0.9);
+    expect(rows('Simples').every((row) => ['S', 'N'].includes(row[1]!) && ['S', 'N', ''].includes(row[4]!))).toBe(true);
+  });
+
+  it('names businesses after their main activity', () => {
+    const roots = new Set(rows('Empresas').filter((row) => /^PADARIA /.test(row[1]!)).map((row) => row[0]));
+    expect(roots.size).toBeGreaterThan(0);
+    const bakeries = rows('Estabelecimentos').filter((row) => row[3] === '1' && roots.has(row[0]));
+    expect(bakeries.every((row) => ['4721102', '1091102', '1091101', '4721104'].includes(row[11]!))).toBe(true);
+  });
+
+  it('writes the same bytes for the same seed and different ones for another seed', async () => {
+    const again = await generateRelease({ dir: path.join(workDir, 'again'), establishments: ESTABLISHMENTS, seed: SEED });
+    for (const [i, file] of again.files.entries()) {
+      expect((await readFile(file)).equals(await readFile(release.files[i]!)), file).toBe(true);
+    }
+    const other = await generateRelease({ dir: path.join(workDir, 'other'), establishments: ESTABLISHMENTS, seed: SEED + 1 });
+    expect(other.establishments).toBe(ESTABLISHMENTS);
+    for (const zip of ['Empresas0.zip', 'Estabelecimentos0.zip', 'Socios0.zip', 'Simples.zip']) {
+      const index = ZIPS.indexOf(zip);
+      expect((await readFile(other.files[index]!)).equals(await readFile(release.files[index]!)), zip).toBe(false);
+    }
+  });
+
+  it('writes the extracted CSVs under their inner names with the csv format', async () => {
+    const csv = await generateRelease({ dir: path.join(workDir, 'csv'), establishments: ESTABLISHMENTS, seed: SEED, format: 'csv' });
+    expect(csv.files.map((file) => path.basename(file))).toEqual(ZIPS.map((zip) => entries.get(zip)!.name));
+    for (const [i, file] of csv.files.entries()) {
+      expect((await readFile(file)).equals(entries.get(ZIPS[i]!)!.bytes), file).toBe(true);
+    }
+  });
+
+  it("names the inner files after the release's extraction date and rejects bad options", async () => {
+    const march = await generateRelease({ dir: path.join(workDir, 'march'), establishments: 5, release: '2025-03', format: 'csv' });
+    expect(path.basename(march.files[0]!)).toBe('K3241.K03200Y0.D50309.EMPRECSV');
+    await expect(generateRelease({ dir: workDir, establishments: 0 })).rejects.toThrow(RangeError);
+    await expect(generateRelease({ dir: workDir, establishments: 5, release: '2026-13' })).rejects.toThrow(RangeError);
+  });
+});

@@ -75,6 +75,7 @@ export interface CnaeDoc {
 }
 
 const KEPT_PROBLEMS = 100;
+const BATCHES_IN_FLIGHT = 4;
 const KIND_ORDER: FileKind[] = [...LOOKUP_KINDS, 'empresas', 'simples', 'socios', 'estabelecimentos'];
 
 /** Checkpoint keys cannot hold dots (they are field paths). */
@@ -205,19 +206,35 @@ class Run {
     const columns = isLookup ? records.COLUMNS.lookup : records.COLUMNS[file.kind as Exclude<FileKind, LookupKind>];
     const rows = readRows(opened.stream, file, columns, countEnd);
     const writer = this.writerFor(file);
+    // Parsing goes on while earlier batches wait for their fsync: a few batches are in flight,
+    // and each checkpoint follows its own batch and every checkpoint before it, so a checkpoint
+    // never counts a row that is not durable yet.
+    const inFlight: Array<Promise<void>> = [];
+    let checkpointed: Promise<void> = Promise.resolve();
+    const flush = (batch: Row[], records: number) => {
+      const written = writer(batch);
+      checkpointed = Promise.all([checkpointed, written]).then(() => this.checkpoint(file, records, false));
+      inFlight.push(checkpointed);
+    };
     let batch: Row[] = [];
     let seen = 0;
-    for await (const row of rows) {
-      this.progress.rows++;
-      if (++seen <= skip) continue;
-      batch.push(row);
-      if (batch.length >= this.batchSize) {
-        await writer(batch);
-        await this.checkpoint(file, seen, false);
-        batch = [];
+    try {
+      for await (const row of rows) {
+        this.progress.rows++;
+        if (++seen <= skip) continue;
+        batch.push(row);
+        if (batch.length >= this.batchSize) {
+          flush(batch, seen);
+          batch = [];
+          if (inFlight.length >= BATCHES_IN_FLIGHT) await inFlight.shift();
+        }
       }
+      if (batch.length > 0) flush(batch, seen);
+      await checkpointed;
+    } finally {
+      // A failed batch fails the import; let the others settle first, so none is left writing.
+      await Promise.allSettled(inFlight);
     }
-    if (batch.length > 0) await writer(batch);
     await this.checkpoint(file, seen, ended);
     return ended;
   }

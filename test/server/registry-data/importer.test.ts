@@ -186,7 +186,7 @@ describe('import cnpj', () => {
   });
 
   it('resumes an interrupted import where it stopped, with no duplicates and no missing rows', async () => {
-    const many = Array.from({ length: 50 }, (_, i) => estabelecimento(makeCnpj('11222333', String(i + 1).padStart(4, '0'))));
+    const many = Array.from({ length: 500 }, (_, i) => estabelecimento(makeCnpj('11222333', String(i + 1).padStart(4, '0'))));
     await writeRelease({ estabelecimentos: many });
     let batches = 0;
     await expect(
@@ -199,15 +199,15 @@ describe('import cnpj', () => {
     ).rejects.toThrow('killed');
     const written = await companies().countDocuments({});
     expect(written).toBeGreaterThan(0);
-    expect(written).toBeLessThan(50);
+    expect(written).toBeLessThan(500);
 
     await store.close();
     store = await openEmbeddedStore(dataDir);
     const summary = await run({ batchSize: 10 });
     expect(summary.resumed).toBe(true);
-    expect(summary.establishments).toBeLessThan(50);
-    expect(await companies().countDocuments({})).toBe(50);
-    expect((await companies().findOne({ _id: many[49]!.slice(0, 3).join('') }))!.partners).toHaveLength(2);
+    expect(summary.establishments).toBeLessThan(500);
+    expect(await companies().countDocuments({})).toBe(500);
+    expect((await companies().findOne({ _id: many[499]!.slice(0, 3).join('') }))!.partners).toHaveLength(2);
   });
 
   it('stages per-company data in a collection when asked (as on MongoDB) and cleans it up', async () => {

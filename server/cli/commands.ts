@@ -126,7 +126,9 @@ export const commands: Record<string, Command> = {
       }
       const seed = Number(args.seed ?? 1);
       if (!Number.isInteger(seed)) throw new UsageError('--seed must be a whole number');
-      if (args.release !== undefined && !MONTH.test(args.release)) throw new UsageError('--release must be a month, YYYY-MM');
+      if (args.release !== undefined && !(MONTH.test(args.release) && args.release >= '2010')) {
+        throw new UsageError('--release must be a month from 2010 on, YYYY-MM');
+      }
       return generateRelease({
         dir: required(args, 'dir'),
         establishments,

@@ -5,7 +5,15 @@ import Papa from 'papaparse';
 import yauzl from 'yauzl';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkCnpj } from '../../../server/registry-data/cnpj.ts';
-import { CNAE_SUBCLASSES } from '../../../server/registry-data/code-tables.ts';
+import {
+  CNAE_SUBCLASSES,
+  COUNTRIES,
+  LEGAL_NATURES,
+  MUNICIPALITIES,
+  PARTNER_QUALIFICATIONS,
+  REGISTRATION_REASONS,
+  type CodeTableEntry,
+} from '../../../server/registry-data/code-tables.ts';
 import { generateRelease, type GeneratedRelease } from '../../../server/registry-data/release-generator.ts';
 
 const ESTABLISHMENTS = 3000;
@@ -102,11 +110,21 @@ describe('generateRelease', () => {
       const width = COLUMNS[kindOf(zip)] ?? 2;
       expect(parse(bytes).every((row) => row.length === width), zip).toBe(true);
     }
-    // "ç" is the single byte 0xE7, not UTF-8's two, and the table reads back exactly.
+    // "ç" is the single byte 0xE7, not UTF-8's two, and every table reads back exactly.
     const cnaes = entries.get('Cnaes.zip')!.bytes;
     expect(cnaes.includes(0xe7)).toBe(true);
-    expect(parse(cnaes)).toEqual(CNAE_SUBCLASSES.map((entry) => [entry.code, entry.description]));
     expect(parse(cnaes)).toContainEqual(['4721102', 'Padaria e confeitaria com predominância de revenda']);
+    const tables: Record<string, readonly CodeTableEntry[]> = {
+      Cnaes: CNAE_SUBCLASSES,
+      Motivos: REGISTRATION_REASONS,
+      Municipios: MUNICIPALITIES.map((city) => ({ code: city.code, description: city.name })),
+      Naturezas: LEGAL_NATURES,
+      Paises: COUNTRIES,
+      Qualificacoes: PARTNER_QUALIFICATIONS,
+    };
+    for (const [kind, table] of Object.entries(tables)) {
+      expect(parse(entries.get(`${kind}.zip`)!.bytes)).toEqual(table.map((entry) => [entry.code, entry.description]));
+    }
   });
 
   it('reports the counts it wrote', () => {
@@ -211,11 +229,12 @@ describe('generateRelease', () => {
   });
 
   it('writes the same bytes for the same seed and different ones for another seed', async () => {
-    const again = await generateRelease({ dir: path.join(workDir, 'again'), establishments: ESTABLISHMENTS, seed: SEED });
+    const options = { establishments: ESTABLISHMENTS, seed: SEED };
+    const again = await generateRelease({ ...options, dir: path.join(workDir, 'again') });
     for (const [i, file] of again.files.entries()) {
       expect((await readFile(file)).equals(await readFile(release.files[i]!)), file).toBe(true);
     }
-    const other = await generateRelease({ dir: path.join(workDir, 'other'), establishments: ESTABLISHMENTS, seed: SEED + 1 });
+    const other = await generateRelease({ ...options, dir: path.join(workDir, 'other'), seed: SEED + 1 });
     expect(other.establishments).toBe(ESTABLISHMENTS);
     for (const zip of ['Empresas0.zip', 'Estabelecimentos0.zip', 'Socios0.zip', 'Simples.zip']) {
       const index = ZIPS.indexOf(zip);
@@ -224,7 +243,8 @@ describe('generateRelease', () => {
   });
 
   it('writes the extracted CSVs under their inner names with the csv format', async () => {
-    const csv = await generateRelease({ dir: path.join(workDir, 'csv'), establishments: ESTABLISHMENTS, seed: SEED, format: 'csv' });
+    const dir = path.join(workDir, 'csv');
+    const csv = await generateRelease({ dir, establishments: ESTABLISHMENTS, seed: SEED, format: 'csv' });
     expect(csv.files.map((file) => path.basename(file))).toEqual(ZIPS.map((zip) => entries.get(zip)!.name));
     for (const [i, file] of csv.files.entries()) {
       expect((await readFile(file)).equals(entries.get(ZIPS[i]!)!.bytes), file).toBe(true);
@@ -232,7 +252,8 @@ describe('generateRelease', () => {
   });
 
   it("names the inner files after the release's extraction date and rejects bad options", async () => {
-    const march = await generateRelease({ dir: path.join(workDir, 'march'), establishments: 5, release: '2025-03', format: 'csv' });
+    const dir = path.join(workDir, 'march');
+    const march = await generateRelease({ dir, establishments: 5, release: '2025-03', format: 'csv' });
     expect(path.basename(march.files[0]!)).toBe('K3241.K03200Y0.D50309.EMPRECSV');
     await expect(generateRelease({ dir: workDir, establishments: 0 })).rejects.toThrow(RangeError);
     await expect(generateRelease({ dir: workDir, establishments: 5, release: '2026-13' })).rejects.toThrow(RangeError);

@@ -104,7 +104,7 @@ export class EmbeddedCollection<T extends BaseDoc> implements Collection<T> {
 
   find(filter: Filter<T>, options: FindOptions = {}): Cursor<WithId<T>> {
     return new ArrayCursor(() => {
-      const found = matching(this.table, filter as Document);
+      const found = matching(this.table, filter as Document, options);
       // Without a sort, only the first skip + limit matches are needed.
       const enough = options.sort === undefined && options.limit ? (options.skip ?? 0) + Math.abs(options.limit) : Infinity;
       const docs = arrange([...take(found, enough)], options);

@@ -1,8 +1,9 @@
 /**
- * In-memory secondary indexes: hash maps from the serialized values of the indexed fields to the
- * ids of the documents holding them. They serve two purposes: unique constraints, and picking
- * candidates for queries with equality on every indexed field (mingo still filters them, so an
- * index only has to return a superset of the true matches).
+ * In-memory secondary indexes: hash maps from the values of the indexed fields to the rows (see
+ * table.ts) of the documents holding them. They serve two purposes: unique constraints, and picking candidates for
+ * queries (every candidate is still tested against the whole filter, so an index only has to
+ * return a superset of the true matches). A single-field index answers equality, `$in` and `$all`
+ * from its buckets, and ranges over numbers or strings by walking its keys in order.
  *
  * Keys follow MongoDB's multikey rules closely enough for both purposes: an array contributes
  * each of its elements, a missing field indexes as null (unless the index is sparse).
@@ -10,6 +11,8 @@
 import type { IndexSpecification } from 'mongodb';
 import type { IndexOptions } from '../port.ts';
 import type { Doc } from './codec.ts';
+import { safeString } from './predicate.ts';
+import { SortedKeys, type Bound } from './sorted-keys.ts';
 
 export interface IndexSpec {
   name: string;
@@ -49,15 +52,12 @@ export function indexSpec(keys: IndexSpecification, options: IndexOptions): Inde
   };
 }
 
-const NULL_KEY = 'null';
-const EMPTY_ARRAY_KEY = '[]';
-
 /**
  * A string that is the same for any two values the query engine calls equal (and, but for the
  * field order of embedded documents, only for those), so equal values share a bucket.
  */
 export function valueKey(value: unknown): string {
-  if (value === null || value === undefined) return NULL_KEY;
+  if (value === null || value === undefined) return 'null';
   switch (typeof value) {
     case 'number':
     case 'bigint':
@@ -74,110 +74,324 @@ export function valueKey(value: unknown): string {
   return `o${JSON.stringify(entries.map(([k, v]) => [k, valueKey(v)]))}`;
 }
 
-/** The keys a document contributes for one (possibly dotted) field path; `found` records presence. */
-function collectKeys(value: unknown, path: string[], depth: number, out: Set<string>, found: { present: boolean }): void {
+const isDocument = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date);
+
+interface Found {
+  present: boolean;
+  /** Whether an array lay on the path. */
+  multikey: boolean;
+}
+
+/** The values a document holds at one (possibly dotted) field path; an empty array is a value of its own. */
+function collectValues(value: unknown, path: string[], depth: number, out: unknown[], found: Found): void {
   if (depth === path.length) {
     if (value !== undefined) found.present = true;
-    if (!Array.isArray(value)) out.add(valueKey(value));
-    else if (value.length === 0) out.add(EMPTY_ARRAY_KEY);
-    else for (const element of value) out.add(valueKey(element));
+    if (!Array.isArray(value) || value.length === 0) out.push(value);
+    else out.push(...value);
+    found.multikey ||= Array.isArray(value);
     return;
   }
   const segment = path[depth]!;
   if (Array.isArray(value)) {
-    if (/^\d+$/.test(segment) && Number(segment) < value.length) collectKeys(value[Number(segment)], path, depth + 1, out, found);
-    if (value.length === 0) collectKeys(undefined, path, path.length, out, found);
-    for (const element of value) {
-      if (typeof element === 'object' && element !== null && !Array.isArray(element) && !(element instanceof Date)) {
-        collectKeys((element as Record<string, unknown>)[segment], path, depth + 1, out, found);
-      }
-    }
+    found.multikey = true;
+    if (/^\d+$/.test(segment) && Number(segment) < value.length) collectValues(value[Number(segment)], path, depth + 1, out, found);
+    if (value.length === 0) collectValues(undefined, path, path.length, out, found);
+    for (const element of value) if (isDocument(element)) collectValues(element[segment], path, depth + 1, out, found);
     return;
   }
-  if (typeof value === 'object' && value !== null && !(value instanceof Date)) {
-    collectKeys((value as Record<string, unknown>)[segment], path, depth + 1, out, found);
-  } else {
-    collectKeys(undefined, path, path.length, out, found);
-  }
+  if (isDocument(value)) collectValues(value[segment], path, depth + 1, out, found);
+  else collectValues(undefined, path, path.length, out, found);
 }
 
 /** Every combination of per-field keys (compound multikey), joined unambiguously. */
 function combine(perField: string[][]): string[] {
-  if (perField.length === 1) return perField[0]!;
   let combos: string[][] = [[]];
   for (const keys of perField) combos = combos.flatMap((prefix) => keys.map((key) => [...prefix, key]));
   return combos.map((combo) => JSON.stringify(combo));
 }
 
+const literal = (v: unknown) => !(v instanceof RegExp) && !Array.isArray(v); // arrays match as whole values
+
+/** The values of a filter condition on one field when it is an equality (or `$in`) an index can serve. */
+export function equalityValues(condition: unknown): unknown[] | undefined {
+  if (condition === undefined || !literal(condition)) return undefined;
+  if (typeof condition !== 'object' || condition === null || condition instanceof Date) return [condition];
+  const keys = Object.keys(condition);
+  if (!keys.some((k) => k.startsWith('$'))) return [condition];
+  const ops = condition as { $eq?: unknown; $in?: unknown };
+  if ('$eq' in ops) return ops.$eq !== undefined && literal(ops.$eq) ? [ops.$eq] : undefined;
+  if (Array.isArray(ops.$in) && ops.$in.every(literal)) return ops.$in;
+  return undefined;
+}
+
+/** The values of an `$all` of plain scalars: each must be held, so each narrows alone. */
+function allValues(condition: unknown): unknown[] | undefined {
+  const all = typeof condition === 'object' && condition !== null ? (condition as { $all?: unknown }).$all : undefined;
+  const scalar = (v: unknown) => ['string', 'number', 'boolean'].includes(typeof v) || v instanceof Date;
+  return Array.isArray(all) && all.length > 0 && all.every(scalar) ? all : undefined;
+}
+
+type RangeKey = number | string;
+export type Range = [lower: Bound<RangeKey> | undefined, upper: Bound<RangeKey> | undefined];
+
+const rangeKey = (value: unknown): value is RangeKey => (typeof value === 'number' && !Number.isNaN(value)) || safeString(value);
+
+/**
+ * The ranges a condition's `$gt`/`$gte`/`$lt`/`$lte` on numbers or strings bound: each operator
+ * alone, and each lower with an upper of its type when `paired`. MongoDB compares only within a
+ * type, so a number bound never admits a string. An array may satisfy a lower and an upper bound
+ * with different elements, so on a multikey field the bounds must not be paired.
+ */
+export function rangesOf(condition: unknown, paired: boolean): Range[] {
+  if (typeof condition !== 'object' || condition === null) return [];
+  const ops = condition as Record<string, unknown>;
+  const bounds = (names: string[]) =>
+    names.filter((op) => rangeKey(ops[op])).map((op) => ({ value: ops[op] as RangeKey, inclusive: op.endsWith('e') }));
+  const lowers = bounds(['$gt', '$gte']);
+  const uppers = bounds(['$lt', '$lte']);
+  const ranges: Range[] = [...lowers.map((l): Range => [l, undefined]), ...uppers.map((u): Range => [undefined, u])];
+  if (paired) {
+    for (const l of lowers) for (const u of uppers) if (typeof l.value === typeof u.value) ranges.push([l, u]);
+  }
+  return ranges;
+}
+
+/**
+ * A set of row numbers as bits. A bucket holding a good share of the table is smaller this way
+ * than as a Set, and testing a row costs one memory access instead of a hash lookup.
+ */
+class Bitmap {
+  private words = new Uint32Array(64);
+  size = 0;
+
+  has(row: number): boolean {
+    return ((this.words[row >>> 5]! >>> (row & 31)) & 1) === 1;
+  }
+
+  add(row: number): void {
+    if (row >>> 5 >= this.words.length) {
+      const words = new Uint32Array(Math.max(this.words.length * 2, (row >>> 5) + 1));
+      words.set(this.words);
+      this.words = words;
+    }
+    const bit = 1 << (row & 31);
+    if ((this.words[row >>> 5]! & bit) === 0) this.size++;
+    this.words[row >>> 5]! |= bit;
+  }
+
+  delete(row: number): boolean {
+    if (!this.has(row)) return false;
+    this.words[row >>> 5]! &= ~(1 << (row & 31));
+    this.size--;
+    return true;
+  }
+
+  *[Symbol.iterator](): Generator<number> {
+    for (let w = 0; w < this.words.length; w++) {
+      for (let word = this.words[w]!; word !== 0; word &= word - 1) yield w * 32 + 31 - Math.clz32(word & -word);
+    }
+  }
+}
+
+/** The rows filed under one key: a lone row as itself (most keys of a near-unique field), a Set, or a Bitmap. */
+type Bucket = number | Set<number> | Bitmap;
+
+/** A Set this large becomes a Bitmap once that is smaller: when it holds over a 1/32 of the rows. */
+const BITMAP_MIN = 1024;
+
+const sizeOf = (bucket: Bucket | undefined): number => (bucket === undefined ? 0 : typeof bucket === 'number' ? 1 : bucket.size);
+
+const holds = (bucket: Bucket | undefined, row: number): boolean =>
+  bucket === row || (typeof bucket === 'object' && bucket.has(row));
+
+function* rowsIn(buckets: Iterable<Bucket | undefined>): Generator<number> {
+  for (const bucket of buckets) {
+    if (typeof bucket === 'number') yield bucket;
+    else if (bucket) yield* bucket;
+  }
+}
+
+/** One way to narrow a query: the rows that may match and about how many there are. */
+export interface Access {
+  estimate: number;
+  /** Each row once. */
+  rows(): Iterable<number>;
+  /** Whether a row is among them, where a few lookups (`probes`) tell. */
+  has?: (row: number) => boolean;
+  probes: number;
+}
+
+/** The rows in any of the buckets; `disjoint` when no row can be in two of them. */
+function union(buckets: Array<Bucket | undefined>, disjoint: boolean): Access {
+  const present = [...new Set(buckets)].filter((bucket) => bucket !== undefined);
+  return {
+    estimate: present.reduce<number>((sum, bucket) => sum + sizeOf(bucket), 0),
+    rows: () => (disjoint || present.length < 2 ? rowsIn(present) : new Set(rowsIn(present))),
+    has: (row) => present.some((bucket) => holds(bucket, row)),
+    probes: present.length,
+  };
+}
+
+/** The rows in every bucket: those of the smallest that the others hold too. */
+function intersection(buckets: Array<Bucket | undefined>): Access {
+  const [smallest, ...rest] = [...buckets].sort((a, b) => sizeOf(a) - sizeOf(b));
+  return {
+    estimate: sizeOf(smallest),
+    *rows() {
+      for (const row of rowsIn([smallest])) if (rest.every((bucket) => holds(bucket, row))) yield row;
+    },
+    has: (row) => holds(smallest, row) && rest.every((bucket) => holds(bucket, row)),
+    probes: buckets.length,
+  };
+}
+
 export class Index {
-  private readonly buckets = new Map<string, Set<string>>();
+  /** Strings and numbers are filed as themselves: no key to build, and ranges can walk them in order. */
+  private readonly plain = new Map<string | number, Bucket>();
+  /** Everything else (null, booleans, Dates, arrays, documents), and compound keys, by `valueKey`. */
+  private readonly encoded = new Map<string | number, Bucket>();
+  /** Rows filed in `plain`, counted once per key, to estimate ranges. */
+  private plainRows = 0;
+  /** The highest row filed, to size bitmaps. */
+  private lastRow = 0;
+  /** The keys of `plain` of each type, in order, made when a range first needs them. */
+  private readonly ordered = new Map<string, SortedKeys<RangeKey>>();
   private readonly paths: string[][];
+  /** Whether a document has held an array on an indexed path, as in MongoDB. */
+  private multikey = false;
 
   constructor(readonly spec: IndexSpec) {
     this.paths = spec.fields.map((field) => field.split('.'));
   }
 
   /** The keys a document is filed under; none for a sparse index on a document lacking every field. */
-  keysOf(doc: Doc): string[] {
-    const found = { present: false };
+  private keysOf(doc: Doc, found: Found): Array<[Map<string | number, Bucket>, string | number]> {
     const perField = this.paths.map((path) => {
-      const keys = new Set<string>();
-      collectKeys(doc, path, 0, keys, found);
-      return [...keys];
+      const values: unknown[] = [];
+      collectValues(doc, path, 0, values, found);
+      return values;
     });
     if (this.spec.sparse && !found.present) return [];
-    return combine(perField);
-  }
-
-  /** The key of `doc` that another document already holds in this unique index, if any. */
-  conflict(doc: Doc): string | undefined {
-    if (!this.spec.unique) return undefined;
-    for (const key of this.keysOf(doc)) {
-      const holders = this.buckets.get(key);
-      if (holders && (holders.size > 1 || !holders.has(doc._id))) return key;
+    if (perField.length > 1) return combine(perField.map((values) => values.map(valueKey))).map((key) => [this.encoded, key]);
+    const keys = new Map<string | number, Map<string | number, Bucket>>();
+    for (const value of perField[0]!) {
+      if (typeof value === 'string' || typeof value === 'number') keys.set(value, this.plain);
+      else keys.set(valueKey(value), this.encoded);
     }
-    return undefined;
+    return [...keys].map(([key, map]) => [map, key]);
   }
 
-  add(doc: Doc): void {
-    for (const key of this.keysOf(doc)) {
-      const holders = this.buckets.get(key);
-      if (holders) holders.add(doc._id);
-      else this.buckets.set(key, new Set([doc._id]));
+  /** Whether a document other than the one at `row` (if any) already holds a key of `doc` in this unique index. */
+  conflict(doc: Doc, row: number | undefined): boolean {
+    if (!this.spec.unique) return false;
+    return this.keysOf(doc, { present: false, multikey: false }).some(([map, key]) => {
+      const holders = map.get(key);
+      return holders !== undefined && (sizeOf(holders) > 1 || row === undefined || !holds(holders, row));
+    });
+  }
+
+  add(doc: Doc, row: number): void {
+    const found = { present: false, multikey: false };
+    this.lastRow = Math.max(this.lastRow, row);
+    for (const [map, key] of this.keysOf(doc, found)) {
+      const bucket = map.get(key);
+      if (bucket === undefined) {
+        map.set(key, row);
+        if (map === this.plain && !Number.isNaN(key)) this.ordered.get(typeof key)?.add(key);
+      } else if (typeof bucket === 'number') {
+        if (bucket === row) continue;
+        map.set(key, new Set([bucket, row]));
+        if (map === this.plain) this.ordered.get(typeof key)?.change(key); // no longer a lone row
+      } else {
+        if (bucket.has(row)) continue;
+        bucket.add(row);
+        if (bucket instanceof Set && bucket.size >= BITMAP_MIN && bucket.size * 32 > this.lastRow) {
+          const bitmap = new Bitmap();
+          for (const held of bucket) bitmap.add(held);
+          map.set(key, bitmap);
+        }
+      }
+      if (map === this.plain) this.plainRows++;
+    }
+    this.multikey ||= found.multikey;
+  }
+
+  remove(doc: Doc, row: number): void {
+    for (const [map, key] of this.keysOf(doc, { present: false, multikey: false })) {
+      const bucket = map.get(key);
+      if (bucket === row) {
+        map.delete(key);
+        if (map === this.plain) this.ordered.get(typeof key)?.change(key);
+      } else if (typeof bucket === 'object' && bucket.delete(row)) {
+        if (bucket.size === 0) map.delete(key);
+        else if (bucket instanceof Set && bucket.size === 1) map.set(key, bucket.values().next().value!);
+      } else {
+        continue;
+      }
+      if (map === this.plain) this.plainRows--;
     }
   }
 
-  remove(doc: Doc): void {
-    for (const key of this.keysOf(doc)) {
-      const holders = this.buckets.get(key);
-      holders?.delete(doc._id);
-      if (holders?.size === 0) this.buckets.delete(key);
+  /** The cheapest way this index narrows a filter that puts `conditionsOf(field)` on each field. */
+  access(conditionsOf: (field: string) => unknown[]): Access | undefined {
+    if (this.paths.length > 1) {
+      const values = this.spec.fields.map((field) => conditionsOf(field).map(equalityValues).find((v) => v !== undefined));
+      if (values.some((v) => v === undefined || !this.serves(v))) return undefined;
+      const keys = combine((values as unknown[][]).map((vs) => vs.map(valueKey)));
+      return union(keys.map((key) => this.encoded.get(key)), !this.multikey);
     }
+    let best: Access | undefined;
+    for (const condition of conditionsOf(this.spec.fields[0]!)) {
+      for (const access of this.accesses(condition)) if (!best || access.estimate < best.estimate) best = access;
+    }
+    return best;
   }
 
-  /**
-   * At most how many documents `lookup` would return for these values per field (each list is
-   * the values of an equality or `$in`); undefined when this index cannot answer.
-   */
-  estimate(valuesPerField: unknown[][]): number | undefined {
-    if (this.spec.sparse && valuesPerField.some((values) => values.some((v) => v === null))) {
-      return undefined; // a sparse index does not hold the documents that lack the field
-    }
-    let total = 0;
-    for (const key of this.lookupKeys(valuesPerField)) total += this.buckets.get(key)?.size ?? 0;
-    return total;
+  /** A sparse index does not hold the documents that lack the field, which equality to null matches. */
+  private serves(values: unknown[]): boolean {
+    return !this.spec.sparse || values.every((v) => v !== null && v !== undefined);
   }
 
-  /** Ids of the documents whose indexed fields may equal the given values; see `estimate`. */
-  lookup(valuesPerField: unknown[][]): Set<string> {
-    const ids = new Set<string>();
-    for (const key of this.lookupKeys(valuesPerField)) {
-      for (const id of this.buckets.get(key) ?? []) ids.add(id);
-    }
-    return ids;
+  private *accesses(condition: unknown): Generator<Access> {
+    const values = equalityValues(condition);
+    if (values && this.serves(values)) yield union(values.map((v) => this.bucket(v)), !this.multikey);
+    const all = allValues(condition);
+    if (all) yield intersection(all.map((v) => this.bucket(v)));
+    for (const [lower, upper] of rangesOf(condition, !this.multikey)) yield this.range(lower, upper);
   }
 
-  private lookupKeys(valuesPerField: unknown[][]): string[] {
-    return combine(valuesPerField.map((values) => values.map(valueKey)));
+  private bucket(value: unknown): Bucket | undefined {
+    return typeof value === 'string' || typeof value === 'number' ? this.plain.get(value) : this.encoded.get(valueKey(value));
+  }
+
+  private range(lower: Bound<RangeKey> | undefined, upper: Bound<RangeKey> | undefined): Access {
+    const type = typeof (lower ?? upper)!.value;
+    let keys = this.ordered.get(type);
+    if (!keys) {
+      const ofType = [...this.plain.keys()].filter((key) => typeof key === type && !Number.isNaN(key));
+      const loneRow = (key: RangeKey) => {
+        const bucket = this.plain.get(key);
+        return typeof bucket === 'number' ? bucket : undefined;
+      };
+      this.ordered.set(type, (keys = new SortedKeys(ofType, (key) => this.plain.has(key), loneRow)));
+    }
+    const perKey = this.plainRows / Math.max(1, this.plain.size);
+    return {
+      estimate: Math.ceil(keys.count(lower, upper) * perKey),
+      rows: () => {
+        const rows = this.rowsInRange(keys, lower, upper);
+        return this.multikey ? new Set(rows) : rows;
+      },
+      probes: 0,
+    };
+  }
+
+  private *rowsInRange(keys: SortedKeys<RangeKey>, lower?: Bound<RangeKey>, upper?: Bound<RangeKey>): Generator<number> {
+    for (const at of keys.positions(lower, upper)) {
+      const row = keys.valueAt(at);
+      if (row !== undefined) yield row;
+      else yield* rowsIn([this.plain.get(keys.keyAt(at))]);
+    }
   }
 }

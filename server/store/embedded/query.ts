@@ -5,40 +5,27 @@
 import { Query } from 'mingo';
 import type { Cursor, Document, FindOptions, Sort } from '../port.ts';
 import { cloneValue, type Doc } from './codec.ts';
+import { compilePredicate } from './predicate.ts';
 import type { Table } from './table.ts';
 
-type Scalar = string | number | boolean;
-
-const isScalar = (value: unknown): value is Scalar =>
-  typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && !Number.isNaN(value));
-
 /**
- * MongoDB equality of a top-level field with a scalar: the value itself, or an array holding it.
- * Numbers compare by value (1 and 1.0 are one number in JavaScript as in BSON).
+ * Stored documents matching `filter`, lazily, so a caller wanting the first stops early. Given a
+ * sort on `_id` alone and a limit, it may yield just the first skip + limit in that order (for
+ * the caller to arrange as usual), found by walking the ids in order.
  */
-function equals(doc: Doc, field: string, value: Scalar): boolean {
-  const actual = doc[field];
-  return actual === value || (Array.isArray(actual) && actual.includes(value));
-}
-
-function compileFilter(filter: Document): (doc: Doc) => boolean {
-  const entries = Object.entries(filter);
-  if (entries.length === 0) return () => true;
-  // Building a mingo Query sets up its whole operator table, which costs far more than the
-  // lookups hot paths make (`{_id}`, `{hash}`, `{workspaceId, status}`): plain equality of
-  // top-level fields with scalars is tested directly; everything else goes to mingo.
-  if (entries.every(([field, value]) => !field.includes('.') && !field.startsWith('$') && isScalar(value))) {
-    const pairs = entries as Array<[string, Scalar]>;
-    return (doc) => pairs.every(([field, value]) => equals(doc, field, value));
+export function* matching(
+  table: Table,
+  filter: Document,
+  options: Pick<FindOptions, 'sort' | 'skip' | 'limit'> = {},
+): Generator<Doc> {
+  const test = compilePredicate(filter);
+  const plan = table.plan(filter);
+  const spec = options.limit && options.sort !== undefined ? Object.entries(sortSpec(options.sort)) : [];
+  if (spec.length === 1 && spec[0]![0] === '_id') {
+    const first = plan.firstById(test, (options.skip ?? 0) + Math.abs(options.limit!), spec[0]![1] === -1);
+    if (first) return yield* first;
   }
-  const query = new Query(filter);
-  return (doc) => query.test(doc);
-}
-
-/** Stored documents matching `filter`, lazily, so a caller wanting the first stops early. */
-export function* matching(table: Table, filter: Document): Generator<Doc> {
-  const test = compileFilter(filter);
-  for (const doc of table.candidates(filter)) if (test(doc)) yield doc;
+  for (const doc of plan.docs()) if (test(doc)) yield doc;
 }
 
 const DIRECTIONS: Record<string, 1 | -1> = { '1': 1, '-1': -1, asc: 1, desc: -1, ascending: 1, descending: -1 };
@@ -83,13 +70,14 @@ function valueAt(doc: Doc, path: string): unknown {
 /**
  * Sorts natively when every sort key holds only numbers, only strings or only Dates (missing
  * allowed, first, as MongoDB orders null before them): the same order as MongoDB's, without
- * mingo's per-query setup. Mixed types, arrays and objects go to mingo's full comparison.
+ * mingo's per-query setup. Mixed types, arrays and objects go to mingo's full comparison. Only the
+ * first `count` are returned, picked with a heap when they are few.
  */
-function nativeSort(docs: Doc[], spec: Record<string, 1 | -1>): Doc[] | null {
+function nativeSort(docs: Doc[], spec: Record<string, 1 | -1>, count: number): Doc[] | null {
   const fields = Object.entries(spec);
-  const keyed: Array<{ doc: Doc; keys: Array<number | string | undefined> }> = [];
+  const keyed: Array<{ doc: Doc; position: number; keys: Array<number | string | undefined> }> = [];
   const kinds = fields.map(() => new Set<string>());
-  for (const doc of docs) {
+  for (const [position, doc] of docs.entries()) {
     const keys = fields.map(([path], i) => {
       const value = valueAt(doc, path);
       if (value === undefined || value === null) return undefined;
@@ -97,10 +85,11 @@ function nativeSort(docs: Doc[], spec: Record<string, 1 | -1>): Doc[] | null {
       kinds[i]!.add(kind);
       return value instanceof Date ? value.getTime() : (value as number | string);
     });
-    keyed.push({ doc, keys });
+    keyed.push({ doc, position, keys });
   }
   if (kinds.some((k) => k.size > 1 || [...k].some((kind) => !['number', 'string', 'date'].includes(kind)))) return null;
-  keyed.sort((a, b) => {
+  // Ties keep their input order, as a stable sort would, so both ways give the same result.
+  const compare = (a: (typeof keyed)[number], b: (typeof keyed)[number]) => {
     for (let i = 0; i < fields.length; i++) {
       const x = a.keys[i];
       const y = b.keys[i];
@@ -108,21 +97,46 @@ function nativeSort(docs: Doc[], spec: Record<string, 1 | -1>): Doc[] | null {
       const order = x === undefined ? -1 : y === undefined ? 1 : x < y ? -1 : 1;
       return order * fields[i]![1];
     }
-    return 0;
-  });
-  return keyed.map((k) => k.doc);
+    return a.position - b.position;
+  };
+  const sorted = count < keyed.length / 8 ? smallest(keyed, count, compare) : keyed.sort(compare);
+  return sorted.map((k) => k.doc);
+}
+
+/** The `count` least items in order, kept in a bounded max-heap instead of sorting them all. */
+function smallest<T>(items: T[], count: number, compare: (a: T, b: T) => number): T[] {
+  const heap: T[] = [];
+  const swap = (i: number, j: number) => ([heap[i], heap[j]] = [heap[j]!, heap[i]!]);
+  for (const item of items) {
+    if (heap.length < count) {
+      let i = heap.push(item) - 1;
+      for (let parent = (i - 1) >> 1; i > 0 && compare(heap[i]!, heap[parent]!) > 0; i = parent, parent = (i - 1) >> 1) {
+        swap(i, parent);
+      }
+    } else if (compare(item, heap[0]!) < 0) {
+      heap[0] = item;
+      for (let i = 0; ; ) {
+        let top = i;
+        for (const child of [2 * i + 1, 2 * i + 2]) if (child < count && compare(heap[child]!, heap[top]!) > 0) top = child;
+        if (top === i) break;
+        swap(i, top);
+        i = top;
+      }
+    }
+  }
+  return heap.sort(compare);
 }
 
 /** Orders, skips and limits stored documents (references in, references out). */
 export function arrange(docs: Doc[], options: Pick<FindOptions, 'sort' | 'skip' | 'limit'>): Doc[] {
-  let sorted = docs;
-  if (options.sort !== undefined) {
-    const spec = sortSpec(options.sort);
-    sorted = nativeSort(docs, spec) ?? new Query({}).find<Doc>(docs).sort(spec).all();
-  }
   const skip = options.skip ?? 0;
   // As in MongoDB, a negative limit means the same as its absolute value for a plain find.
   const limit = Math.abs(options.limit ?? 0);
+  let sorted = docs;
+  if (options.sort !== undefined) {
+    const spec = sortSpec(options.sort);
+    sorted = nativeSort(docs, spec, limit ? skip + limit : Infinity) ?? new Query({}).find<Doc>(docs).sort(spec).all();
+  }
   return skip || limit ? sorted.slice(skip, limit ? skip + limit : undefined) : sorted;
 }
 

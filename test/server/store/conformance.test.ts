@@ -36,6 +36,11 @@ interface Person {
   extra?: { nested: string[] };
 }
 
+interface Loose {
+  _id: string;
+  [field: string]: unknown;
+}
+
 interface Account {
   _id: string;
   balance: number;
@@ -102,6 +107,51 @@ function conformance(openFresh: () => Promise<Opened>): void {
     expect(await ids({ $or: [{ age: { $lt: 20 } }, { name: 'Edu' }] })).toEqual(['p4', 'p5']);
     expect(await ids({ tags: null })).toEqual(['p4', 'p5']);
     expect(await ids({ name: { $regex: '^[AB]' } })).toEqual(['p1', 'p2']);
+  });
+
+  it('follows MongoDB on arrays, null and missing, types and dotted paths, with or without indexes', async () => {
+    const loose = store.collection<Loose>('loose');
+    await loose.bulkWrite(
+      [
+        { _id: 'l1', a: 5, tags: ['x', 'y'], items: [{ sku: 's1', qty: 1 }, { sku: 's2', qty: 10 }] },
+        { _id: 'l2', a: '10', tags: ['y'], items: [{ sku: 's3', qty: 5 }] },
+        { _id: 'l3', a: [1, 20], tags: [], items: [] },
+        { _id: 'l4', a: 7, tags: 'x', items: { sku: 's1', qty: 3 } },
+        { _id: 'l5' },
+        { _id: 'l6', a: null, tags: null },
+      ].map((document) => ({ insertOne: { document } })),
+    );
+    const cases: Array<[Filter<Loose>, string[]]> = [
+      // Comparisons hold only within a type: a number bound never matches a string.
+      [{ a: { $gte: 5 } }, ['l1', 'l3', 'l4']],
+      [{ a: { $gte: '0' } }, ['l2']],
+      // Each bound may be met by a different element of an array.
+      [{ a: { $gt: 5, $lt: 10 } }, ['l3', 'l4']],
+      [{ a: null }, ['l5', 'l6']],
+      [{ a: { $ne: null } }, ['l1', 'l2', 'l3', 'l4']],
+      [{ a: { $exists: true } }, ['l1', 'l2', 'l3', 'l4', 'l6']],
+      // $ne and $nin hold when no element matches.
+      [{ tags: { $ne: 'x' } }, ['l2', 'l3', 'l5', 'l6']],
+      [{ tags: { $nin: ['x', 'z'] } }, ['l2', 'l3', 'l5', 'l6']],
+      // $all is an $and of equalities, so one value also matches a field holding just it.
+      [{ tags: { $all: ['x'] } }, ['l1', 'l4']],
+      [{ tags: { $all: ['x', 'y'] } }, ['l1']],
+      [{ 'items.sku': 's1' }, ['l1', 'l4']],
+      [{ 'items.qty': { $gt: 4 } }, ['l1', 'l2']],
+      [{ 'items.sku': { $in: ['s2', 's3'] } }, ['l1', 'l2']],
+      [{ 'items.sku': { $ne: 's1' } }, ['l2', 'l3', 'l5', 'l6']],
+      [{ $or: [{ a: { $lt: 2 } }, { tags: 'y' }], 'items.qty': { $not: { $gte: 10 } } }, ['l2', 'l3']],
+    ];
+    const check = async () => {
+      for (const [filter, expected] of cases) {
+        const found = await loose.find(filter, { sort: { _id: 1 } }).toArray();
+        expect(found.map((d) => d._id), JSON.stringify(filter)).toEqual(expected);
+        expect(await loose.countDocuments(filter), JSON.stringify(filter)).toBe(expected.length);
+      }
+    };
+    await check();
+    for (const field of ['a', 'tags', 'items.sku', 'items.qty']) await loose.createIndex({ [field]: 1 });
+    await check();
   });
 
   it('iterates a cursor asynchronously', async () => {

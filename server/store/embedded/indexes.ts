@@ -1,9 +1,10 @@
 /**
  * In-memory secondary indexes: hash maps from the values of the indexed fields to the rows (see
- * table.ts) of the documents holding them. They serve two purposes: unique constraints, and picking candidates for
- * queries (every candidate is still tested against the whole filter, so an index only has to
- * return a superset of the true matches). A single-field index answers equality, `$in` and `$all`
- * from its buckets, and ranges over numbers or strings by walking its keys in order.
+ * table.ts) of the documents holding them, as a lone row, a Set or (for a large share of the
+ * table) a bitmap. They serve two purposes: unique constraints, and picking candidates for queries
+ * (every candidate is still tested against the whole filter, so an index only has to return a
+ * superset of the true matches). A single-field index answers equality, `$in` and `$all` from its
+ * buckets, and ranges over numbers or strings by walking its keys in order.
  *
  * Keys follow MongoDB's multikey rules closely enough for both purposes: an array contributes
  * each of its elements, a missing field indexes as null (unless the index is sparse).
@@ -133,7 +134,7 @@ function allValues(condition: unknown): unknown[] | undefined {
 }
 
 type RangeKey = number | string;
-export type Range = [lower: Bound<RangeKey> | undefined, upper: Bound<RangeKey> | undefined];
+type Range = [lower: Bound<RangeKey> | undefined, upper: Bound<RangeKey> | undefined];
 
 const rangeKey = (value: unknown): value is RangeKey => (typeof value === 'number' && !Number.isNaN(value)) || safeString(value);
 
@@ -197,7 +198,7 @@ class Bitmap {
 /** The rows filed under one key: a lone row as itself (most keys of a near-unique field), a Set, or a Bitmap. */
 type Bucket = number | Set<number> | Bitmap;
 
-/** A Set this large becomes a Bitmap once that is smaller: when it holds over a 1/32 of the rows. */
+/** A Set this large becomes a Bitmap once that is about as small: when it holds over 1/128 of the rows. */
 const BITMAP_MIN = 1024;
 
 const sizeOf = (bucket: Bucket | undefined): number => (bucket === undefined ? 0 : typeof bucket === 'number' ? 1 : bucket.size);
@@ -214,35 +215,44 @@ function* rowsIn(buckets: Iterable<Bucket | undefined>): Generator<number> {
 
 /** One way to narrow a query: the rows that may match and about how many there are. */
 export interface Access {
+  /** About how many rows `rows` yields. */
   estimate: number;
-  /** Each row once. */
-  rows(): Iterable<number>;
-  /** Whether a row is among them, where a few lookups (`probes`) tell. */
+  /** About how many of those pass the condition (fewer than `estimate` for an intersection). */
+  matches: number;
+  /** Each row once (or, unless `distinct`, perhaps more, which costs less for a multikey field). */
+  rows(distinct?: boolean): Iterable<number>;
+  /** Whether a row passes, where lookups costing about `probes` hash lookups tell. */
   has?: (row: number) => boolean;
   probes: number;
 }
 
+/** What testing a bucket for a row costs, in hash lookups: a lone row or a bitmap needs none. */
+const probeCost = (bucket: Bucket | undefined) => (bucket instanceof Set ? 1 : 0.1);
+
 /** The rows in any of the buckets; `disjoint` when no row can be in two of them. */
 function union(buckets: Array<Bucket | undefined>, disjoint: boolean): Access {
   const present = [...new Set(buckets)].filter((bucket) => bucket !== undefined);
+  const estimate = present.reduce<number>((sum, bucket) => sum + sizeOf(bucket), 0);
   return {
-    estimate: present.reduce<number>((sum, bucket) => sum + sizeOf(bucket), 0),
-    rows: () => (disjoint || present.length < 2 ? rowsIn(present) : new Set(rowsIn(present))),
+    estimate,
+    matches: estimate,
+    rows: (distinct = true) => (distinct && !disjoint && present.length > 1 ? new Set(rowsIn(present)) : rowsIn(present)),
     has: (row) => present.some((bucket) => holds(bucket, row)),
-    probes: present.length,
+    probes: present.reduce<number>((sum, bucket) => sum + probeCost(bucket), 0),
   };
 }
 
 /** The rows in every bucket: those of the smallest that the others hold too. */
-function intersection(buckets: Array<Bucket | undefined>): Access {
+function intersection(buckets: Array<Bucket | undefined>, tableSize: number): Access {
   const [smallest, ...rest] = [...buckets].sort((a, b) => sizeOf(a) - sizeOf(b));
   return {
     estimate: sizeOf(smallest),
+    matches: buckets.reduce<number>((product, bucket) => product * Math.min(1, sizeOf(bucket) / tableSize), tableSize),
     *rows() {
       for (const row of rowsIn([smallest])) if (rest.every((bucket) => holds(bucket, row))) yield row;
     },
     has: (row) => holds(smallest, row) && rest.every((bucket) => holds(bucket, row)),
-    probes: buckets.length,
+    probes: buckets.reduce<number>((sum, bucket) => sum + probeCost(bucket), 0),
   };
 }
 
@@ -306,7 +316,7 @@ export class Index {
       } else {
         if (bucket.has(row)) continue;
         bucket.add(row);
-        if (bucket instanceof Set && bucket.size >= BITMAP_MIN && bucket.size * 32 > this.lastRow) {
+        if (bucket instanceof Set && bucket.size >= BITMAP_MIN && bucket.size * 128 > this.lastRow) {
           const bitmap = new Bitmap();
           for (const held of bucket) bitmap.add(held);
           map.set(key, bitmap);
@@ -320,21 +330,20 @@ export class Index {
   remove(doc: Doc, row: number): void {
     for (const [map, key] of this.keysOf(doc, { present: false, multikey: false })) {
       const bucket = map.get(key);
-      if (bucket === row) {
+      if (!holds(bucket, row)) continue;
+      if (sizeOf(bucket) === 1) {
         map.delete(key);
         if (map === this.plain) this.ordered.get(typeof key)?.change(key);
-      } else if (typeof bucket === 'object' && bucket.delete(row)) {
-        if (bucket.size === 0) map.delete(key);
-        else if (bucket instanceof Set && bucket.size === 1) map.set(key, bucket.values().next().value!);
-      } else {
-        continue;
+      } else if (typeof bucket === 'object') {
+        bucket.delete(row);
+        if (bucket instanceof Set && bucket.size === 1) map.set(key, bucket.values().next().value!);
       }
       if (map === this.plain) this.plainRows--;
     }
   }
 
   /** The cheapest way this index narrows a filter that puts `conditionsOf(field)` on each field. */
-  access(conditionsOf: (field: string) => unknown[]): Access | undefined {
+  access(conditionsOf: (field: string) => unknown[], tableSize: number): Access | undefined {
     if (this.paths.length > 1) {
       const values = this.spec.fields.map((field) => conditionsOf(field).map(equalityValues).find((v) => v !== undefined));
       if (values.some((v) => v === undefined || !this.serves(v))) return undefined;
@@ -343,7 +352,7 @@ export class Index {
     }
     let best: Access | undefined;
     for (const condition of conditionsOf(this.spec.fields[0]!)) {
-      for (const access of this.accesses(condition)) if (!best || access.estimate < best.estimate) best = access;
+      for (const access of this.accesses(condition, tableSize)) if (!best || access.estimate < best.estimate) best = access;
     }
     return best;
   }
@@ -353,11 +362,11 @@ export class Index {
     return !this.spec.sparse || values.every((v) => v !== null && v !== undefined);
   }
 
-  private *accesses(condition: unknown): Generator<Access> {
+  private *accesses(condition: unknown, tableSize: number): Generator<Access> {
     const values = equalityValues(condition);
     if (values && this.serves(values)) yield union(values.map((v) => this.bucket(v)), !this.multikey);
     const all = allValues(condition);
-    if (all) yield intersection(all.map((v) => this.bucket(v)));
+    if (all) yield intersection(all.map((v) => this.bucket(v)), tableSize);
     for (const [lower, upper] of rangesOf(condition, !this.multikey)) yield this.range(lower, upper);
   }
 
@@ -376,12 +385,13 @@ export class Index {
       };
       this.ordered.set(type, (keys = new SortedKeys(ofType, (key) => this.plain.has(key), loneRow)));
     }
-    const perKey = this.plainRows / Math.max(1, this.plain.size);
+    const estimate = Math.ceil(keys.count(lower, upper) * (this.plainRows / Math.max(1, this.plain.size)));
     return {
-      estimate: Math.ceil(keys.count(lower, upper) * perKey),
-      rows: () => {
+      estimate,
+      matches: estimate,
+      rows: (distinct = true) => {
         const rows = this.rowsInRange(keys, lower, upper);
-        return this.multikey ? new Set(rows) : rows;
+        return distinct && this.multikey ? new Set(rows) : rows;
       },
       probes: 0,
     };

@@ -88,6 +88,10 @@ function atom(matches: (value: unknown) => boolean, nullish: boolean): Check {
 const validDate = (value: unknown): value is Date => value instanceof Date && !Number.isNaN(value.getTime());
 
 function membership(values: unknown[]): Check | undefined {
+  const [only] = values;
+  if (values.length === 1 && (typeof only === 'string' || typeof only === 'boolean' || (typeof only === 'number' && !Number.isNaN(only)))) {
+    return atom((x) => x === only, false);
+  }
   const plain = new Set<unknown>();
   const times = new Set<number>();
   let nulls = false;
@@ -177,9 +181,12 @@ function operators(condition: Record<string, unknown>): Check | undefined {
   return all(checks);
 }
 
+/** Whether a path has no positional steps, nor names a document would inherit (`constructor`) when it lacks them. */
+const plainPath = (segments: string[]) => segments.every((s) => s !== '' && !s.startsWith('$') && !/^\d+$/.test(s) && !(s in Object.prototype));
+
 function field(path: string, condition: unknown): Predicate {
   const segments = path.split('.');
-  if (segments.some((s) => s === '' || s.startsWith('$') || /^\d+$/.test(s))) return mingo({ [path]: condition });
+  if (!plainPath(segments)) return mingo({ [path]: condition });
   const clauses: Array<[Check, Record<string, unknown>]> = [];
   // Operators on one path are independent conditions, but for a few pairs (`$regex` and
   // `$options`) that mingo gets together.
@@ -195,15 +202,17 @@ function field(path: string, condition: unknown): Predicate {
     if (!check) return mingo({ [path]: condition });
     clauses.push([check, { [path]: condition }]);
   }
+  const reach = segments.length === 1 ? (doc: Doc) => doc[path] : (doc: Doc) => resolve(doc, segments);
   const tests = clauses.map(([check, clause]) => {
     // Only set up when a document needs it: a Query costs more than a hot lookup takes.
     let fallback: Predicate | undefined;
     return (at: unknown, doc: Doc) => check(at) ?? (fallback ??= mingo(clause))(doc);
   });
-  const rest = Object.keys(left).length > 0 ? mingo({ [path]: left }) : () => true;
+  const rest = Object.keys(left).length > 0 ? mingo({ [path]: left }) : undefined;
+  if (tests.length === 1 && !rest) return (doc) => tests[0]!(reach(doc), doc);
   return (doc) => {
-    const at = resolve(doc, segments);
-    return tests.every((test) => test(at, doc)) && rest(doc);
+    const at = reach(doc);
+    return tests.every((test) => test(at, doc)) && (!rest || rest(doc));
   };
 }
 

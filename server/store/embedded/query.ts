@@ -1,6 +1,7 @@
 /**
- * Reading: which stored documents match a filter (index candidates, then mingo), and how a find
- * shapes them (sort, skip, limit, projection). Results are copies; stored documents never leave.
+ * Reading: which stored documents match a filter (the table's planned candidates, then the filter
+ * test), and how a find shapes them (sort, skip, limit, projection). Results are copies; stored
+ * documents never leave.
  */
 import { Query } from 'mingo';
 import type { Cursor, Document, FindOptions, Sort } from '../port.ts';
@@ -77,7 +78,8 @@ function nativeSort(docs: Doc[], spec: Record<string, 1 | -1>, count: number): D
   const fields = Object.entries(spec);
   const keyed: Array<{ doc: Doc; position: number; keys: Array<number | string | undefined> }> = [];
   const kinds = fields.map(() => new Set<string>());
-  for (const [position, doc] of docs.entries()) {
+  for (let position = 0; position < docs.length; position++) {
+    const doc = docs[position]!;
     const keys = fields.map(([path], i) => {
       const value = valueAt(doc, path);
       if (value === undefined || value === null) return undefined;
@@ -106,22 +108,26 @@ function nativeSort(docs: Doc[], spec: Record<string, 1 | -1>, count: number): D
 /** The `count` least items in order, kept in a bounded max-heap instead of sorting them all. */
 function smallest<T>(items: T[], count: number, compare: (a: T, b: T) => number): T[] {
   const heap: T[] = [];
-  const swap = (i: number, j: number) => ([heap[i], heap[j]] = [heap[j]!, heap[i]!]);
   for (const item of items) {
     if (heap.length < count) {
+      // Sift up: the greatest kept stays at the root.
       let i = heap.push(item) - 1;
-      for (let parent = (i - 1) >> 1; i > 0 && compare(heap[i]!, heap[parent]!) > 0; i = parent, parent = (i - 1) >> 1) {
-        swap(i, parent);
+      while (i > 0 && compare(item, heap[(i - 1) >> 1]!) > 0) {
+        heap[i] = heap[(i - 1) >> 1]!;
+        i = (i - 1) >> 1;
       }
+      heap[i] = item;
     } else if (compare(item, heap[0]!) < 0) {
-      heap[0] = item;
-      for (let i = 0; ; ) {
-        let top = i;
-        for (const child of [2 * i + 1, 2 * i + 2]) if (child < count && compare(heap[child]!, heap[top]!) > 0) top = child;
-        if (top === i) break;
-        swap(i, top);
-        i = top;
+      // Sift down from the root, which `item` replaces.
+      let i = 0;
+      for (;;) {
+        const left = 2 * i + 1;
+        const child = left + 1 < count && compare(heap[left + 1]!, heap[left]!) > 0 ? left + 1 : left;
+        if (child >= count || compare(heap[child]!, item) <= 0) break;
+        heap[i] = heap[child]!;
+        i = child;
       }
+      heap[i] = item;
     }
   }
   return heap.sort(compare);

@@ -1,9 +1,10 @@
 /**
  * Distinct keys (an index's numbers or strings, or a table's ids) kept in order, for range
  * conditions and ordered scans. Sorting a million keys takes most of a second, so it is done once;
- * after that, new keys wait in a small side set and are merged in (linear time) only once they
- * and the changed ones outnumber a fraction of the sorted ones. A removed key stays until then:
- * its owner finds nothing under it, so a scan may yield keys that are no longer live.
+ * after that, new keys wait in a small side set, merged in (in linear time) once they and the
+ * changed keys outnumber a fraction of the sorted ones: a write costs a small constant amortized,
+ * and a read sorts only the keys added since the previous one. A removed key stays until the
+ * merge: its owner finds nothing under it, so a scan may yield keys that are no longer live.
  *
  * A key may carry a number (the row of a table's id, or of an index key's only document), looked
  * up on first use and kept: over a large table, reading it costs far less than a hash lookup.
@@ -25,7 +26,9 @@ export class SortedKeys<K extends number | string> {
   private sorted: ArrayLike<K>;
   private values: Int32Array | undefined;
   private readonly pending = new Set<K>();
-  private pendingSorted: ArrayLike<K> | undefined;
+  /** The pending keys in order, as of the last read; those added since wait in `tail`. */
+  private pendingSorted: K[] = [];
+  private tail: K[] = [];
   /** Keys removed, or whose number may have changed, since the last merge. */
   private readonly changed = new Set<K>();
 
@@ -44,19 +47,20 @@ export class SortedKeys<K extends number | string> {
   add(key: K): void {
     if (this.pending.has(key) || this.sorted[lowerIndex(this.sorted, key, true)] === key) return;
     this.pending.add(key);
-    this.pendingSorted = undefined;
+    this.tail.push(key);
+    this.mergeWhenDue();
   }
 
   /** Records that a key has gone out of use, or that the number it carries may have changed. */
   change(key: K): void {
     this.changed.add(key);
+    this.mergeWhenDue();
   }
 
   /** About how many keys lie within the bounds. */
   count(lower?: Bound<K>, upper?: Bound<K>): number {
-    this.settle();
     const [from, to] = span(this.sorted, lower, upper);
-    const [pendingFrom, pendingTo] = span(this.pendingSorted!, lower, upper);
+    const [pendingFrom, pendingTo] = span(this.inOrder(), lower, upper);
     return to - from + pendingTo - pendingFrom;
   }
 
@@ -70,9 +74,8 @@ export class SortedKeys<K extends number | string> {
    * index, or the complement of a pending one's.
    */
   *positions(lower?: Bound<K>, upper?: Bound<K>, descending = false): Generator<number> {
-    this.settle();
     const a = this.sorted;
-    const b = this.pendingSorted!;
+    const b = this.inOrder();
     let [i, iEnd] = span(a, lower, upper);
     let [j, jEnd] = span(b, lower, upper);
     if (!descending) {
@@ -83,7 +86,7 @@ export class SortedKeys<K extends number | string> {
   }
 
   keyAt(position: number): K {
-    return position >= 0 ? this.sorted[position]! : this.pendingSorted![~position]!;
+    return position >= 0 ? this.sorted[position]! : this.pendingSorted[~position]!;
   }
 
   /** The number the key at `position` carries, if any. */
@@ -95,38 +98,49 @@ export class SortedKeys<K extends number | string> {
     return value === NONE ? undefined : value;
   }
 
-  private settle(): void {
+  private inOrder(): K[] {
+    if (this.tail.length > 0) {
+      this.pendingSorted = merge(this.pendingSorted, order(this.tail));
+      this.tail = [];
+    }
+    return this.pendingSorted;
+  }
+
+  private mergeWhenDue(): void {
     if (this.pending.size + this.changed.size > 64 + this.sorted.length / 32) {
       // Only the changed keys are looked up, and found by bisection: a lookup per key would
       // cost more than the merge.
-      const dead = new Uint8Array(this.sorted.length);
+      const a = this.sorted;
+      const dead = new Uint8Array(a.length);
+      let deaths = 0;
       for (const key of this.changed) {
-        const at = lowerIndex(this.sorted, key, true);
-        if (this.sorted[at] !== key) continue;
-        if (!this.live(key)) dead[at] = 1;
-        else if (this.values) this.values[at] = UNKNOWN;
+        const at = lowerIndex(a, key, true);
+        if (a[at] !== key) continue;
+        if (!this.live(key)) {
+          dead[at] = 1;
+          deaths++;
+        } else if (this.values) this.values[at] = UNKNOWN;
       }
       const fresh = order([...this.pending].filter(this.live));
-      const sorted: K[] = [];
-      const values: number[] = [];
-      const a = this.sorted;
-      for (let i = 0, j = 0; i < a.length || j < fresh.length; ) {
-        if (i < a.length && dead[i]) i++;
+      const total = a.length - deaths + fresh.length;
+      const sorted = (typeof (a[0] ?? fresh[0]) === 'number' ? new Float64Array(total) : new Array<K>(total)) as K[];
+      const values = this.values && new Int32Array(total).fill(UNKNOWN);
+      for (let i = 0, j = 0, k = 0; k < total; ) {
+        if (dead[i]) i++;
         else if (j >= fresh.length || (i < a.length && a[i]! < fresh[j]!)) {
-          values.push(this.values?.[i] ?? UNKNOWN);
-          sorted.push(a[i++]!);
+          if (values) values[k] = this.values![i]!;
+          sorted[k++] = a[i++]!;
         } else {
-          values.push(UNKNOWN);
-          sorted.push(fresh[j++]!);
+          sorted[k++] = fresh[j++]!;
         }
       }
-      this.sorted = packed(sorted);
-      this.values = this.values && Int32Array.from(values);
+      this.sorted = sorted;
+      this.values = values;
       this.pending.clear();
       this.changed.clear();
-      this.pendingSorted = undefined;
+      this.pendingSorted = [];
+      this.tail = [];
     }
-    this.pendingSorted ??= order([...this.pending]);
   }
 }
 
@@ -136,8 +150,10 @@ function order<K extends number | string>(keys: K[]): ArrayLike<K> {
   return keys.sort();
 }
 
-function packed<K extends number | string>(keys: K[]): ArrayLike<K> {
-  return keys.length > 0 && typeof keys[0] === 'number' ? (Float64Array.from(keys as number[]) as unknown as ArrayLike<K>) : keys;
+function merge<K extends number | string>(a: ArrayLike<K>, b: ArrayLike<K>): K[] {
+  const out: K[] = [];
+  for (let i = 0, j = 0; i < a.length || j < b.length; ) out.push(j >= b.length || (i < a.length && a[i]! < b[j]!) ? a[i++]! : b[j++]!);
+  return out;
 }
 
 /** The first index whose key is above `key` (or at it, when `inclusive`). */

@@ -16,6 +16,16 @@ const ID_INDEX = '_id_';
 /** Below this size a full scan costs less than keeping the ids in order. */
 const ORDERED_IDS_MIN = 4096;
 
+/**
+ * What a query costs is mostly memory latency. Fetching and testing a document is the unit; a hash
+ * lookup costs about a third of it, and a step through rows (or ids in order) about this much.
+ */
+const VISIT_COST = 1 / 16;
+const LOOKUP_COST = 1 / 3;
+
+/** Candidates tested to learn how many documents match. */
+const SAMPLE = 128;
+
 export class DuplicateKeyError extends Error {
   readonly code = DUPLICATE_KEY;
   readonly keyPattern: Record<string, 1>;
@@ -88,7 +98,8 @@ function sameSpec(a: IndexSpec, b: IndexSpec): boolean {
 }
 
 export class Table {
-  /** Rows by `_id`, in the order documents arrived (the natural order of a find). */
+  /** Documents by `_id`, in the order they arrived (the natural order of a find). */
+  private readonly docs = new Map<string, Doc>();
   private readonly rowOf = new Map<string, number>();
   private readonly rows: Array<Doc | undefined> = [];
   /** Rows freed by removals, taken again by insertions. */
@@ -100,21 +111,20 @@ export class Table {
   constructor(readonly name: string) {}
 
   get size(): number {
-    return this.rowOf.size;
+    return this.docs.size;
   }
 
   get(id: string): Doc | undefined {
-    const row = this.rowOf.get(id);
-    return row === undefined ? undefined : this.rows[row];
+    return this.docs.get(id);
   }
 
-  *all(): Generator<Doc> {
-    for (const row of this.rowOf.values()) yield this.rows[row]!;
+  all(): IterableIterator<Doc> {
+    return this.docs.values();
   }
 
   /** Adds a document whose `_id` must be new; throws DuplicateKeyError having changed nothing. */
   insert(doc: Doc): void {
-    if (this.rowOf.has(doc._id)) throw new DuplicateKeyError(this.name, ID_INDEX, { _id: doc._id });
+    if (this.docs.has(doc._id)) throw new DuplicateKeyError(this.name, ID_INDEX, { _id: doc._id });
     this.put(doc);
   }
 
@@ -138,8 +148,8 @@ export class Table {
    * whose target states were valid when first reached.
    */
   restore(id: string, doc: Doc | undefined): Doc | undefined {
+    const previous = this.docs.get(id);
     let row = this.rowOf.get(id);
-    const previous = row === undefined ? undefined : this.rows[row];
     if (previous) for (const index of this.indexes.values()) index.remove(previous, row!);
     if (doc) {
       if (row === undefined) {
@@ -147,9 +157,11 @@ export class Table {
         this.rowOf.set(id, row);
         this.order?.add(id);
       }
+      this.docs.set(id, doc);
       this.rows[row] = doc;
       for (const index of this.indexes.values()) index.add(doc, row);
     } else if (row !== undefined) {
+      this.docs.delete(id);
       this.rowOf.delete(id);
       this.rows[row] = undefined;
       this.free.push(row);
@@ -197,68 +209,90 @@ export class Table {
    * what a query over a large table waits for).
    */
   plan(filter: Record<string, unknown>): Plan {
+    // Documents by id need no index: a lookup each is as cheap as it gets.
+    const ids = equalityValues(filter._id);
+    if (ids) return { docs: () => this.byIds(ids), firstById: () => undefined };
     const conditions = fieldConditions(filter);
     const conditionsOf = (field: string) => conditions.get(field) ?? [];
     const accesses: Access[] = [];
     const order = conditions.has('_id') ? this.idOrder() : undefined;
     let idRange: { lower?: Bound<string>; upper?: Bound<string>; access: Access } | undefined;
     for (const condition of conditionsOf('_id')) {
-      const ids = equalityValues(condition);
-      if (ids) {
-        const rows = new Set(ids.map((id) => (typeof id === 'string' ? this.rowOf.get(id) : undefined)));
-        rows.delete(undefined);
-        const found = rows as Set<number>;
-        accesses.push({ estimate: found.size, rows: () => found, has: (row) => found.has(row), probes: 1 });
-      }
       // Ids are strings, which a number range never matches (and the filter test rejects).
       for (const [lower, upper] of order ? (rangesOf(condition, true) as Array<[Bound<string>?, Bound<string>?]>) : []) {
         if (typeof (lower ?? upper)!.value !== 'string') continue;
-        const access = { estimate: order!.count(lower, upper), rows: () => this.rowsOf(order!.scan(lower, upper)), probes: 0 };
+        const estimate = order!.count(lower, upper);
+        const access = { estimate, matches: estimate, rows: () => this.rowsOf(order!.scan(lower, upper)), probes: 0 };
         if (!idRange || access.estimate < idRange.access.estimate) idRange = { lower, upper, access };
       }
     }
     if (idRange) accesses.push(idRange.access);
+    const size = Math.max(1, this.rowOf.size);
     for (const index of this.indexes.values()) {
-      const access = index.access(conditionsOf);
+      const access = index.access(conditionsOf, size);
       if (access) accesses.push(access);
     }
-    accesses.sort((a, b) => a.estimate - b.estimate);
-    const driver = accesses[0];
-    const size = Math.max(1, this.rowOf.size);
-    // Probing pays when its lookups cost less than the fetches it saves: a fetch costs about three.
-    const probes = accesses.filter((a) => a.has && a.probes < 3 * (1 - a.estimate / size)).map((a) => a.has!);
-    const admitted = (row: number, tests: typeof probes) => tests.every((has) => has(row));
-
-    const docs = (): Iterable<Doc> => {
-      if (!driver) return this.all();
-      const others = probes.filter((has) => has !== driver.has);
-      return this.fetch(driver.rows(), (row) => admitted(row, others));
+    const passing = (list: Access[]) => list.reduce((share, a) => share * Math.min(1, a.matches / size), 1);
+    // Probing pays when its lookups cost less than the fetches it saves; the most selective goes first.
+    const probed = accesses.filter((a) => a.has && a.probes * LOOKUP_COST < 1 - passing([a])).sort((a, b) => a.matches - b.matches);
+    const probeCost = (list: Access[]) => list.reduce((sum, a) => sum + a.probes * LOOKUP_COST, 0);
+    // The driver's rows are each probed by the others, and fetched when they pass.
+    const costOf = (a: Access) => {
+      const others = probed.filter((o) => o !== a);
+      return a.estimate * (VISIT_COST + probeCost(others)) + a.matches * passing(others);
     };
+    const driver = accesses.reduce<Access | undefined>((best, a) => (best && costOf(best) <= costOf(a) ? best : a), undefined);
+    const others = probed.filter((a) => a !== driver);
+    const admitted = (row: number, list: Access[]) => list.every((a) => a.has!(row));
+
+    const docs = (): Iterable<Doc> => (driver ? this.fetch(driver.rows(), (row) => admitted(row, others)) : this.all());
 
     const firstById = (test: (doc: Doc) => boolean, count: number, descending: boolean): Doc[] | undefined => {
       const ordered = idRange ? order : this.idOrder();
       if (!ordered) return undefined;
-      // Walking the ids finds `count` matches after about count / share of them, taking the
-      // indexed conditions as independent. Unless an `_id` range drives, that is tried only when
-      // well below the driver's candidates, and given up at half of them.
+      // Walking the ids finds `count` matches after about count / share of them. Unless an `_id`
+      // range drives, that is tried only when expected to cost well below taking the driver's
+      // candidates, and given up at half of that; a small driver is simply taken.
       let budget = Infinity;
       if (driver && driver !== idRange?.access) {
-        const share = accesses.reduce((product, a) => product * Math.min(1, a.estimate / size), 1);
-        if (count / Math.max(share, 1 / size) > driver.estimate / 4) return undefined;
-        budget = driver.estimate / 2;
+        if (driver.estimate <= 4 * SAMPLE) return undefined;
+        // Testing the first candidates of the most selective access tells the share that matches
+        // far better than multiplying estimates: conditions correlate (a city and its state), and
+        // some have no index.
+        const source = accesses.reduce((best, a) => (a.matches < best.matches ? a : best));
+        let sampled = 0;
+        let matched = 0;
+        for (const row of source.rows(false)) {
+          if (sampled === SAMPLE) break;
+          sampled++;
+          if (test(this.rows[row]!)) matched++;
+        }
+        const share = (source.matches / size) * ((matched + 0.5) / Math.max(1, sampled));
+        const cost = costOf(driver);
+        const visit = VISIT_COST + probeCost(probed.slice(0, 1)) + passing(probed);
+        if ((count / share) * visit > cost / 2) return undefined;
+        budget = cost / 2;
       }
       const found: Doc[] = [];
       for (const at of ordered.positions(idRange?.lower, idRange?.upper, descending)) {
-        if (--budget < 0) return undefined;
+        if ((budget -= VISIT_COST) < 0) return undefined;
         const row = ordered.valueAt(at) ?? this.rowOf.get(ordered.keyAt(at));
-        if (row === undefined || !admitted(row, probes)) continue;
+        if (row === undefined || !admitted(row, probed)) continue;
         const doc = this.rows[row]!;
+        budget--;
         if (test(doc) && found.push(doc) === count) break;
       }
       return found;
     };
 
     return { docs, firstById };
+  }
+
+  private *byIds(ids: unknown[]): Generator<Doc> {
+    for (const id of new Set(ids)) {
+      const doc = typeof id === 'string' ? this.docs.get(id) : undefined;
+      if (doc) yield doc;
+    }
   }
 
   private *fetch(rows: Iterable<number>, admits: (row: number) => boolean): Generator<Doc> {

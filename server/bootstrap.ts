@@ -6,8 +6,10 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { createRateLimiter } from './http/rate-limit.ts';
-import { closeLimiter, createLimiter } from './providers/limiter.ts';
+import { closeLimiter, createLimiter, throttleFor } from './providers/limiter.ts';
 import { BRASILAPI_LIMITS, BrasilApiSource } from './registry-data/brasilapi.ts';
+import { Providers } from './providers/providers.ts';
+import { secretFile, WorkspaceProviderKeys } from './providers/workspace-keys.ts';
 import { createServices, indexDeclarations, type Services } from './services.ts';
 import { ensureIndexes, openStore } from './store/open.ts';
 
@@ -42,10 +44,17 @@ export async function bootstrap(config: Config, log: Logger, version: string): P
     let remoteCompanies: BrasilApiSource | null = null;
     if (config.brasilApi.enabled) {
       const onError = (err: Error) => log.warn({ err: err.message }, 'brasilapi limiter redis error');
-      const limiter = createLimiter('brasilapi', BRASILAPI_LIMITS, config.redisUrl ? { url: config.redisUrl, onError } : undefined);
+      const limiter = createLimiter('brasilapi', throttleFor(BRASILAPI_LIMITS), config.redisUrl ? { url: config.redisUrl, onError } : undefined);
       closers.unshift(() => closeLimiter(limiter));
       remoteCompanies = new BrasilApiSource({ baseUrl: config.brasilApi.url, limiter });
     }
+
+    const providerKeys = new WorkspaceProviderKeys(
+      store,
+      config.providerKeySecret ?? (store.kind === 'embedded' ? await secretFile(config.dataDir) : undefined),
+    );
+    const providers = new Providers({ config, log, keys: providerKeys });
+    closers.unshift(() => providers.close());
 
     const services = createServices({
       config,
@@ -53,6 +62,8 @@ export async function bootstrap(config: Config, log: Logger, version: string): P
       log,
       rateLimiter: createRateLimiter(config.rateLimitPerMinute, redis),
       remoteCompanies,
+      providers,
+      providerKeys,
       version,
     });
 

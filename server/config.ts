@@ -3,6 +3,8 @@
  * working default so `npm start` needs none; a malformed value stops start-up with a message
  * naming the variable rather than surfacing later as a strange runtime error.
  */
+import { envPrefix } from './providers/provider.ts';
+import { providers } from './providers/registry.ts';
 import { BRASILAPI_URL } from './registry-data/brasilapi.ts';
 
 export interface Config {
@@ -20,8 +22,24 @@ export interface Config {
   keyCacheSeconds: number;
   /** BrasilAPI answers CNPJ lookups the imported registry lacks; off unless asked for. */
   brasilApi: { enabled: boolean; url: string; lookupsPerRequest: number };
+  /** Per provider: its key and the operator's overrides of its declared URL, limits and cost. */
+  providers: Record<string, ProviderSettings>;
+  /** Encrypts workspaces' own provider keys at rest: 32 bytes, hex or base64 (PROVIDER_KEY_SECRET). */
+  providerKeySecret: Buffer | undefined;
   /** The variables this was read from: provider adapters read their own keys (`HUNTER_API_KEY`…) here. */
   env: Env;
+}
+
+export interface ProviderSettings {
+  /** The service's key, or null when unset (the provider is then not configured). */
+  key: string | null;
+  /** Whether it may be called: its key is set, or its switch is on for a keyless one. */
+  configured: boolean;
+  baseUrl: string | null;
+  perSecond: number | undefined;
+  perMinute: number | undefined;
+  maxConcurrent: number;
+  cost: number;
 }
 
 export class ConfigError extends Error {}
@@ -46,9 +64,6 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
 const TRUE = ['true', '1', 'yes'];
 const FALSE = ['false', '0', 'no'];
 
-/** Whether a switch variable's value turns it on. */
-export const isTrue = (value: string | undefined) => TRUE.includes(value?.trim().toLowerCase() ?? '');
-
 function flag(env: Env, name: string, fallback: boolean): boolean {
   const raw = text(env, name)?.toLowerCase();
   if (raw === undefined) return fallback;
@@ -72,6 +87,34 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   return raw;
 }
 
+function providerSettings(env: Env): Record<string, ProviderSettings> {
+  const settings: Record<string, ProviderSettings> = {};
+  for (const p of providers) {
+    const prefix = envPrefix(p.id);
+    const optional = (name: string, declared: number | undefined) =>
+      declared === undefined && text(env, name) === undefined ? undefined : integer(env, name, declared ?? 0, 1, 1_000_000);
+    const key = p.keyVariable ? (text(env, p.keyVariable) ?? null) : null;
+    settings[p.id] = {
+      key,
+      configured: (p.keyVariable === null || key !== null) && (!p.switchVariable || flag(env, p.switchVariable, false)),
+      baseUrl: p.baseUrl === null ? null : (url(env, `${prefix}_URL`, ['http:', 'https:']) ?? p.baseUrl),
+      perSecond: optional(`${prefix}_RATE_PER_SECOND`, p.limits.perSecond),
+      perMinute: optional(`${prefix}_RATE_PER_MINUTE`, p.limits.perMinute),
+      maxConcurrent: integer(env, `${prefix}_MAX_CONCURRENT`, p.limits.maxConcurrent, 1, 10_000),
+      cost: integer(env, `${prefix}_COST`, p.cost, 0, 1000),
+    };
+  }
+  return settings;
+}
+
+function secret(env: Env, name: string): Buffer | undefined {
+  const raw = text(env, name);
+  if (raw === undefined) return undefined;
+  const bytes = /^[0-9a-f]{64}$/i.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+  if (bytes.length !== 32) throw new ConfigError(`${name} must be 32 bytes, as 64 hex digits or base64`);
+  return bytes;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   return {
     port: integer(env, 'PORT', 8080, 0, 65535),
@@ -93,6 +136,8 @@ export function loadConfig(env: Env = process.env): Config {
     },
     logLevel: text(env, 'LOG_LEVEL') ?? 'info',
     keyCacheSeconds: integer(env, 'KEY_CACHE_SECONDS', 5, 0, 3600),
+    providers: providerSettings(env),
+    providerKeySecret: secret(env, 'PROVIDER_KEY_SECRET'),
     env,
     brasilApi: {
       enabled: flag(env, 'BRASILAPI_ENABLED', false),

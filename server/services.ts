@@ -7,7 +7,10 @@ import { ApiKeys, apiKeyIndexes } from './auth/keys.ts';
 import type { Config } from './config.ts';
 import { Credits, ledgerIndexes } from './credits/ledger.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
+import type { Providers } from './providers/providers.ts';
+import { providerKeyIndexes, type WorkspaceProviderKeys } from './providers/workspace-keys.ts';
 import type { BrasilApiSource } from './registry-data/brasilapi.ts';
+import { People, peopleIndexes } from './people/people.ts';
 import { Companies, companyIndexes } from './registry-data/companies.ts';
 import type { IndexDeclaration, Store } from './store/port.ts';
 import { Workspaces, workspaceIndexes } from './workspaces.ts';
@@ -22,6 +25,10 @@ export interface Services {
   companies: Companies;
   /** Answers CNPJ lookups the imported registry lacks; null unless BRASILAPI_ENABLED. */
   remoteCompanies: BrasilApiSource | null;
+  /** The data providers, throttled, with each workspace's own keys. */
+  providers: Providers;
+  providerKeys: WorkspaceProviderKeys;
+  people: People;
   rateLimiter: RateLimiter;
   version: string;
 }
@@ -32,6 +39,8 @@ export const indexDeclarations: IndexDeclaration[] = [
   ...apiKeyIndexes,
   ...ledgerIndexes,
   ...companyIndexes,
+  ...providerKeyIndexes,
+  ...peopleIndexes,
 ];
 
 export function createServices(deps: {
@@ -40,6 +49,8 @@ export function createServices(deps: {
   log: Logger;
   rateLimiter: RateLimiter;
   remoteCompanies: BrasilApiSource | null;
+  providers: Providers;
+  providerKeys: WorkspaceProviderKeys;
   version: string;
 }): Services {
   const workspaces = new Workspaces(deps.store);
@@ -49,5 +60,6 @@ export function createServices(deps: {
     keys: new ApiKeys(deps.store, deps.config.keyCacheSeconds * 1000),
     credits: new Credits(deps.store, workspaces),
     companies: new Companies(deps.store),
+    people: new People(deps.store),
   };
 }

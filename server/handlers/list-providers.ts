@@ -1,4 +1,3 @@
-import { providerCatalog } from '../providers/registry.ts';
 import type { Handler } from './types.ts';
 
-export const listProviders: Handler<'listProviders'> = async (_input, ctx) => providerCatalog(ctx.services.config.env);
+export const listProviders: Handler<'listProviders'> = async (_input, ctx) => ctx.services.providers.catalog();

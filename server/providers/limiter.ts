@@ -5,6 +5,7 @@
 import Bottleneck from 'bottleneck';
 import { Redis } from 'ioredis';
 import { ApiError } from '../http/errors.ts';
+import type { DeclaredLimits } from './provider.ts';
 
 export interface ProviderLimits {
   /** Calls in flight at once. */
@@ -18,6 +19,19 @@ export interface ProviderLimits {
    * queued still spends its turn (Bottleneck cannot remove it), so this also bounds that waste.
    */
   maxQueued?: number;
+}
+
+/**
+ * Bottleneck settings for a provider's documented limits: starts spaced so that no second holds
+ * more than `perSecond` calls, and a per-minute quota refilled every minute.
+ */
+export function throttleFor(limits: DeclaredLimits): ProviderLimits {
+  return {
+    maxConcurrent: limits.maxConcurrent,
+    ...(limits.perSecond ? { minTime: Math.ceil(1000 / limits.perSecond) } : {}),
+    ...(limits.perMinute ? { reservoir: { amount: limits.perMinute, refreshMs: 60_000 } } : {}),
+    ...(limits.maxQueued ? { maxQueued: limits.maxQueued } : {}),
+  };
 }
 
 export interface SharedBudget {

@@ -1,40 +1,17 @@
 /**
- * The data providers prospecta can call. Each later provider is one declaration in its own file,
- * added to `providers` below; the catalog (`GET /api/providers`) is generated from them.
+ * Every data provider prospecta can call. Adding one is a file in this folder and a line here;
+ * the catalog, the throttles, the cascade and the configuration variables follow from it.
  */
-import { isTrue } from '../config.ts';
-import { brasilApiProvider } from '../registry-data/brasilapi.ts';
+import { PROVIDER_IDS } from '../../shared/schemas/enrichment.ts';
+import { apollo } from './apollo.ts';
+import { brasilApi } from './brasilapi.ts';
+import { hunter, hunterVerifier } from './hunter.ts';
+import { peopleDataLabs } from './people-data-labs.ts';
+import type { Provider } from './provider.ts';
+import { receitaFederal } from './receita-federal.ts';
 
-export interface ProviderDeclaration {
-  id: string;
-  name: string;
-  kind: 'person' | 'company' | 'email' | 'search';
-  /** Input fields the provider can use. */
-  inputs: string[];
-  /** Fields it can return. */
-  outputs: string[];
-  /** Credits charged per call that returns data. */
-  cost: number;
-  /** Environment variable holding its key; null for keyless providers. */
-  keyVariable: string | null;
-  /** For an opt-in keyless provider: the variable that must be `true` before it is called. */
-  switchVariable?: string;
-}
+export const providers: readonly Provider[] = [receitaFederal, brasilApi, apollo, hunter, hunterVerifier, peopleDataLabs];
 
-export const providers: ProviderDeclaration[] = [brasilApiProvider];
-
-
-export function providerCatalog(env: Record<string, string | undefined>) {
-  const list = providers.map((p) => ({
-    id: p.id,
-    name: p.name,
-    kind: p.kind,
-    inputs: p.inputs,
-    outputs: p.outputs,
-    cost: p.cost,
-    configured:
-      (p.keyVariable === null || Boolean(env[p.keyVariable])) && (!p.switchVariable || isTrue(env[p.switchVariable])),
-  }));
-  const fields = [...new Set(list.filter((p) => p.configured).flatMap((p) => p.outputs))].sort();
-  return { providers: list, enrichmentFields: fields };
-}
+// The contract's vocabulary of `providerOrder` names exactly these, in this order.
+export const providerIds = providers.map((p) => p.id);
+if (providerIds.join() !== PROVIDER_IDS.join()) throw new Error('shared PROVIDER_IDS and the provider registry disagree');

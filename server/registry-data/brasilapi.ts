@@ -5,8 +5,8 @@
 import type Bottleneck from 'bottleneck';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiError } from '../http/errors.ts';
-import { duration, runLimited, type ProviderLimits } from '../providers/limiter.ts';
-import type { ProviderDeclaration } from '../providers/registry.ts';
+import { duration, runLimited } from '../providers/limiter.ts';
+import type { DeclaredLimits } from '../providers/provider.ts';
 import { VERSION } from '../version.ts';
 import type { CodeAndDescription, CompanyRecord, RegistrationStatus } from './companies.ts';
 
@@ -17,46 +17,11 @@ export const BRASILAPI_URL = 'https://brasilapi.com.br';
  * per IP, and users report 429s at one call every 1–3 s. One call a second, one at a time.
  * `maxQueued` keeps the queue within what one instance can serve inside the default 30 s wait.
  */
-export const BRASILAPI_LIMITS: ProviderLimits = { maxConcurrent: 1, minTime: 1000, maxQueued: 20 };
+export const BRASILAPI_LIMITS: DeclaredLimits = { perSecond: 1, maxConcurrent: 1, maxQueued: 20 };
 
 const PROVIDER = 'BrasilAPI';
 /** Its edge answers 403 to Node's default User-Agent and 429 to none (BrasilAPI #826, #835). */
 const USER_AGENT = `prospecta/${VERSION} (+https://github.com/prospecta)`;
-
-/**
- * Free to call, so it declares no cost of its own: the operations that use it charge per company
- * found (the CNPJ batch: 1 each), and a cost here would charge a second time wherever an
- * operation adds up provider costs.
- */
-export const brasilApiProvider: ProviderDeclaration = {
-  id: 'brasilapi',
-  name: PROVIDER,
-  kind: 'company',
-  inputs: ['cnpj'],
-  outputs: [
-    'name',
-    'tradeName',
-    'establishment',
-    'registrationStatus',
-    'registrationStatusDate',
-    'registrationStatusReason',
-    'openingDate',
-    'mainActivity',
-    'secondaryActivities',
-    'legalNature',
-    'capital',
-    'fiscalSize',
-    'simplesOption',
-    'meiOption',
-    'address',
-    'phones',
-    'email',
-    'partners',
-  ] satisfies (keyof CompanyRecord)[],
-  cost: 0,
-  keyVariable: null,
-  switchVariable: 'BRASILAPI_ENABLED',
-};
 
 type Maybe<T> = T | null | undefined;
 
@@ -267,7 +232,7 @@ type Attempt =
 export interface BrasilApiOptions {
   /** Usually {@link BRASILAPI_URL}. */
   baseUrl: string;
-  /** The provider's limiter, e.g. `createLimiter('brasilapi', BRASILAPI_LIMITS, redis)`. */
+  /** The provider's limiter, e.g. `createLimiter('brasilapi', throttleFor(BRASILAPI_LIMITS), redis)`. */
   limiter: Bottleneck;
   fetch?: typeof fetch;
   /** Retries after a 429, a 5xx, a network error or a timeout. @default 2 */

@@ -137,7 +137,7 @@ describe('POST /api/companies/cnpj/batch with BrasilAPI enabled', () => {
 
   it('lists BrasilAPI as configured in the catalog only when enabled', async () => {
     const on = await remoteApp.request('GET', '/v1/api/providers');
-    expect(on.body.providers).toContainEqual(expect.objectContaining({ id: 'brasilapi', configured: true, cost: 0 }));
+    expect(on.body.providers).toContainEqual(expect.objectContaining({ id: 'brasilapi', configured: true, cost: 1 }));
     const off = await app.request('GET', '/v1/api/providers');
     expect(off.body.providers).toContainEqual(expect.objectContaining({ id: 'brasilapi', configured: false }));
   });

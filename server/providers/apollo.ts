@@ -1,0 +1,161 @@
+/**
+ * Apollo: person match (`POST /api/v1/people/bulk_match`, up to 10 details; we send one) for
+ * enrichment, and people search (`POST /api/v1/mixed_people/api_search`), which is free at Apollo
+ * and returns no emails. Authenticated with the master key in `x-api-key`.
+ */
+import type { FieldValues } from './fields.ts';
+import type { HttpAnswer, ProviderHttp } from './http.ts';
+import { ProviderFailure, type Provider } from './provider.ts';
+
+export const APOLLO_URL = 'https://api.apollo.io';
+
+type Maybe<T> = T | null | undefined;
+
+export interface ApolloOrganization {
+  name?: Maybe<string>;
+  primary_domain?: Maybe<string>;
+  website_url?: Maybe<string>;
+  linkedin_url?: Maybe<string>;
+  industry?: Maybe<string>;
+  estimated_num_employees?: Maybe<number>;
+}
+
+export interface ApolloPerson {
+  id?: Maybe<string>;
+  first_name?: Maybe<string>;
+  last_name?: Maybe<string>;
+  name?: Maybe<string>;
+  title?: Maybe<string>;
+  seniority?: Maybe<string>;
+  departments?: Maybe<string[]>;
+  linkedin_url?: Maybe<string>;
+  email?: Maybe<string>;
+  /** Apollo's own verification: `verified`, `unverified`, `likely to engage`, `unavailable`. */
+  email_status?: Maybe<string>;
+  personal_emails?: Maybe<string[]>;
+  phone_numbers?: Maybe<Array<{ sanitized_number?: Maybe<string>; raw_number?: Maybe<string> }>>;
+  city?: Maybe<string>;
+  state?: Maybe<string>;
+  country?: Maybe<string>;
+  organization?: Maybe<ApolloOrganization>;
+}
+
+const text = (value: unknown) => (typeof value === 'string' && value.trim() ? value.trim() : null);
+
+/** The fields an Apollo person record gives. Its email counts as verified only when Apollo verified it. */
+export function apolloFields(person: ApolloPerson): FieldValues {
+  const org = person.organization ?? {};
+  const email = text(person.email);
+  const status = text(person.email_status);
+  const phone = person.phone_numbers?.map((p) => text(p.sanitized_number) ?? text(p.raw_number)).find(Boolean);
+  return {
+    fullName: text(person.name) ?? ([text(person.first_name), text(person.last_name)].filter(Boolean).join(' ') || null),
+    firstName: text(person.first_name),
+    lastName: text(person.last_name),
+    title: text(person.title),
+    seniority: text(person.seniority),
+    department: text(person.departments?.[0]),
+    linkedinUrl: text(person.linkedin_url),
+    email,
+    emailStatus: email && status === 'verified' ? 'verified' : null,
+    personalEmail: text(person.personal_emails?.[0]),
+    phone: phone ?? null,
+    location: [text(person.city), text(person.state)].filter(Boolean).join(', ') || null,
+    country: text(person.country),
+    companyName: text(org.name),
+    companyDomain: text(org.primary_domain),
+    companyLinkedinUrl: text(org.linkedin_url),
+    industry: text(org.industry),
+    companySize: typeof org.estimated_num_employees === 'number' ? org.estimated_num_employees : null,
+  };
+}
+
+function apolloError(answer: HttpAnswer): ProviderFailure {
+  const body = answer.body as { error?: unknown; message?: unknown } | null;
+  const why = text(body?.error) ?? text(body?.message) ?? `HTTP ${answer.status}`;
+  return new ProviderFailure(`Apollo: ${why}`);
+}
+
+export const apollo: Provider = {
+  id: 'apollo',
+  name: 'Apollo',
+  kind: 'person',
+  inputs: [['email'], ['linkedinUrl'], ['fullName', 'companyDomain'], ['fullName', 'companyName']],
+  outputs: [
+    'fullName',
+    'firstName',
+    'lastName',
+    'title',
+    'seniority',
+    'department',
+    'linkedinUrl',
+    'email',
+    'emailStatus',
+    'personalEmail',
+    'phone',
+    'location',
+    'country',
+    'companyName',
+    'companyDomain',
+    'companyLinkedinUrl',
+    'industry',
+    'companySize',
+  ],
+  cost: 2,
+  quality: 8,
+  // Enrichment on free plans: 50 a minute; paid plans raise it (APOLLO_RATE_PER_MINUTE).
+  limits: { perSecond: 5, perMinute: 50, maxConcurrent: 5 },
+  keyVariable: 'APOLLO_API_KEY',
+  baseUrl: APOLLO_URL,
+  async enrich(known, { http, signal }) {
+    const detail = {
+      email: known.email,
+      linkedin_url: known.linkedinUrl,
+      name: known.fullName,
+      first_name: known.firstName,
+      last_name: known.lastName,
+      domain: known.companyDomain,
+      organization_name: known.companyName,
+    };
+    const answer = await http.send(
+      {
+        method: 'POST',
+        path: '/api/v1/people/bulk_match',
+        headers: { 'x-api-key': http.key ?? '' },
+        body: { details: [detail], reveal_personal_emails: false, reveal_phone_number: false },
+      },
+      signal,
+    );
+    if (answer.status === 404) return null;
+    if (answer.status !== 200) throw apolloError(answer);
+    const matches = (answer.body as { matches?: unknown } | null)?.matches;
+    if (!Array.isArray(matches)) throw new ProviderFailure('Apollo: unreadable answer');
+    const person = matches[0];
+    return person && typeof person === 'object' ? apolloFields(person as ApolloPerson) : null;
+  },
+};
+
+export interface ApolloSearch {
+  person_titles?: string[];
+  person_seniorities?: string[];
+  person_locations?: string[];
+  organization_locations?: string[];
+  q_organization_domains_list?: string[];
+  organization_num_employees_ranges?: string[];
+  contact_email_status?: string[];
+  q_keywords?: string;
+  per_page: number;
+  page?: number;
+}
+
+/** One page of Apollo's people search. */
+export async function searchApollo(http: ProviderHttp, query: ApolloSearch, signal: AbortSignal): Promise<ApolloPerson[]> {
+  const answer = await http.send(
+    { method: 'POST', path: '/api/v1/mixed_people/api_search', headers: { 'x-api-key': http.key ?? '' }, body: query },
+    signal,
+  );
+  if (answer.status !== 200) throw apolloError(answer);
+  const people = (answer.body as { people?: unknown } | null)?.people;
+  if (!Array.isArray(people)) throw new ProviderFailure('Apollo: unreadable answer');
+  return people.filter((p): p is ApolloPerson => typeof p === 'object' && p !== null);
+}

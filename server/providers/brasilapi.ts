@@ -1,0 +1,37 @@
+/**
+ * BrasilAPI's CNPJ lookup as an enrichment source. The client (server/registry-data/brasilapi.ts)
+ * is shared with the CNPJ batch and keeps its own limiter: one budget for both uses.
+ */
+import { BRASILAPI_LIMITS } from '../registry-data/brasilapi.ts';
+import { checkCnpj } from '../registry-data/cnpj.ts';
+import { companyFields, REGISTRY_COMPANY_OUTPUTS } from './company-fields.ts';
+import { ProviderFailure, type Provider } from './provider.ts';
+import { ApiError } from '../http/errors.ts';
+
+export const brasilApi: Provider = {
+  id: 'brasilapi',
+  name: 'BrasilAPI',
+  kind: 'company',
+  inputs: [['cnpj']],
+  outputs: [...REGISTRY_COMPANY_OUTPUTS],
+  cost: 1,
+  quality: 5,
+  limits: BRASILAPI_LIMITS,
+  keyVariable: null,
+  switchVariable: 'BRASILAPI_ENABLED',
+  // Its client is the batch lookup's (BRASILAPI_URL), not one made from this declaration.
+  baseUrl: null,
+  async enrich(known, { services, signal }) {
+    const remote = services.remoteCompanies;
+    if (!remote) throw new ProviderFailure('BrasilAPI is not enabled', true);
+    const check = checkCnpj(String(known.cnpj));
+    if (check.status !== 'valid') return null;
+    try {
+      const found = await remote.lookup(check.cnpj, signal);
+      return found ? companyFields(found) : null;
+    } catch (err) {
+      if (err instanceof ApiError) throw new ProviderFailure(err.message);
+      throw err;
+    }
+  },
+};

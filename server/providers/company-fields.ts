@@ -1,0 +1,39 @@
+/** A registry company (imported or from BrasilAPI) as enrichment fields. */
+import type { CompanyRecord } from '../registry-data/companies.ts';
+import type { FieldValues } from './fields.ts';
+
+export const REGISTRY_COMPANY_OUTPUTS = [
+  'companyName',
+  'tradeName',
+  'registrationStatus',
+  'openingDate',
+  'mainActivity',
+  'secondaryActivities',
+  'legalNature',
+  'capital',
+  'fiscalSize',
+  'simplesOption',
+  'companyAddress',
+  'companyPhones',
+  'companyEmail',
+  'partners',
+] as const;
+
+export function companyFields(record: CompanyRecord): FieldValues {
+  return {
+    companyName: record.name,
+    tradeName: record.tradeName,
+    registrationStatus: record.registrationStatus,
+    openingDate: record.openingDate,
+    mainActivity: record.mainActivity,
+    secondaryActivities: record.secondaryActivities,
+    legalNature: record.legalNature,
+    capital: record.capital,
+    fiscalSize: record.fiscalSize,
+    simplesOption: record.simplesOption,
+    companyAddress: record.address,
+    companyPhones: record.phones,
+    companyEmail: record.email,
+    partners: record.partners,
+  };
+}

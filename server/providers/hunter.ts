@@ -1,0 +1,114 @@
+/**
+ * Hunter: the email finder (name + domain or company → email) and the email verifier, two
+ * providers with one key (`HUNTER_API_KEY`, sent as `X-API-KEY`) and their own documented limits.
+ * Failed lookups are free at Hunter, and here.
+ */
+import type { EmailStatus, FieldValues } from './fields.ts';
+import type { HttpAnswer } from './http.ts';
+import { ProviderFailure, type Provider } from './provider.ts';
+
+export const HUNTER_URL = 'https://api.hunter.io';
+
+const text = (value: unknown) => (typeof value === 'string' && value.trim() ? value.trim() : null);
+
+/** Hunter's verification statuses in prospecta's terms; `unknown` and webmail say nothing. */
+export function emailStatusOf(hunterStatus: unknown): EmailStatus | null {
+  switch (hunterStatus) {
+    case 'valid':
+      return 'verified';
+    case 'accept_all':
+      return 'accept_all';
+    case 'invalid':
+    case 'disposable':
+      return 'invalid';
+    default:
+      return null;
+  }
+}
+
+function data(answer: HttpAnswer): Record<string, unknown> | null {
+  // 404: nothing found; 451: the person asked Hunter not to process their data.
+  if (answer.status === 404 || answer.status === 451) return null;
+  if (answer.status !== 200 && answer.status !== 202) {
+    const errors = (answer.body as { errors?: Array<{ details?: unknown }> } | null)?.errors;
+    throw new ProviderFailure(`Hunter: ${text(errors?.[0]?.details) ?? `HTTP ${answer.status}`}`);
+  }
+  const body = (answer.body as { data?: unknown } | null)?.data;
+  if (typeof body !== 'object' || body === null) throw new ProviderFailure('Hunter: unreadable answer');
+  return body as Record<string, unknown>;
+}
+
+function splitName(fullName: unknown): { first_name?: string; last_name?: string; full_name?: string } {
+  const name = text(fullName);
+  return name ? { full_name: name } : {};
+}
+
+export const hunter: Provider = {
+  id: 'hunter',
+  name: 'Hunter email finder',
+  kind: 'email',
+  inputs: [
+    ['fullName', 'companyDomain'],
+    ['firstName', 'lastName', 'companyDomain'],
+    ['fullName', 'companyName'],
+  ],
+  outputs: ['email', 'emailStatus', 'title', 'linkedinUrl', 'phone'],
+  cost: 1,
+  quality: 7,
+  limits: { perSecond: 15, perMinute: 500, maxConcurrent: 5 },
+  keyVariable: 'HUNTER_API_KEY',
+  baseUrl: HUNTER_URL,
+  async enrich(known, { http, signal }) {
+    const names =
+      known.firstName && known.lastName
+        ? { first_name: String(known.firstName), last_name: String(known.lastName) }
+        : splitName(known.fullName);
+    const answer = await http.send(
+      {
+        path: '/v2/email-finder',
+        query: {
+          ...names,
+          ...(known.companyDomain ? { domain: String(known.companyDomain) } : { company: String(known.companyName) }),
+        },
+        headers: { 'X-API-KEY': http.key ?? '' },
+      },
+      signal,
+    );
+    const found = data(answer);
+    const email = text(found?.email);
+    if (!found || !email) return null;
+    const verification = found.verification as { status?: unknown } | null | undefined;
+    const fields: FieldValues = {
+      email,
+      emailStatus: emailStatusOf(verification?.status),
+      title: text(found.position),
+      linkedinUrl: text(found.linkedin_url),
+      phone: text(found.phone_number),
+    };
+    return fields;
+  },
+};
+
+export const hunterVerifier: Provider = {
+  id: 'hunter_verifier',
+  name: 'Hunter email verifier',
+  kind: 'email',
+  inputs: [['email']],
+  outputs: ['emailStatus'],
+  cost: 1,
+  quality: 7,
+  limits: { perSecond: 10, perMinute: 300, maxConcurrent: 5 },
+  keyVariable: 'HUNTER_API_KEY',
+  baseUrl: HUNTER_URL,
+  async enrich(known, { http, signal }) {
+    const answer = await http.send(
+      { path: '/v2/email-verifier', query: { email: String(known.email) }, headers: { 'X-API-KEY': http.key ?? '' } },
+      signal,
+    );
+    // 202: the check is still running at Hunter; nothing to report yet, and nothing charged.
+    if (answer.status === 202) return null;
+    const found = data(answer);
+    const status = emailStatusOf(found?.status);
+    return status ? { emailStatus: status } : null;
+  },
+};

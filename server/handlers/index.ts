@@ -2,13 +2,17 @@
  * Every operation id mapped to its handler. The `Handlers` type makes the compiler reject a
  * registry entry without a handler. Operations of later issues answer 501 until they land.
  */
+import { enrich } from './enrich.ts';
 import { getCredits } from './get-credits.ts';
 import { getHealth } from './get-health.ts';
+import { hydratePeople } from './hydrate-people.ts';
 import { listProviders } from './list-providers.ts';
 import { lookupCnpjBatch } from './lookup-cnpj-batch.ts';
 import { notImplemented } from './not-implemented.ts';
 import { searchCompanies } from './search-companies.ts';
+import { searchPeople } from './search-people.ts';
 import { streamCompanies } from './stream-companies.ts';
+import { streamPeople } from './stream-people.ts';
 import type { Handlers } from './types.ts';
 
 export const handlers: Handlers = {
@@ -18,11 +22,11 @@ export const handlers: Handlers = {
   lookupCnpjBatch,
   searchCompanies,
   streamCompanies,
+  searchPeople,
+  streamPeople,
+  hydratePeople,
+  enrich,
 
-  searchPeople: notImplemented,
-  streamPeople: notImplemented,
-  hydratePeople: notImplemented,
-  enrich: notImplemented,
   research: notImplemented,
   aiColumn: notImplemented,
   listTemplates: notImplemented,

@@ -152,10 +152,14 @@ export class Companies {
     return new Map(docs.map((d) => [d._id, d]));
   }
 
-  /** The first `limit` companies matching the filters, in CNPJ order, so a query always answers the same. */
-  async search(filters: CompanyFilters, limit: number): Promise<SearchPlan & { companies: CompanyDoc[] }> {
+  /**
+   * The first `limit` companies matching the filters, in CNPJ order, so a query always answers the
+   * same; `after` continues from the last CNPJ of a previous page.
+   */
+  async search(filters: CompanyFilters, limit: number, after?: string): Promise<SearchPlan & { companies: CompanyDoc[] }> {
     const plan = planSearch(filters, await this.activities());
-    const companies = await this.collection.find(plan.filter, { sort: { _id: 1 }, limit }).toArray();
+    const filter = after === undefined ? plan.filter : { $and: [plan.filter, { _id: { $gt: after } }] };
+    const companies = await this.collection.find(filter, { sort: { _id: 1 }, limit }).toArray();
     return { ...plan, companies };
   }
 

@@ -1,8 +1,40 @@
 /** People search, its stream and hydrate, plus the stream event payloads shared with company search. */
 import { Type, type TSchema } from '@sinclair/typebox';
 import { OpenObject, OptionalText as text, OptionalTexts as texts, StringEnum } from './common.ts';
+import { MaxCredits } from './enrichment.ts';
 
 export const EMAIL_STATUSES = ['verified', 'likely to engage', 'unverified', 'unavailable'] as const;
+
+/** Seniority levels, as the large people databases name them. */
+export const SENIORITIES = ['owner', 'founder', 'c_suite', 'partner', 'vp', 'head', 'director', 'manager', 'senior', 'entry', 'intern'] as const;
+
+/** Job functions (departments). */
+export const ROLES = [
+  'executive',
+  'engineering',
+  'information_technology',
+  'product',
+  'design',
+  'sales',
+  'marketing',
+  'customer_success',
+  'operations',
+  'finance',
+  'human_resources',
+  'legal',
+  'education',
+  'medical',
+  'consulting',
+] as const;
+
+/** Company sizes by headcount. */
+export const COMPANY_SIZES = ['1-10', '11-50', '51-200', '201-500', '501-1000', '1001-5000', '5001-10000', '10001+'] as const;
+
+/**
+ * Where people come from: the workspace's imported lists, the partners (sócios) of registry
+ * companies, the demo set, and Apollo's people search.
+ */
+export const PEOPLE_SOURCES = ['lists', 'receita_federal', 'demo', 'apollo'] as const;
 
 /** How many results a search may return: 1 to `max`. */
 export const SearchLimit = (max: number) =>
@@ -20,11 +52,15 @@ const peopleFilters = {
   companyLocation: text("The company's location."),
   revenueRange: text("The company's revenue range."),
   language: text('Language spoken by the person.'),
-  seniorities: texts('Seniority levels.'),
-  roles: texts('Roles or job functions.'),
-  companySizes: texts('Company size ranges.'),
-  technologies: texts('Technologies the company uses.'),
-  sourceOrder: texts('Data sources to query, in order of preference.'),
+  seniorities: Type.Optional(Type.Array(StringEnum(SENIORITIES), { description: 'Seniority levels.' })),
+  roles: Type.Optional(Type.Array(StringEnum(ROLES), { description: 'Job functions (departments).' })),
+  companySizes: Type.Optional(Type.Array(StringEnum(COMPANY_SIZES), { description: 'Company sizes by headcount.' })),
+  technologies: texts('Technologies the company uses (any of them).'),
+  sourceOrder: Type.Optional(
+    Type.Array(StringEnum(PEOPLE_SOURCES), {
+      description: 'Sources to query, in order of preference (default: lists, receita_federal, demo, then apollo when configured).',
+    }),
+  ),
   emailStatuses: Type.Optional(
     Type.Array(StringEnum(EMAIL_STATUSES), { description: 'Keep people whose email has one of these statuses.' }),
   ),
@@ -49,6 +85,7 @@ export const HydrateBody = Type.Object(
       maxItems: 25,
       description: 'People already found, at most 25.',
     }),
+    maxCredits: MaxCredits,
   },
   { additionalProperties: false },
 );

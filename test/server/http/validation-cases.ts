@@ -4,6 +4,8 @@
  * by validate.test.ts directly and by the HTTP tests through real requests.
  */
 import type { RequestPart } from '../../../server/http/validate.ts';
+import { ENRICH_FIELDS, PROVIDER_IDS } from '../../../shared/schemas/enrichment.ts';
+import { COMPANY_SIZES, PEOPLE_SOURCES, ROLES, SENIORITIES } from '../../../shared/schemas/search.ts';
 import type { OperationId } from '../../../shared/types.ts';
 
 type Input = Record<string, unknown>;
@@ -163,6 +165,13 @@ const stringLists = (...keys: string[]): Mutation[] =>
     [{ [key]: 'one' }, `${key} must be an array`],
     [{ [key]: ['one', 2] }, `${key}[1] must be a string`],
   ]);
+/** Lists whose items come from a vocabulary: a wrong word is refused with the whole list. */
+const enumLists = (lists: Record<string, readonly string[]>): Mutation[] =>
+  Object.entries(lists).flatMap(([key, allowed]): Mutation[] => [
+    [{ [key]: allowed[0] }, `${key} must be an array`],
+    [{ [key]: [allowed[0], 2] }, `${key}[1] must be a string`],
+    [{ [key]: [allowed[0], 'nonsense'] }, `${key}[1] must be one of: ${allowed.join(', ')}`],
+  ]);
 const booleans = (...keys: string[]): Mutation[] => keys.map((key) => [{ [key]: 'true' }, `${key} must be a boolean`]);
 const maxLengths = (limits: Record<string, number>): Mutation[] =>
   Object.entries(limits).map(([key, max]) => [{ [key]: chars(max + 1) }, `${key} must be at most ${max} characters`]);
@@ -202,7 +211,8 @@ const peopleCases = (op: OperationId): ValidationCase[] => [
       'revenueRange',
       'language',
     ),
-    ...stringLists('seniorities', 'roles', 'companySizes', 'technologies', 'sourceOrder'),
+    ...stringLists('technologies'),
+    ...enumLists({ seniorities: SENIORITIES, roles: ROLES, companySizes: COMPANY_SIZES, sourceOrder: PEOPLE_SOURCES }),
   ]),
 ];
 
@@ -276,7 +286,8 @@ export const validationCases: ValidationCase[] = [
     [{ linkedinUrl: 'linkedin ana souza' }, 'linkedinUrl must be a valid URI'],
     [{ linkedin: 'https://www.linkedin.com/in/ana' }, 'unknown property linkedin'],
     ...strings('phone', 'fullName', 'companyName', 'companyDomain', 'cnpj'),
-    ...stringLists('goalFields', 'providerOrder'),
+    ...enumLists({ goalFields: ENRICH_FIELDS, providerOrder: PROVIDER_IDS }),
+    [{ maxCredits: -1 }, 'maxCredits must be >= 0'],
     ...booleans('onlyListed'),
   ]),
 

@@ -1,0 +1,94 @@
+/**
+ * One record through the cascade for a workspace: which providers, in which order, within which
+ * budget, and when the answer is that providers are unavailable. Shared by `POST /api/enrich`
+ * and hydrate.
+ */
+import { ApiError } from '../http/errors.ts';
+import { ENRICH_FIELDS, type Field, type FieldValues } from '../providers/fields.ts';
+import type { ProviderSlot } from '../providers/providers.ts';
+import { checkCnpj } from '../registry-data/cnpj.ts';
+import type { HandlerContext } from '../handlers/types.ts';
+import { runCascade, type Attempt, type CascadeResult } from './cascade.ts';
+
+export interface EnrichRequest {
+  known: FieldValues;
+  goalFields?: readonly Field[];
+  providerOrder?: readonly string[];
+  onlyListed?: boolean;
+  /** Credits the cascade may spend. */
+  budget: number;
+}
+
+/** `acme.com` from `https://www.Acme.com/about`. */
+export function normalizeDomain(value: string): string {
+  const host = value.trim().toLowerCase().replace(/^[a-z]+:\/\//, '').split(/[/?#]/)[0]!;
+  return host.replace(/^www\./, '').replace(/:\d+$/, '');
+}
+
+/** The known fields, cleaned: a domain reduced to its host, a CNPJ to its 14 characters (or a 400). */
+export function cleanKnown(known: FieldValues, field = 'cnpj'): FieldValues {
+  const out: FieldValues = { ...known };
+  if (typeof out.companyDomain === 'string') out.companyDomain = normalizeDomain(out.companyDomain);
+  if (typeof out.email === 'string') out.email = out.email.trim().toLowerCase();
+  if (typeof out.cnpj === 'string') {
+    const check = checkCnpj(out.cnpj);
+    if (check.status === 'malformed') {
+      throw new ApiError(400, 'invalid_cnpj', `${field} is not a CNPJ (14 characters, letters or digits then 2 check digits)`);
+    }
+    if (check.status === 'invalid') throw new ApiError(400, 'invalid_cnpj', `${field} has wrong check digits`);
+    out.cnpj = check.cnpj;
+  }
+  return out;
+}
+
+/** Listed providers first, in the order given, then (unless `onlyListed`) the rest by cost and quality. */
+export function providerWalk(
+  slots: Map<string, ProviderSlot>,
+  listed: readonly string[] = [],
+  onlyListed = false,
+): { order: ProviderSlot[]; unavailable: Attempt[] } {
+  const order: ProviderSlot[] = [];
+  const unavailable: Attempt[] = [];
+  for (const id of new Set(listed)) {
+    const slot = slots.get(id);
+    if (slot) order.push(slot);
+    else unavailable.push({ provider: id, outcome: 'skipped', fields: [], cost: 0, ms: 0, error: 'not configured' });
+  }
+  if (!onlyListed) {
+    const rest = [...slots.values()]
+      .filter((slot) => !order.includes(slot))
+      .sort((a, b) => a.cost - b.cost || b.provider.quality - a.provider.quality);
+    order.push(...rest);
+  }
+  return { order, unavailable };
+}
+
+/** Credits a request may spend: the balance, capped by the caller's `maxCredits`. */
+export async function spendable(ctx: HandlerContext, maxCredits: number | undefined): Promise<number> {
+  const account = await ctx.services.workspaces.get(ctx.workspaceId);
+  return Math.min(account?.balance ?? 0, maxCredits ?? Infinity);
+}
+
+export async function enrichRecord(
+  request: EnrichRequest,
+  slots: Map<string, ProviderSlot>,
+  ctx: HandlerContext,
+): Promise<CascadeResult> {
+  const { order, unavailable } = providerWalk(slots, request.providerOrder, request.onlyListed);
+  const result = await runCascade({
+    known: request.known,
+    goals: request.goalFields && request.goalFields.length > 0 ? request.goalFields : ENRICH_FIELDS,
+    order,
+    budget: request.budget,
+    signal: ctx.signal,
+    services: ctx.services,
+  });
+  result.attempts.push(...unavailable);
+  return result;
+}
+
+/** Whether every provider the cascade reached failed (or was skipped for failing), none answered. */
+export function allFailed(attempts: readonly Attempt[]): boolean {
+  const reached = attempts.filter((a) => a.error !== 'not configured' && a.error !== 'over the credit budget');
+  return reached.length > 0 && reached.every((a) => a.outcome === 'failed' || a.outcome === 'skipped');
+}

@@ -1,0 +1,38 @@
+import { ENRICH_IDENTIFIERS } from '../../shared/schemas/enrichment.ts';
+import { allFailed, cleanKnown, enrichRecord, spendable } from '../enrich/enrich-record.ts';
+import { ApiError } from '../http/errors.ts';
+import type { FieldValues } from '../providers/fields.ts';
+import type { Handler } from './types.ts';
+
+/**
+ * Cascade enrichment of one record. Charges the providers that returned data, once, even when
+ * the client has gone by then: their data was paid for. A provider failure is an outcome in
+ * `providers`; only when every provider reached failed is the answer 503.
+ */
+export const enrich: Handler<'enrich'> = async (input, ctx) => {
+  const known: FieldValues = {};
+  for (const field of ENRICH_IDENTIFIERS) if (input[field] !== undefined) known[field] = input[field];
+  const request = {
+    known: cleanKnown(known),
+    ...(input.goalFields ? { goalFields: input.goalFields } : {}),
+    ...(input.providerOrder ? { providerOrder: input.providerOrder } : {}),
+    onlyListed: input.onlyListed ?? false,
+    budget: await spendable(ctx, input.maxCredits),
+  };
+  const result = await enrichRecord(request, await ctx.services.providers.forWorkspace(ctx.workspaceId), ctx);
+  const charged = result.attempts.filter((a) => a.cost > 0);
+  await ctx.charge(result.cost, charged.map((a) => `${a.provider} ${a.cost}`).join(', ') || 'nothing found');
+
+  if (allFailed(result.attempts)) {
+    const why = result.attempts.map((a) => a.error).filter(Boolean).join('; ');
+    throw new ApiError(503, 'provider_unavailable', `Every provider failed: ${why}`);
+  }
+  const goals = input.goalFields && input.goalFields.length > 0 ? input.goalFields : null;
+  return {
+    record: result.record,
+    sources: result.sources,
+    providers: result.attempts,
+    creditsCharged: result.cost,
+    ...(goals ? { missing: goals.filter((f) => result.record[f] === undefined) } : {}),
+  };
+};

@@ -1,0 +1,79 @@
+/**
+ * A person as every people source returns it: the same field names whatever the source, so a
+ * row can be merged with its duplicates and handed back to hydrate or enrich unchanged.
+ */
+import { foldText } from '../registry-data/text.ts';
+import type { PersonDoc } from './people.ts';
+
+export interface PersonView {
+  name: string;
+  firstName?: string | null;
+  lastName?: string | null;
+  title?: string | null;
+  seniority?: string | null;
+  department?: string | null;
+  email?: string | null;
+  emailStatus: string;
+  phone?: string | null;
+  linkedinUrl?: string | null;
+  company?: string | null;
+  domain?: string | null;
+  cnpj?: string;
+  industry?: string | null;
+  companySize?: number | null;
+  location?: string | null;
+  companyLocation?: string | null;
+  country?: string | null;
+  /** The source that gave the row first. */
+  source: string;
+  /** Every source that gave this person, when more than one did. */
+  sources?: string[];
+  [more: string]: unknown;
+}
+
+/** A row of an imported list or of the demo set. */
+export function listPersonView(doc: PersonDoc, source: string): PersonView {
+  const { _id, workspaceId, search, updatedAt, list, ...record } = doc;
+  return { ...record, list, source };
+}
+
+/**
+ * Who a row is, for merging: a profile URL, else an email, else name and company. Two rows of
+ * the same person from different sources agree on at least one of these in practice.
+ */
+export function identityKeys(person: PersonView): string[] {
+  const keys: string[] = [];
+  if (person.linkedinUrl) keys.push(`li:${person.linkedinUrl.toLowerCase().replace(/^https?:\/\/(www\.)?/, '').replace(/\/+$/, '')}`);
+  if (person.email) keys.push(`em:${person.email.toLowerCase()}`);
+  const org = person.domain ?? person.company;
+  if (org) keys.push(`nc:${foldText(person.name)}|${foldText(org)}`);
+  return keys;
+}
+
+/**
+ * Rows merged by identity, in the order given: the first row of a person keeps its place and
+ * its values, later duplicates only fill what it lacks, and `sources` names them all.
+ */
+export class PeopleMerge {
+  readonly rows: PersonView[] = [];
+  private readonly byKey = new Map<string, PersonView>();
+
+  /** Adds a row; returns it when it is a new person, or null when it merged into an earlier one. */
+  add(person: PersonView): PersonView | null {
+    const keys = identityKeys(person);
+    const earlier = keys.map((k) => this.byKey.get(k)).find(Boolean);
+    if (earlier) {
+      for (const [field, value] of Object.entries(person)) {
+        if (value !== null && value !== undefined && (earlier[field] === null || earlier[field] === undefined)) earlier[field] = value;
+      }
+      const sources = earlier.sources ?? [earlier.source];
+      if (!sources.includes(person.source)) earlier.sources = [...sources, person.source];
+      for (const key of keys) this.byKey.set(key, earlier);
+      return null;
+    }
+    const row = { ...person };
+    for (const key of keys) this.byKey.set(key, row);
+    this.rows.push(row);
+    return row;
+  }
+}

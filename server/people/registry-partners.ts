@@ -1,0 +1,142 @@
+/**
+ * People from the imported registry: the partners (sócios) of companies. The open data publishes
+ * a partner's name, masked CPF, qualification and entry date, and nothing else about the
+ * person, so a partner's job title is their qualification, their place is their company's, and
+ * they have no email. Filters about things the registry does not hold are refused by name.
+ */
+import { ApiError } from '../http/errors.ts';
+import type { CompanyDoc, Partner } from '../registry-data/companies.ts';
+import type { CompanyFilters } from '../registry-data/search.ts';
+import { foldText, words } from '../registry-data/text.ts';
+import type { Companies } from '../registry-data/companies.ts';
+import { unsupported, type FilterName, type PeopleFilters } from './filters.ts';
+import type { PersonView } from './person-view.ts';
+import { SourceUnable } from './source.ts';
+
+export const REGISTRY_PEOPLE_SOURCE = 'receita_federal';
+
+const SUPPORTED: FilterName[] = ['jobTitle', 'company', 'industry', 'location', 'companyLocation', 'seniorities', 'roles', 'emailStatuses'];
+
+/** Companies read per page, and at most how many pages, while looking for matching partners. */
+const PAGE = 200;
+const MAX_PAGES = 10;
+
+/** Seniority of a qualification; the first pattern that matches the folded text wins. */
+const SENIORITY: Array<[RegExp, string]> = [
+  [/\bfundador\b/, 'founder'],
+  [/\b(titular|empresario|socio administrador|socio gerente|produtor rural)\b/, 'owner'],
+  [/\bpresidente\b/, 'c_suite'],
+  [/\b(diretor|conselheiro)\b/, 'director'],
+  [/\badministrador\b/, 'manager'],
+  [/\bsocio\b/, 'partner'],
+];
+
+/** English (and plain Portuguese) titles → the qualification words they stand for. */
+const TITLE_SYNONYMS: Record<string, string[]> = {
+  owner: ['titular', 'socio', 'empresario'],
+  dono: ['titular', 'socio', 'empresario'],
+  founder: ['fundador'],
+  partner: ['socio'],
+  ceo: ['presidente', 'administrador'],
+  president: ['presidente'],
+  director: ['diretor'],
+  manager: ['administrador', 'gerente'],
+  administrator: ['administrador'],
+  treasurer: ['tesoureiro'],
+  secretary: ['secretario'],
+};
+
+export function seniorityOf(qualification: string | null): string | null {
+  const folded = foldText(qualification ?? '');
+  return SENIORITY.find(([pattern]) => pattern.test(folded))?.[1] ?? null;
+}
+
+/** Every word of the job title must match the qualification, directly or through a synonym. */
+function titleMatcher(jobTitle: string | undefined): (qualification: string | null) => boolean {
+  const terms = words(jobTitle);
+  if (terms.length === 0) return () => true;
+  return (qualification) => {
+    const have = new Set(words(qualification));
+    return terms.every((t) => have.has(t) || (TITLE_SYNONYMS[t] ?? []).some((s) => have.has(s)));
+  };
+}
+
+/** A partner that is a company (its document is a CNPJ) is not a person. */
+const isPerson = (partner: Partner) => !(partner.document && partner.document.length === 14);
+
+function place(company: CompanyDoc): string | null {
+  return [company.address.city, company.address.state].filter(Boolean).join(', ') || null;
+}
+
+export function partnerView(partner: Partner, company: CompanyDoc): PersonView {
+  const where = place(company);
+  return {
+    name: partner.name,
+    title: partner.qualification,
+    seniority: seniorityOf(partner.qualification),
+    department: 'executive',
+    emailStatus: 'unavailable',
+    company: company.tradeName ?? company.name,
+    legalName: company.name,
+    cnpj: company.cnpj,
+    industry: company.mainActivity?.description ?? null,
+    location: where,
+    companyLocation: where,
+    country: 'Brazil',
+    partnerSince: partner.since,
+    source: REGISTRY_PEOPLE_SOURCE,
+  };
+}
+
+/**
+ * Up to `limit` partners matching the filters, in CNPJ order, one row per person and company
+ * root (a head office and its branches list the same partners).
+ */
+export async function searchPartners(
+  companies: Companies,
+  filters: PeopleFilters,
+  limit: number,
+  signal: AbortSignal,
+): Promise<PersonView[]> {
+  const refused = unsupported(filters, SUPPORTED);
+  if (refused) throw new SourceUnable(`the registry cannot filter people by ${refused}`);
+  if (filters.emailStatuses?.length && !filters.emailStatuses.includes('unavailable')) return [];
+  if (filters.roles?.length && !filters.roles.includes('executive')) return [];
+
+  const where = filters.companyLocation ?? filters.location;
+  const companyFilters: CompanyFilters = {
+    ...(filters.company?.trim() ? { name: filters.company } : {}),
+    ...(filters.industry?.trim() ? { industry: filters.industry } : {}),
+    ...(where?.trim() ? { location: where } : {}),
+  };
+  const titleMatches = titleMatcher(filters.jobTitle);
+  const seniorities = filters.seniorities?.length ? new Set<string>(filters.seniorities) : null;
+
+  const found: PersonView[] = [];
+  const seen = new Set<string>();
+  let after: string | undefined;
+  for (let page = 0; page < MAX_PAGES && found.length < limit && !signal.aborted; page++) {
+    let batch: CompanyDoc[];
+    try {
+      batch = (await companies.search(companyFilters, PAGE, after)).companies;
+    } catch (err) {
+      // A location or industry the registry cannot read is this source's problem, not the request's.
+      if (err instanceof ApiError && err.status === 400) throw new SourceUnable(err.message.replace(/^location/, 'location (as a Brazilian city or state)'));
+      throw err;
+    }
+    for (const company of batch) {
+      for (const partner of company.partners) {
+        if (!isPerson(partner) || !titleMatches(partner.qualification)) continue;
+        if (seniorities && !seniorities.has(seniorityOf(partner.qualification) ?? '')) continue;
+        const key = `${company.root}|${partner.document ?? ''}|${foldText(partner.name)}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        found.push(partnerView(partner, company));
+        if (found.length === limit) return found;
+      }
+    }
+    if (batch.length < PAGE) break;
+    after = batch[batch.length - 1]!._id;
+  }
+  return found;
+}

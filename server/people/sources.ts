@@ -1,0 +1,36 @@
+/**
+ * The people sources by name. Lists and the demo set are documents in the store and honour
+ * every filter; the registry and Apollo answer what they can (see their modules).
+ */
+import type { Filter } from 'mongodb';
+import { PEOPLE_SOURCES } from '../../shared/schemas/search.ts';
+import { searchApolloPeople } from './apollo-people.ts';
+import { listQuery } from './filters.ts';
+import type { PersonDoc } from './people.ts';
+import { listPersonView } from './person-view.ts';
+import { searchPartners } from './registry-partners.ts';
+import type { PeopleSource } from './source.ts';
+
+export type PeopleSourceId = (typeof PEOPLE_SOURCES)[number];
+
+/** People stored for `workspaceId` (null: the demo set) matching every filter. */
+const stored =
+  (source: PeopleSourceId, workspace: (ctxWorkspace: string) => string | null): PeopleSource =>
+  async ({ filters, limit, ctx }) => {
+    const filter: Filter<PersonDoc> = { $and: [{ workspaceId: workspace(ctx.workspaceId) }, ...listQuery(filters)] };
+    const docs = await ctx.services.people.find(filter, limit);
+    return docs.map((doc) => listPersonView(doc, source));
+  };
+
+export const PEOPLE_SOURCE_SEARCH: Record<PeopleSourceId, PeopleSource> = {
+  lists: stored('lists', (ws) => ws),
+  receita_federal: ({ filters, limit, ctx, signal }) => searchPartners(ctx.services.companies, filters, limit, signal),
+  demo: stored('demo', () => null),
+  apollo: searchApolloPeople,
+};
+
+/** The sources of a request: `sourceOrder` without repeats, or every source, Apollo only when it can be called. */
+export function sourcesOf(order: readonly PeopleSourceId[] | undefined, apolloAvailable: boolean): PeopleSourceId[] {
+  if (order && order.length > 0) return [...new Set(order)];
+  return PEOPLE_SOURCES.filter((s) => s !== 'apollo' || apolloAvailable);
+}

@@ -28,10 +28,12 @@ async function main(): Promise<void> {
     const auth = `-H "Authorization: Bearer ${demo.apiKey}"`;
     process.stderr.write(
       `\nLoaded the demo data: a workspace with ${DEMO_CREDITS.toLocaleString('en')} credits and ` +
-        `${demo.companiesImported.toLocaleString('en')} synthetic registry companies.\n` +
+        `${demo.companiesImported.toLocaleString('en')} synthetic registry companies, ` +
+        `${demo.peopleAdded.toLocaleString('en')} synthetic people.\n` +
         `Demo workspace ${demo.workspaceId}; its API key (shown once):\n\n  ${demo.apiKey}\n\n` +
         `Try:\n  curl ${auth} ${base}/credits\n` +
-        `  curl ${auth} -H "Content-Type: application/json" -d '{"industry":"padaria","state":"SP"}' ${base}/companies/search\n\n`,
+        `  curl ${auth} -H "Content-Type: application/json" -d '{"industry":"padaria","state":"SP"}' ${base}/companies/search\n` +
+        `  curl ${auth} -H "Content-Type: application/json" -d '{"jobTitle":"CEO","limit":5}' ${base}/sourcing/people\n\n`,
     );
   }
 

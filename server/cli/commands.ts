@@ -3,10 +3,13 @@
  * store directly, or, when a server holds the embedded store, sends them to that server over its
  * control socket (control.ts) so they run there and take effect at once.
  */
+import path from 'node:path';
 import { PLAN_NAMES, type PlanName } from '../credits/plans.ts';
+import { importPeople, PeopleFileError } from '../people/import-people.ts';
 import { importRelease, type ImportProgress } from '../registry-data/import/importer.ts';
 import type { Problem } from '../registry-data/import/rows.ts';
 import { generateRelease } from '../registry-data/release-generator.ts';
+import { MissingSecretError } from '../providers/workspace-keys.ts';
 import type { Services } from '../services.ts';
 import { seedDemo } from '../seed/demo.ts';
 
@@ -43,6 +46,14 @@ async function existingWorkspace(services: Services, args: Args) {
   const workspace = await services.workspaces.get(id);
   if (!workspace) throw new UsageError(`workspace ${id} not found`);
   return workspace;
+}
+
+/** A provider that takes a key: keyless sources have nothing to store. */
+function keyedProvider(services: Services, args: Args): string {
+  const id = required(args, 'provider');
+  const keyed = services.providers.all.filter((p) => p.keyVariable).map((p) => p.id);
+  if (!keyed.includes(id)) throw new UsageError(`--provider must be one of ${keyed.join(', ')}`);
+  return id;
 }
 
 export const commands: Record<string, Command> = {
@@ -115,6 +126,59 @@ export const commands: Record<string, Command> = {
       });
       services.companies.changed();
       return summary;
+    },
+  },
+  'import people': {
+    usage: 'import people --workspace ID --file people.csv [--list NAME]  (columns recognised by header, en/pt/es)',
+    async run(services, args, notify) {
+      const workspace = await existingWorkspace(services, args);
+      const file = required(args, 'file');
+      const list = args.list ?? path.basename(file).replace(/\.[^.]+$/, '');
+      try {
+        return await importPeople(services.people, {
+          workspaceId: workspace._id,
+          file,
+          list,
+          onProblem: (problem) => notify({ problem }),
+        });
+      } catch (err) {
+        if (err instanceof PeopleFileError) throw new UsageError(err.message);
+        throw err;
+      }
+    },
+  },
+  'provider-key set': {
+    usage: 'provider-key set --workspace ID --provider ID --key KEY  (the workspace’s own key: calls cost no data credits)',
+    async run(services, args) {
+      const workspace = await existingWorkspace(services, args);
+      const provider = keyedProvider(services, args);
+      const key = required(args, 'key').trim();
+      if (key.length < 8 || /\s/.test(key)) throw new UsageError('--key does not look like an API key');
+      try {
+        const stored = await services.providerKeys.set(workspace._id, provider, key);
+        return { workspaceId: workspace._id, ...stored };
+      } catch (err) {
+        if (err instanceof MissingSecretError) throw new UsageError(err.message);
+        throw err;
+      }
+    },
+  },
+  'provider-key list': {
+    usage: 'provider-key list --workspace ID',
+    async run(services, args) {
+      const workspace = await existingWorkspace(services, args);
+      return { workspaceId: workspace._id, keys: await services.providerKeys.list(workspace._id) };
+    },
+  },
+  'provider-key delete': {
+    usage: 'provider-key delete --workspace ID --provider ID',
+    async run(services, args) {
+      const workspace = await existingWorkspace(services, args);
+      const provider = keyedProvider(services, args);
+      if (!(await services.providerKeys.remove(workspace._id, provider))) {
+        throw new UsageError(`workspace ${workspace._id} has no key for ${provider}`);
+      }
+      return { workspaceId: workspace._id, provider, deleted: true };
     },
   },
   'generate cnpj': {

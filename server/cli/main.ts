@@ -35,6 +35,8 @@ function parse(argv: string[]): ControlRequest {
       establishments: { type: 'string' },
       seed: { type: 'string' },
       file: { type: 'string' },
+      list: { type: 'string' },
+      provider: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -47,6 +49,7 @@ function parse(argv: string[]): ControlRequest {
   const { help: _help, ...args } = values;
   // A running server may execute the command, from its own working directory.
   if (args.dir) args.dir = path.resolve(args.dir);
+  if (args.file) args.file = path.resolve(args.file);
   return { command, args: args as Record<string, string | undefined> };
 }
 

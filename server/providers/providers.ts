@@ -72,7 +72,10 @@ export class Providers {
     const slots = new Map<string, ProviderSlot>();
     for (const provider of this.all) {
       const s = this.settings(provider.id);
-      const ownKey = provider.keyVariable ? own.get(provider.id) : undefined;
+      // One service, one key: a workspace's Hunter key serves the finder and the verifier alike.
+      const ownKey = provider.keyVariable
+        ? (own.get(provider.id) ?? this.all.filter((p) => p.keyVariable === provider.keyVariable).map((p) => own.get(p.id)).find(Boolean))
+        : undefined;
       if (!ownKey && !s.configured) continue;
       const providers = this;
       slots.set(provider.id, {

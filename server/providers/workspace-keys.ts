@@ -79,7 +79,16 @@ export class WorkspaceProviderKeys {
   async keysFor(workspaceId: string): Promise<Map<string, string>> {
     if (!this.secret) return new Map();
     const docs = await this.collection.find({ workspaceId }).toArray();
-    return new Map(docs.map((doc) => [doc.provider, this.open(doc.sealed, doc._id)]));
+    const keys = new Map<string, string>();
+    for (const doc of docs) {
+      // A key sealed under another secret (the secret was rotated) cannot be used: the service key serves instead.
+      try {
+        keys.set(doc.provider, this.open(doc.sealed, doc._id));
+      } catch {
+        continue;
+      }
+    }
+    return keys;
   }
 
   private seal(key: string, context: string): string {

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { importRelease } from '../registry-data/import/importer.ts';
 import { generateRelease } from '../registry-data/release-generator.ts';
 import type { Services } from '../services.ts';
+import { seedDemoPeople } from './demo-people.ts';
 
 export const DEMO_CREDITS = 10_000;
 /** Small enough to import in about a second, large enough for every filter to find something. */
@@ -23,19 +24,20 @@ interface MarkerDoc {
 
 export async function seedDemo(
   services: Services,
-): Promise<{ workspaceId: string; apiKey: string; created: boolean; companiesImported: number }> {
+): Promise<{ workspaceId: string; apiKey: string; created: boolean; companiesImported: number; peopleAdded: number }> {
   const companiesImported = await seedCompanies(services);
+  const peopleAdded = await seedDemoPeople(services.people);
   const markers = services.store.collection<MarkerDoc>('markers');
   const marker = await markers.findOne({ _id: 'demo' });
   if (marker && (await services.workspaces.get(marker.workspaceId))) {
     const { apiKey } = await services.keys.create(marker.workspaceId);
-    return { workspaceId: marker.workspaceId, apiKey, created: false, companiesImported };
+    return { workspaceId: marker.workspaceId, apiKey, created: false, companiesImported, peopleAdded };
   }
   const workspace = await services.workspaces.create('Demo workspace', 'active');
   await services.credits.credit(workspace._id, DEMO_CREDITS, 'grant', 'Demo credits');
   await markers.updateOne({ _id: 'demo' }, { $set: { workspaceId: workspace._id } }, { upsert: true });
   const { apiKey } = await services.keys.create(workspace._id);
-  return { workspaceId: workspace._id, apiKey, created: true, companiesImported };
+  return { workspaceId: workspace._id, apiKey, created: true, companiesImported, peopleAdded };
 }
 
 /** Imports a synthetic release when the registry is empty; returns how many establishments. */

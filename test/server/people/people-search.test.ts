@@ -1,0 +1,276 @@
+/**
+ * People search and its stream through the real server: a workspace's imported list, the
+ * registry's partners, the demo set and a loopback Apollo, merged, filtered, charged per row.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { runCommand } from '../../../server/cli/control.ts';
+import type { CompanyDoc } from '../../../server/registry-data/companies.ts';
+import { DEMO_PEOPLE, seedDemoPeople } from '../../../server/seed/demo-people.ts';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
+import { startFakeApollo, testWorld, type FakeProvider } from '../../helpers/fake-providers.ts';
+import { readEvents } from '../../helpers/sse.ts';
+
+let app: TestApp;
+let apollo: FakeProvider;
+let dir: string;
+let workspace: { workspaceId: string; apiKey: string };
+
+const LIST = [
+  'Nome completo;Cargo;E-mail;Status do email;Empresa;Site;Funcionários;Cidade;Tecnologias;LinkedIn;Observação',
+  'Ana Souza;Head of Sales;ana.souza@acme.com.br;verified;Acme Software;https://www.acme.com.br;120;São Paulo;HubSpot, AWS;https://www.linkedin.com/in/ana-souza;cliente',
+  'Marcos Prado;"Diretor',
+  'Comercial";marcos@padaria.example;;Padaria Pão Quente;padaria.example;35;Curitiba;;;',
+  ';Analista;sem.nome@acme.com.br;;Acme Software;acme.com.br;120;;;;',
+  'Paula Reis;CFO;paula.reis@;;Globex;globex.com;2400;Curitiba;;;',
+  'Rita Moraes;CTO;;;Globex;globex.com;2400;Curitiba;Kubernetes;;',
+].join('\n');
+
+beforeAll(async () => {
+  apollo = await startFakeApollo(testWorld());
+  app = await startTestApp({ APOLLO_API_KEY: apollo.key, APOLLO_URL: apollo.url });
+  dir = await mkdtemp(path.join(tmpdir(), 'prospecta-people-'));
+  workspace = await app.workspace();
+  await app.services.store.collection<CompanyDoc>('companies').bulkWrite(
+    [
+      companyDoc(makeCnpj('11222333'), {
+        name: 'ACME SOFTWARE HOUSE LTDA',
+        tradeName: 'ACME',
+        partners: [
+          { name: 'MARIA DE SOUZA', document: '***123456**', qualification: 'Sócio-Administrador', since: '2012-05-01' },
+          { name: 'ACME HOLDING S.A.', document: makeCnpj('99888777'), qualification: 'Sócio', since: null },
+          { name: 'PEDRO ALVES', document: '***654321**', qualification: 'Diretor', since: null },
+        ],
+      }),
+      // A branch lists the same partners: one row per person and company, not per establishment.
+      companyDoc(makeCnpj('11222333', '0002'), {
+        name: 'ACME SOFTWARE HOUSE LTDA',
+        partners: [{ name: 'MARIA DE SOUZA', document: '***123456**', qualification: 'Sócio-Administrador', since: '2012-05-01' }],
+      }),
+      companyDoc(makeCnpj('44555666'), {
+        name: 'PADARIA SAO JOAO LTDA',
+        address: { street: null, number: null, complement: null, district: null, zipCode: null, city: 'CURITIBA', cityCode: '7535', state: 'PR', country: null },
+        partners: [{ name: 'JOAO DA SILVA', document: '***987654**', qualification: 'Titular Pessoa Física Residente ou Domiciliado no Brasil', since: null }],
+      }),
+    ].map((document) => ({ insertOne: { document } })),
+  );
+  await seedDemoPeople(app.services.people);
+});
+
+afterAll(async () => {
+  await app.close();
+  await apollo.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+beforeEach(() => apollo.reset());
+
+const search = (body: unknown, key = workspace.apiKey) => app.request('POST', '/v1/api/sourcing/people', { key, body });
+const names = (res: { body: { results: Array<{ name: string }> } }) => res.body.results.map((p) => p.name);
+const balance = async (key = workspace.apiKey) => (await app.request('GET', '/v1/api/credits', { key })).body.balance as number;
+
+describe('import people', () => {
+  it('maps Portuguese headers, reports unusable rows by line, and updates on a re-import', async () => {
+    const file = path.join(dir, 'clientes.csv');
+    await writeFile(file, '\uFEFF' + LIST);
+    const problems: unknown[] = [];
+    const first = await runCommand(app.services, { command: 'import people', args: { workspace: workspace.workspaceId, file } }, (e) =>
+      'problem' in e ? problems.push(e.problem) : undefined,
+    );
+    expect(first).toMatchObject({ ok: true, result: { list: 'clientes', rows: 5, inserted: 3, updated: 0, problems: 3 } });
+    expect((first as { result: { columns: Record<string, string> } }).result.columns).toMatchObject({
+      'Nome completo': 'name',
+      Cargo: 'title',
+      'E-mail': 'email',
+      Funcionários: 'companySize',
+      Site: 'domain',
+    });
+    expect(problems).toEqual([
+      { file, line: 1, message: 'column "Observação" is not recognised; ignored' },
+      { file, line: 5, message: 'no name; row skipped' },
+      { file, line: 6, message: '"paula.reis@" is not an email address; row skipped' },
+    ]);
+    const again = await runCommand(app.services, { command: 'import people', args: { workspace: workspace.workspaceId, file } });
+    expect(again).toMatchObject({ ok: true, result: { inserted: 0, updated: 3 } });
+  });
+
+  it('refuses a file without a name column, and an unknown workspace', async () => {
+    const file = path.join(dir, 'no-names.csv');
+    await writeFile(file, 'email,company\nx@y.com,Acme\n');
+    expect(await runCommand(app.services, { command: 'import people', args: { workspace: workspace.workspaceId, file } })).toMatchObject({
+      ok: false,
+      usage: true,
+      message: expect.stringMatching(/no name column/),
+    });
+    expect(await runCommand(app.services, { command: 'import people', args: { workspace: 'nope', file } })).toMatchObject({ ok: false });
+  });
+});
+
+describe('POST /api/sourcing/people', () => {
+  it("searches the workspace's lists with every filter, charging 1 credit per row", async () => {
+    const before = await balance();
+    const res = await search({ sourceOrder: ['lists'], jobTitle: 'diretor comercial' });
+    expect(res.status).toBe(200);
+    expect(names(res)).toEqual(['Marcos Prado']);
+    expect(res.body.results[0]).toMatchObject({ source: 'lists', list: 'clientes', emailStatus: 'unverified', domain: 'padaria.example', companySize: 35 });
+    expect(before - (await balance())).toBe(1);
+
+    expect(names(await search({ sourceOrder: ['lists'], emailStatuses: ['verified'] }))).toEqual(['Ana Souza']);
+    expect(names(await search({ sourceOrder: ['lists'], emailStatuses: ['unavailable'] }))).toEqual(['Rita Moraes']);
+    expect(names(await search({ sourceOrder: ['lists'], companySizes: ['1001-5000'] }))).toEqual(['Rita Moraes']);
+    expect(names(await search({ sourceOrder: ['lists'], technologies: ['kubernetes', 'salesforce'] }))).toEqual(['Rita Moraes']);
+    expect(names(await search({ sourceOrder: ['lists'], domain: 'https://acme.com.br/' }))).toEqual(['Ana Souza']);
+    expect(names(await search({ sourceOrder: ['lists'], location: 'sao paulo' }))).toEqual(['Ana Souza']);
+    expect(names(await search({ sourceOrder: ['lists'], company: 'globex', jobTitle: 'cfo' }))).toEqual([]);
+  });
+
+  it("never shows one workspace's lists to another", async () => {
+    const other = await app.workspace();
+    const res = await search({ sourceOrder: ['lists'] }, other.apiKey);
+    expect(res.status).toBe(200);
+    expect(res.body.results).toEqual([]);
+    expect(await balance(other.apiKey)).toBe(500);
+  });
+
+  it("finds registry partners who are people, once per company, with their qualification as title", async () => {
+    const res = await search({ sourceOrder: ['receita_federal'], limit: 25 });
+    expect(names(res)).toEqual(['MARIA DE SOUZA', 'PEDRO ALVES', 'JOAO DA SILVA']);
+    expect(res.body.results[0]).toMatchObject({
+      title: 'Sócio-Administrador',
+      seniority: 'owner',
+      company: 'ACME',
+      cnpj: makeCnpj('11222333'),
+      emailStatus: 'unavailable',
+      source: 'receita_federal',
+    });
+    expect(names(await search({ sourceOrder: ['receita_federal'], jobTitle: 'director' }))).toEqual(['PEDRO ALVES']);
+    expect(names(await search({ sourceOrder: ['receita_federal'], seniorities: ['owner'], location: 'Curitiba, PR' }))).toEqual(['JOAO DA SILVA']);
+    expect(names(await search({ sourceOrder: ['receita_federal'], emailStatuses: ['verified'] }))).toEqual([]);
+  });
+
+  it('a source that cannot apply a filter answers nothing and names the filter', async () => {
+    const res = await search({ sourceOrder: ['receita_federal', 'lists'], technologies: ['Kubernetes'] });
+    expect(res.status).toBe(200);
+    expect(names(res)).toEqual(['Rita Moraes']);
+    expect(res.body.sources).toEqual([
+      { source: 'receita_federal', count: 0, error: 'the registry cannot filter people by technologies' },
+      { source: 'lists', count: 1 },
+    ]);
+  });
+
+  it('searches the demo set', async () => {
+    const res = await search({ sourceOrder: ['demo'], seniorities: ['c_suite'], roles: ['engineering'], limit: 25 });
+    expect(res.body.results.length).toBeGreaterThan(0);
+    for (const person of res.body.results) expect(person).toMatchObject({ title: 'CTO', source: 'demo' });
+    expect(await app.services.people.count({ workspaceId: null })).toBe(DEMO_PEOPLE);
+  });
+
+  it("maps filters onto Apollo's people search and merges a person found twice", async () => {
+    const res = await search({ sourceOrder: ['lists', 'apollo'], jobTitle: 'Head of Sales', companySizes: ['51-200'], limit: 5 });
+    expect(res.status).toBe(200);
+    expect(res.body.results).toEqual([
+      expect.objectContaining({ name: 'Ana Souza', source: 'lists', sources: ['lists', 'apollo'], seniority: 'head', email: 'ana.souza@acme.com.br' }),
+    ]);
+    expect(res.body.sources).toEqual([
+      { source: 'lists', count: 1 },
+      { source: 'apollo', count: 0 },
+    ]);
+    expect(apollo.requests[0]!.body).toMatchObject({ person_titles: ['Head of Sales'], organization_num_employees_ranges: ['51,200'], per_page: 5 });
+    expect(apollo.requests[0]!.headers['x-api-key']).toBe(apollo.key);
+  });
+
+  it('reports an Apollo failure as that source’s error while the others answer', async () => {
+    apollo.next({ status: 401 });
+    const res = await search({ sourceOrder: ['apollo', 'lists'], jobTitle: 'CTO' });
+    expect(res.status).toBe(200);
+    expect(names(res)).toEqual(['Rita Moraes']);
+    expect(res.body.sources[0]).toMatchObject({ source: 'apollo', count: 0, error: expect.stringMatching(/Apollo refused the key/) });
+  });
+
+  it('refuses Apollo filters it has no parameter for, by name', async () => {
+    const res = await search({ sourceOrder: ['apollo'], skills: 'negotiation' });
+    expect(res.body.sources).toEqual([{ source: 'apollo', count: 0, error: "Apollo's people search cannot filter by skills" }]);
+    expect(apollo.requests).toHaveLength(0);
+  });
+
+  it('answers 402 and charges nothing when the balance cannot pay for the rows', async () => {
+    const poor = await app.workspace('active');
+    const res = await search({ sourceOrder: ['demo'], limit: 3 }, poor.apiKey);
+    expect(res.status).toBe(402);
+    expect(res.body.error).toBe('insufficient_credits');
+  });
+});
+
+describe('POST /api/sourcing/people/stream', () => {
+  it('sends the fast sources first, Apollo when it answers, then done', async () => {
+    apollo.latencyMs = 400;
+    try {
+      const res = await fetch(`${app.url}/v1/api/sourcing/people/stream`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${workspace.apiKey}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ jobTitle: 'CTO', sourceOrder: ['apollo', 'lists'], limit: 5 }),
+      });
+      expect(res.status).toBe(200);
+      const events = await readEvents(res);
+      expect(events).toEqual([
+        { event: 'page', data: { source: 'lists', results: [expect.objectContaining({ name: 'Rita Moraes' })] } },
+        { event: 'page', data: { source: 'apollo', results: [expect.objectContaining({ name: 'Bruno Lima', source: 'apollo' })] } },
+        { event: 'done', data: { total: 2, sources: [{ source: 'lists', count: 1 }, { source: 'apollo', count: 1 }] } },
+      ]);
+      // No email from a search: Apollo only says whether it has one.
+      expect((events[1]!.data as { results: Array<Record<string, unknown>> }).results[0]!.email).toBeUndefined();
+    } finally {
+      apollo.latencyMs = 0;
+    }
+  });
+
+  it('stops asking once it has limit people: a slow source still working is cancelled', async () => {
+    apollo.latencyMs = 5000;
+    try {
+      const res = await fetch(`${app.url}/v1/api/sourcing/people/stream`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${workspace.apiKey}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ sourceOrder: ['apollo', 'demo'], limit: 3 }),
+      });
+      const events = await readEvents(res);
+      expect(events.at(-1)).toEqual({
+        event: 'done',
+        data: { total: 3, sources: [{ source: 'demo', count: 3 }, { source: 'apollo', count: 0, error: 'cancelled' }] },
+      });
+      await waitFor(() => apollo.cancelled === 1);
+    } finally {
+      apollo.latencyMs = 0;
+    }
+  });
+
+  it('a client that hangs up cancels the provider call still running', async () => {
+    apollo.latencyMs = 5000;
+    try {
+      const controller = new AbortController();
+      const res = await fetch(`${app.url}/v1/api/sourcing/people/stream`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${workspace.apiKey}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ jobTitle: 'CTO', sourceOrder: ['lists', 'apollo'] }),
+        signal: controller.signal,
+      });
+      const reader = res.body!.getReader();
+      await reader.read(); // the lists page
+      await waitFor(() => apollo.requests.length === 1);
+      controller.abort();
+      await waitFor(() => apollo.cancelled === 1);
+    } finally {
+      apollo.latencyMs = 0;
+    }
+  });
+});
+
+async function waitFor(condition: () => boolean, ms = 3000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -1,0 +1,124 @@
+/**
+ * Provider limits hold under load, through the real server: a burst of enrichments never sends a
+ * provider more than its declared rate or concurrency, also when two instances share the budget
+ * through Redis; a failing provider trips its circuit breaker and stops being called.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CircuitBreaker } from '../../../server/providers/circuit-breaker.ts';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { startFakeHunter, testWorld, type FakeProvider } from '../../helpers/fake-providers.ts';
+
+const redisUrl = process.env.TEST_REDIS_URL;
+/** 4 calls a second, 2 at once: what the fake enforces and what the server is told. */
+const LIMITS = { HUNTER_VERIFIER_RATE_PER_SECOND: '4', HUNTER_VERIFIER_MAX_CONCURRENT: '2' };
+const SLACK_MS = 40;
+
+let hunter: FakeProvider;
+beforeAll(async () => {
+  hunter = await startFakeHunter(testWorld(), { perSecond: 4, maxConcurrent: 2, slackMs: SLACK_MS });
+  hunter.latencyMs = 100;
+});
+afterAll(() => hunter.close());
+
+const env = (extra: Record<string, string> = {}) => ({
+  HUNTER_API_KEY: hunter.key,
+  HUNTER_VERIFIER_URL: hunter.url,
+  ...LIMITS,
+  ...extra,
+});
+
+async function verifyMany(app: TestApp, count: number): Promise<number[]> {
+  const { apiKey } = await app.workspace();
+  const statuses = await Promise.all(
+    Array.from({ length: count }, () =>
+      app
+        .request('POST', '/v1/api/enrich', {
+          key: apiKey,
+          body: { email: 'ana.souza@acme.com.br', goalFields: ['emailStatus'], providerOrder: ['hunter_verifier'], onlyListed: true },
+        })
+        .then((res) => {
+          expect(res.body.record?.emailStatus).toBe('verified');
+          return res.status;
+        }),
+    ),
+  );
+  return statuses;
+}
+
+describe('declared limits', () => {
+  it('a burst of 12 enrichments reaches the provider at most 4 a second and 2 at once', async () => {
+    hunter.reset();
+    const app = await startTestApp(env());
+    try {
+      expect(await verifyMany(app, 12)).toEqual(Array(12).fill(200));
+    } finally {
+      await app.close();
+    }
+    expect(hunter.requests).toHaveLength(12);
+    expect(hunter.overLimit).toBe(0);
+    expect(hunter.maxInFlight).toBeLessThanOrEqual(2);
+    expect(hunter.maxPerSecond(SLACK_MS)).toBeLessThanOrEqual(4);
+  });
+
+  it.skipIf(!redisUrl)('two instances sharing Redis share one budget', async () => {
+    const redis = new Redis(redisUrl!);
+    const stale = await redis.keys('b_prospecta:provider:hunter_verifier*');
+    if (stale.length) await redis.del(...stale);
+    await redis.quit();
+    hunter.reset();
+    const [a, b] = await Promise.all([startTestApp(env({ REDIS_URL: redisUrl! })), startTestApp(env({ REDIS_URL: redisUrl! }))]);
+    try {
+      const statuses = await Promise.all([verifyMany(a, 6), verifyMany(b, 6)]);
+      expect(statuses.flat()).toEqual(Array(12).fill(200));
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+    expect(hunter.overLimit).toBe(0);
+    expect(hunter.maxInFlight).toBeLessThanOrEqual(2);
+    expect(hunter.maxPerSecond(SLACK_MS)).toBeLessThanOrEqual(4);
+  });
+});
+
+describe('circuit breaker', () => {
+  it('after repeated 5xx the provider is skipped without being called', async () => {
+    hunter.reset();
+    hunter.next({ status: 503 }, Infinity);
+    const app = await startTestApp(env({ HUNTER_VERIFIER_RATE_PER_SECOND: '100', HUNTER_VERIFIER_MAX_CONCURRENT: '5' }));
+    try {
+      const { apiKey } = await app.workspace();
+      const body = { email: 'ana.souza@acme.com.br', goalFields: ['emailStatus'], providerOrder: ['hunter_verifier'], onlyListed: true };
+      const outcomes: string[] = [];
+      for (let i = 0; i < 4 && !outcomes.includes('skipped'); i++) {
+        const res = await app.request('POST', '/v1/api/enrich', { key: apiKey, body });
+        expect(res.status).toBe(503);
+        outcomes.push(res.body.message);
+      }
+      const calls = hunter.requests.length;
+      const res = await app.request('POST', '/v1/api/enrich', { key: apiKey, body });
+      expect(res.status).toBe(503);
+      expect(res.body.message).toMatch(/is failing; skipped for \d+ s/);
+      expect(hunter.requests.length).toBe(calls);
+      expect(calls).toBeLessThanOrEqual(6);
+    } finally {
+      await app.close();
+      hunter.reset();
+    }
+  });
+
+  it('lets one trial call through after the cool-down, and closes on its success', () => {
+    let now = 0;
+    const breaker = new CircuitBreaker({ threshold: 2, coolDownMs: 1000, now: () => now });
+    breaker.failure();
+    expect(breaker.allow()).toBe(true);
+    breaker.failure();
+    expect(breaker.allow()).toBe(false);
+    expect(breaker.retryInMs()).toBe(1000);
+    now = 1000;
+    expect(breaker.allow()).toBe(true); // the trial
+    expect(breaker.allow()).toBe(false); // only one
+    breaker.success();
+    expect(breaker.allow()).toBe(true);
+    expect(breaker.retryInMs()).toBe(0);
+  });
+});

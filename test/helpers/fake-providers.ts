@@ -172,6 +172,8 @@ async function startFake(options: {
   };
 
   const server = createServer(async (req, res) => {
+    // Arrival is when the headers are in: the service's clock starts there, not after the body.
+    const at = Date.now();
     const url = new URL(req.url ?? '/', 'http://fake');
     const recorded: Recorded = {
       method: req.method ?? 'GET',
@@ -179,18 +181,24 @@ async function startFake(options: {
       query: url.searchParams,
       headers: req.headers,
       body: await readBody(req),
-      at: Date.now(),
+      at,
     };
     requests.push(recorded);
     inFlight++;
     maxInFlight = Math.max(maxInFlight, inFlight);
-    res.on('close', () => {
+    // Done once the answer is written (as the service counts it), or when the client hangs up first.
+    let done = false;
+    const finish = (hungUp: boolean) => {
+      if (done) return;
+      done = true;
       inFlight--;
-      if (!res.writableEnded) cancelled++;
-    });
+      if (hungUp) cancelled++;
+    };
+    res.on('finish', () => finish(false));
+    res.on('close', () => finish(!res.writableFinished));
 
     // The service's own limits come first, as at the real ones: a request past them does no work.
-    const now = Date.now();
+    const now = at;
     const { perSecond, perMinute, maxConcurrent, slackMs = 0 } = options.limits;
     const over =
       (perSecond !== undefined && within(1000 - slackMs, now) >= perSecond) ||

@@ -40,6 +40,8 @@ export interface ProviderSettings {
   perMinute: number | undefined;
   maxConcurrent: number;
   cost: number;
+  /** How long one attempt may take, answer included. */
+  timeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -102,6 +104,7 @@ function providerSettings(env: Env): Record<string, ProviderSettings> {
       perMinute: optional(`${prefix}_RATE_PER_MINUTE`, p.limits.perMinute),
       maxConcurrent: integer(env, `${prefix}_MAX_CONCURRENT`, p.limits.maxConcurrent, 1, 10_000),
       cost: integer(env, `${prefix}_COST`, p.cost, 0, 1000),
+      timeoutMs: integer(env, `${prefix}_TIMEOUT_MS`, p.timeoutMs ?? 10_000, 100, 120_000),
     };
   }
   return settings;

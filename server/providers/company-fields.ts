@@ -1,23 +1,9 @@
 /** A registry company (imported or from BrasilAPI) as enrichment fields. */
+import { REGISTRY_FIELDS } from '../../shared/schemas/enrichment.ts';
 import type { CompanyRecord } from '../registry-data/companies.ts';
 import type { FieldValues } from './fields.ts';
 
-export const REGISTRY_COMPANY_OUTPUTS = [
-  'companyName',
-  'tradeName',
-  'registrationStatus',
-  'openingDate',
-  'mainActivity',
-  'secondaryActivities',
-  'legalNature',
-  'capital',
-  'fiscalSize',
-  'simplesOption',
-  'companyAddress',
-  'companyPhones',
-  'companyEmail',
-  'partners',
-] as const;
+export const REGISTRY_COMPANY_OUTPUTS = ['companyName', ...REGISTRY_FIELDS] as const;
 
 export function companyFields(record: CompanyRecord): FieldValues {
   return {

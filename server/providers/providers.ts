@@ -111,7 +111,7 @@ export class Providers {
         key,
         limiter,
         breaker: new CircuitBreaker(),
-        ...(provider.timeoutMs ? { timeoutMs: provider.timeoutMs } : {}),
+        timeoutMs: s.timeoutMs,
         ...(this.options.fetch ? { fetch: this.options.fetch } : {}),
       });
       client = { http, limiter };

@@ -19,14 +19,8 @@ export const PERSON_FIELDS = [
   'country',
 ] as const;
 
-/** …and for a company (the registry's fields among them). */
-export const COMPANY_FIELDS = [
-  'companyName',
-  'companyDomain',
-  'companyLinkedinUrl',
-  'industry',
-  'companySize',
-  'cnpj',
+/** What Brazil's company registry publishes about a company, besides its name and CNPJ. */
+export const REGISTRY_FIELDS = [
   'tradeName',
   'registrationStatus',
   'openingDate',
@@ -40,6 +34,17 @@ export const COMPANY_FIELDS = [
   'companyPhones',
   'companyEmail',
   'partners',
+] as const;
+
+/** …and for a company. */
+export const COMPANY_FIELDS = [
+  'companyName',
+  'companyDomain',
+  'companyLinkedinUrl',
+  'industry',
+  'companySize',
+  'cnpj',
+  ...REGISTRY_FIELDS,
 ] as const;
 
 export const ENRICH_FIELDS = [...PERSON_FIELDS, ...COMPANY_FIELDS] as const;

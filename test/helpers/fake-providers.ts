@@ -36,7 +36,9 @@ export type Fault =
   /** 200 with a body that is not what the service sends. */
   | { garbage: true }
   | { delayMs: number }
-  | { hang: true };
+  | { hang: true }
+  /** Drops the connection without answering. */
+  | { reset: true };
 
 export interface FakeLimits {
   perSecond?: number;
@@ -220,6 +222,7 @@ async function startFake(options: {
     };
     if (!fault) return answer(() => options.route(recorded));
     if ('hang' in fault) return;
+    if ('reset' in fault) return void req.socket.destroy();
     if ('delayMs' in fault) {
       const timer = setTimeout(() => send(res, options.route(recorded)), fault.delayMs);
       res.on('close', () => clearTimeout(timer));

@@ -249,6 +249,7 @@ describe('POST /api/sourcing/people/stream', () => {
   it('a client that hangs up cancels the provider call still running', async () => {
     apollo.latencyMs = 5000;
     try {
+      const before = await balance();
       const controller = new AbortController();
       const res = await fetch(`${app.url}/v1/api/sourcing/people/stream`, {
         method: 'POST',
@@ -261,6 +262,8 @@ describe('POST /api/sourcing/people/stream', () => {
       await waitFor(() => apollo.requests.length === 1);
       controller.abort();
       await waitFor(() => apollo.cancelled === 1);
+      // The page that went out was charged, once; Apollo's, never sent, was not.
+      expect(before - (await balance())).toBe(1);
     } finally {
       apollo.latencyMs = 0;
     }

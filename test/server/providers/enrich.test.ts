@@ -23,6 +23,7 @@ function providerEnv(extra: Record<string, string> = {}): Record<string, string>
     HUNTER_VERIFIER_URL: hunter.url,
     PDL_API_KEY: pdl.key,
     PDL_URL: pdl.url,
+    PDL_TIMEOUT_MS: '300',
     PROVIDER_KEY_SECRET: SECRET,
     ...extra,
   };
@@ -175,6 +176,54 @@ describe('POST /api/enrich', () => {
     expect(res.body.error).toBe('provider_unavailable');
     expect(res.body.message).toMatch(/People Data Labs/);
     expect(await balance(apiKey)).toBe(before);
+  });
+
+  it.each([
+    ['hangs past its timeout', { hang: true }],
+    ['drops the connection', { reset: true }],
+    ['answers 503', { status: 503 }],
+  ] as const)('a provider that %s is failed for that call and the cascade moves on', async (_, fault) => {
+    // Its own server: these failures would open the shared PDL circuit breaker for later tests.
+    const own = await startTestApp(providerEnv());
+    const { apiKey } = await own.workspace();
+    pdl.next(fault, 3); // the first attempt and both retries
+    const res = await own.request('POST', '/v1/api/enrich', {
+      key: apiKey,
+      body: { linkedinUrl: 'https://www.linkedin.com/in/ana-souza', goalFields: ['fullName'], providerOrder: ['pdl', 'apollo'], onlyListed: true },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.providers).toEqual([
+      expect.objectContaining({ provider: 'pdl', outcome: 'failed', cost: 0, error: expect.stringMatching(/People Data Labs/) }),
+      expect.objectContaining({ provider: 'apollo', outcome: 'found', cost: 2 }),
+    ]);
+    expect(res.body.record.fullName).toBe('Ana Souza');
+    expect(pdl.requests).toHaveLength(3);
+    await own.close();
+  });
+
+  it('a client that leaves before the answer is not charged for data it never got, and a finished one exactly once', async () => {
+    const { workspaceId, apiKey } = await app.workspace();
+    const before = await balance(apiKey);
+    apollo.latencyMs = 400;
+    try {
+      const controller = new AbortController();
+      const request = fetch(`${app.url}/v1/api/enrich`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ email: 'carla.mendes@globex.com', providerOrder: ['apollo'], onlyListed: true }),
+        signal: controller.signal,
+      }).catch(() => null);
+      while (apollo.requests.length === 0) await new Promise((r) => setTimeout(r, 10));
+      controller.abort();
+      await request;
+      while (apollo.cancelled === 0) await new Promise((r) => setTimeout(r, 10));
+    } finally {
+      apollo.latencyMs = 0;
+    }
+    expect(await balance(apiKey)).toBe(before);
+    await app.request('POST', '/v1/api/enrich', { key: apiKey, body: { email: 'carla.mendes@globex.com', providerOrder: ['apollo'], onlyListed: true } });
+    const movements = (await app.services.credits.view(workspaceId))!.movements.filter((m) => m.amount < 0);
+    expect(movements.map((m) => m.amount)).toEqual([-2]);
   });
 
   it('garbage from a provider is a failure, not a 500', async () => {

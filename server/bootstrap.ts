@@ -9,6 +9,8 @@ import { createRateLimiter } from './http/rate-limit.ts';
 import { closeLimiter, createLimiter, throttleFor } from './providers/limiter.ts';
 import { BRASILAPI_LIMITS, BrasilApiSource } from './registry-data/brasilapi.ts';
 import { Providers } from './providers/providers.ts';
+import { Llm, llmSettings } from './ai/llm.ts';
+import { webSearchFrom } from './ai/web/web-search.ts';
 import { secretFile, WorkspaceProviderKeys } from './providers/workspace-keys.ts';
 import { createServices, indexDeclarations, type Services } from './services.ts';
 import { ensureIndexes, openStore } from './store/open.ts';
@@ -56,6 +58,10 @@ export async function bootstrap(config: Config, log: Logger, version: string): P
     const providers = new Providers({ config, log, keys: providerKeys });
     closers.unshift(() => providers.close());
 
+    const settings = llmSettings(config);
+    const llm = settings ? new Llm(settings, store, config.redisUrl) : null;
+    if (llm) closers.unshift(() => llm.close());
+
     const services = createServices({
       config,
       store,
@@ -64,6 +70,8 @@ export async function bootstrap(config: Config, log: Logger, version: string): P
       remoteCompanies,
       providers,
       providerKeys,
+      llm,
+      webSearch: webSearchFrom(config),
       version,
     });
 

@@ -13,7 +13,19 @@ export interface Config {
   dataDir: string;
   mongodbUri: string | undefined;
   redisUrl: string | undefined;
-  llm: { baseUrl: string | undefined; apiKey: string | undefined; model: string | undefined };
+  llm: {
+    baseUrl: string | undefined;
+    apiKey: string | undefined;
+    model: string | undefined;
+    timeoutMs: number;
+    maxConcurrent: number;
+    perMinute: number | undefined;
+    maxPromptTokens: number;
+  };
+  /** Web search for research: SearXNG when its URL is set, else Brave with its key. */
+  webSearch: { searxngUrl: string | undefined; braveApiKey: string | undefined; braveUrl: string };
+  /** Lets research read pages on loopback addresses (tests); off by default. */
+  webAllowLoopback: boolean;
   rateLimitPerMinute: number;
   campaignMaxProspects: number;
   oauth: { issuer: string | undefined; audience: string | undefined; jwksUrl: string | undefined };
@@ -129,7 +141,17 @@ export function loadConfig(env: Env = process.env): Config {
       baseUrl: url(env, 'LLM_BASE_URL', ['http:', 'https:']),
       apiKey: text(env, 'LLM_API_KEY'),
       model: text(env, 'LLM_MODEL'),
+      timeoutMs: integer(env, 'LLM_TIMEOUT_MS', 60_000, 1000, 600_000),
+      maxConcurrent: integer(env, 'LLM_MAX_CONCURRENT', 10, 1, 10_000),
+      perMinute: text(env, 'LLM_RATE_PER_MINUTE') === undefined ? undefined : integer(env, 'LLM_RATE_PER_MINUTE', 0, 1, 10_000_000),
+      maxPromptTokens: integer(env, 'LLM_MAX_PROMPT_TOKENS', 16_000, 1000, 2_000_000),
     },
+    webSearch: {
+      searxngUrl: url(env, 'SEARXNG_URL', ['http:', 'https:']),
+      braveApiKey: text(env, 'BRAVE_SEARCH_API_KEY'),
+      braveUrl: url(env, 'BRAVE_SEARCH_URL', ['http:', 'https:']) ?? 'https://api.search.brave.com',
+    },
+    webAllowLoopback: flag(env, 'WEB_FETCH_ALLOW_LOOPBACK', false),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 10_000_000),
     campaignMaxProspects: integer(env, 'CAMPAIGN_MAX_PROSPECTS', 1000, 1, 10_000_000),
     oauth: {

@@ -3,6 +3,9 @@
  * Handlers never import a global database handle; they get these through their context.
  */
 import type { Logger } from 'pino';
+import { AiColumns } from './ai/ai-column.ts';
+import { aiUsageIndexes, type Llm } from './ai/llm.ts';
+import type { WebSearch } from './ai/web/web-search.ts';
 import { ApiKeys, apiKeyIndexes } from './auth/keys.ts';
 import type { Config } from './config.ts';
 import { Credits, ledgerIndexes } from './credits/ledger.ts';
@@ -29,6 +32,11 @@ export interface Services {
   providers: Providers;
   providerKeys: WorkspaceProviderKeys;
   people: People;
+  /** The language model; null until LLM_BASE_URL and LLM_MODEL are set (AI answers 503). */
+  llm: Llm | null;
+  aiColumns: AiColumns;
+  /** Web search for research; null until SEARXNG_URL or BRAVE_SEARCH_API_KEY is set. */
+  webSearch: WebSearch | null;
   rateLimiter: RateLimiter;
   version: string;
 }
@@ -41,6 +49,7 @@ export const indexDeclarations: IndexDeclaration[] = [
   ...companyIndexes,
   ...providerKeyIndexes,
   ...peopleIndexes,
+  ...aiUsageIndexes,
 ];
 
 export function createServices(deps: {
@@ -51,6 +60,8 @@ export function createServices(deps: {
   remoteCompanies: BrasilApiSource | null;
   providers: Providers;
   providerKeys: WorkspaceProviderKeys;
+  llm: Llm | null;
+  webSearch: WebSearch | null;
   version: string;
 }): Services {
   const workspaces = new Workspaces(deps.store);
@@ -61,5 +72,6 @@ export function createServices(deps: {
     credits: new Credits(deps.store, workspaces),
     companies: new Companies(deps.store),
     people: new People(deps.store),
+    aiColumns: new AiColumns(deps.store, deps.llm),
   };
 }

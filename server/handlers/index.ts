@@ -2,6 +2,7 @@
  * Every operation id mapped to its handler. The `Handlers` type makes the compiler reject a
  * registry entry without a handler. Operations of later issues answer 501 until they land.
  */
+import { aiColumn } from './ai-column.ts';
 import { enrich } from './enrich.ts';
 import { getCredits } from './get-credits.ts';
 import { getHealth } from './get-health.ts';
@@ -9,6 +10,7 @@ import { hydratePeople } from './hydrate-people.ts';
 import { listProviders } from './list-providers.ts';
 import { lookupCnpjBatch } from './lookup-cnpj-batch.ts';
 import { notImplemented } from './not-implemented.ts';
+import { research } from './research.ts';
 import { searchCompanies } from './search-companies.ts';
 import { searchPeople } from './search-people.ts';
 import { streamCompanies } from './stream-companies.ts';
@@ -27,8 +29,8 @@ export const handlers: Handlers = {
   hydratePeople,
   enrich,
 
-  research: notImplemented,
-  aiColumn: notImplemented,
+  research,
+  aiColumn,
   listTemplates: notImplemented,
   createTemplate: notImplemented,
   updateTemplate: notImplemented,

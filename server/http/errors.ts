@@ -21,6 +21,7 @@ export type ErrorCode =
   | 'internal_error'
   | 'not_implemented'
   | 'ai_unavailable'
+  | 'ai_failed'
   | 'provider_unavailable';
 
 export class ApiError extends Error {

@@ -1,7 +1,7 @@
 import { AiColumnBody, AiColumnResult, ResearchBody, ResearchResult } from '../schemas/ai.ts';
 import { defineOperations } from './types.ts';
 
-const aiErrors = [400, 401, 402, 429, 500];
+const aiErrors = [400, 401, 402, 429, 500, 502, 503];
 
 export const aiOperations = defineOperations({
   research: {
@@ -9,7 +9,7 @@ export const aiOperations = defineOperations({
     path: '/api/research',
     summary: 'Research a record',
     description:
-      'Answers a prompt about a record from its web pages, and from a web search when `webSearch` is true. ' +
+      'Answers a prompt about a record from the row, and with `webSearch` from the web pages a search finds, with citations. ' +
       'Costs 2 credits, 5 with `webSearch`.',
     tag: 'AI',
     scope: 'research:write',

@@ -6,7 +6,7 @@ const Column = Type.Object(
   {
     id: Type.String({ description: 'Column identifier.' }),
     label: Type.String({ description: 'Column label, as shown in the sheet.' }),
-    value: Type.String({ description: 'The cell value of this row.' }),
+    value: Type.String({ maxLength: 50_000, description: 'The cell value of this row.' }),
   },
   { additionalProperties: false, description: 'One cell of the row, as context.' },
 );
@@ -31,7 +31,7 @@ export const ResearchResult = OpenObject('The research result.');
 export const AiColumnBody = Type.Object(
   { instruction: Type.String({ minLength: 1, description: 'What value to generate.' }) },
   {
-    additionalProperties: Type.String({ description: 'Row context: column label → cell value.' }),
+    additionalProperties: Type.String({ maxLength: 50_000, description: 'Row context: column label → cell value.' }),
     description: 'An instruction; every other property is a string of row context.',
   },
 );

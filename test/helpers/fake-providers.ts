@@ -80,7 +80,7 @@ export interface FakeProvider {
   close(): Promise<void>;
 }
 
-interface Reply {
+export interface Reply {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
@@ -106,7 +106,7 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
 }
 
 /** The machinery every fake shares: limits, faults, recording. */
-async function startFake(options: {
+export async function startFake(options: {
   key: string;
   limits: FakeLimits;
   authorized: (req: Recorded, key: (candidate: unknown) => boolean) => boolean;

@@ -17,8 +17,9 @@ const expected: Record<string, [HttpMethod, string, Scope | null, number, number
   streamCompanies: ['POST', '/api/companies/search/stream', 'search:write', 200, [400, 401, 402, 429, 500]],
   lookupCnpjBatch: ['POST', '/api/companies/cnpj/batch', 'search:write', 200, [400, 401, 402, 429, 500]],
   enrich: ['POST', '/api/enrich', 'enrich:write', 200, [400, 401, 402, 429, 500]],
-  research: ['POST', '/api/research', 'research:write', 200, [400, 401, 402, 429, 500]],
-  aiColumn: ['POST', '/api/ai-column', 'research:write', 200, [400, 401, 402, 429, 500]],
+  // The interface's list, plus decisions.md's 503 ai_unavailable and the 502 of an unusable model answer.
+  research: ['POST', '/api/research', 'research:write', 200, [400, 401, 402, 429, 500, 502, 503]],
+  aiColumn: ['POST', '/api/ai-column', 'research:write', 200, [400, 401, 402, 429, 500, 502, 503]],
   listTemplates: ['GET', '/api/prospecting/templates', 'outreach:read', 200, [401]],
   createTemplate: ['POST', '/api/prospecting/templates', 'outreach:write', 201, [400, 401, 429, 500]],
   updateTemplate: [

@@ -15,6 +15,11 @@ import { providerKeyIndexes, type WorkspaceProviderKeys } from './providers/work
 import type { BrasilApiSource } from './registry-data/brasilapi.ts';
 import { People, peopleIndexes } from './people/people.ts';
 import { Companies, companyIndexes } from './registry-data/companies.ts';
+import { Campaigns, campaignIndexes } from './outreach/campaigns.ts';
+import { MessageWriter } from './outreach/message-writer.ts';
+import { Prospects, prospectIndexes } from './outreach/prospects.ts';
+import { Sheets, sheetIndexes } from './outreach/sheets.ts';
+import { Templates, templateIndexes } from './outreach/templates.ts';
 import type { IndexDeclaration, Store } from './store/port.ts';
 import { Workspaces, workspaceIndexes } from './workspaces.ts';
 
@@ -37,6 +42,11 @@ export interface Services {
   aiColumns: AiColumns;
   /** Web search for research; null until SEARXNG_URL or BRAVE_SEARCH_API_KEY is set. */
   webSearch: WebSearch | null;
+  templates: Templates;
+  sheets: Sheets;
+  campaigns: Campaigns;
+  prospects: Prospects;
+  messageWriter: MessageWriter;
   rateLimiter: RateLimiter;
   version: string;
 }
@@ -50,6 +60,10 @@ export const indexDeclarations: IndexDeclaration[] = [
   ...providerKeyIndexes,
   ...peopleIndexes,
   ...aiUsageIndexes,
+  ...templateIndexes,
+  ...sheetIndexes,
+  ...campaignIndexes,
+  ...prospectIndexes,
 ];
 
 export function createServices(deps: {
@@ -73,5 +87,10 @@ export function createServices(deps: {
     companies: new Companies(deps.store),
     people: new People(deps.store),
     aiColumns: new AiColumns(deps.store, deps.llm),
+    templates: new Templates(deps.store),
+    sheets: new Sheets(deps.store),
+    campaigns: new Campaigns(deps.store),
+    prospects: new Prospects(deps.store),
+    messageWriter: new MessageWriter(deps.llm),
   };
 }

@@ -1,6 +1,6 @@
 /**
  * Every operation id mapped to its handler. The `Handlers` type makes the compiler reject a
- * registry entry without a handler. Operations of later issues answer 501 until they land.
+ * registry entry without a handler.
  */
 import { aiColumn } from './ai-column.ts';
 import { enrich } from './enrich.ts';
@@ -9,12 +9,15 @@ import { getHealth } from './get-health.ts';
 import { hydratePeople } from './hydrate-people.ts';
 import { listProviders } from './list-providers.ts';
 import { lookupCnpjBatch } from './lookup-cnpj-batch.ts';
-import { notImplemented } from './not-implemented.ts';
 import { research } from './research.ts';
 import { searchCompanies } from './search-companies.ts';
 import { searchPeople } from './search-people.ts';
 import { streamCompanies } from './stream-companies.ts';
 import { streamPeople } from './stream-people.ts';
+import { addProspects, createCampaign, getCampaign, listCampaigns, updateCadence, updateCampaign } from './campaigns.ts';
+import { deleteProspect, getProspect, listProspectEvents, listProspects, updateProspect } from './prospects.ts';
+import { createSheet, deleteSheet, getSheet, upsertSheetRows } from './sheets.ts';
+import { createTemplate, deleteTemplate, listTemplates, updateTemplate } from './templates.ts';
 import type { Handlers } from './types.ts';
 
 export const handlers: Handlers = {
@@ -31,23 +34,23 @@ export const handlers: Handlers = {
 
   research,
   aiColumn,
-  listTemplates: notImplemented,
-  createTemplate: notImplemented,
-  updateTemplate: notImplemented,
-  deleteTemplate: notImplemented,
-  listCampaigns: notImplemented,
-  createCampaign: notImplemented,
-  getCampaign: notImplemented,
-  updateCampaign: notImplemented,
-  updateCadence: notImplemented,
-  addProspects: notImplemented,
-  listProspects: notImplemented,
-  getProspect: notImplemented,
-  updateProspect: notImplemented,
-  deleteProspect: notImplemented,
-  listProspectEvents: notImplemented,
-  createSheet: notImplemented,
-  upsertSheetRows: notImplemented,
-  getSheet: notImplemented,
-  deleteSheet: notImplemented,
+  listTemplates,
+  createTemplate,
+  updateTemplate,
+  deleteTemplate,
+  listCampaigns,
+  createCampaign,
+  getCampaign,
+  updateCampaign,
+  updateCadence,
+  addProspects,
+  listProspects,
+  getProspect,
+  updateProspect,
+  deleteProspect,
+  listProspectEvents,
+  createSheet,
+  upsertSheetRows,
+  getSheet,
+  deleteSheet,
 };

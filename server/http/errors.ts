@@ -19,7 +19,6 @@ export type ErrorCode =
   | 'unsupported_media_type'
   | 'rate_limited'
   | 'internal_error'
-  | 'not_implemented'
   | 'ai_unavailable'
   | 'ai_failed'
   | 'provider_unavailable';

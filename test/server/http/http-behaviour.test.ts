@@ -122,13 +122,6 @@ describe('errors always have the {error, message} shape', () => {
     expect(res.body.message).toMatch(/body/);
   });
 
-  it('operations of later issues answer 501 not_implemented after auth and validation', async () => {
-    const res = await app.request('GET', '/v1/api/prospecting/templates', { key });
-    expect(res.status).toBe(501);
-    expectErrorShape(res.body, 'not_implemented');
-    expect((await app.request('GET', '/v1/api/prospecting/templates')).status).toBe(401);
-  });
-
   it('never leaks a stack trace: garbage in every part of the request', async () => {
     const probes: Array<[string, string, string | undefined]> = [
       ['POST', '/v1/api/sourcing/people?limit[$gt]=1', '{"limit": {"$gt": 0}}'],

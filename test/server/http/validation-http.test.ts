@@ -43,8 +43,7 @@ describe('valid inputs pass validation', () => {
   it.each(Object.entries(validInputs) as Array<[OperationId, ValidInput]>)('%s', async (op, input) => {
     const res = await send(op, input);
     expect(res.status, JSON.stringify(res.body)).not.toBe(400);
-    // Until an operation's issue lands it answers 501; AI answers 503 here (no model is
-    // configured); nothing else may be a server error.
-    if (res.status >= 500) expect(['not_implemented', 'ai_unavailable']).toContain(res.body.error);
+    // AI answers 503 here (no model is configured); nothing else may be a server error.
+    if (res.status >= 500) expect(res.body.error).toBe('ai_unavailable');
   });
 });

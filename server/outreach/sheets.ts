@@ -1,0 +1,99 @@
+/**
+ * Sheets (prospecta's extension): rows handed over by the add-on or an API client, from which
+ * campaigns create prospects. Rows are documents of their own, keyed by sheet and row id, so an
+ * upsert of 1000 rows is one bulk write and a campaign reads only the rows it needs.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Collection, IndexDeclaration, Store } from '../store/port.ts';
+
+export interface SheetRow {
+  rowId: string;
+  values: Record<string, string>;
+}
+
+export interface SheetDoc {
+  _id: string;
+  workspaceId: string;
+  name: string;
+  rowCount: number;
+  /** Position the next new row takes, so rows read back in the order they were first sent. */
+  nextPosition: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+interface RowDoc extends SheetRow {
+  _id: string;
+  sheetId: string;
+  position: number;
+}
+
+export const sheetIndexes: IndexDeclaration[] = [
+  { collection: 'sheets', keys: { workspaceId: 1 } },
+  { collection: 'sheet_rows', keys: { sheetId: 1, position: 1 } },
+];
+
+const rowKey = (sheetId: string, rowId: string) => `${sheetId}:${rowId}`;
+
+export class Sheets {
+  private readonly sheets: Collection<SheetDoc>;
+  private readonly rows: Collection<RowDoc>;
+
+  constructor(store: Store) {
+    this.sheets = store.collection<SheetDoc>('sheets');
+    this.rows = store.collection<RowDoc>('sheet_rows');
+  }
+
+  get(workspaceId: string, sheetId: string): Promise<SheetDoc | null> {
+    return this.sheets.findOne({ _id: sheetId, workspaceId });
+  }
+
+  async create(workspaceId: string, name: string, rows: SheetRow[]): Promise<SheetDoc> {
+    const now = new Date();
+    const sheet: SheetDoc = { _id: randomUUID(), workspaceId, name, rowCount: 0, nextPosition: 0, createdAt: now, updatedAt: now };
+    await this.sheets.insertOne(sheet);
+    return (await this.upsert(sheet, rows))!;
+  }
+
+  /** Inserts new rows and replaces known ones (by `rowId`); the last of a repeated id wins. */
+  async upsert(sheet: SheetDoc, rows: SheetRow[]): Promise<SheetDoc | null> {
+    const unique = [...new Map(rows.map((r) => [r.rowId, r])).values()];
+    if (unique.length > 0) {
+      // Reserve positions for rows that may be new; replaced rows keep theirs.
+      const reserved = await this.sheets.findOneAndUpdate(
+        { _id: sheet._id },
+        { $inc: { nextPosition: unique.length } },
+        { returnDocument: 'before' },
+      );
+      if (!reserved) return null;
+      await this.rows.bulkWrite(
+        unique.map((row, i) => ({
+          updateOne: {
+            filter: { _id: rowKey(sheet._id, row.rowId) },
+            update: { $set: { values: row.values }, $setOnInsert: { sheetId: sheet._id, rowId: row.rowId, position: reserved.nextPosition + i } },
+            upsert: true,
+          },
+        })),
+      );
+    }
+    const rowCount = await this.rows.countDocuments({ sheetId: sheet._id });
+    return this.sheets.findOneAndUpdate({ _id: sheet._id }, { $set: { rowCount, updatedAt: new Date() } }, { returnDocument: 'after' });
+  }
+
+  async allRows(sheetId: string): Promise<SheetRow[]> {
+    const docs = await this.rows.find({ sheetId }, { sort: { position: 1 } }).toArray();
+    return docs.map(({ rowId, values }) => ({ rowId, values }));
+  }
+
+  /** The rows asked for that exist, by id. */
+  async someRows(sheetId: string, rowIds: string[]): Promise<Map<string, SheetRow>> {
+    const docs = await this.rows.find({ _id: { $in: rowIds.map((id) => rowKey(sheetId, id)) } }).toArray();
+    return new Map(docs.map(({ rowId, values }) => [rowId, { rowId, values }]));
+  }
+
+  async remove(workspaceId: string, sheetId: string): Promise<boolean> {
+    const deleted = (await this.sheets.deleteOne({ _id: sheetId, workspaceId })).deletedCount === 1;
+    if (deleted) await this.rows.deleteMany({ sheetId });
+    return deleted;
+  }
+}

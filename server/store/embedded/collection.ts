@@ -198,11 +198,16 @@ export class EmbeddedCollection<T extends BaseDoc> implements Collection<T> {
       const [head, ...rest] = pipeline;
       const leadingMatch = head && Object.keys(head).length === 1 && '$match' in head;
       const source = leadingMatch ? [...matching(this.table, head.$match as Document)] : [...this.table.all()];
-      const aggregator = new Aggregator(leadingMatch ? rest : pipeline, {
-        processingMode: ProcessingMode.CLONE_INPUT,
+      const stages = leadingMatch ? rest : pipeline;
+      // A pipeline that starts by grouping or counting only reads the stored documents: it can
+      // run on them directly (no copy of every input) as long as its few outputs are copied.
+      const readOnly = stages[0] !== undefined && ('$group' in stages[0] || '$count' in stages[0]);
+      const aggregator = new Aggregator(stages, {
+        processingMode: readOnly ? ProcessingMode.CLONE_OFF : ProcessingMode.CLONE_INPUT,
         collectionResolver: (name) => [...this.store.table(name).all()].map(cloneValue),
       });
-      return aggregator.run<R>(source);
+      const results = aggregator.run<R>(source);
+      return readOnly ? results.map((doc) => cloneValue(doc) as R) : results;
     });
   }
 

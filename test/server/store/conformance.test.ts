@@ -437,6 +437,8 @@ function conformance(openFresh: () => Promise<Opened>): void {
     updated!.tags!.push('changed');
     const aggregated = await people().aggregate<Person>([{ $match: { _id: 's1' } }]).toArray();
     aggregated[0]!.tags!.push('changed');
+    const grouped = await people().aggregate<{ all: string[][] }>([{ $group: { _id: null, all: { $push: '$tags' } } }]).toArray();
+    grouped[0]!.all[0]!.push('changed');
     const pushed = { nested: ['x'] };
     await people().updateOne({ _id: 's1' }, { $set: { extra: pushed } });
     pushed.nested.push('changed');

@@ -4,6 +4,7 @@
  * same steps in the same order: scope, validation, plan, handler, response.
  */
 import Router from '@koa/router';
+import { setMaxListeners } from 'node:events';
 import { operations, type OperationId } from '../../shared/operations/index.ts';
 import type { Operation } from '../../shared/operations/types.ts';
 import { planBlocker } from '../credits/plans.ts';
@@ -77,6 +78,8 @@ async function handle(
   const abortController = () => {
     if (!abort) {
       const controller = (abort = new AbortController());
+      // One request may fan out to many calls (25 rows, 25 model calls), each listening for the abort.
+      setMaxListeners(100, controller.signal);
       ctx.res.once('close', () => {
         if (!ctx.res.writableFinished) controller.abort();
       });

@@ -278,6 +278,28 @@ function conformance(openFresh: () => Promise<Opened>): void {
     ]);
   });
 
+  it('aggregates counts per compound key, and documents missing a key field', async () => {
+    await seedPeople();
+    const byKey = (rows: Array<{ _id: unknown }>) => [...rows].sort((a, b) => JSON.stringify(a._id).localeCompare(JSON.stringify(b._id)));
+    const perTeamAndAge = await people()
+      .aggregate<{ _id: { team: string; old: boolean }; n: number }>([
+        { $match: { team: { $in: ['red', 'blue'] } } },
+        { $group: { _id: { team: '$team', age: '$age' }, n: { $sum: 1 } } },
+      ])
+      .toArray();
+    expect(byKey(perTeamAndAge)).toEqual(
+      byKey([
+        { _id: { team: 'red', age: 31 }, n: 1 },
+        { _id: { team: 'blue', age: 25 }, n: 1 },
+        { _id: { team: 'red', age: 40 }, n: 1 },
+        { _id: { team: 'red', age: 52 }, n: 1 },
+      ]),
+    );
+    await people().insertOne({ _id: 'p6', name: 'Fê' });
+    const perTeam = await people().aggregate<{ _id: string | null; n: number }>([{ $group: { _id: '$team', n: { $sum: 1 } } }]).toArray();
+    expect(byKey(perTeam)).toEqual(byKey([{ _id: 'red', n: 3 }, { _id: 'blue', n: 1 }, { _id: 'green', n: 1 }, { _id: null, n: 1 }]));
+  });
+
   it('bulkWrite applies every kind of operation and counts them', async () => {
     await seedPeople();
     const result = await people().bulkWrite([

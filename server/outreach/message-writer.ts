@@ -68,6 +68,7 @@ const lowerFirst = (s: string) => s.charAt(0).toLowerCase() + s.slice(1);
 const WORDS = {
   en: {
     hi: (n?: string) => (n ? `Hi ${n}` : 'Hi'),
+    hey: (n?: string) => (n ? `Hi ${n}!` : 'Hi!'),
     dear: (n?: string) => (n ? `Dear ${n}` : 'Hello'),
     note: (who: string, what: string) => `I help ${who} with ${what}. I would be glad to connect.`,
     teams: (c?: string, i?: string) => (c ? `teams like ${c}` : i ? `${i} companies` : 'teams like yours'),
@@ -80,6 +81,7 @@ const WORDS = {
   },
   pt: {
     hi: (n?: string) => (n ? `Olá, ${n}` : 'Olá'),
+    hey: (n?: string) => (n ? `Olá, ${n}!` : 'Olá!'),
     dear: (n?: string) => (n ? `Prezado(a) ${n}` : 'Prezado(a)'),
     note: (who: string, what: string) => `Ajudo ${who} com ${what}. Seria um prazer me conectar.`,
     teams: (c?: string, i?: string) => (c ? `empresas como a ${c}` : i ? `empresas de ${i}` : 'empresas como a sua'),
@@ -92,6 +94,7 @@ const WORDS = {
   },
   es: {
     hi: (n?: string) => (n ? `Hola, ${n}` : 'Hola'),
+    hey: (n?: string) => (n ? `¡Hola, ${n}!` : '¡Hola!'),
     dear: (n?: string) => (n ? `Estimado/a ${n}` : 'Estimado/a'),
     note: (who: string, what: string) => `Ayudo a ${who} con ${what}. Me encantaría conectar.`,
     teams: (c?: string, i?: string) => (c ? `empresas como ${c}` : i ? `empresas de ${i}` : 'empresas como la suya'),
@@ -126,7 +129,7 @@ export function builtInMessage(brief: Brief, values: Record<string, string>): Me
     ...(sign ? [sign] : []),
   ].join('\n');
   return {
-    connectionNote: clip(`${w.hi(row.firstName)}! ${w.note(who, what)}${sign ? ` — ${sign}` : ''}`, LIMITS.connectionNote),
+    connectionNote: clip(`${w.hey(row.firstName)} ${w.note(who, what)}${sign ? ` — ${sign}` : ''}`, LIMITS.connectionNote),
     emailSubject: clip(w.subject(gist(brief.offering, 90), row.company), LIMITS.emailSubject),
     emailBody: clip(body, LIMITS.emailBody),
     writer: 'built-in',

@@ -280,7 +280,7 @@ function conformance(openFresh: () => Promise<Opened>): void {
 
   it('aggregates counts per compound key, and documents missing a key field', async () => {
     await seedPeople();
-    const byKey = (rows: Array<{ _id: unknown }>) => [...rows].sort((a, b) => JSON.stringify(a._id).localeCompare(JSON.stringify(b._id)));
+    const byKey = <T extends { _id: unknown }>(rows: T[]) => [...rows].sort((a, b) => JSON.stringify(a._id).localeCompare(JSON.stringify(b._id)));
     const perTeamAndAge = await people()
       .aggregate<{ _id: { team: string; old: boolean }; n: number }>([
         { $match: { team: { $in: ['red', 'blue'] } } },

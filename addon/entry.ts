@@ -3,13 +3,69 @@
  * The only names Apps Script sees: menu items, triggers and sidebar calls. addon/build.mjs
  * appends a top-level function for each export so Apps Script can find it.
  */
+import { activeJobs, cancelJob, runJobs } from './features/job.ts';
+import { describeJob, jobDeps, NotConfigured, startRun, type Runtime } from './features/runs.ts';
 import { saveSettings, SettingsError, testConnection as runTestConnection } from './features/settings.ts';
 import { urlFetch } from './gas/http.ts';
-import { userProperties } from './gas/properties.ts';
+import { documentProperties, userProperties } from './gas/properties.ts';
+import { documentLock, gasClock, gasTriggers } from './gas/runtime.ts';
+import { sheetNamed } from './gas/sheet.ts';
+
+const DEFAULT_FIELDS = ['email', 'emailStatus', 'title', 'linkedinUrl', 'phone'];
+
+function runtime(): Runtime {
+  return { http: urlFetch(), user: userProperties(), document: documentProperties(), sheet: sheetNamed, triggers: gasTriggers, lock: documentLock(), clock: gasClock };
+}
+
+/** The selected rows of the active sheet, header excluded. */
+function selection(): { sheet: string; first: number; last: number } {
+  const range = SpreadsheetApp.getActiveRange();
+  const sheet = SpreadsheetApp.getActiveSheet();
+  if (!range) return { sheet: sheet.getName(), first: 2, last: sheet.getLastRow() };
+  return { sheet: sheet.getName(), first: Math.max(range.getRow(), 2), last: range.getLastRow() };
+}
+
+function start(kind: 'cnpj' | 'enrich', options = {}): void {
+  const ui = SpreadsheetApp.getUi();
+  const { sheet, first, last } = selection();
+  if (last < first) return void ui.alert('prospecta', 'Select the rows to work on (below the header row).', ui.ButtonSet.OK);
+  try {
+    ui.alert('prospecta', describeJob(startRun(runtime(), kind, sheet, first, last, options)), ui.ButtonSet.OK);
+  } catch (err) {
+    if (!(err instanceof NotConfigured)) throw err;
+    ui.alert('prospecta', err.message, ui.ButtonSet.OK);
+  }
+}
+
+/** Menu: company data for the CNPJ column of the selected rows. */
+export function fillCnpj(): void {
+  start('cnpj');
+}
+
+/** Menu: email, title, LinkedIn and phone for the selected people or companies. */
+export function enrichSelection(): void {
+  start('enrich', { fields: DEFAULT_FIELDS });
+}
+
+/** Time-driven trigger: goes on with the runs an execution had to hand over. */
+export function continueJobs(): void {
+  runJobs(jobDeps(runtime()));
+}
+
+/** Menu: stops every run in progress after its current chunk. */
+export function cancelRuns(): void {
+  const props = documentProperties();
+  const cancelled = activeJobs(props).map((id) => cancelJob(props, id)).filter(Boolean);
+  SpreadsheetApp.getUi().alert('prospecta', cancelled.length ? `Cancelled ${cancelled.length} run(s).` : 'No run in progress.', SpreadsheetApp.getUi().ButtonSet.OK);
+}
 
 export function onOpen(): void {
   SpreadsheetApp.getUi()
     .createAddonMenu()
+    .addItem('Enrich selected rows', 'enrichSelection')
+    .addItem('Fill CNPJ data for selected rows', 'fillCnpj')
+    .addItem('Cancel runs in progress', 'cancelRuns')
+    .addSeparator()
     .addItem('Settings…', 'showSettings')
     .addItem('Test connection', 'testConnection')
     .addToUi();

@@ -1,11 +1,20 @@
 /// <reference types="google-apps-script" />
 import type { PropertiesPort } from '../features/ports.ts';
 
-/** The current user's properties: private to them, shared by no document. */
-export function userProperties(): PropertiesPort {
-  const props = PropertiesService.getUserProperties();
+function wrap(props: GoogleAppsScript.Properties.Properties): PropertiesPort {
   return {
     get: (key) => props.getProperty(key),
     set: (key, value) => void props.setProperty(key, value),
+    delete: (key) => void props.deleteProperty(key),
   };
+}
+
+/** The current user's properties: private to them, shared by no document. */
+export function userProperties(): PropertiesPort {
+  return wrap(PropertiesService.getUserProperties());
+}
+
+/** The document's properties: where a run over its rows keeps its place between executions. */
+export function documentProperties(): PropertiesPort {
+  return wrap(PropertiesService.getDocumentProperties());
 }

@@ -6,7 +6,7 @@ import { buildAddon } from '../../addon/build.mjs';
 describe('addon build', () => {
   it('bundles one Code.js whose top-level functions Apps Script can call, with the manifest', async () => {
     const { exports } = await buildAddon();
-    expect(exports.sort()).toEqual(['onInstall', 'onOpen', 'showSettings', 'testConnection']);
+    expect(exports.sort()).toEqual(['cancelRuns', 'continueJobs', 'enrichSelection', 'fillCnpj', 'onInstall', 'onOpen', 'showSettings', 'testConnection']);
     const code = await readFile(new URL('../../addon/dist/Code.js', import.meta.url), 'utf8');
     const menu: string[] = [];
     const ui = {
@@ -15,13 +15,22 @@ describe('addon build', () => {
           menu.push(`${label}:${fn}`);
           return this;
         },
+        addSeparator() {
+          return this;
+        },
         addToUi() {},
       }),
     };
     const context = vm.createContext({ SpreadsheetApp: { getUi: () => ui } });
     vm.runInContext(code, context);
     vm.runInContext('onOpen()', context);
-    expect(menu).toEqual(['Settings…:showSettings', 'Test connection:testConnection']);
+    expect(menu).toEqual([
+      'Enrich selected rows:enrichSelection',
+      'Fill CNPJ data for selected rows:fillCnpj',
+      'Cancel runs in progress:cancelRuns',
+      'Settings…:showSettings',
+      'Test connection:testConnection',
+    ]);
     for (const name of exports) expect(typeof context[name]).toBe('function');
 
     const manifest = JSON.parse(await readFile(new URL('../../addon/dist/appsscript.json', import.meta.url), 'utf8'));

@@ -131,10 +131,12 @@ function runOne(job: Job, deps: JobDeps, deadline: number): boolean {
     return true;
   }
   let slowest = 0;
+  let chunks = 0;
   while (job.next <= job.last) {
     const current = loadJob(deps.properties, job.id);
     if (current?.state === 'cancelled') return true;
-    if (deps.clock.now() + slowest > deadline) {
+    // Every execution does at least one chunk, then stops while the slowest one still fits.
+    if (chunks > 0 && deps.clock.now() + slowest > deadline) {
       saveJob(deps.properties, job);
       return false;
     }
@@ -164,6 +166,7 @@ function runOne(job: Job, deps: JobDeps, deadline: number): boolean {
     job.next += count;
     saveJob(deps.properties, job);
     slowest = Math.max(slowest, deps.clock.now() - began);
+    chunks++;
   }
   job.state = 'done';
   saveJob(deps.properties, job);

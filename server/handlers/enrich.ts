@@ -20,6 +20,11 @@ export const enrich: Handler<'enrich'> = async (input, ctx) => {
     budget: await spendable(ctx, input.maxCredits),
   };
   const result = await enrichRecord(request, await ctx.services.providers.forWorkspace(ctx.workspaceId), ctx);
+  // Nothing could be tried because the balance (not the caller's cap) cannot pay for it.
+  const priced = result.attempts.some((a) => a.error === 'over the credit budget');
+  if (priced && result.cost === 0 && request.budget === 0 && input.maxCredits !== 0) {
+    throw new ApiError(402, 'insufficient_credits', 'The balance is 0 credits; the providers that could answer cost credits');
+  }
   const charged = result.attempts.filter((a) => a.cost > 0);
   await ctx.charge(result.cost, charged.map((a) => `${a.provider} ${a.cost}`).join(', ') || 'nothing found');
 

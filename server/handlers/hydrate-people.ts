@@ -36,6 +36,9 @@ export const hydratePeople: Handler<'hydratePeople'> = async ({ leads, maxCredit
   const knowns = leads.map((lead, i) => cleanKnown(knownOf(lead), `leads[${i}].cnpj`));
   const slots = await ctx.services.providers.forWorkspace(ctx.workspaceId);
   let budget = await spendable(ctx, maxCredits);
+  if (budget === 0 && leads.length > 0 && maxCredits !== 0) {
+    throw new ApiError(402, 'insufficient_credits', 'The balance is 0 credits; a lead enriched costs 1');
+  }
   const results: Settled[] = leads.map((lead) => ({ ...lead, enriched: false }));
 
   let next = 0;

@@ -67,3 +67,23 @@ export function startServer(env: Record<string, string>): Promise<ServerProcess>
     void exited.then((code) => reject(new Error(`server exited with ${code} before listening:\n${stderr}`)));
   });
 }
+
+/** Starts the fake providers in their own process; resolves with the server variables that point at them. */
+export async function startFakeProviderProcess(): Promise<{ env: Record<string, string>; stop(): void }> {
+  const { build } = await import('esbuild');
+  const { mkdtemp } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const path = await import('node:path');
+  const outfile = path.join(await mkdtemp(path.join(tmpdir(), 'prospecta-fakes-')), 'fakes.mjs');
+  await build({ absWorkingDir: root, entryPoints: ['test/helpers/fake-providers-main.ts'], outfile, bundle: true, platform: 'node', format: 'esm', logLevel: 'warning' });
+  const child = spawn(process.execPath, [outfile], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const env = await new Promise<Record<string, string>>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+      if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0]!));
+    });
+    child.on('exit', (code) => reject(new Error(`fake providers exited ${code}`)));
+  });
+  return { env, stop: () => void child.kill() };
+}

@@ -2,7 +2,6 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Papa from 'papaparse';
-import yauzl from 'yauzl';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkCnpj } from '../../../server/registry-data/cnpj.ts';
 import {
@@ -15,6 +14,7 @@ import {
   type CodeTableEntry,
 } from '../../../server/registry-data/code-tables.ts';
 import { generateRelease, type GeneratedRelease } from '../../../server/registry-data/release-generator.ts';
+import { unzip, type Entry } from '../../helpers/zip.ts';
 
 const ESTABLISHMENTS = 3000;
 const SEED = 7;
@@ -39,26 +39,6 @@ const INNER_NAMES: Record<string, RegExp> = {
 };
 const COLUMNS: Record<string, number> = { Empresas: 7, Estabelecimentos: 30, Socios: 11, Simples: 7 };
 const QUOTED_LINE = /^"[^"]*"(;"[^"]*")*$/;
-
-interface Entry {
-  name: string;
-  bytes: Buffer;
-}
-
-async function unzip(file: string): Promise<Entry[]> {
-  const zip = await yauzl.openPromise(file, { lazyEntries: true });
-  const entries: Entry[] = [];
-  try {
-    for await (const entry of zip.eachEntry()) {
-      const chunks: Buffer[] = [];
-      for await (const chunk of await zip.openReadStreamPromise(entry)) chunks.push(chunk as Buffer);
-      entries.push({ name: entry.fileName, bytes: Buffer.concat(chunks) });
-    }
-  } finally {
-    zip.close();
-  }
-  return entries;
-}
 
 const kindOf = (zip: string) => zip.replace(/\d*\.zip$/, '');
 const parse = (bytes: Buffer) =>

@@ -1,0 +1,191 @@
+/**
+ * The add-on's runs end to end: a sheet in the fake SpreadsheetApp, the add-on's own Apps Script
+ * adapters, real synchronous HTTP to a real prospecta server (its own process, with an imported
+ * synthetic registry and fake providers in another process), columns out.
+ */
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { activeJobs, loadJob, newJob, runJobs } from '../../addon/features/job.ts';
+import { jobDeps, startRun, type Runtime } from '../../addon/features/runs.ts';
+import { saveSettings } from '../../addon/features/settings.ts';
+import { urlFetch } from '../../addon/gas/http.ts';
+import { documentProperties, userProperties } from '../../addon/gas/properties.ts';
+import { documentLock, gasTriggers } from '../../addon/gas/runtime.ts';
+import { sheetNamed } from '../../addon/gas/sheet.ts';
+import { controlSocketPath, sendControl } from '../../server/cli/control.ts';
+import { cnpjCheckDigits } from '../../server/registry-data/cnpj.ts';
+import { installFakeGas, type FakeGas } from '../helpers/fake-gas.ts';
+import { runCli, startFakeProviderProcess, startServer, type ServerProcess } from '../helpers/processes.ts';
+import { unzip } from '../helpers/zip.ts';
+
+let server: ServerProcess;
+let providers: { env: Record<string, string>; stop(): void };
+let dataDir: string;
+let cnpjs: string[];
+let gas: FakeGas;
+
+async function command(name: string, args: Record<string, string>): Promise<any> {
+  const reply = await sendControl(controlSocketPath(dataDir), { command: name, args });
+  if (!reply.ok) throw new Error(reply.message);
+  return reply.result;
+}
+
+async function workspace(credits: number): Promise<string> {
+  const { workspaceId, apiKey } = await command('workspace create', { name: 'Sheet user', plan: 'active' });
+  if (credits > 0) await command('credits grant', { workspace: workspaceId, amount: String(credits) });
+  return apiKey;
+}
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(path.join(tmpdir(), 'prospecta-addon-runs-'));
+  const release = path.join(dataDir, 'release');
+  await runCli(['generate', 'cnpj', '--dir', release, '--establishments', '800'], {});
+  const imported = await runCli(['import', 'cnpj', '--dir', release], { DATA_DIR: dataDir });
+  expect(imported.code).toBe(0);
+  const zips = (await readdir(release)).filter((f) => f.startsWith('Estabelecimentos'));
+  const csv = (await Promise.all(zips.map((f) => unzip(path.join(release, f))))).flat().map((e) => e.bytes.toString('latin1')).join('\n');
+  cnpjs = csv.split('\n').filter(Boolean).map((line) => line.split(';').slice(0, 3).map((f) => f.replace(/"/g, '')).join(''));
+  providers = await startFakeProviderProcess();
+  server = await startServer({ DATA_DIR: dataDir, ...providers.env });
+}, 60_000);
+
+afterAll(async () => {
+  server.child.kill('SIGTERM');
+  await server.exited;
+  providers.stop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+let now = 0;
+function runtime(budgetMs?: number): Runtime {
+  return {
+    http: urlFetch(),
+    user: userProperties(),
+    document: documentProperties(),
+    sheet: sheetNamed,
+    triggers: gasTriggers,
+    lock: documentLock(),
+    // A clock the test moves: each reading is a second later, so budgets are spent predictably.
+    clock: { now: () => (now += 1000), sleep: () => undefined },
+    ...(budgetMs !== undefined ? { budgetMs } : {}),
+  };
+}
+
+beforeEach(() => {
+  gas = installFakeGas();
+});
+afterEach(() => gas.uninstall());
+
+const pretty = (c: string) => c.replace(/^(.{2})(.{3})(.{3})(.{4})(.{2})$/, '$1.$2.$3/$4-$5');
+
+describe('CNPJ fill', () => {
+  it('fills company columns for 600 rows in one fetchAll, and marks what it could not use', async () => {
+    const apiKey = await workspace(10_000);
+    saveSettings(userProperties(), { apiKey, serverUrl: server.url });
+    const wrongDigits = cnpjs[0]!.slice(0, 12) + String((Number(cnpjs[0]!.slice(12)) + 1) % 100).padStart(2, '0');
+    const absent = '99999999' + '0001' + cnpjCheckDigits('999999990001');
+    const rows = [
+      ['Cliente', 'CNPJ'],
+      ...cnpjs.slice(0, 600).map((c, i) => [`Cliente ${i}`, i % 2 ? pretty(c) : c]),
+      ['Sem CNPJ', ''],
+      ['Errado', 'abc'],
+      ['Dígitos', wrongDigits],
+      ['Ausente', absent],
+    ];
+    const sheet = gas.addSheet('Clientes', rows);
+    const calls = gas.http.calls;
+    const job = startRun(runtime(), 'cnpj', 'Clientes', 2, rows.length, {});
+    expect(job.state).toBe('done');
+    expect(gas.http.calls - calls).toBe(1);
+    expect(job.totals).toEqual({ done: 600, failed: 2, skipped: 2, credits: 600 });
+
+    const table = sheet.table();
+    expect(table[0]).toEqual(['Cliente', 'CNPJ', 'prospecta status', 'Razão social', 'Nome fantasia', 'Situação cadastral', 'Atividade principal', 'Cidade/UF', 'Telefone', 'Email', 'Capital social', 'Porte', 'Sócios']);
+    expect(sheet.column('Razão social').slice(0, 600).every((v) => v.length > 0)).toBe(true);
+    expect(sheet.column('prospecta status').slice(0, 600).every((s) => s.startsWith('✓ receita_federal · 1 credit · job '))).toBe(true);
+    expect(sheet.column('prospecta status').slice(600).map((s) => s.replace(/ · job \w+$/, ''))).toEqual([
+      '– no CNPJ',
+      '✗ not a CNPJ',
+      '✗ invalid check digits',
+      '– not found',
+    ]);
+    expect(gas.triggers).toEqual([]);
+  });
+});
+
+describe('long runs', () => {
+  it('hands over before the budget, continues from a trigger, never processes or charges a row twice', async () => {
+    const apiKey = await workspace(10_000);
+    saveSettings(userProperties(), { apiKey, serverUrl: server.url });
+    const rows = [['CNPJ'], ...cnpjs.slice(0, 700).map((c) => [c])];
+    const sheet = gas.addSheet('Grande', rows);
+    // 250 rows a chunk and a budget of one chunk per execution.
+    const deps = () => ({ ...jobDeps(runtime(1)), processors: { cnpj: { ...jobDeps(runtime()).processors.cnpj!, chunkRows: 250 } } });
+    const job = newJob(documentProperties(), { kind: 'cnpj', sheet: 'Grande', first: 2, last: rows.length, options: {} }, runtime().clock);
+    runJobs(deps());
+    expect(loadJob(documentProperties(), job.id)!).toMatchObject({ state: 'running', next: 252 });
+    expect(gas.triggers.map((t) => t.handler)).toEqual(['continueJobs']);
+
+    // An execution dies after writing its chunk but before saving its place.
+    const stale = gas.documentProperties.getProperty(`prospecta.job.${job.id}`)!;
+    runJobs(deps());
+    gas.documentProperties.setProperty(`prospecta.job.${job.id}`, stale);
+
+    let executions = 2;
+    while (activeJobs(documentProperties()).length > 0 && executions < 20) {
+      expect(gas.triggers).toHaveLength(1);
+      runJobs(deps());
+      executions++;
+    }
+    const done = loadJob(documentProperties(), job.id)!;
+    expect(done.state).toBe('done');
+    expect(gas.triggers).toEqual([]);
+    const statuses = sheet.column('prospecta status');
+    expect(statuses.filter((s) => s.startsWith('✓'))).toHaveLength(700);
+    const credits = (await fetch(`${server.url}/v1/api/credits`, { headers: { Authorization: `Bearer ${apiKey}` } }).then((r) => r.json())) as { consumed: number };
+    expect(credits.consumed).toBe(700);
+    expect(done.executions).toBe(3);
+  });
+});
+
+describe('enrich selected rows', () => {
+  it('people through hydrate, companies through enrich; status says who filled what; complete rows are skipped next time', async () => {
+    const apiKey = await workspace(1000);
+    saveSettings(userProperties(), { apiKey, serverUrl: server.url });
+    const sheet = gas.addSheet('Leads', [
+      ['Nome', 'Empresa', 'Site', 'LinkedIn'],
+      ['Ana Souza', 'Acme Software', 'acme.com.br', ''],
+      ['', '', '', 'https://www.linkedin.com/in/carla-mendes'],
+      ['Nobody Here', 'Nowhere', 'nowhere.example', ''],
+      ['', '', '', ''],
+    ]);
+    const options = { fields: ['email', 'title', 'linkedinUrl'] };
+    const job = startRun(runtime(), 'enrich', 'Leads', 2, 5, options);
+    expect(job.state).toBe('done');
+    expect(sheet.column('Email')).toEqual(['ana.souza@acme.com.br', 'carla.mendes@globex.com', '', '']);
+    expect(sheet.column('Title')[0]).toBe('Head of Sales');
+    const statuses = sheet.column('prospecta status').map((s) => s.replace(/ · job \w+$/, ''));
+    expect(statuses[0]).toMatch(/^✓ hunter: email, title.* · 1 credit$/);
+    expect(statuses[1]).toMatch(/^✓ .*email.* · 1 credit$/);
+    expect(statuses[2]).toBe('– nothing found · 0 credits');
+    expect(statuses[3]).toMatch(/^– nothing to look up/);
+    expect(job.totals.credits).toBe(2);
+
+    const again = startRun(runtime(), 'enrich', 'Leads', 2, 3, options);
+    expect(again.totals).toMatchObject({ skipped: 2, credits: 0 });
+  });
+
+  it('a bad key or an empty balance stops the run with a plain message', async () => {
+    saveSettings(userProperties(), { apiKey: `service_live_${'x'.repeat(40)}`, serverUrl: server.url });
+    gas.addSheet('Leads', [['Nome', 'Site'], ['Ana Souza', 'acme.com.br']]);
+    const job = startRun(runtime(), 'enrich', 'Leads', 2, 2, { fields: ['email'] });
+    expect(job).toMatchObject({ state: 'stopped', error: expect.stringMatching(/API key was refused/) });
+
+    const broke = await workspace(0);
+    saveSettings(userProperties(), { apiKey: broke, serverUrl: server.url });
+    const poor = startRun(runtime(), 'enrich', 'Leads', 2, 2, { fields: ['email'] });
+    expect(poor).toMatchObject({ state: 'stopped', error: expect.stringMatching(/Not enough credits/) });
+  });
+});

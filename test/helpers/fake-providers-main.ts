@@ -1,0 +1,19 @@
+/**
+ * The fake providers in a process of their own, for tests whose own thread blocks on synchronous
+ * HTTP (the add-on harness): prints their URLs and keys as one JSON line, serves until killed.
+ */
+import { startFakeApollo, startFakeHunter, startFakePdl, testWorld } from './fake-providers.ts';
+
+const world = testWorld();
+const [apollo, hunter, pdl] = await Promise.all([startFakeApollo(world), startFakeHunter(world), startFakePdl(world)]);
+process.stdout.write(
+  JSON.stringify({
+    APOLLO_URL: apollo.url,
+    APOLLO_API_KEY: apollo.key,
+    HUNTER_URL: hunter.url,
+    HUNTER_VERIFIER_URL: hunter.url,
+    HUNTER_API_KEY: hunter.key,
+    PDL_URL: pdl.url,
+    PDL_API_KEY: pdl.key,
+  }) + '\n',
+);

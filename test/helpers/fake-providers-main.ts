@@ -2,9 +2,10 @@
  * The fake providers in a process of their own, for tests whose own thread blocks on synchronous
  * HTTP (the add-on harness): prints their URLs and keys as one JSON line, serves until killed.
  */
-import { startFakeApollo, startFakeHunter, startFakePdl, testWorld } from './fake-providers.ts';
+import { startFakeApollo, startFakeHunter, startFakePdl, syntheticWorld, testWorld } from './fake-providers.ts';
 
-const world = testWorld();
+// FAKE_WORLD=N adds N synthetic people (benchmarks) to the tests' own four.
+const world = [...testWorld(), ...syntheticWorld(Number(process.env.FAKE_WORLD ?? 0))];
 const [apollo, hunter, pdl] = await Promise.all([startFakeApollo(world), startFakeHunter(world), startFakePdl(world)]);
 process.stdout.write(
   JSON.stringify({

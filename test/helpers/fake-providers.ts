@@ -524,3 +524,24 @@ export function testWorld(): WorldPerson[] {
     { ...base, firstName: 'Diego', lastName: 'Alves', title: 'VP Sales', seniority: 'vp', email: null, verification: 'unknown', linkedinUrl: 'https://www.linkedin.com/in/diego-alves', phone: '+5541977776666', company: 'Globex', domain: 'globex.com', employees: 2400, city: 'Curitiba', state: 'PR' },
   ];
 }
+
+/** `n` people at `n / 50` companies, every one findable (for benchmarks). */
+export function syntheticWorld(n: number): WorldPerson[] {
+  return Array.from({ length: n }, (_, i) => ({
+    firstName: `First${i}`,
+    lastName: `Last${i}`,
+    title: 'Head of Sales',
+    seniority: 'head',
+    email: `person${i}@company${i % 50}.example`,
+    verification: 'valid',
+    linkedinUrl: `https://www.linkedin.com/in/person-${i}`,
+    phone: null,
+    company: `Company ${i % 50}`,
+    domain: `company${i % 50}.example`,
+    industry: 'Computer Software',
+    employees: 120,
+    city: 'São Paulo',
+    state: 'SP',
+    country: 'Brazil',
+  }));
+}

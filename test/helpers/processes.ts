@@ -2,7 +2,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
+// PROSPECTA_ROOT: when this file runs bundled elsewhere (bench:addon).
+const root = process.env.PROSPECTA_ROOT ?? fileURLToPath(new URL('../..', import.meta.url));
 
 export interface CliResult {
   code: number | null;
@@ -69,14 +70,14 @@ export function startServer(env: Record<string, string>): Promise<ServerProcess>
 }
 
 /** Starts the fake providers in their own process; resolves with the server variables that point at them. */
-export async function startFakeProviderProcess(): Promise<{ env: Record<string, string>; stop(): void }> {
+export async function startFakeProviderProcess(worldSize = 0): Promise<{ env: Record<string, string>; stop(): void }> {
   const { build } = await import('esbuild');
   const { mkdtemp } = await import('node:fs/promises');
   const { tmpdir } = await import('node:os');
   const path = await import('node:path');
   const outfile = path.join(await mkdtemp(path.join(tmpdir(), 'prospecta-fakes-')), 'fakes.mjs');
   await build({ absWorkingDir: root, entryPoints: ['test/helpers/fake-providers-main.ts'], outfile, bundle: true, platform: 'node', format: 'esm', logLevel: 'warning' });
-  const child = spawn(process.execPath, [outfile], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [outfile], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, FAKE_WORLD: String(worldSize) } });
   const env = await new Promise<Record<string, string>>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d) => {

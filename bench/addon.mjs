@@ -1,0 +1,15 @@
+// npm run bench:addon — bundles bench/addon-harness.ts (the add-on with the test harness's Apps
+// Script fakes) into node_modules/.cache, beside the harness's HTTP worker, and runs it.
+import { spawn } from 'node:child_process';
+import { copyFile, mkdir } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const dir = `${root}node_modules/.cache/prospecta-bench-addon`;
+await mkdir(dir, { recursive: true });
+await build({ absWorkingDir: root, entryPoints: ['bench/addon-harness.ts'], outfile: `${dir}/harness.mjs`, bundle: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'warning' });
+// The synchronous HTTP of the fake UrlFetchApp runs in this worker, found beside the bundle.
+await copyFile(`${root}test/helpers/sync-http-worker.mjs`, `${dir}/sync-http-worker.mjs`);
+const child = spawn(process.execPath, [`${dir}/harness.mjs`], { cwd: root, stdio: 'inherit', env: { ...process.env, PROSPECTA_ROOT: root } });
+child.on('exit', (code) => process.exit(code ?? 1));

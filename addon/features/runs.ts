@@ -4,6 +4,7 @@
  */
 import { ProspectaClient } from '../api/client.ts';
 import type { HttpPort } from '../api/http.ts';
+import { aiColumnProcessor, researchProcessor, type AiColumnOptions, type ResearchOptions } from './ai-columns.ts';
 import { cnpjProcessor } from './cnpj-fill.ts';
 import { enrichProcessor, type EnrichOptions } from './enrich-rows.ts';
 import { newJob, runJobs, type Job, type JobDeps } from './job.ts';
@@ -33,13 +34,20 @@ export function jobDeps(rt: Runtime): JobDeps {
     triggers: rt.triggers,
     lock: rt.lock,
     clock: rt.clock,
-    processors: { cnpj: cnpjProcessor(client, rt.http, rt.clock), enrich: enrichProcessor(client, rt.http, rt.clock) },
+    processors: {
+      cnpj: cnpjProcessor(client, rt.http, rt.clock),
+      enrich: enrichProcessor(client, rt.http, rt.clock),
+      aiColumn: aiColumnProcessor(client, rt.http, rt.clock),
+      research: researchProcessor(client, rt.http, rt.clock),
+    },
     ...(rt.budgetMs !== undefined ? { budgetMs: rt.budgetMs } : {}),
   };
 }
 
 /** Rows `first`…`last` of a sheet (the header row excluded), run now and continued by triggers. */
-export function startRun(rt: Runtime, kind: 'cnpj' | 'enrich', sheetName: string, first: number, last: number, options: EnrichOptions | Record<string, never> = {}): Job {
+export type RunKind = 'cnpj' | 'enrich' | 'aiColumn' | 'research';
+
+export function startRun(rt: Runtime, kind: RunKind, sheetName: string, first: number, last: number, options: EnrichOptions | AiColumnOptions | ResearchOptions | Record<string, never> = {}): Job {
   const deps = jobDeps(rt);
   const job = newJob(rt.document, { kind, sheet: sheetName, first: Math.max(first, 2), last, options: options as Record<string, unknown> }, rt.clock);
   const ran = runJobs(deps).find((j) => j.id === job.id);

@@ -150,6 +150,28 @@ describe('long runs', () => {
   });
 });
 
+describe('AI column and research column', () => {
+  it('one value per row from the chosen context columns; research answers in their own column', async () => {
+    const apiKey = await workspace(100);
+    saveSettings(userProperties(), { apiKey, serverUrl: server.url });
+    const sheet = gas.addSheet('Contas', [
+      ['Empresa', 'Cidade', 'Notas'],
+      ['Padaria Sol', 'Recife', 'cliente antigo'],
+      ['Acme Software', 'Curitiba', ''],
+    ]);
+    const job = startRun(runtime(), 'aiColumn', 'Contas', 2, 3, { instruction: 'setor em duas palavras', context: ['Empresa', 'Cidade'], output: 'Setor' });
+    expect(job.state).toBe('done');
+    expect(sheet.column('Setor')).toEqual(['setor em duas palavras: Padaria Sol', 'setor em duas palavras: Acme Software']);
+    expect(sheet.column('prospecta status')[0]).toMatch(/^✓ 1 credit · job/);
+    const again = startRun(runtime(), 'aiColumn', 'Contas', 2, 2, { instruction: 'setor em duas palavras', context: ['Empresa', 'Cidade'], output: 'Setor' });
+    expect(again.totals.credits).toBe(0);
+
+    const research = startRun(runtime(), 'research', 'Contas', 2, 3, { prompt: 'Vendem para hospitais?', context: [], output: 'Pesquisa', webSearch: false });
+    expect(research.totals).toMatchObject({ done: 2, credits: 4 });
+    expect(sheet.column('Pesquisa')[0]).toBe('About Padaria Sol: nothing in the row says.');
+  });
+});
+
 describe('enrich selected rows', () => {
   it('people through hydrate, companies through enrich; status says who filled what; complete rows are skipped next time', async () => {
     const apiKey = await workspace(1000);

@@ -3,13 +3,16 @@
  * The only names Apps Script sees: menu items, triggers and sidebar calls. addon/build.mjs
  * appends a top-level function for each export so Apps Script can find it.
  */
+import { ProspectaClient } from './api/client.ts';
+import { createCampaignFromRows, PROSPECTS_TAB, refreshProspects, syncProspects } from './features/campaigns.ts';
+import { plainError } from './features/errors.ts';
 import { activeJobs, cancelJob, runJobs } from './features/job.ts';
 import { describeJob, jobDeps, NotConfigured, startRun, type Runtime } from './features/runs.ts';
-import { saveSettings, SettingsError, testConnection as runTestConnection } from './features/settings.ts';
+import { loadSettings, saveSettings, SettingsError, testConnection as runTestConnection } from './features/settings.ts';
 import { urlFetch } from './gas/http.ts';
 import { documentProperties, userProperties } from './gas/properties.ts';
 import { documentLock, gasClock, gasTriggers } from './gas/runtime.ts';
-import { sheetNamed } from './gas/sheet.ts';
+import { sheetNamed, sheetOrNew } from './gas/sheet.ts';
 
 const DEFAULT_FIELDS = ['email', 'emailStatus', 'title', 'linkedinUrl', 'phone'];
 
@@ -66,6 +69,10 @@ export function onOpen(): void {
     .addItem('Fill CNPJ data for selected rows', 'fillCnpj')
     .addItem('Cancel runs in progress', 'cancelRuns')
     .addSeparator()
+    .addItem('Create campaign from selected rows…', 'createCampaignFromSelection')
+    .addItem('Refresh prospects', 'refreshProspectsTab')
+    .addItem('Sync prospect edits', 'syncProspectEdits')
+    .addSeparator()
     .addItem('Settings…', 'showSettings')
     .addItem('Test connection', 'testConnection')
     .addToUi();
@@ -93,4 +100,60 @@ export function showSettings(): void {
 export function testConnection(): void {
   const ui = SpreadsheetApp.getUi();
   ui.alert('prospecta', runTestConnection(userProperties(), urlFetch()).message, ui.ButtonSet.OK);
+}
+
+function client(): ProspectaClient | null {
+  const settings = loadSettings(userProperties());
+  if (!settings) SpreadsheetApp.getUi().alert('prospecta', 'Open Settings and enter your API key and server URL first.', SpreadsheetApp.getUi().ButtonSet.OK);
+  return settings ? new ProspectaClient(urlFetch(), settings) : null;
+}
+
+function ask(title: string, prompt: string): string | null {
+  const ui = SpreadsheetApp.getUi();
+  const answer = ui.prompt(title, prompt, ui.ButtonSet.OK_CANCEL);
+  return answer.getSelectedButton() === ui.Button.OK && answer.getResponseText().trim() ? answer.getResponseText().trim() : null;
+}
+
+/** Menu: a campaign (draft) from the selected rows, one personalized message per row. */
+export function createCampaignFromSelection(): void {
+  const api = client();
+  if (!api) return;
+  const ui = SpreadsheetApp.getUi();
+  const { sheet, first, last } = selection();
+  const name = ask('New campaign', 'Campaign name');
+  const offering = name && ask('New campaign', 'What are you offering? (one or two sentences)');
+  if (!name || !offering) return;
+  try {
+    const { created } = createCampaignFromRows(api, documentProperties(), sheetNamed(sheet)!, first, last, { name, offering });
+    const count = refreshProspects(api, documentProperties().get('prospecta.campaign')!, sheetOrNew(PROSPECTS_TAB));
+    ui.alert('prospecta', `Campaign "${name}" created with ${created} prospects; review them in the ${PROSPECTS_TAB} tab (${count} rows).`, ui.ButtonSet.OK);
+  } catch (err) {
+    ui.alert('prospecta', plainError(err), ui.ButtonSet.OK);
+  }
+}
+
+/** Menu: the Prospects tab from the server's current state. */
+export function refreshProspectsTab(): void {
+  const api = client();
+  const campaignId = documentProperties().get('prospecta.campaign');
+  if (!api || !campaignId) return;
+  try {
+    refreshProspects(api, campaignId, sheetOrNew(PROSPECTS_TAB));
+  } catch (err) {
+    SpreadsheetApp.getUi().alert('prospecta', plainError(err), SpreadsheetApp.getUi().ButtonSet.OK);
+  }
+}
+
+/** Menu: sends the edits made in the Prospects tab. */
+export function syncProspectEdits(): void {
+  const api = client();
+  const campaignId = documentProperties().get('prospecta.campaign');
+  if (!api || !campaignId) return;
+  const ui = SpreadsheetApp.getUi();
+  try {
+    const { updated, problems } = syncProspects(api, campaignId, sheetOrNew(PROSPECTS_TAB));
+    ui.alert('prospecta', `${updated} prospect(s) updated.${problems.length ? `\nNot sent:\n${problems.join('\n')}` : ''}`, ui.ButtonSet.OK);
+  } catch (err) {
+    ui.alert('prospecta', plainError(err), ui.ButtonSet.OK);
+  }
 }

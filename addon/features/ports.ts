@@ -18,6 +18,9 @@ export interface SheetPort {
   /** One column's cells from row `first` down. */
   writeColumn(first: number, column: number, values: string[]): void;
   setNote(row: number, column: number, note: string): void;
+  hideColumn(column: number): void;
+  /** Replaces the whole content with these rows (header first). */
+  replaceAll(rows: string[][]): void;
 }
 
 export interface Clock {

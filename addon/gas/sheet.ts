@@ -31,7 +31,21 @@ export function sheetPort(sheet: GoogleAppsScript.Spreadsheet.Sheet): SheetPort 
     setNote(row, column, note) {
       sheet.getRange(row, column).setNote(note);
     },
+    hideColumn(column) {
+      sheet.hideColumns(column);
+    },
+    replaceAll(rows) {
+      sheet.clearContents();
+      const width = Math.max(...rows.map((r) => r.length));
+      if (rows.length > 0 && width > 0) sheet.getRange(1, 1, rows.length, width).setValues(rows.map((r) => [...r, ...Array(width - r.length).fill('')]));
+    },
   };
+}
+
+/** The tab with this name, created when missing. */
+export function sheetOrNew(name: string): SheetPort {
+  const book = SpreadsheetApp.getActiveSpreadsheet();
+  return sheetPort(book.getSheetByName(name) ?? book.insertSheet(name));
 }
 
 export function sheetNamed(name: string): SheetPort | null {

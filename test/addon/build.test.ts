@@ -6,7 +6,19 @@ import { buildAddon } from '../../addon/build.mjs';
 describe('addon build', () => {
   it('bundles one Code.js whose top-level functions Apps Script can call, with the manifest', async () => {
     const { exports } = await buildAddon();
-    expect(exports.sort()).toEqual(['cancelRuns', 'continueJobs', 'enrichSelection', 'fillCnpj', 'onInstall', 'onOpen', 'showSettings', 'testConnection']);
+    expect(exports.sort()).toEqual([
+      'cancelRuns',
+      'continueJobs',
+      'createCampaignFromSelection',
+      'enrichSelection',
+      'fillCnpj',
+      'onInstall',
+      'onOpen',
+      'refreshProspectsTab',
+      'showSettings',
+      'syncProspectEdits',
+      'testConnection',
+    ]);
     const code = await readFile(new URL('../../addon/dist/Code.js', import.meta.url), 'utf8');
     const menu: string[] = [];
     const ui = {
@@ -28,6 +40,9 @@ describe('addon build', () => {
       'Enrich selected rows:enrichSelection',
       'Fill CNPJ data for selected rows:fillCnpj',
       'Cancel runs in progress:cancelRuns',
+      'Create campaign from selected rows…:createCampaignFromSelection',
+      'Refresh prospects:refreshProspectsTab',
+      'Sync prospect edits:syncProspectEdits',
       'Settings…:showSettings',
       'Test connection:testConnection',
     ]);

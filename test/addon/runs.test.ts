@@ -8,12 +8,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { activeJobs, loadJob, newJob, runJobs } from '../../addon/features/job.ts';
+import { ProspectaClient } from '../../addon/api/client.ts';
+import { createCampaignFromRows, PROSPECTS_TAB, refreshProspects, ROW_ID_COLUMN, syncProspects } from '../../addon/features/campaigns.ts';
 import { jobDeps, startRun, type Runtime } from '../../addon/features/runs.ts';
 import { saveSettings } from '../../addon/features/settings.ts';
 import { urlFetch } from '../../addon/gas/http.ts';
 import { documentProperties, userProperties } from '../../addon/gas/properties.ts';
 import { documentLock, gasTriggers } from '../../addon/gas/runtime.ts';
-import { sheetNamed } from '../../addon/gas/sheet.ts';
+import { sheetNamed, sheetOrNew } from '../../addon/gas/sheet.ts';
 import { controlSocketPath, sendControl } from '../../server/cli/control.ts';
 import { cnpjCheckDigits } from '../../server/registry-data/cnpj.ts';
 import { installFakeGas, type FakeGas } from '../helpers/fake-gas.ts';
@@ -209,5 +211,48 @@ describe('enrich selected rows', () => {
     saveSettings(userProperties(), { apiKey: broke, serverUrl: server.url });
     const poor = startRun(runtime(), 'enrich', 'Leads', 2, 2, { fields: ['email'] });
     expect(poor).toMatchObject({ state: 'stopped', error: expect.stringMatching(/Not enough credits/) });
+  });
+});
+
+describe('campaign from selected rows', () => {
+  it('ids rows, syncs them, creates the campaign 25 rows at a time; the Prospects tab syncs edits back', async () => {
+    const apiKey = await workspace(10);
+    saveSettings(userProperties(), { apiKey, serverUrl: server.url });
+    const rows = [['Nome', 'Empresa', 'Cargo'], ...Array.from({ length: 30 }, (_, i) => [`Pessoa ${i} Souza`, `Empresa ${i}`, 'CEO'])];
+    const leads = gas.addSheet('Leads', rows);
+    const client = new ProspectaClient(urlFetch(), { apiKey, baseUrl: server.url });
+    const { campaignId, created } = createCampaignFromRows(client, documentProperties(), sheetNamed('Leads')!, 2, 31, {
+      name: 'Planilha',
+      offering: 'Automação de agenda para clínicas.',
+      language: 'pt-BR',
+    });
+    expect(created).toBe(30);
+    const ids = leads.column(ROW_ID_COLUMN);
+    expect(new Set(ids).size).toBe(30);
+    expect(leads.hidden.has(leads.table()[0]!.indexOf(ROW_ID_COLUMN) + 1)).toBe(true);
+    // Running it again on the same rows reuses their ids: the campaign skips them.
+    const sheetId = documentProperties().get('prospecta.sheetId.Leads')!;
+    expect(client.call('addProspects', { campaignId, sheetId, rowIds: ids.slice(0, 3) })).toMatchObject({ added: 0, skipped: 3 });
+
+    const tab = sheetOrNew(PROSPECTS_TAB);
+    expect(refreshProspects(client, campaignId, tab)).toBe(30);
+    const sheet = gas.spreadsheet.sheets.find((s) => s.getName() === PROSPECTS_TAB)!;
+    expect(sheet.column('Connection note')[0]).toMatch(/^Olá, Pessoa!/);
+    // The reviewer edits two cells and mistypes a status.
+    const headers = sheet.table()[0]!;
+    sheet.put(2, headers.indexOf('Status') + 1, 'Replied');
+    sheet.put(3, headers.indexOf('Email subject') + 1, 'Assunto revisado');
+    const first = syncProspects(client, campaignId, tab);
+    expect(first).toEqual({ updated: 2, problems: [] });
+    const prospects = client.call('listProspects', { campaignId }).prospects;
+    expect(prospects.filter((p) => p.status === 'replied')).toHaveLength(1);
+    expect(prospects.some((p) => p.emailSubject === 'Assunto revisado')).toBe(true);
+    const events = client.call('listProspectEvents', { prospectId: sheet.column('Prospect id')[0]! }).events.map((e) => e.type);
+    expect(events).toContain('status_changed');
+
+    sheet.put(4, headers.indexOf('Status') + 1, 'done');
+    const second = syncProspects(client, campaignId, tab);
+    expect(second.problems[0]).toMatch(/row 4: status must be one of/);
+    expect(sheet.column('Status')[2]).toBe('done'); // kept for the user to fix
   });
 });

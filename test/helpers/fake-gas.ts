@@ -81,6 +81,16 @@ export class FakeSheet {
     return new FakeRange(this, row, column, rows, columns);
   }
 
+  readonly hidden = new Set<number>();
+  hideColumns(column: number, count = 1): void {
+    for (let c = column; c < column + count; c++) this.hidden.add(c);
+  }
+
+  clearContents(): FakeSheet {
+    this.grid.length = 0;
+    return this;
+  }
+
   /** The sheet as text, header included, for assertions. */
   table(): string[][] {
     const columns = this.getLastColumn();

@@ -11,6 +11,7 @@ import { activeJobs, loadJob, newJob, runJobs } from '../../addon/features/job.t
 import { ProspectaClient } from '../../addon/api/client.ts';
 import { createCampaignFromRows, PROSPECTS_TAB, refreshProspects, ROW_ID_COLUMN, syncProspects } from '../../addon/features/campaigns.ts';
 import { jobDeps, startRun, type Runtime } from '../../addon/features/runs.ts';
+import { searchCompaniesIntoSheet, searchPeopleIntoSheet } from '../../addon/features/search.ts';
 import { saveSettings } from '../../addon/features/settings.ts';
 import { urlFetch } from '../../addon/gas/http.ts';
 import { documentProperties, userProperties } from '../../addon/gas/properties.ts';
@@ -254,5 +255,19 @@ describe('campaign from selected rows', () => {
     const second = syncProspects(client, campaignId, tab);
     expect(second.problems[0]).toMatch(/row 4: status must be one of/);
     expect(sheet.column('Status')[2]).toBe('done'); // kept for the user to fix
+  });
+});
+
+describe('search into a sheet', () => {
+  it('writes people and companies found to new tabs', async () => {
+    const apiKey = await workspace(100);
+    const client = new ProspectaClient(urlFetch(), { apiKey, baseUrl: server.url });
+    expect(searchCompaniesIntoSheet(client, { state: 'SP', limit: 5 }, sheetOrNew('Empresas SP'))).toBeGreaterThan(0);
+    const companies = gas.spreadsheet.sheets.find((s) => s.getName() === 'Empresas SP')!;
+    expect(companies.table()[0]!.slice(0, 3)).toEqual(['CNPJ', 'Razão social', 'Nome fantasia']);
+    expect(companies.column('Cidade/UF').every((c) => c.endsWith('/SP'))).toBe(true);
+    const found = searchPeopleIntoSheet(client, { sourceOrder: ['receita_federal'], limit: 5 }, sheetOrNew('Sócios'));
+    expect(found).toBe(5);
+    expect(gas.spreadsheet.sheets.find((s) => s.getName() === 'Sócios')!.column('Source')).toEqual(Array(5).fill('receita_federal'));
   });
 });

@@ -6,8 +6,9 @@
 import { ProspectaClient } from './api/client.ts';
 import { createCampaignFromRows, PROSPECTS_TAB, refreshProspects, syncProspects } from './features/campaigns.ts';
 import { plainError } from './features/errors.ts';
-import { activeJobs, cancelJob, runJobs } from './features/job.ts';
-import { describeJob, jobDeps, NotConfigured, startRun, type Runtime } from './features/runs.ts';
+import { FIELD_LABELS } from './features/enrich-rows.ts';
+import { activeJobs, cancelJob, loadJob, runJobs } from './features/job.ts';
+import { describeJob, jobDeps, NotConfigured, startRun, type RunKind, type Runtime } from './features/runs.ts';
 import { loadSettings, saveSettings, SettingsError, testConnection as runTestConnection } from './features/settings.ts';
 import { urlFetch } from './gas/http.ts';
 import { documentProperties, userProperties } from './gas/properties.ts';
@@ -65,6 +66,7 @@ export function cancelRuns(): void {
 export function onOpen(): void {
   SpreadsheetApp.getUi()
     .createAddonMenu()
+    .addItem('Open prospecta', 'showSidebar')
     .addItem('Enrich selected rows', 'enrichSelection')
     .addItem('Fill CNPJ data for selected rows', 'fillCnpj')
     .addItem('Cancel runs in progress', 'cancelRuns')
@@ -156,4 +158,63 @@ export function syncProspectEdits(): void {
   } catch (err) {
     ui.alert('prospecta', plainError(err), ui.ButtonSet.OK);
   }
+}
+
+/** Menu: the sidebar, where every run is configured. */
+export function showSidebar(): void {
+  SpreadsheetApp.getUi().showSidebar(HtmlService.createHtmlOutputFromFile('Sidebar').setTitle('prospecta'));
+}
+
+/** For the sidebar: settings, the fields on offer, the active sheet's headers, the last run. */
+export function sidebarState() {
+  const settings = loadSettings(userProperties());
+  let fields = Object.keys(FIELD_LABELS);
+  let balance: string | null = null;
+  if (settings) {
+    const api = new ProspectaClient(urlFetch(), settings);
+    try {
+      const credits = api.call('getCredits', {});
+      balance = `${credits.balance} credits`;
+      fields = (api.call('listProviders', {}) as { enrichmentFields?: string[] }).enrichmentFields ?? fields;
+    } catch (err) {
+      balance = plainError(err);
+    }
+  }
+  const sheet = SpreadsheetApp.getActiveSheet();
+  const columns = sheet.getLastColumn();
+  const headers = columns ? sheet.getRange(1, 1, 1, columns).getValues()[0]!.map(String).filter((h) => h && !h.startsWith('prospecta')) : [];
+  const { first, last } = selection();
+  const lastJob = documentProperties().get('prospecta.lastJob');
+  const job = lastJob ? loadJob(documentProperties(), lastJob) : null;
+  return {
+    configured: Boolean(settings),
+    balance,
+    fields,
+    labels: FIELD_LABELS,
+    headers,
+    selectedRows: Math.max(0, last - first + 1),
+    run: job ? { id: job.id, text: describeJob(job), running: job.state === 'running' } : null,
+  };
+}
+
+/** For the sidebar: starts a run on the selected rows. Errors reach the sidebar's failure handler. */
+export function sidebarStart(kind: RunKind, options: Record<string, unknown>) {
+  const { sheet, first, last } = selection();
+  if (last < first) throw new Error('Select the rows to work on (below the header row).');
+  const job = startRun(runtime(), kind, sheet, first, last, options as never);
+  documentProperties().set('prospecta.lastJob', job.id);
+  return sidebarState();
+}
+
+export function sidebarCancel() {
+  const props = documentProperties();
+  for (const id of activeJobs(props)) cancelJob(props, id);
+  return sidebarState();
+}
+
+export function sidebarSaveSettings(apiKey: string, serverUrl: string): string {
+  saveSettings(userProperties(), { apiKey, serverUrl });
+  const result = runTestConnection(userProperties(), urlFetch());
+  if (!result.ok) throw new Error(result.message);
+  return result.message;
 }

@@ -16,6 +16,11 @@ describe('addon build', () => {
       'onOpen',
       'refreshProspectsTab',
       'showSettings',
+      'showSidebar',
+      'sidebarCancel',
+      'sidebarSaveSettings',
+      'sidebarStart',
+      'sidebarState',
       'syncProspectEdits',
       'testConnection',
     ]);
@@ -37,6 +42,7 @@ describe('addon build', () => {
     vm.runInContext(code, context);
     vm.runInContext('onOpen()', context);
     expect(menu).toEqual([
+      'Open prospecta:showSidebar',
       'Enrich selected rows:enrichSelection',
       'Fill CNPJ data for selected rows:fillCnpj',
       'Cancel runs in progress:cancelRuns',

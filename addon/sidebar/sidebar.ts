@@ -1,0 +1,151 @@
+/**
+ * The sidebar's script: forms that validate before anything is sent, progress that polls while
+ * a run works, and errors in plain words. It talks to the add-on only through google.script.run.
+ */
+interface SidebarState {
+  configured: boolean;
+  balance: string | null;
+  fields: string[];
+  labels: Record<string, string>;
+  headers: string[];
+  selectedRows: number;
+  run: { id: string; text: string; running: boolean } | null;
+}
+
+declare const google: {
+  script: {
+    run: {
+      withSuccessHandler(fn: (value: any) => void): any;
+    };
+  };
+};
+
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+let state: SidebarState | null = null;
+let polling: ReturnType<typeof setInterval> | null = null;
+
+function call(name: string, ...args: unknown[]): Promise<any> {
+  return new Promise((resolve, reject) => {
+    google.script.run.withSuccessHandler(resolve).withFailureHandler((err: Error) => reject(err))[name](...args);
+  });
+}
+
+function showError(message: string | null): void {
+  const box = $('error');
+  box.hidden = !message;
+  box.textContent = message ?? '';
+}
+
+function required(...ids: string[]): boolean {
+  let ok = true;
+  for (const id of ids) {
+    const el = $<HTMLInputElement>(id);
+    const empty = el.value.trim() === '';
+    el.classList.toggle('invalid', empty);
+    if (empty) ok = false;
+  }
+  if (!ok) showError('Fill in the fields marked in red.');
+  return ok;
+}
+
+function checked(container: string): string[] {
+  return [...$(container).querySelectorAll<HTMLInputElement>('input[type=checkbox]:checked')].map((el) => el.value);
+}
+
+function checkboxes(container: string, values: string[], labels: Record<string, string>, on: string[]): void {
+  $(container).innerHTML = '';
+  for (const value of values) {
+    const label = document.createElement('label');
+    label.className = 'inline';
+    const box = document.createElement('input');
+    box.type = 'checkbox';
+    box.value = value;
+    box.checked = on.includes(value);
+    label.append(box, document.createTextNode(labels[value] ?? value));
+    $(container).append(label);
+  }
+}
+
+function render(next: SidebarState): void {
+  const first = state === null;
+  state = next;
+  $('balance').textContent = next.balance ?? '';
+  if (first) {
+    checkboxes('fields', next.fields, next.labels, ['email', 'title', 'linkedinUrl']);
+    checkboxes('ai-context', next.headers, {}, next.headers);
+    if (!next.configured) select('settings');
+  }
+  const rows = next.selectedRows;
+  $('enrich-estimate').textContent = rows ? `${rows} selected row(s): at most ${rows} credit(s) for people; companies cost what their providers charge.` : 'Select the rows to enrich.';
+  $('cnpj-estimate').textContent = rows ? `${rows} selected row(s): at most ${rows} credit(s).` : 'Select the rows with CNPJs.';
+  const progress = $('progress');
+  progress.hidden = !next.run;
+  $('progress-text').textContent = next.run?.text ?? '';
+  $('cancel').hidden = !next.run?.running;
+  if (next.run?.running && !polling) polling = setInterval(refresh, 5000);
+  if (!next.run?.running && polling) {
+    clearInterval(polling);
+    polling = null;
+  }
+}
+
+async function refresh(): Promise<void> {
+  try {
+    render(await call('sidebarState'));
+  } catch (err) {
+    showError((err as Error).message);
+  }
+}
+
+async function start(kind: string, options: Record<string, unknown>, button: string): Promise<void> {
+  showError(null);
+  const el = $<HTMLButtonElement>(button);
+  el.disabled = true;
+  try {
+    render(await call('sidebarStart', kind, options));
+  } catch (err) {
+    showError((err as Error).message);
+  } finally {
+    el.disabled = false;
+  }
+}
+
+function select(tab: string): void {
+  document.querySelectorAll('nav button').forEach((b) => b.classList.toggle('active', (b as HTMLElement).dataset.tab === tab));
+  document.querySelectorAll('.tab').forEach((s) => s.classList.toggle('active', s.id === tab));
+}
+
+document.querySelectorAll('nav button').forEach((b) => b.addEventListener('click', () => select((b as HTMLElement).dataset.tab!)));
+
+$('run-enrich').addEventListener('click', () => {
+  const fields = checked('fields');
+  if (fields.length === 0) return showError('Choose at least one field to fill.');
+  const cap = $<HTMLInputElement>('maxCredits').value.trim();
+  const order = $<HTMLInputElement>('providerOrder').value.split(',').map((s) => s.trim()).filter(Boolean);
+  void start('enrich', { fields, ...(order.length ? { providerOrder: order } : {}), ...(cap ? { maxCredits: Number(cap) } : {}), overwrite: $<HTMLInputElement>('overwrite').checked }, 'run-enrich');
+});
+$('run-cnpj').addEventListener('click', () => void start('cnpj', {}, 'run-cnpj'));
+$('run-ai').addEventListener('click', () => {
+  if (!required('instruction', 'ai-output')) return;
+  void start('aiColumn', { instruction: $<HTMLInputElement>('instruction').value.trim(), output: $<HTMLInputElement>('ai-output').value.trim(), context: checked('ai-context') }, 'run-ai');
+});
+$('run-research').addEventListener('click', () => {
+  if (!required('prompt', 'research-output')) return;
+  void start('research', { prompt: $<HTMLInputElement>('prompt').value.trim(), output: $<HTMLInputElement>('research-output').value.trim(), context: [], webSearch: $<HTMLInputElement>('webSearch').checked }, 'run-research');
+});
+$('save-settings').addEventListener('click', async () => {
+  if (!required('apiKey', 'serverUrl')) return;
+  showError(null);
+  try {
+    const message: string = await call('sidebarSaveSettings', $<HTMLInputElement>('apiKey').value, $<HTMLInputElement>('serverUrl').value);
+    $('balance').textContent = message;
+    await refresh();
+  } catch (err) {
+    showError((err as Error).message);
+  }
+});
+$('cancel').addEventListener('click', async () => {
+  render(await call('sidebarCancel'));
+});
+
+void refresh();

@@ -1,0 +1,54 @@
+/** How a chunk's requests survive the server's answers: 429 waits and retries, 5xx stays with its row, 401/402 stop. */
+import { describe, expect, it } from 'vitest';
+import { ProspectaClient } from '../../addon/api/client.ts';
+import type { HttpPort, HttpRequest, HttpResponse } from '../../addon/api/http.ts';
+import { StopJob } from '../../addon/features/job.ts';
+import { sendAll } from '../../addon/features/send.ts';
+
+const json = (status: number, body: unknown, headers: Record<string, string> = {}): HttpResponse => ({ status, headers, body: JSON.stringify(body) });
+
+function scripted(answers: HttpResponse[][]): HttpPort & { rounds: HttpRequest[][] } {
+  const rounds: HttpRequest[][] = [];
+  return {
+    rounds,
+    fetch: () => {
+      throw new Error('not used');
+    },
+    fetchAll(requests) {
+      rounds.push(requests);
+      return answers[rounds.length - 1]!;
+    },
+  };
+}
+
+const client = (http: HttpPort) => new ProspectaClient(http, { baseUrl: 'https://prospecta.test', apiKey: 'service_live_x' });
+const ok = { results: [], notFound: [], invalid: [], sources: [] };
+
+describe('sendAll', () => {
+  it('waits as Retry-After says after a 429, resends only those, and goes on', () => {
+    const slept: number[] = [];
+    const http = scripted([[json(200, ok), json(429, { error: 'rate_limited', message: 'slow down' }, { 'Retry-After': '7' })], [json(200, ok)]]);
+    const out = sendAll(client(http), http, { now: () => 0, sleep: (ms) => void slept.push(ms) }, 'lookupCnpjBatch', [{ cnpjs: ['a'] }, { cnpjs: ['b'] }]);
+    expect(out.map((o) => o.ok)).toEqual([true, true]);
+    expect(slept).toEqual([7000]);
+    expect(http.rounds.map((r) => r.length)).toEqual([2, 1]);
+    expect(JSON.parse(http.rounds[1]![0]!.payload!)).toEqual({ cnpjs: ['b'] });
+  });
+
+  it('a 5xx stays with its row in plain words; the others answer', () => {
+    const http = scripted([[json(503, { error: 'provider_unavailable', message: 'x' }), json(200, ok)]]);
+    const out = sendAll(client(http), http, { now: () => 0, sleep: () => undefined }, 'lookupCnpjBatch', [{ cnpjs: ['a'] }, { cnpjs: ['b'] }]);
+    expect(out[0]).toEqual({ ok: false, error: 'The server had a problem (provider_unavailable). Try again shortly.' });
+    expect(out[1]!.ok).toBe(true);
+  });
+
+  it('a refused key or an empty balance stops the run', () => {
+    for (const [status, code] of [
+      [401, 'unauthorized'],
+      [402, 'insufficient_credits'],
+    ] as const) {
+      const http = scripted([[json(status, { error: code, message: 'no' })]]);
+      expect(() => sendAll(client(http), http, { now: () => 0, sleep: () => undefined }, 'lookupCnpjBatch', [{ cnpjs: ['a'] }])).toThrow(StopJob);
+    }
+  });
+});

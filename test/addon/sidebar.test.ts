@@ -1,0 +1,105 @@
+/**
+ * The sidebar in headless Chromium (Debian's chromium through playwright-core), with
+ * google.script.run stubbed: it renders, validates its forms, shows progress and errors.
+ * Screenshots of each state go to test-results/sidebar (not in git).
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, readFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { buildAddon } from '../../addon/build.mjs';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SHOTS = new URL('../../test-results/sidebar/', import.meta.url).pathname;
+
+let browser: Browser;
+let html: string;
+
+const baseState = {
+  configured: true,
+  balance: '480 credits',
+  fields: ['email', 'emailStatus', 'title', 'linkedinUrl', 'phone'],
+  labels: { email: 'Email', emailStatus: 'Email status', title: 'Title', linkedinUrl: 'LinkedIn', phone: 'Phone' },
+  headers: ['Nome', 'Empresa', 'Site'],
+  selectedRows: 12,
+  run: null,
+};
+
+/** The stub, as page script: records each call and answers from the scripted responses. */
+const STUB = `
+  window.calls = [];
+  const scripted = JSON.parse(document.currentScript.dataset.responses);
+  const runner = (ok, fail) => new Proxy({}, {
+    get: (_t, name) => (...args) => {
+      window.calls.push([name, args]);
+      const answer = scripted[name];
+      setTimeout(() => (answer && answer.error ? fail(new Error(answer.error)) : ok(answer)), 10);
+    },
+  });
+  window.google = { script: { run: { withSuccessHandler: (ok) => ({ withFailureHandler: (fail) => runner(ok, fail) }) } } };
+`;
+
+/** A page with the sidebar and a scripted google.script.run that records every call. */
+async function open(responses: Record<string, unknown>): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 300, height: 700 } });
+  const data = JSON.stringify(responses).replace(/&/g, '&amp;').replace(/'/g, '&#39;');
+  await page.setContent(html.replace('<head>', `<head><script data-responses='${data}'>${STUB}</script>`));
+  await page.waitForFunction(() => (globalThis as unknown as { calls: unknown[] }).calls.length > 0);
+  return page;
+}
+
+const calls = (page: Page) => page.evaluate(() => (globalThis as unknown as { calls: Array<[string, unknown[]]> }).calls);
+
+describe.skipIf(!existsSync(CHROMIUM))('sidebar', () => {
+  beforeAll(async () => {
+    await buildAddon();
+    html = await readFile(new URL('../../addon/dist/Sidebar.html', import.meta.url), 'utf8');
+    await mkdir(SHOTS, { recursive: true });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  });
+  afterAll(() => browser?.close());
+
+  it('renders the fields on offer and an estimate for the selection', async () => {
+    const page = await open({ sidebarState: baseState });
+    await page.waitForSelector('#fields input');
+    expect(await page.locator('#fields label').allTextContents()).toEqual(['Email', 'Email status', 'Title', 'LinkedIn', 'Phone']);
+    expect(await page.locator('#enrich-estimate').textContent()).toMatch(/12 selected row\(s\): at most 12 credit/);
+    expect(await page.locator('#balance').textContent()).toBe('480 credits');
+    await page.screenshot({ path: `${SHOTS}enrich.png` });
+  });
+
+  it('opens on Settings when not configured, and refuses empty fields without calling the add-on', async () => {
+    const page = await open({ sidebarState: { ...baseState, configured: false } });
+    await page.waitForSelector('#settings.active');
+    await page.click('#save-settings');
+    expect(await page.locator('#error').textContent()).toMatch(/marked in red/);
+    expect(await page.locator('#apiKey.invalid').count()).toBe(1);
+    expect((await calls(page)).map(([name]) => name)).toEqual(['sidebarState']);
+    await page.screenshot({ path: `${SHOTS}settings-invalid.png` });
+  });
+
+  it('validates the AI column form, then starts the run and shows its progress with a cancel button', async () => {
+    const running = { ...baseState, run: { id: 'j1', text: 'Working: row 27 of 60; 25 filled, 0 skipped, 0 failed, 25 credits.', running: true } };
+    const page = await open({ sidebarState: baseState, sidebarStart: running });
+    await page.click('nav button[data-tab=ai]');
+    await page.click('#run-ai');
+    expect(await page.locator('#instruction.invalid').count()).toBe(1);
+    await page.fill('#instruction', 'industry in two words');
+    await page.fill('#ai-output', 'Industry');
+    await page.click('#run-ai');
+    await page.waitForSelector('#progress:not([hidden])');
+    expect(await page.locator('#progress-text').textContent()).toMatch(/row 27 of 60/);
+    expect(await page.locator('#cancel').isVisible()).toBe(true);
+    const [, args] = (await calls(page)).find(([name]) => name === 'sidebarStart')!;
+    expect(args).toEqual(['aiColumn', { instruction: 'industry in two words', output: 'Industry', context: ['Nome', 'Empresa', 'Site'] }]);
+    await page.screenshot({ path: `${SHOTS}progress.png` });
+  });
+
+  it('shows a failure in plain words', async () => {
+    const page = await open({ sidebarState: baseState, sidebarStart: { error: 'Not enough credits: the balance is 0 credits' } });
+    await page.click('#run-enrich');
+    await page.waitForSelector('#error:not([hidden])');
+    expect(await page.locator('#error').textContent()).toBe('Not enough credits: the balance is 0 credits');
+    await page.screenshot({ path: `${SHOTS}error.png` });
+  });
+});

@@ -7,6 +7,7 @@ import { ProspectaClient } from './api/client.ts';
 import { createCampaignFromRows, PROSPECTS_TAB, refreshProspects, syncProspects } from './features/campaigns.ts';
 import { plainError } from './features/errors.ts';
 import { FIELD_LABELS } from './features/enrich-rows.ts';
+import { searchCompaniesIntoSheet, searchPeopleIntoSheet } from './features/search.ts';
 import { activeJobs, cancelJob, loadJob, runJobs } from './features/job.ts';
 import { describeJob, jobDeps, NotConfigured, startRun, type RunKind, type Runtime } from './features/runs.ts';
 import { loadSettings, saveSettings, SettingsError, testConnection as runTestConnection } from './features/settings.ts';
@@ -217,4 +218,18 @@ export function sidebarSaveSettings(apiKey: string, serverUrl: string): string {
   const result = runTestConnection(userProperties(), urlFetch());
   if (!result.ok) throw new Error(result.message);
   return result.message;
+}
+
+/** For the sidebar: a search written to a new tab named after it. */
+export function sidebarSearch(kind: 'people' | 'companies', filters: Record<string, unknown>): string {
+  const api = client();
+  if (!api) throw new Error('Open Settings and enter your API key and server URL first.');
+  const name = `${kind === 'people' ? 'People' : 'Companies'}: ${Object.entries(filters).filter(([k]) => k !== 'limit').map(([, v]) => v).join(', ')}`.slice(0, 90);
+  const tab = sheetOrNew(name);
+  try {
+    const found = kind === 'people' ? searchPeopleIntoSheet(api, filters, tab) : searchCompaniesIntoSheet(api, filters, tab);
+    return `${found} found, written to the tab "${name}".`;
+  } catch (err) {
+    throw new Error(plainError(err));
+  }
 }

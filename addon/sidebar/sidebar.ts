@@ -133,6 +133,25 @@ $('run-research').addEventListener('click', () => {
   if (!required('prompt', 'research-output')) return;
   void start('research', { prompt: $<HTMLInputElement>('prompt').value.trim(), output: $<HTMLInputElement>('research-output').value.trim(), context: [], webSearch: $<HTMLInputElement>('webSearch').checked }, 'run-research');
 });
+$('run-search').addEventListener('click', async () => {
+  const value = (id: string) => $<HTMLInputElement>(id).value.trim();
+  const kind = value('search-kind');
+  const limit = Math.min(Math.max(Number(value('search-limit')) || 20, 1), 20);
+  const filters: Record<string, unknown> =
+    kind === 'people'
+      ? { ...(value('search-title') ? { jobTitle: value('search-title') } : {}), ...(value('search-industry') ? { industry: value('search-industry') } : {}), ...(value('search-location') ? { location: value('search-location') } : {}), limit }
+      : { ...(value('search-industry') ? { industry: value('search-industry') } : {}), ...(value('search-location') ? { location: value('search-location') } : {}), limit };
+  if (Object.keys(filters).length === 1) return showError('Give at least one filter.');
+  showError(null);
+  try {
+    const message: string = await call('sidebarSearch', kind, filters);
+    $('progress').hidden = false;
+    $('progress-text').textContent = message;
+    $('cancel').hidden = true;
+  } catch (err) {
+    showError((err as Error).message);
+  }
+});
 $('save-settings').addEventListener('click', async () => {
   if (!required('apiKey', 'serverUrl')) return;
   showError(null);

@@ -19,6 +19,7 @@ describe('addon build', () => {
       'showSidebar',
       'sidebarCancel',
       'sidebarSaveSettings',
+      'sidebarSearch',
       'sidebarStart',
       'sidebarState',
       'syncProspectEdits',

@@ -95,6 +95,19 @@ describe.skipIf(!existsSync(CHROMIUM))('sidebar', () => {
     await page.screenshot({ path: `${SHOTS}progress.png` });
   });
 
+  it('searches into a new tab once it has a filter', async () => {
+    const page = await open({ sidebarState: baseState, sidebarSearch: '12 found, written to the tab "Companies: padaria".' });
+    await page.click('nav button[data-tab=search]');
+    await page.click('#run-search');
+    expect(await page.locator('#error').textContent()).toBe('Give at least one filter.');
+    await page.fill('#search-industry', 'padaria');
+    await page.click('#run-search');
+    await page.waitForSelector('#progress:not([hidden])');
+    expect(await page.locator('#progress-text').textContent()).toMatch(/12 found/);
+    const [, args] = (await calls(page)).find(([name]) => name === 'sidebarSearch')!;
+    expect(args).toEqual(['companies', { industry: 'padaria', limit: 20 }]);
+  });
+
   it('shows a failure in plain words', async () => {
     const page = await open({ sidebarState: baseState, sidebarStart: { error: 'Not enough credits: the balance is 0 credits' } });
     await page.click('#run-enrich');

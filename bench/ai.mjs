@@ -3,15 +3,11 @@
 // 400 ms; the built server runs as its own process with LLM_MAX_CONCURRENT=10. 200 AI-column
 // requests from 20 clients, 20 % of them repeating a row already answered (as when a sheet is
 // run again): throughput, p50/p99, cache hit rate and latency, and the model's peak concurrency.
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
+import { importTs, pct, startInstance } from './lib.mjs';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 const REQUESTS = 200;
 const REPEATED = 0.2;
 const CLIENTS = 20;
@@ -19,57 +15,20 @@ const MODEL_MS = 400;
 const MODEL_LIMIT = 10;
 const work = await mkdtemp(path.join(tmpdir(), 'prospecta-bench-ai-'));
 
-const fakesFile = path.join(work, 'fake-llm.mjs');
-await build({ absWorkingDir: root, entryPoints: ['test/helpers/fake-llm.ts'], outfile: fakesFile, bundle: true, platform: 'node', format: 'esm', logLevel: 'warning' });
-const { startFakeLlm } = await import(pathToFileURL(fakesFile).href);
-
-function freePort() {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-function cli(args, env) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/prospecta.mjs', ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out.slice(out.indexOf('{')))) : reject(new Error(out))));
-  });
-}
-
-const pct = (values, q) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-};
+const { startFakeLlm } = await importTs('test/helpers/fake-llm.ts', work);
 
 const model = await startFakeLlm(() => JSON.stringify({ value: 'Software house' }), { maxConcurrent: MODEL_LIMIT });
 model.latencyMs = MODEL_MS;
-const port = await freePort();
-const env = {
-  DATA_DIR: path.join(work, 'data'),
-  PORT: String(port),
-  LOG_LEVEL: 'warn',
-  RATE_LIMIT_PER_MINUTE: '1000000',
-  LLM_BASE_URL: model.baseUrl,
-  LLM_API_KEY: model.key,
-  LLM_MODEL: 'fake-model',
-  LLM_MAX_CONCURRENT: String(MODEL_LIMIT),
-};
 let server;
 try {
-  const { workspaceId, apiKey } = await cli(['workspace', 'create', '--name', 'bench', '--plan', 'active'], env);
-  await cli(['credits', 'grant', '--workspace', workspaceId, '--amount', '1000000'], env);
-  server = spawn(process.execPath, ['dist/server.mjs'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
-  const url = `http://127.0.0.1:${port}`;
-  for (let tries = 0; !(await fetch(`${url}/v1/health`).then((r) => r.ok, () => false)); tries++) {
-    if (tries > 100) throw new Error('the server did not start');
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  server = await startInstance(path.join(work, 'data'), {
+    RATE_LIMIT_PER_MINUTE: '1000000',
+    LLM_BASE_URL: model.baseUrl,
+    LLM_API_KEY: model.key,
+    LLM_MODEL: 'fake-model',
+    LLM_MAX_CONCURRENT: String(MODEL_LIMIT),
+  });
+  const { url, apiKey } = server;
 
   // 160 rows, and 40 of them again, each repeat queued well after its original has been answered.
   const unique = Math.round(REQUESTS * (1 - REPEATED));
@@ -121,7 +80,7 @@ try {
   const warm = idle.slice(100);
   console.log(`  cache hits, idle    p50 ${pct(warm, 0.5).toFixed(2)} ms   p99 ${pct(warm, 0.99).toFixed(2)} ms (100 sequential, after 100 more)`);
 } finally {
-  if (server) await new Promise((r) => (server.once('exit', r), server.kill('SIGTERM')));
+  await server?.stop();
   await model.close();
   await rm(work, { recursive: true, force: true });
 }

@@ -14,20 +14,15 @@
 //     started here on a free port): the combined rate per provider stays within its limit.
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
+import { freePort, importTs, pct, startInstance } from './lib.mjs';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 const REQUESTS = Number(process.env.REQUESTS ?? 1000);
 const work = await mkdtemp(path.join(tmpdir(), 'prospecta-bench-cascade-'));
 
 // The fakes are the tests' own (TypeScript): bundled once for plain Node.
-const fakesFile = path.join(work, 'fakes.mjs');
-await build({ absWorkingDir: root, entryPoints: ['test/helpers/fake-providers.ts'], outfile: fakesFile, bundle: true, platform: 'node', format: 'esm', logLevel: 'warning' });
-const { startFakeApollo, startFakeHunter, startFakePdl } = await import(pathToFileURL(fakesFile).href);
+const { startFakeApollo, startFakeHunter, startFakePdl, syntheticWorld } = await importTs('test/helpers/fake-providers.ts', work);
 
 const PROVIDERS = [
   { id: 'hunter', env: 'HUNTER', perSecond: 20, concurrent: 5, latencyMs: 200, start: startFakeHunter },
@@ -37,23 +32,7 @@ const PROVIDERS = [
 const SLACK_MS = 20;
 
 /** People every fake knows, so every call finds data. */
-const world = Array.from({ length: 2000 }, (_, i) => ({
-  firstName: `First${i}`,
-  lastName: `Last${i}`,
-  title: 'Head of Sales',
-  seniority: 'head',
-  email: `person${i}@company${i % 50}.example`,
-  verification: 'valid',
-  linkedinUrl: `https://www.linkedin.com/in/person-${i}`,
-  phone: null,
-  company: `Company ${i % 50}`,
-  domain: `company${i % 50}.example`,
-  industry: 'Computer Software',
-  employees: 120,
-  city: 'São Paulo',
-  state: 'SP',
-  country: 'Brazil',
-}));
+const world = syntheticWorld(2000);
 
 /** The enrich body that needs exactly this provider. */
 function body(provider, i) {
@@ -65,30 +44,9 @@ function body(provider, i) {
   return { fullName: `${p.firstName} ${p.lastName}`, companyDomain: p.domain, goalFields: ['email', 'seniority'], providerOrder: ['hunter', 'apollo'], onlyListed: true };
 }
 
-function freePort() {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Runs the CLI to completion; resolves with its output. */
-function run(args, env) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    child.on('exit', (code) => (code === 0 ? resolve({ out }) : reject(new Error(`${args.join(' ')} exited ${code}: ${out}`))));
-  });
-}
-
 /** A server instance on its own store, with a workspace rich enough for the whole run. */
-async function startInstance(name, fakes, extraEnv = {}) {
-  const port = await freePort();
-  const env = { DATA_DIR: path.join(work, name), PORT: String(port), LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '10000000', ...extraEnv };
+function startWithFakes(name, fakes, extraEnv = {}) {
+  const env = { ...extraEnv };
   for (const p of PROVIDERS) {
     const fake = fakes[p.id];
     Object.assign(env, {
@@ -99,18 +57,7 @@ async function startInstance(name, fakes, extraEnv = {}) {
       [`${p.env}_MAX_CONCURRENT`]: String(p.concurrent),
     });
   }
-  const created = await run(['bin/prospecta.mjs', 'workspace', 'create', '--name', 'bench', '--plan', 'active'], env);
-  const { workspaceId, apiKey } = JSON.parse(created.out.slice(created.out.indexOf('{')));
-  await run(['bin/prospecta.mjs', 'credits', 'grant', '--workspace', workspaceId, '--amount', '100000000'], env);
-  const child = spawn(process.execPath, ['dist/server.mjs'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
-  const url = `http://127.0.0.1:${port}`;
-  for (let tries = 0; ; tries++) {
-    const up = await fetch(`${url}/v1/health`).then((r) => r.ok, () => false);
-    if (up) break;
-    if (tries > 100 || child.exitCode !== null) throw new Error(`the server on ${url} did not start`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { url, apiKey, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) };
+  return startInstance(path.join(work, name), env);
 }
 
 async function enrich(instance, payload) {
@@ -123,11 +70,6 @@ async function enrich(instance, payload) {
   const answer = await res.json();
   return { status: res.status, ms: performance.now() - started, answer };
 }
-
-const pct = (values, q) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-};
 
 /**
  * Calls per second the fake saw: n calls over the span from the first to the last, plus the one
@@ -215,7 +157,7 @@ const fakes = Object.fromEntries(
 
 try {
   console.log(`bench:cascade on ${(await import('node:os')).cpus().length} cores, Node ${process.version}`);
-  const single = await startInstance('one', fakes);
+  const single = await startWithFakes('one', fakes);
   try {
     await throughput('One instance', [single], fakes);
     await latency(single, fakes);
@@ -228,7 +170,7 @@ try {
     console.log('\nTwo instances sharing Redis: skipped (set REDIS_URL or install redis-server)');
   } else {
     try {
-      const pair = await Promise.all(['two-a', 'two-b'].map((name) => startInstance(name, fakes, { REDIS_URL: redis.url })));
+      const pair = await Promise.all(['two-a', 'two-b'].map((name) => startWithFakes(name, fakes, { REDIS_URL: redis.url })));
       try {
         await throughput('Two instances sharing Redis', pair, fakes);
       } finally {

@@ -3,66 +3,17 @@
 // answering in 300 ms (default LLM_MAX_CONCURRENT). (2) A workspace with 200 campaigns × 200
 // prospects, made through the API: listing campaigns with counts per status, and listing
 // prospects filtered by status.
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
+import { importTs, pct, startInstance } from './lib.mjs';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 const CAMPAIGNS = Number(process.env.CAMPAIGNS ?? 200);
 const PER_CAMPAIGN = Number(process.env.PROSPECTS ?? 200);
 const work = await mkdtemp(path.join(tmpdir(), 'prospecta-bench-outreach-'));
 
-const fakesFile = path.join(work, 'fake-llm.mjs');
-await build({ absWorkingDir: root, entryPoints: ['test/helpers/fake-llm.ts'], outfile: fakesFile, bundle: true, platform: 'node', format: 'esm', logLevel: 'warning' });
-const { startFakeLlm } = await import(pathToFileURL(fakesFile).href);
+const { startFakeLlm } = await importTs('test/helpers/fake-llm.ts', work);
 
-function freePort() {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-function cli(args, env) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/prospecta.mjs', ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out.slice(out.indexOf('{')))) : reject(new Error(out))));
-  });
-}
-
-async function startInstance(name, extraEnv = {}) {
-  const port = await freePort();
-  const env = { DATA_DIR: path.join(work, name), PORT: String(port), LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '10000000', ...extraEnv };
-  const { apiKey } = await cli(['workspace', 'create', '--name', 'bench', '--plan', 'active'], env);
-  const child = spawn(process.execPath, ['dist/server.mjs'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
-  const url = `http://127.0.0.1:${port}`;
-  for (let tries = 0; !(await fetch(`${url}/v1/health`).then((r) => r.ok, () => false)); tries++) {
-    if (tries > 100) throw new Error('the server did not start');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  const call = async (method, route, body) => {
-    const res = await fetch(`${url}/v1/api${route}`, {
-      method,
-      headers: { Authorization: `Bearer ${apiKey}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${text.slice(0, 200)}`);
-    return JSON.parse(text);
-  };
-  return { call, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) };
-}
-
-const pct = (values, q) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))];
 async function timed(runs, fn) {
   const ms = [];
   for (let i = 0; i < runs; i++) {
@@ -86,9 +37,9 @@ model.latencyMs = 300;
 const instances = [];
 try {
   console.log(`bench:outreach on ${cpus().length} cores, Node ${process.version}, embedded store`);
-  const plain = await startInstance('plain');
+  const plain = await startInstance(path.join(work, 'plain'));
   instances.push(plain);
-  const withModel = await startInstance('model', { LLM_BASE_URL: model.baseUrl, LLM_API_KEY: model.key, LLM_MODEL: 'fake-model' });
+  const withModel = await startInstance(path.join(work, 'model'), { LLM_BASE_URL: model.baseUrl, LLM_API_KEY: model.key, LLM_MODEL: 'fake-model' });
   instances.push(withModel);
 
   const sheetA = (await plain.call('POST', '/sheets', { name: 'Leads', rows: rows(PER_CAMPAIGN) })).sheetId;

@@ -1,0 +1,68 @@
+// What the benchmarks share: the built server as its own process on a fresh embedded store with
+// a funded workspace, the tests' TypeScript fakes bundled for plain Node, and percentiles.
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+
+export const root = fileURLToPath(new URL('..', import.meta.url));
+
+/** The value at quantile `q` (0–1) of `values`. */
+export const pct = (values, q) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))];
+
+/** A TypeScript module of the repository (a test fake), bundled into `workDir` and imported. */
+export async function importTs(entry, workDir) {
+  const outfile = path.join(workDir, `${path.basename(entry, '.ts')}.mjs`);
+  await build({ absWorkingDir: root, entryPoints: [entry], outfile, bundle: true, platform: 'node', format: 'esm', logLevel: 'warning' });
+  return import(pathToFileURL(outfile).href);
+}
+
+export function freePort() {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Runs `npx prospecta …` to completion; resolves with its JSON output. */
+export function cli(args, env) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['bin/prospecta.mjs', ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`prospecta ${args.join(' ')} exited ${code}: ${err}`))));
+  });
+}
+
+/**
+ * dist/server.mjs on its own store in `dataDir`, with a workspace on an active plan holding
+ * `credits`; `call(method, route, body)` sends an authenticated request and returns its JSON.
+ */
+export async function startInstance(dataDir, env = {}, credits = 100_000_000) {
+  const port = await freePort();
+  const fullEnv = { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '10000000', ...env };
+  const { workspaceId, apiKey } = await cli(['workspace', 'create', '--name', 'bench', '--plan', 'active'], fullEnv);
+  await cli(['credits', 'grant', '--workspace', workspaceId, '--amount', String(credits)], fullEnv);
+  const child = spawn(process.execPath, ['dist/server.mjs'], { cwd: root, env: { ...process.env, ...fullEnv }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const url = `http://127.0.0.1:${port}`;
+  for (let tries = 0; !(await fetch(`${url}/v1/health`).then((r) => r.ok, () => false)); tries++) {
+    if (tries > 100 || child.exitCode !== null) throw new Error(`the server on ${url} did not start`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const call = async (method, route, body) => {
+    const res = await fetch(`${url}/v1/api${route}`, {
+      method,
+      headers: { Authorization: `Bearer ${apiKey}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${text.slice(0, 200)}`);
+    return JSON.parse(text);
+  };
+  return { url, apiKey, call, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) };
+}

@@ -4,7 +4,7 @@
  * appends a top-level function for each export so Apps Script can find it.
  */
 import { ProspectaClient } from './api/client.ts';
-import { createCampaignFromRows, PROSPECTS_TAB, refreshProspects, syncProspects } from './features/campaigns.ts';
+import { createCampaignFromRows, PROSPECTS_TAB, refreshProspects, syncProspects, type CampaignFields } from './features/campaigns.ts';
 import { plainError } from './features/errors.ts';
 import { FIELD_LABELS } from './features/enrich-rows.ts';
 import { searchCompaniesIntoSheet, searchPeopleIntoSheet } from './features/search.ts';
@@ -117,6 +117,26 @@ function ask(title: string, prompt: string): string | null {
   return answer.getSelectedButton() === ui.Button.OK && answer.getResponseText().trim() ? answer.getResponseText().trim() : null;
 }
 
+/** For the sidebar: a campaign from the selected rows, from a template and/or typed fields. */
+export function sidebarCreateCampaign(input: Omit<CampaignFields, 'offering'> & { offering?: string }): string {
+  const api = client();
+  if (!api) throw new Error('Open Settings and enter your API key and server URL first.');
+  // The interface wants an offering even with a template: the template's, unless one was typed.
+  const template = input.templateId ? api.call('listTemplates', {}).templates.find((t) => t.templateId === input.templateId) : undefined;
+  const offering = input.offering ?? template?.offering;
+  if (!offering) throw new Error('Type what you offer, or choose a template.');
+  const fields: CampaignFields = { ...input, offering };
+  const { sheet, first, last } = selection();
+  if (last < first) throw new Error('Select the rows to make prospects of (below the header row).');
+  try {
+    const { campaignId, created } = createCampaignFromRows(api, documentProperties(), sheetNamed(sheet)!, first, last, fields);
+    refreshProspects(api, campaignId, sheetOrNew(PROSPECTS_TAB));
+    return `Campaign "${fields.name}" created with ${created} prospects: review them in the ${PROSPECTS_TAB} tab.`;
+  } catch (err) {
+    throw new Error(plainError(err));
+  }
+}
+
 /** Menu: a campaign (draft) from the selected rows, one personalized message per row. */
 export function createCampaignFromSelection(): void {
   const api = client();
@@ -171,11 +191,13 @@ export function sidebarState() {
   const settings = loadSettings(userProperties());
   let fields = Object.keys(FIELD_LABELS);
   let balance: string | null = null;
+  let templates: Array<{ templateId: string; name: string }> = [];
   if (settings) {
     const api = new ProspectaClient(urlFetch(), settings);
     try {
       const credits = api.call('getCredits', {});
       balance = `${credits.balance} credits`;
+      templates = api.call('listTemplates', {}).templates.map((t) => ({ templateId: t.templateId, name: t.name }));
       fields = (api.call('listProviders', {}) as { enrichmentFields?: string[] }).enrichmentFields ?? fields;
     } catch (err) {
       balance = plainError(err);
@@ -194,6 +216,7 @@ export function sidebarState() {
     labels: FIELD_LABELS,
     headers,
     selectedRows: Math.max(0, last - first + 1),
+    templates,
     run: job ? { id: job.id, text: describeJob(job), running: job.state === 'running' } : null,
   };
 }

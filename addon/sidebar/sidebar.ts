@@ -9,6 +9,7 @@ interface SidebarState {
   labels: Record<string, string>;
   headers: string[];
   selectedRows: number;
+  templates: Array<{ templateId: string; name: string }>;
   run: { id: string; text: string; running: boolean } | null;
 }
 
@@ -73,6 +74,12 @@ function render(next: SidebarState): void {
   if (first) {
     checkboxes('fields', next.fields, next.labels, ['email', 'title', 'linkedinUrl']);
     checkboxes('ai-context', next.headers, {}, next.headers);
+    for (const t of next.templates) {
+      const option = document.createElement('option');
+      option.value = t.templateId;
+      option.textContent = t.name;
+      $('template').append(option);
+    }
     if (!next.configured) select('settings');
   }
   const rows = next.selectedRows;
@@ -150,6 +157,27 @@ $('run-search').addEventListener('click', async () => {
     $('cancel').hidden = true;
   } catch (err) {
     showError((err as Error).message);
+  }
+});
+$('run-campaign').addEventListener('click', async () => {
+  const value = (id: string) => $<HTMLInputElement>(id).value.trim();
+  const templateId = value('template');
+  if (!required('campaign-name', ...(templateId ? [] : ['offering']))) return;
+  showError(null);
+  const fields: Record<string, string> = { name: value('campaign-name') };
+  for (const [id, key] of [['offering', 'offering'], ['sender', 'senderName'], ['tone', 'tone'], ['language', 'language']]) if (value(id!)) fields[key!] = value(id!);
+  if (templateId) fields.templateId = templateId;
+  const el = $<HTMLButtonElement>('run-campaign');
+  el.disabled = true;
+  try {
+    const message: string = await call('sidebarCreateCampaign', fields);
+    $('progress').hidden = false;
+    $('progress-text').textContent = message;
+    $('cancel').hidden = true;
+  } catch (err) {
+    showError((err as Error).message);
+  } finally {
+    el.disabled = false;
   }
 });
 $('save-settings').addEventListener('click', async () => {

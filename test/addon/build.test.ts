@@ -18,6 +18,7 @@ describe('addon build', () => {
       'showSettings',
       'showSidebar',
       'sidebarCancel',
+      'sidebarCreateCampaign',
       'sidebarSaveSettings',
       'sidebarSearch',
       'sidebarStart',

@@ -22,6 +22,7 @@ const baseState = {
   labels: { email: 'Email', emailStatus: 'Email status', title: 'Title', linkedinUrl: 'LinkedIn', phone: 'Phone' },
   headers: ['Nome', 'Empresa', 'Site'],
   selectedRows: 12,
+  templates: [{ templateId: 't-1', name: 'Clínicas Recife' }],
   run: null,
 };
 
@@ -106,6 +107,20 @@ describe.skipIf(!existsSync(CHROMIUM))('sidebar', () => {
     expect(await page.locator('#progress-text').textContent()).toMatch(/12 found/);
     const [, args] = (await calls(page)).find(([name]) => name === 'sidebarSearch')!;
     expect(args).toEqual(['companies', { industry: 'padaria', limit: 20 }]);
+  });
+
+  it('creates a campaign from a template without an offering, and asks for one without a template', async () => {
+    const page = await open({ sidebarState: baseState, sidebarCreateCampaign: 'Campaign "Q4" created with 12 prospects: review them in the Prospects tab.' });
+    await page.click('nav button[data-tab=campaign]');
+    await page.fill('#campaign-name', 'Q4');
+    await page.click('#run-campaign');
+    expect(await page.locator('#offering.invalid').count()).toBe(1);
+    await page.selectOption('#template', 't-1');
+    await page.click('#run-campaign');
+    await page.waitForSelector('#progress:not([hidden])');
+    const [, args] = (await calls(page)).find(([name]) => name === 'sidebarCreateCampaign')!;
+    expect(args).toEqual([{ name: 'Q4', templateId: 't-1' }]);
+    await page.screenshot({ path: `${SHOTS}campaign.png` });
   });
 
   it('shows a failure in plain words', async () => {

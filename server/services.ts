@@ -3,7 +3,7 @@
  * Handlers never import a global database handle; they get these through their context.
  */
 import type { Logger } from 'pino';
-import { AiColumns } from './ai/ai-column.ts';
+import { aiCacheIndexes, AiColumns } from './ai/ai-column.ts';
 import { aiUsageIndexes, type Llm } from './ai/llm.ts';
 import type { WebSearch } from './ai/web/web-search.ts';
 import { ApiKeys, apiKeyIndexes } from './auth/keys.ts';
@@ -60,6 +60,7 @@ export const indexDeclarations: IndexDeclaration[] = [
   ...providerKeyIndexes,
   ...peopleIndexes,
   ...aiUsageIndexes,
+  ...aiCacheIndexes,
   ...templateIndexes,
   ...sheetIndexes,
   ...campaignIndexes,

@@ -5,7 +5,7 @@
  * for 24 hours, free; identical requests in flight at once share one model call.
  */
 import { createHash } from 'node:crypto';
-import type { Store } from '../store/port.ts';
+import type { IndexDeclaration, Store } from '../store/port.ts';
 import { LlmError, requireLlm, type Llm } from './llm.ts';
 import { framing } from './untrusted-data.ts';
 
@@ -18,6 +18,9 @@ interface CacheDoc {
   value: string;
   createdAt: Date;
 }
+
+/** Cached values go away on their own a day after they were made. */
+export const aiCacheIndexes: IndexDeclaration[] = [{ collection: 'ai_cache', keys: { createdAt: 1 }, options: { expireAfterSeconds: CACHE_MS / 1000 } }];
 
 export interface ColumnValue {
   value: string;

@@ -3,7 +3,7 @@
  * it cannot apply: it answers nothing and says which filter it could not use, so that a row
  * is never returned that the caller's filters would have excluded.
  */
-import type { Filter } from 'mongodb';
+import type { Filter } from '../store/port.ts';
 import type { InputOf } from '../../shared/operations/index.ts';
 import { words } from '../registry-data/text.ts';
 import { normalizeDomain } from '../enrich/enrich-record.ts';

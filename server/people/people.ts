@@ -4,9 +4,8 @@
  * stores can index and match them the way the company search does.
  */
 import { createHash } from 'node:crypto';
-import type { Filter } from 'mongodb';
 import { words } from '../registry-data/text.ts';
-import type { Collection, IndexDeclaration, Store } from '../store/port.ts';
+import type { Collection, Filter, IndexDeclaration, Store } from '../store/port.ts';
 
 export interface PersonRecord {
   name: string;

@@ -2,7 +2,7 @@
  * The people sources by name. Lists and the demo set are documents in the store and honour
  * every filter; the registry and Apollo answer what they can (see their modules).
  */
-import type { Filter } from 'mongodb';
+import type { Filter } from '../store/port.ts';
 import { PEOPLE_SOURCES } from '../../shared/schemas/search.ts';
 import { searchApolloPeople } from './apollo-people.ts';
 import { listQuery } from './filters.ts';

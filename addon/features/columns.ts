@@ -1,39 +1,32 @@
 /**
- * Which columns of a sheet hold what, recognised by their header in English, Portuguese or
- * Spanish, case- and accent-insensitively.
+ * Which columns of a sheet hold what, from the shared list of headers in English, Portuguese and
+ * Spanish (shared/column-headers.ts), in the names of the fields the add-on sends.
  */
+import { foldHeader, headerMeaning, type HeaderMeaning } from '../../shared/column-headers.ts';
+
 export type InputField = 'email' | 'linkedinUrl' | 'fullName' | 'firstName' | 'lastName' | 'companyName' | 'companyDomain' | 'cnpj' | 'phone';
 
-const fold = (text: string) =>
-  text
-    .normalize('NFD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, ' ')
-    .trim();
-
-const ALIASES: Record<InputField, string[]> = {
-  email: ['email', 'e mail', 'work email', 'email address', 'correo', 'correo electronico', 'endereco de email'],
-  linkedinUrl: ['linkedin', 'linkedin url', 'linkedin profile', 'perfil linkedin', 'perfil do linkedin', 'perfil de linkedin'],
-  fullName: ['name', 'full name', 'contact', 'nome', 'nome completo', 'contato', 'nombre', 'nombre completo', 'contacto'],
-  firstName: ['first name', 'firstname', 'primeiro nome', 'nombre de pila', 'primer nombre'],
-  lastName: ['last name', 'lastname', 'surname', 'sobrenome', 'apellido', 'apellidos'],
-  companyName: ['company', 'company name', 'organization', 'account', 'empresa', 'nome da empresa', 'compania', 'organizacion', 'razao social'],
-  companyDomain: ['domain', 'website', 'company domain', 'company website', 'site', 'web', 'url', 'dominio', 'sitio web'],
-  cnpj: ['cnpj', 'cnpj da empresa'],
-  phone: ['phone', 'telephone', 'mobile', 'telefone', 'celular', 'whatsapp', 'telefono', 'movil'],
+const AS_INPUT: Partial<Record<HeaderMeaning, InputField>> = {
+  email: 'email',
+  linkedinUrl: 'linkedinUrl',
+  name: 'fullName',
+  firstName: 'firstName',
+  lastName: 'lastName',
+  company: 'companyName',
+  domain: 'companyDomain',
+  cnpj: 'cnpj',
+  phone: 'phone',
 };
 
-/** Input field → its column (1-based), for the headers that name one. */
+/** Input field → its column (1-based), for the headers that name one; the first column wins. */
 export function recogniseColumns(headers: string[]): Partial<Record<InputField, number>> {
   const found: Partial<Record<InputField, number>> = {};
   headers.forEach((header, i) => {
-    const key = fold(header);
-    for (const [field, names] of Object.entries(ALIASES) as Array<[InputField, string[]]>) {
-      if (names.includes(key) && found[field] === undefined) found[field] = i + 1;
-    }
+    const meaning = headerMeaning(header);
+    const field = meaning && AS_INPUT[meaning];
+    if (field && found[field] === undefined) found[field] = i + 1;
   });
   return found;
 }
 
-export const sameLabel = (a: string, b: string) => fold(a) === fold(b);
+export const sameLabel = (a: string, b: string) => foldHeader(a) === foldHeader(b);

@@ -7,38 +7,13 @@
  */
 import { createReadStream } from 'node:fs';
 import Papa from 'papaparse';
+import { headerMeaning } from '../../shared/column-headers.ts';
 import { EMAIL_STATUSES } from '../../shared/schemas/search.ts';
 import { normalizeDomain } from '../enrich/enrich-record.ts';
 import type { Problem } from '../registry-data/import/rows.ts';
-import { foldText } from '../registry-data/text.ts';
 import { personDocument, type People, type PersonDoc, type PersonRecord } from './people.ts';
 
 type Column = keyof PersonRecord;
-
-/** Header (folded) → field. */
-const HEADERS: Record<string, Column> = {};
-const alias = (field: Column, ...names: string[]) => names.forEach((n) => (HEADERS[foldText(n)] = field));
-alias('name', 'name', 'full name', 'fullname', 'contact', 'contact name', 'person', 'nome', 'nome completo', 'contato', 'nombre', 'nombre completo', 'contacto');
-alias('firstName', 'first name', 'firstname', 'given name', 'primeiro nome', 'nome proprio', 'nombre de pila', 'primer nombre');
-alias('lastName', 'last name', 'lastname', 'surname', 'family name', 'sobrenome', 'ultimo nome', 'apellido', 'apellidos');
-alias('title', 'title', 'job title', 'jobtitle', 'position', 'role', 'cargo', 'funcao', 'titulo', 'puesto');
-alias('seniority', 'seniority', 'seniority level', 'senioridade', 'nivel', 'nivel hierarquico', 'antiguedad');
-alias('department', 'department', 'function', 'job function', 'departamento', 'area', 'setor do cargo');
-alias('email', 'email', 'e mail', 'email address', 'work email', 'business email', 'endereco de email', 'correo', 'correo electronico');
-alias('emailStatus', 'email status', 'status do email', 'status email', 'estado del correo', 'estado email');
-alias('phone', 'phone', 'phone number', 'telephone', 'mobile', 'mobile phone', 'telefone', 'celular', 'whatsapp', 'telefono', 'movil');
-alias('linkedinUrl', 'linkedin', 'linkedin url', 'linkedin profile', 'person linkedin url', 'perfil linkedin', 'perfil do linkedin', 'perfil de linkedin');
-alias('company', 'company', 'company name', 'organization', 'organisation', 'account', 'account name', 'empresa', 'nome da empresa', 'compania', 'organizacion');
-alias('domain', 'domain', 'company domain', 'website', 'company website', 'site', 'web', 'url', 'dominio', 'sitio web', 'pagina web');
-alias('industry', 'industry', 'sector', 'segment', 'setor', 'segmento', 'industria', 'ramo');
-alias('companySize', 'employees', 'company size', 'headcount', 'number of employees', '# employees', 'funcionarios', 'colaboradores', 'numero de funcionarios', 'tamanho da empresa', 'empleados', 'tamano de la empresa');
-alias('location', 'location', 'city', 'person location', 'localizacao', 'cidade', 'local', 'ubicacion', 'ciudad', 'localidad');
-alias('companyLocation', 'company location', 'company city', 'localizacao da empresa', 'cidade da empresa', 'ubicacion de la empresa');
-alias('country', 'country', 'pais');
-alias('revenueRange', 'revenue', 'revenue range', 'annual revenue', 'faturamento', 'receita', 'ingresos', 'facturacion');
-alias('skills', 'skills', 'habilidades', 'competencias');
-alias('technologies', 'technologies', 'technology', 'tech stack', 'tecnologias');
-alias('languages', 'languages', 'language', 'idiomas', 'idioma');
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const BATCH = 500;
@@ -60,7 +35,9 @@ export class PeopleFileError extends Error {}
 export function mapHeaders(headers: string[]): { fields: Array<Column | null>; ignored: string[] } {
   const taken = new Set<Column>();
   const fields = headers.map((header) => {
-    const field = HEADERS[foldText(header)] ?? null;
+    const meaning = headerMeaning(header);
+    // A CNPJ column is kept by the registry, not by a person's record.
+    const field = meaning && meaning !== 'cnpj' ? meaning : null;
     if (!field || taken.has(field)) return null;
     taken.add(field);
     return field;

@@ -1,6 +1,7 @@
 /**
  * First in the chain: a request id on every response and log line, `Service-Version: 1` on every
- * response (errors included), and one structured access-log line per request. Credentials and
+ * response (errors included), `Server-Timing` with the time spent in the server, and one
+ * structured access-log line per request. Credentials and
  * bodies are never logged.
  */
 import { randomUUID } from 'node:crypto';
@@ -21,6 +22,8 @@ export function requestContext(log: Logger): Middleware {
       await next();
     } finally {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      // The server's own share of the latency (before the body is serialized), for clients and benchmarks.
+      if (!ctx.headerSent) ctx.set('Server-Timing', `app;dur=${ms.toFixed(1)}`);
       ctx.state.log.info(
         {
           method: ctx.method,

@@ -40,6 +40,12 @@ describe('prefixes and versioning', () => {
     }
   });
 
+  it('says how long the server itself took (Server-Timing), on success and on errors', async () => {
+    for (const res of [await app.request('GET', '/v1/health'), await app.request('GET', '/v1/api/credits')]) {
+      expect(res.headers.get('server-timing')).toMatch(/^app;dur=\d+(\.\d)?$/);
+    }
+  });
+
   it('accepts Service-Version 1 and refuses any other value', async () => {
     expect((await app.request('GET', '/v1/health', { headers: { 'Service-Version': '1' } })).status).toBe(200);
     const res = await app.request('GET', '/v1/health', { headers: { 'Service-Version': '2' } });

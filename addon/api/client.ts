@@ -86,3 +86,14 @@ export class ProspectaClient {
     return this.parse(id, this.http.fetch(this.request(id, input)));
   }
 }
+
+/**
+ * The most items a body array of an operation may hold, read from the registry's schema, so the
+ * add-on splits its work by the interface's own limits (500 CNPJs, 25 leads, 25 rows…).
+ */
+export function maxItems(id: OperationId, field: string): number {
+  const body = (operations[id] as Operation).request.body as { properties?: Record<string, { maxItems?: number }> } | undefined;
+  const max = body?.properties?.[field]?.maxItems;
+  if (max === undefined) throw new Error(`${id}.${field} declares no maxItems`);
+  return max;
+}

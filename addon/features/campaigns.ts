@@ -4,14 +4,14 @@
  * the rest 25 at a time. A "Prospects" tab shows each prospect's status and messages for review;
  * "Sync" sends the cells the user changed (and only those) back, "Refresh" pulls the current state.
  */
-import type { ProspectaClient } from '../api/client.ts';
+import { PROSPECT_STATUSES } from '../../shared/schemas/prospects.ts';
+import { maxItems, type ProspectaClient } from '../api/client.ts';
 import type { PropertiesPort, SheetPort } from './ports.ts';
 
 export const ROW_ID_COLUMN = 'prospecta row id';
 export const PROSPECTS_TAB = 'Prospects';
-const PER_CALL = 25;
-const ROWS_PER_UPSERT = 1000;
-const STATUSES = ['ready', 'sending', 'awaiting_reply', 'replied', 'paused', 'failed'];
+const PER_CALL = maxItems('addProspects', 'rowIds');
+const ROWS_PER_UPSERT = maxItems('upsertSheetRows', 'rows');
 
 /** The Prospects tab's columns; the last one, hidden, keeps what was pulled, to see edits. */
 const TAB = ['Prospect id', 'Row', 'Status', 'Connection note', 'Email subject', 'Email body', 'Updated', 'prospecta pulled'] as const;
@@ -129,8 +129,8 @@ export function syncProspects(client: ProspectaClient, campaignId: string, tab: 
       if (value !== pulled[k]) changes[field] = field === 'status' ? value.trim().toLowerCase().replace(/\s+/g, '_') : value;
     });
     if (Object.keys(changes).length === 0) return;
-    if (changes.status !== undefined && !STATUSES.includes(changes.status)) {
-      problems.push(`row ${i + 2}: status must be one of ${STATUSES.join(', ')}`);
+    if (changes.status !== undefined && !(PROSPECT_STATUSES as readonly string[]).includes(changes.status)) {
+      problems.push(`row ${i + 2}: status must be one of ${PROSPECT_STATUSES.join(', ')}`);
       return;
     }
     try {

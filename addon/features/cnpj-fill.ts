@@ -3,14 +3,15 @@
  * four requests in one fetchAll → company columns. Identifiers that are not CNPJs at all are
  * marked here without being sent (the server refuses a whole batch that holds one).
  */
-import { ProspectaClient } from '../api/client.ts';
+import { normalizeCnpj } from '../../shared/cnpj.ts';
+import { maxItems, ProspectaClient } from '../api/client.ts';
 import type { HttpPort } from '../api/http.ts';
 import { recogniseColumns } from './columns.ts';
 import { StopJob, type Processor, type RowResult } from './job.ts';
 import type { Clock } from './ports.ts';
 import { sendAll } from './send.ts';
 
-const BATCH = 500;
+const BATCH = maxItems('lookupCnpjBatch', 'cnpjs');
 const BATCHES_PER_FETCH = 4;
 
 const SIZES: Record<string, string> = { '01': 'Microempresa', '03': 'Empresa de pequeno porte', '05': 'Demais', '00': 'Não informado' };
@@ -29,12 +30,6 @@ export const CNPJ_COLUMNS: Array<[string, (c: Record<string, any>) => string]> =
   ['Sócios', (c) => (c.partners ?? []).map((p: { name: string; qualification?: string }) => (p.qualification ? `${p.name} (${p.qualification})` : p.name)).join('; ')],
 ];
 
-/** 14 letters or digits after removing punctuation, as the server checks it. */
-export const cnpjShape = (raw: string) => {
-  const value = raw.trim().toUpperCase().replace(/[.\/\-\s]/g, '');
-  return /^[0-9A-Z]{12}[0-9]{2}$/.test(value) ? value : null;
-};
-
 export function cnpjProcessor(client: ProspectaClient, http: HttpPort, clock: Clock): Processor {
   return {
     chunkRows: BATCH * BATCHES_PER_FETCH,
@@ -45,7 +40,7 @@ export function cnpjProcessor(client: ProspectaClient, http: HttpPort, clock: Cl
       const wanted: Array<{ index: number; cnpj: string }> = [];
       rows.forEach((row, index) => {
         const raw = row.cells[column - 1] ?? '';
-        const cnpj = cnpjShape(raw);
+        const cnpj = normalizeCnpj(raw);
         if (!raw.trim()) results[index] = { status: '– no CNPJ', skipped: true };
         else if (!cnpj) results[index] = { status: '✗ not a CNPJ', failed: true };
         else wanted.push({ index, cnpj });

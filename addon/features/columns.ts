@@ -2,7 +2,8 @@
  * Which columns of a sheet hold what, from the shared list of headers in English, Portuguese and
  * Spanish (shared/column-headers.ts), in the names of the fields the add-on sends.
  */
-import { foldHeader, headerMeaning, type HeaderMeaning } from '../../shared/column-headers.ts';
+import { headerMeaning, type HeaderMeaning } from '../../shared/column-headers.ts';
+import { foldText } from '../../shared/fold-text.ts';
 
 export type InputField = 'email' | 'linkedinUrl' | 'fullName' | 'firstName' | 'lastName' | 'companyName' | 'companyDomain' | 'cnpj' | 'phone';
 
@@ -29,4 +30,4 @@ export function recogniseColumns(headers: string[]): Partial<Record<InputField, 
   return found;
 }
 
-export const sameLabel = (a: string, b: string) => foldHeader(a) === foldHeader(b);
+export const sameLabel = (a: string, b: string) => foldText(a) === foldText(b);

@@ -5,14 +5,14 @@
  * named output columns; the status cell says which provider filled what and what it cost. A row
  * whose wanted columns are all filled is skipped unless the user asked to overwrite.
  */
-import { ProspectaClient } from '../api/client.ts';
+import { maxItems, ProspectaClient } from '../api/client.ts';
 import type { HttpPort } from '../api/http.ts';
 import { recogniseColumns, type InputField } from './columns.ts';
 import type { InputRow, Processor, RowResult } from './job.ts';
 import type { Clock } from './ports.ts';
 import { sendAll } from './send.ts';
 
-const LEADS_PER_HYDRATE = 25;
+const LEADS_PER_HYDRATE = maxItems('hydratePeople', 'leads');
 const HYDRATES_PER_FETCH = 4;
 
 /** Output columns for the enrichable fields. */

@@ -37,18 +37,14 @@ export interface ChatAnswer {
   completionTokens: number;
 }
 
-/** Why a model call gave nothing usable; handlers turn it into a 502 or 503, never a charge. */
-export class LlmError extends Error {
-  constructor(
-    message: string,
-    /** 503: the model is unreachable, busy or slow; 502: it answered, but not usably. */
-    readonly status: 502 | 503,
-  ) {
-    super(message);
-  }
-
-  toApiError(): ApiError {
-    return new ApiError(this.status, this.status === 503 ? 'ai_unavailable' : 'ai_failed', this.message);
+/**
+ * Why a model call gave nothing usable: 503 `ai_unavailable` when the model is unreachable, busy
+ * or slow, 502 `ai_failed` when it answered but not usably. An ApiError, so it reaches the client
+ * as such, before any charge; callers with a fallback (the message writer) catch it.
+ */
+export class LlmError extends ApiError {
+  constructor(message: string, status: 502 | 503) {
+    super(status, status === 503 ? 'ai_unavailable' : 'ai_failed', message);
   }
 }
 

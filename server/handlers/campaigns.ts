@@ -4,7 +4,7 @@
  * added. Free; plan required.
  */
 import { ApiError, notFound } from '../http/errors.ts';
-import { addRows, sheetRows } from '../outreach/add-rows.ts';
+import { checkRoom, placeProspects, sheetRows, writeProspects } from '../outreach/add-rows.ts';
 import { campaignView, emptyCounts, type CampaignConfig } from '../outreach/campaigns.ts';
 import { prospectView } from '../outreach/prospects.ts';
 import type { SheetRow } from '../outreach/sheets.ts';
@@ -25,14 +25,17 @@ export const createCampaign: Handler<'createCampaign'> = async (input, ctx) => {
     const value = input[field] ?? template?.[field];
     if (value !== undefined) config[field] = value;
   }
+  checkRoom(null, rows.length, ctx.services.config.campaignMaxProspects);
+  // Messages first: the campaign is only stored once every row has one.
+  const written = rows.length > 0 ? await writeProspects(ctx, config, sheetId!, rows) : [];
   const campaign = await ctx.services.campaigns.create(ctx.workspaceId, config, template?._id ?? null);
-  if (rows.length === 0) return { campaignId: campaign._id, campaignName: campaign.name, created: 0 };
+  if (written.length === 0) return { campaignId: campaign._id, campaignName: campaign.name, created: 0 };
   try {
-    const { added } = await addRows(ctx, campaign, sheetId!, rows);
+    const { added } = await placeProspects(ctx, campaign, written);
     return { campaignId: campaign._id, campaignName: campaign.name, created: added };
   } catch (err) {
-    // All or nothing: a campaign whose prospects could not all be made is not left behind.
-    await ctx.services.campaigns.collection.deleteOne({ _id: campaign._id });
+    // All or nothing: a campaign whose prospects could not all be stored is not left behind.
+    await ctx.services.campaigns.remove(campaign._id);
     throw err;
   }
 };
@@ -81,6 +84,10 @@ export const addProspects: Handler<'addProspects'> = async ({ campaignId, sheetI
   const campaign = await ctx.services.campaigns.get(ctx.workspaceId, campaignId);
   if (!campaign) throw notFound('campaign');
   const rows = await sheetRows(ctx, sheetId, rowIds);
-  const { added, skipped } = await addRows(ctx, campaign, sheetId, rows);
-  return { ok: true, added, skipped };
+  const existing = await ctx.services.prospects.existingRows(campaignId, sheetId, rows.map((r) => r.rowId));
+  const fresh = rows.filter((r) => !existing.has(r.rowId));
+  if (fresh.length === 0) return { ok: true, added: 0, skipped: rows.length };
+  checkRoom(campaign, fresh.length, ctx.services.config.campaignMaxProspects);
+  const { added, duplicates } = await placeProspects(ctx, campaign, await writeProspects(ctx, campaign, sheetId, fresh));
+  return { ok: true, added, skipped: existing.size + duplicates };
 };

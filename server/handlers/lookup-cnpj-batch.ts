@@ -1,5 +1,5 @@
 import { ApiError } from '../http/errors.ts';
-import { checkCnpj } from '../registry-data/cnpj.ts';
+import { checkCnpj } from '../../shared/cnpj.ts';
 import type { BrasilApiSource } from '../registry-data/brasilapi.ts';
 import { companyView, REGISTRY_SOURCE } from '../registry-data/companies.ts';
 import type { Handler, HandlerContext } from './types.ts';

@@ -26,11 +26,13 @@ export interface HandlerContext {
   /** Aborted when the client goes away; pass it to outgoing calls. */
   signal: AbortSignal;
   /**
-   * Charges the workspace for data actually returned. Call it once the result is known and
-   * before returning it: it throws 402 `insufficient_credits` and changes nothing when the
-   * balance does not cover it. An amount of 0 charges nothing.
+   * Charges the workspace for data actually returned, priced by the operation's credit rule in
+   * the registry (`priceOf`): `units` are the rows or leads returned, 1 for a fixed-price success
+   * (0 when nothing billable was served), or the providers' summed credits. Call it once the
+   * result is known and before returning it: it throws 402 `insufficient_credits` and changes
+   * nothing when the balance does not cover it. Resolves with the credits charged.
    */
-  charge(amount: number, detail: string): Promise<void>;
+  charge(units: number, detail: string): Promise<number>;
 }
 
 export interface StreamEvent {

@@ -6,7 +6,7 @@
 import Router from '@koa/router';
 import { setMaxListeners } from 'node:events';
 import { operations, type OperationId } from '../../shared/operations/index.ts';
-import type { Operation } from '../../shared/operations/types.ts';
+import { priceOf, type Operation } from '../../shared/operations/types.ts';
 import { planBlocker } from '../credits/plans.ts';
 import type { Handler, HandlerContext, Handlers, StreamEvent } from '../handlers/types.ts';
 import type { Services } from '../services.ts';
@@ -98,8 +98,10 @@ async function handle(
     get signal() {
       return abortController().signal;
     },
-    charge: async (amount, detail) => {
+    charge: async (units, detail) => {
+      const amount = priceOf(op.credits, units, input);
       await services.credits.debit(context.workspaceId, amount, id, detail);
+      return amount;
     },
   };
 

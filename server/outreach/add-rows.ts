@@ -1,13 +1,15 @@
 /**
- * Turning sheet rows into prospects of a campaign, shared by campaign creation and add-prospects:
- * rows checked, places reserved under the campaign's limit, messages written, prospects inserted
- * (duplicates skipped by the unique index), the cadence set on first prospects. Any failure
- * releases the places and leaves no prospect behind.
+ * Turning sheet rows into prospects of a campaign, shared by campaign creation and add-prospects,
+ * in an order that keeps failures clean: rows checked, messages written (no write yet), then
+ * places reserved, prospects inserted and unused places released. Any failure after the writes
+ * began releases the places and removes the prospects it inserted.
  */
 import { ApiError, invalidRequest, notFound } from '../http/errors.ts';
 import type { HandlerContext } from '../handlers/types.ts';
 import { defaultCadence } from './cadence.ts';
 import type { CampaignDoc } from './campaigns.ts';
+import type { Brief } from './message-writer.ts';
+import type { NewProspect } from './prospects.ts';
 import type { SheetRow } from './sheets.ts';
 
 /** The rows asked for, in order, first occurrence of a repeated id; 404/400 when the sheet or a row is unknown. */
@@ -23,28 +25,40 @@ export async function sheetRows(ctx: HandlerContext, sheetId: string, rowIds: st
   return ids.map((id) => found.get(id)!);
 }
 
-export async function addRows(ctx: HandlerContext, campaign: CampaignDoc, sheetId: string, rows: SheetRow[]): Promise<{ added: number; skipped: number }> {
-  const { campaigns, prospects, messageWriter, config } = ctx.services;
-  const existing = await prospects.existingRows(campaign._id, sheetId, rows.map((r) => r.rowId));
-  const fresh = rows.filter((r) => !existing.has(r.rowId));
-  if (fresh.length === 0) return { added: 0, skipped: rows.length };
+/**
+ * A prospect per row, messages written. Nothing is stored yet: a failure here, a client that
+ * leaves, or a process that dies during the (slow) generation leaves nothing behind.
+ */
+export async function writeProspects(ctx: HandlerContext, brief: Brief, sheetId: string, rows: SheetRow[]): Promise<NewProspect[]> {
+  const messages = await ctx.services.messageWriter.write(brief, rows.map((r) => r.values), ctx.workspaceId, ctx.signal);
+  return rows.map((row, i) => ({ sheetId, rowId: row.rowId, context: row.values, message: messages[i]! }));
+}
 
+const full = (wanted: number, max: number) =>
+  new ApiError(409, 'campaign_full', `The campaign cannot take ${wanted} more prospects (at most ${max}); nothing was added`);
+
+/** 409 before any work when the rows could not fit even now; the reservation decides for real. */
+export function checkRoom(campaign: Pick<CampaignDoc, 'prospectCount'> | null, wanted: number, max: number): void {
+  if ((campaign?.prospectCount ?? 0) + wanted > max) throw full(wanted, max);
+}
+
+/**
+ * Stores written prospects in a campaign: places reserved with one conditional update (so
+ * concurrent adds never pass CAMPAIGN_MAX_PROSPECTS), prospects inserted under the unique index
+ * (a row another request inserted meanwhile is a duplicate), unused places released, the
+ * default cadence set on first prospects.
+ */
+export async function placeProspects(ctx: HandlerContext, campaign: CampaignDoc, written: NewProspect[]): Promise<{ added: number; duplicates: number }> {
+  const { campaigns, prospects, config } = ctx.services;
   const max = config.campaignMaxProspects;
-  if (!(await campaigns.reserve(campaign._id, fresh.length, max))) {
-    throw new ApiError(409, 'campaign_full', `The campaign cannot take ${fresh.length} more prospects (at most ${max}); nothing was added`);
-  }
-  let duplicates = fresh.length;
+  if (!(await campaigns.reserve(campaign._id, written.length, max))) throw full(written.length, max);
+  let unused = written.length;
   try {
-    const messages = await messageWriter.write(campaign, fresh.map((r) => r.values), ctx.workspaceId, ctx.signal);
-    const inserted = await prospects.insert(
-      ctx.workspaceId,
-      campaign._id,
-      fresh.map((row, i) => ({ sheetId, rowId: row.rowId, context: row.values, message: messages[i]! })),
-    );
-    duplicates = inserted.duplicates;
+    const inserted = await prospects.insert(ctx.workspaceId, campaign._id, written);
+    unused = inserted.duplicates;
     if (inserted.added.length > 0) await campaigns.ensureCadence(campaign._id, defaultCadence(campaign.language));
-    return { added: inserted.added.length, skipped: existing.size + inserted.duplicates };
+    return { added: inserted.added.length, duplicates: inserted.duplicates };
   } finally {
-    await campaigns.release(campaign._id, duplicates);
+    await campaigns.release(campaign._id, unused);
   }
 }

@@ -76,6 +76,10 @@ export class Campaigns {
     return taken !== null;
   }
 
+  async remove(campaignId: string): Promise<void> {
+    await this.collection.deleteOne({ _id: campaignId });
+  }
+
   async release(campaignId: string, n: number): Promise<void> {
     if (n > 0) await this.collection.updateOne({ _id: campaignId }, { $inc: { prospectCount: -n } });
   }

@@ -6,11 +6,15 @@
  * columns in English, Portuguese or Spanish. Rows are written concurrently, 25 at most.
  */
 import Bottleneck from 'bottleneck';
+import { ProspectUpdateBody } from '../../shared/schemas/prospects.ts';
 import { LlmError, type Llm } from '../ai/llm.ts';
 import { framing } from '../ai/untrusted-data.ts';
-import { foldText } from '../registry-data/text.ts';
+import { headerMeaning, type HeaderMeaning } from '../../shared/column-headers.ts';
+import { foldText } from '../../shared/fold-text.ts';
 
-export const LIMITS = { connectionNote: 300, emailSubject: 300, emailBody: 5000 } as const;
+/** The message limits of the prospect record, from its schema (300, 300, 5000). */
+const messageField = (name: 'connectionNote' | 'emailSubject' | 'emailBody') => ProspectUpdateBody.properties[name].maxLength!;
+export const LIMITS = { connectionNote: messageField('connectionNote'), emailSubject: messageField('emailSubject'), emailBody: messageField('emailBody') };
 
 export interface Message {
   connectionNote: string;
@@ -38,23 +42,25 @@ export function languageOf(language: string | undefined): Lang {
   return 'en';
 }
 
-/** Column labels (folded) the writer recognises, in the three languages. */
-const COLUMNS: Record<'name' | 'firstName' | 'company' | 'title' | 'city' | 'industry', string[]> = {
-  firstName: ['first name', 'firstname', 'given name', 'primeiro nome', 'nome proprio', 'nombre de pila', 'primer nombre'],
-  name: ['name', 'full name', 'fullname', 'contact', 'nome', 'nome completo', 'contato', 'nombre', 'nombre completo', 'contacto'],
-  company: ['company', 'company name', 'organization', 'organisation', 'account', 'empresa', 'nome da empresa', 'compania', 'organizacion', 'razao social', 'nome fantasia'],
-  title: ['title', 'job title', 'position', 'role', 'cargo', 'funcao', 'puesto', 'titulo'],
-  city: ['city', 'location', 'cidade', 'localizacao', 'municipio', 'ciudad', 'ubicacion'],
-  industry: ['industry', 'sector', 'segment', 'setor', 'segmento', 'ramo', 'industria', 'atividade'],
+type Recognised = 'name' | 'firstName' | 'company' | 'title' | 'city' | 'industry';
+
+/** What the writer reads from a row, by the shared header list (shared/column-headers.ts). */
+const READS: Partial<Record<HeaderMeaning, Recognised>> = {
+  name: 'name',
+  firstName: 'firstName',
+  company: 'company',
+  title: 'title',
+  location: 'city',
+  industry: 'industry',
 };
 
-/** The recognised cells of a row, by meaning. */
-export function recognise(values: Record<string, string>): Partial<Record<keyof typeof COLUMNS, string>> {
-  const found: Partial<Record<keyof typeof COLUMNS, string>> = {};
+/** The recognised cells of a row, by meaning; the first column of a meaning wins. */
+export function recognise(values: Record<string, string>): Partial<Record<Recognised, string>> {
+  const found: Partial<Record<Recognised, string>> = {};
   for (const [label, value] of Object.entries(values)) {
-    const key = foldText(label);
-    const meaning = (Object.keys(COLUMNS) as Array<keyof typeof COLUMNS>).find((m) => COLUMNS[m].includes(key));
-    if (meaning && value.trim() && !found[meaning]) found[meaning] = value.trim();
+    const meaning = headerMeaning(label);
+    const read = meaning && READS[meaning];
+    if (read && value.trim() && !found[read]) found[read] = value.trim();
   }
   if (!found.firstName && found.name) found.firstName = found.name.split(/\s+/)[0];
   return found;

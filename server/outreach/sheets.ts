@@ -15,7 +15,6 @@ export interface SheetDoc {
   _id: string;
   workspaceId: string;
   name: string;
-  rowCount: number;
   /** Position the next new row takes, so rows read back in the order they were first sent. */
   nextPosition: number;
   createdAt: Date;
@@ -48,15 +47,18 @@ export class Sheets {
     return this.sheets.findOne({ _id: sheetId, workspaceId });
   }
 
-  async create(workspaceId: string, name: string, rows: SheetRow[]): Promise<SheetDoc> {
+  async create(workspaceId: string, name: string, rows: SheetRow[]): Promise<{ sheet: SheetDoc; rowCount: number }> {
     const now = new Date();
-    const sheet: SheetDoc = { _id: randomUUID(), workspaceId, name, rowCount: 0, nextPosition: 0, createdAt: now, updatedAt: now };
+    const sheet: SheetDoc = { _id: randomUUID(), workspaceId, name, nextPosition: 0, createdAt: now, updatedAt: now };
     await this.sheets.insertOne(sheet);
-    return (await this.upsert(sheet, rows))!;
+    return { sheet, rowCount: (await this.upsert(sheet, rows))! };
   }
 
-  /** Inserts new rows and replaces known ones (by `rowId`); the last of a repeated id wins. */
-  async upsert(sheet: SheetDoc, rows: SheetRow[]): Promise<SheetDoc | null> {
+  /**
+   * Inserts new rows and replaces known ones (by `rowId`); the last of a repeated id wins.
+   * Answers the sheet's row count (counted, never stored), or null when the sheet is gone.
+   */
+  async upsert(sheet: SheetDoc, rows: SheetRow[]): Promise<number | null> {
     const unique = [...new Map(rows.map((r) => [r.rowId, r])).values()];
     if (unique.length > 0) {
       // Reserve positions for rows that may be new; replaced rows keep theirs.
@@ -76,8 +78,8 @@ export class Sheets {
         })),
       );
     }
-    const rowCount = await this.rows.countDocuments({ sheetId: sheet._id });
-    return this.sheets.findOneAndUpdate({ _id: sheet._id }, { $set: { rowCount, updatedAt: new Date() } }, { returnDocument: 'after' });
+    const touched = await this.sheets.updateOne({ _id: sheet._id }, { $set: { updatedAt: new Date() } });
+    return touched.matchedCount === 0 ? null : this.rows.countDocuments({ sheetId: sheet._id });
   }
 
   async allRows(sheetId: string): Promise<SheetRow[]> {

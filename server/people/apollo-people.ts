@@ -3,7 +3,8 @@
  * (the seniority and email-status vocabularies are Apollo's own); a filter with no parameter is
  * refused by name rather than ignored. The search returns no emails, only whether Apollo has one.
  */
-import { searchApollo, type ApolloPerson, type ApolloSearch } from '../providers/apollo.ts';
+import { textOf } from '../providers/fields.ts';
+import { apolloFields, searchApollo, type ApolloPerson, type ApolloSearch } from '../providers/apollo.ts';
 import { ProviderFailure } from '../providers/provider.ts';
 import { normalizeDomain } from '../enrich/enrich-record.ts';
 import { apolloSizeRange, unsupported, type FilterName } from './filters.ts';
@@ -14,27 +15,30 @@ export const APOLLO_PEOPLE_SOURCE = 'apollo';
 
 const SUPPORTED: FilterName[] = ['jobTitle', 'seniorities', 'location', 'companyLocation', 'domain', 'companySizes', 'emailStatuses'];
 
-const text = (value: unknown) => (typeof value === 'string' && value.trim() ? value.trim() : null);
 
+/**
+ * A search row: the fields bulk match would give (`apolloFields`) under the people-search names,
+ * and Apollo's own email status, since the search returns no email to verify.
+ */
 export function apolloPersonView(person: ApolloPerson): PersonView {
-  const org = person.organization ?? {};
-  const name = text(person.name) ?? [text(person.first_name), text(person.last_name)].filter(Boolean).join(' ');
+  const f = apolloFields(person);
+  const str = (value: unknown) => (typeof value === 'string' ? value : null);
   return {
-    name,
-    firstName: text(person.first_name),
-    lastName: text(person.last_name),
-    title: text(person.title),
-    seniority: text(person.seniority),
-    department: text(person.departments?.[0]),
-    linkedinUrl: text(person.linkedin_url),
-    emailStatus: text(person.email_status) ?? 'unavailable',
-    company: text(org.name),
-    domain: text(org.primary_domain),
-    industry: text(org.industry),
-    companySize: typeof org.estimated_num_employees === 'number' ? org.estimated_num_employees : null,
-    location: [text(person.city), text(person.state)].filter(Boolean).join(', ') || null,
-    country: text(person.country),
-    apolloId: text(person.id),
+    name: str(f.fullName) ?? '',
+    firstName: str(f.firstName),
+    lastName: str(f.lastName),
+    title: str(f.title),
+    seniority: str(f.seniority),
+    department: str(f.department),
+    linkedinUrl: str(f.linkedinUrl),
+    emailStatus: textOf(person.email_status) ?? 'unavailable',
+    company: str(f.companyName),
+    domain: str(f.companyDomain),
+    industry: str(f.industry),
+    companySize: typeof f.companySize === 'number' ? f.companySize : null,
+    location: str(f.location),
+    country: str(f.country),
+    apolloId: textOf(person.id),
     source: APOLLO_PEOPLE_SOURCE,
   };
 }

@@ -5,10 +5,9 @@
  * they have no email. Filters about things the registry does not hold are refused by name.
  */
 import { ApiError } from '../http/errors.ts';
-import type { CompanyDoc, Partner } from '../registry-data/companies.ts';
+import type { Companies, CompanyDoc, Partner } from '../registry-data/companies.ts';
 import type { CompanyFilters } from '../registry-data/search.ts';
 import { foldText, words } from '../registry-data/text.ts';
-import type { Companies } from '../registry-data/companies.ts';
 import { unsupported, type FilterName, type PeopleFilters } from './filters.ts';
 import type { PersonView } from './person-view.ts';
 import { SourceUnable } from './source.ts';

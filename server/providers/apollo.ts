@@ -3,7 +3,7 @@
  * enrichment, and people search (`POST /api/v1/mixed_people/api_search`), which is free at Apollo
  * and returns no emails. Authenticated with the master key in `x-api-key`.
  */
-import type { FieldValues } from './fields.ts';
+import { textOf, type FieldValues } from './fields.ts';
 import type { HttpAnswer, ProviderHttp } from './http.ts';
 import { ProviderFailure, type Provider } from './provider.ts';
 
@@ -40,39 +40,38 @@ export interface ApolloPerson {
   organization?: Maybe<ApolloOrganization>;
 }
 
-const text = (value: unknown) => (typeof value === 'string' && value.trim() ? value.trim() : null);
 
 /** The fields an Apollo person record gives. Its email counts as verified only when Apollo verified it. */
 export function apolloFields(person: ApolloPerson): FieldValues {
   const org = person.organization ?? {};
-  const email = text(person.email);
-  const status = text(person.email_status);
-  const phone = person.phone_numbers?.map((p) => text(p.sanitized_number) ?? text(p.raw_number)).find(Boolean);
+  const email = textOf(person.email);
+  const status = textOf(person.email_status);
+  const phone = person.phone_numbers?.map((p) => textOf(p.sanitized_number) ?? textOf(p.raw_number)).find(Boolean);
   return {
-    fullName: text(person.name) ?? ([text(person.first_name), text(person.last_name)].filter(Boolean).join(' ') || null),
-    firstName: text(person.first_name),
-    lastName: text(person.last_name),
-    title: text(person.title),
-    seniority: text(person.seniority),
-    department: text(person.departments?.[0]),
-    linkedinUrl: text(person.linkedin_url),
+    fullName: textOf(person.name) ?? ([textOf(person.first_name), textOf(person.last_name)].filter(Boolean).join(' ') || null),
+    firstName: textOf(person.first_name),
+    lastName: textOf(person.last_name),
+    title: textOf(person.title),
+    seniority: textOf(person.seniority),
+    department: textOf(person.departments?.[0]),
+    linkedinUrl: textOf(person.linkedin_url),
     email,
     emailStatus: email && status === 'verified' ? 'verified' : null,
-    personalEmail: text(person.personal_emails?.[0]),
+    personalEmail: textOf(person.personal_emails?.[0]),
     phone: phone ?? null,
-    location: [text(person.city), text(person.state)].filter(Boolean).join(', ') || null,
-    country: text(person.country),
-    companyName: text(org.name),
-    companyDomain: text(org.primary_domain),
-    companyLinkedinUrl: text(org.linkedin_url),
-    industry: text(org.industry),
+    location: [textOf(person.city), textOf(person.state)].filter(Boolean).join(', ') || null,
+    country: textOf(person.country),
+    companyName: textOf(org.name),
+    companyDomain: textOf(org.primary_domain),
+    companyLinkedinUrl: textOf(org.linkedin_url),
+    industry: textOf(org.industry),
     companySize: typeof org.estimated_num_employees === 'number' ? org.estimated_num_employees : null,
   };
 }
 
 function apolloError(answer: HttpAnswer): ProviderFailure {
   const body = answer.body as { error?: unknown; message?: unknown } | null;
-  const why = text(body?.error) ?? text(body?.message) ?? `HTTP ${answer.status}`;
+  const why = textOf(body?.error) ?? textOf(body?.message) ?? `HTTP ${answer.status}`;
   return new ProviderFailure(`Apollo: ${why}`);
 }
 

@@ -3,7 +3,7 @@
  * is shared with the CNPJ batch and keeps its own limiter: one budget for both uses.
  */
 import { BRASILAPI_LIMITS } from '../registry-data/brasilapi.ts';
-import { checkCnpj } from '../registry-data/cnpj.ts';
+import { checkCnpj } from '../../shared/cnpj.ts';
 import { companyFields, REGISTRY_COMPANY_OUTPUTS } from './company-fields.ts';
 import { ProviderFailure, type Provider } from './provider.ts';
 import { ApiError } from '../http/errors.ts';

@@ -34,3 +34,6 @@ export function present(values: FieldValues): FieldValues {
   for (const [key, value] of Object.entries(values)) if (isField(key) && hasValue(value)) out[key] = value;
   return out;
 }
+
+/** A provider's string field, trimmed; null for anything else or blank (providers answer `""`, `null` or nothing alike). */
+export const textOf = (value: unknown): string | null => (typeof value === 'string' && value.trim() ? value.trim() : null);

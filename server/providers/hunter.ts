@@ -3,13 +3,12 @@
  * providers with one key (`HUNTER_API_KEY`, sent as `X-API-KEY`) and their own documented limits.
  * Failed lookups are free at Hunter, and here.
  */
-import type { EmailStatus, FieldValues } from './fields.ts';
+import { textOf, type EmailStatus, type FieldValues } from './fields.ts';
 import type { HttpAnswer } from './http.ts';
 import { ProviderFailure, type Provider } from './provider.ts';
 
 export const HUNTER_URL = 'https://api.hunter.io';
 
-const text = (value: unknown) => (typeof value === 'string' && value.trim() ? value.trim() : null);
 
 /** Hunter's verification statuses in prospecta's terms; `unknown` and webmail say nothing. */
 export function emailStatusOf(hunterStatus: unknown): EmailStatus | null {
@@ -31,7 +30,7 @@ function data(answer: HttpAnswer): Record<string, unknown> | null {
   if (answer.status === 404 || answer.status === 451) return null;
   if (answer.status !== 200 && answer.status !== 202) {
     const errors = (answer.body as { errors?: Array<{ details?: unknown }> } | null)?.errors;
-    throw new ProviderFailure(`Hunter: ${text(errors?.[0]?.details) ?? `HTTP ${answer.status}`}`);
+    throw new ProviderFailure(`Hunter: ${textOf(errors?.[0]?.details) ?? `HTTP ${answer.status}`}`);
   }
   const body = (answer.body as { data?: unknown } | null)?.data;
   if (typeof body !== 'object' || body === null) throw new ProviderFailure('Hunter: unreadable answer');
@@ -39,7 +38,7 @@ function data(answer: HttpAnswer): Record<string, unknown> | null {
 }
 
 function splitName(fullName: unknown): { first_name?: string; last_name?: string; full_name?: string } {
-  const name = text(fullName);
+  const name = textOf(fullName);
   return name ? { full_name: name } : {};
 }
 
@@ -75,15 +74,15 @@ export const hunter: Provider = {
       signal,
     );
     const found = data(answer);
-    const email = text(found?.email);
+    const email = textOf(found?.email);
     if (!found || !email) return null;
     const verification = found.verification as { status?: unknown } | null | undefined;
     const fields: FieldValues = {
       email,
       emailStatus: emailStatusOf(verification?.status),
-      title: text(found.position),
-      linkedinUrl: text(found.linkedin_url),
-      phone: text(found.phone_number),
+      title: textOf(found.position),
+      linkedinUrl: textOf(found.linkedin_url),
+      phone: textOf(found.phone_number),
     };
     return fields;
   },

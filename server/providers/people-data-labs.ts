@@ -2,41 +2,40 @@
  * People Data Labs person enrichment: `GET /v5/person/enrich` with a LinkedIn profile, an email,
  * or a name and company; 200 with `likelihood` and `data` on a match, 404 (free) when none.
  */
-import type { FieldValues } from './fields.ts';
+import { textOf, type FieldValues } from './fields.ts';
 import { ProviderFailure, type Provider } from './provider.ts';
 
 export const PDL_URL = 'https://api.peopledatalabs.com';
 /** PDL's own scale is 1–10; below 6 matches are too often someone else. */
 const MIN_LIKELIHOOD = '6';
 
-const text = (value: unknown) => (typeof value === 'string' && value.trim() ? value.trim() : null);
-const first = (value: unknown) => (Array.isArray(value) ? text(value[0]) : null);
+const first = (value: unknown) => (Array.isArray(value) ? textOf(value[0]) : null);
 /** PDL gives profile URLs without a scheme (`linkedin.com/in/…`). */
 const url = (value: unknown) => {
-  const link = text(value);
+  const link = textOf(value);
   return link && !/^https?:\/\//.test(link) ? `https://${link}` : link;
 };
 const titleCase = (value: string | null) => value?.replace(/\b\p{L}/gu, (c) => c.toUpperCase()) ?? null;
 
 export function pdlFields(data: Record<string, unknown>): FieldValues {
   return {
-    fullName: titleCase(text(data.full_name)),
-    firstName: titleCase(text(data.first_name)),
-    lastName: titleCase(text(data.last_name)),
-    title: titleCase(text(data.job_title)),
+    fullName: titleCase(textOf(data.full_name)),
+    firstName: titleCase(textOf(data.first_name)),
+    lastName: titleCase(textOf(data.last_name)),
+    title: titleCase(textOf(data.job_title)),
     seniority: first(data.job_title_levels),
-    department: text(data.job_title_role),
+    department: textOf(data.job_title_role),
     linkedinUrl: url(data.linkedin_url),
-    email: text(data.work_email),
+    email: textOf(data.work_email),
     personalEmail: first(data.personal_emails),
-    phone: text(data.mobile_phone) ?? first(data.phone_numbers),
-    location: titleCase(text(data.location_name)),
-    country: titleCase(text(data.location_country)),
-    companyName: titleCase(text(data.job_company_name)),
-    companyDomain: text(data.job_company_website),
+    phone: textOf(data.mobile_phone) ?? first(data.phone_numbers),
+    location: titleCase(textOf(data.location_name)),
+    country: titleCase(textOf(data.location_country)),
+    companyName: titleCase(textOf(data.job_company_name)),
+    companyDomain: textOf(data.job_company_website),
     companyLinkedinUrl: url(data.job_company_linkedin_url),
-    industry: text(data.job_company_industry),
-    companySize: text(data.job_company_size),
+    industry: textOf(data.job_company_industry),
+    companySize: textOf(data.job_company_size),
   };
 }
 
@@ -81,7 +80,7 @@ export const peopleDataLabs: Provider = {
     const answer = await http.send({ path: '/v5/person/enrich', query, headers: { 'X-Api-Key': http.key ?? '' } }, signal);
     if (answer.status === 404) return null;
     const body = answer.body as { data?: unknown; error?: { message?: unknown } } | null;
-    if (answer.status !== 200) throw new ProviderFailure(`People Data Labs: ${text(body?.error?.message) ?? `HTTP ${answer.status}`}`);
+    if (answer.status !== 200) throw new ProviderFailure(`People Data Labs: ${textOf(body?.error?.message) ?? `HTTP ${answer.status}`}`);
     if (typeof body?.data !== 'object' || body.data === null) throw new ProviderFailure('People Data Labs: unreadable answer');
     return pdlFields(body.data as Record<string, unknown>);
   },

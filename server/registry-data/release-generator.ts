@@ -13,7 +13,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import yazl from 'yazl';
-import { cnpjCheckDigits } from './cnpj.ts';
+import { cnpjCheckDigits } from '../../shared/cnpj.ts';
 import {
   ABROAD_MUNICIPALITY_CODE,
   CNAE_SUBCLASSES,

@@ -10,7 +10,7 @@ import type { InputOf } from '../../shared/operations/index.ts';
 import { ApiError } from '../http/errors.ts';
 import type { Filter } from '../store/port.ts';
 import type { Activity, ActivityMatcher } from './activities.ts';
-import { normalizeCnpj } from './cnpj.ts';
+import { normalizeCnpj } from '../../shared/cnpj.ts';
 import type { CompanyDoc } from './companies.ts';
 import { foldText, words } from './text.ts';
 

@@ -31,6 +31,26 @@ export type CreditRule =
   | { rule: 'fixed'; cost: number; costWith?: { field: string; cost: number } }
   | { rule: 'provider_sum' };
 
+/**
+ * Credits for `units` of an operation's result: rows or leads for `per_result`, 1 (or 0) for a
+ * `fixed` operation that succeeded (or served nothing billable), credits already summed for
+ * `provider_sum`. The one place the registry's prices turn into a debit.
+ */
+export function priceOf(rule: CreditRule, units: number, input: unknown): number {
+  switch (rule.rule) {
+    case 'free':
+      return 0;
+    case 'per_result':
+      return units * rule.cost;
+    case 'provider_sum':
+      return units;
+    case 'fixed': {
+      const withField = rule.costWith && (input as Record<string, unknown> | null)?.[rule.costWith.field] === true;
+      return units * (withField ? rule.costWith!.cost : rule.cost);
+    }
+  }
+}
+
 /** Rate classes map to limiter policies; `standard` uses RATE_LIMIT_PER_MINUTE. */
 export type RateClass = 'standard';
 

@@ -18,7 +18,7 @@ import { documentProperties, userProperties } from '../../addon/gas/properties.t
 import { documentLock, gasTriggers } from '../../addon/gas/runtime.ts';
 import { sheetNamed, sheetOrNew } from '../../addon/gas/sheet.ts';
 import { controlSocketPath, sendControl } from '../../server/cli/control.ts';
-import { cnpjCheckDigits } from '../../server/registry-data/cnpj.ts';
+import { cnpjCheckDigits } from '../../shared/cnpj.ts';
 import { installFakeGas, type FakeGas } from '../helpers/fake-gas.ts';
 import { runCli, startFakeProviderProcess, startServer, type ServerProcess } from '../helpers/processes.ts';
 import { unzip } from '../helpers/zip.ts';

@@ -1,5 +1,5 @@
 /** Company documents shaped as the Receita Federal importer writes them. */
-import { cnpjCheckDigits } from '../../server/registry-data/cnpj.ts';
+import { cnpjCheckDigits } from '../../shared/cnpj.ts';
 import { companyDocument, type CompanyDoc, type CompanyRecord } from '../../server/registry-data/companies.ts';
 
 /** A valid CNPJ from a root and an establishment order (`0001` is usually the head office). */

@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Collection, Store } from '../../store/port.ts';
-import { checkCnpj } from '../cnpj.ts';
+import { checkCnpj } from '../../../shared/cnpj.ts';
 import { companyDocument, type CompanyDoc } from '../companies.ts';
 import { findReleaseFiles, LOOKUP_KINDS, releaseOf, type FileKind, type LookupKind, type ReleaseFile } from './files.ts';
 import * as records from './records.ts';

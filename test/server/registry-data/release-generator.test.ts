@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Papa from 'papaparse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkCnpj } from '../../../server/registry-data/cnpj.ts';
+import { checkCnpj } from '../../../shared/cnpj.ts';
 import {
   CNAE_SUBCLASSES,
   COUNTRIES,

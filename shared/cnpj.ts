@@ -1,12 +1,12 @@
 /**
  * CNPJ identifiers, numeric and alphanumeric (IN RFB 2.229/2024: letters in the first 12
  * positions from July 2026, check digits still digits). One module for the importer, the batch
- * lookup and the search.
+ * lookup, the search and the add-on.
  *
  * Check digits: modulo 11 over each character's value (its ASCII code − 48, so digits keep
  * their values and A = 17 … Z = 42), weights 2..9 from the right; a remainder below 2 gives 0.
  */
-import { CNPJ_PATTERN } from '../../shared/schemas/companies.ts';
+import { CNPJ_PATTERN } from './schemas/companies.ts';
 
 /** What punctuation a user may write a CNPJ with: `12.ABC.345/01DE-35`. */
 const PUNCTUATION = /[.\/\-\s]/g;

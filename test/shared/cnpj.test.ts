@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkCnpj, cnpjCheckDigits, normalizeCnpj } from '../../../server/registry-data/cnpj.ts';
+import { checkCnpj, cnpjCheckDigits, normalizeCnpj } from '../../shared/cnpj.ts';
 
 describe('CNPJ identifiers', () => {
   it('computes the check digits of numeric CNPJs', () => {

@@ -22,11 +22,18 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export async function bootstrap(config: Config, log: Logger, version: string): Promise<Runtime> {
+/**
+ * `command`: a one-shot CLI command. On the embedded store it builds an index only when a query
+ * first uses it, so an import does not maintain indexes the command never reads.
+ */
+export type ProcessRole = 'server' | 'command';
+
+export async function bootstrap(config: Config, log: Logger, version: string, role: ProcessRole = 'server'): Promise<Runtime> {
   const store = await openStore({
     mongodbUri: config.mongodbUri,
     dataDir: config.dataDir,
     onBackgroundError: (err) => log.error({ err }, 'store background work failed'),
+    deferIndexes: role === 'command',
   });
   const closers: Array<() => Promise<unknown>> = [() => store.close()];
   try {

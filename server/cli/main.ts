@@ -58,7 +58,7 @@ async function execute(request: ControlRequest): Promise<ControlReply> {
   const log = pino({ level: 'warn' }, pino.destination(2));
   const display = progressDisplay();
   try {
-    const runtime = await bootstrap(config, log, VERSION);
+    const runtime = await bootstrap(config, log, VERSION, 'command');
     try {
       return await runCommand(runtime.services, request, display.notify);
     } finally {

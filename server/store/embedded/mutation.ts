@@ -13,6 +13,15 @@ export interface JournalRecord {
   del?: string[];
 }
 
+/** A journal line and what it does to the data on disk, for the compaction policy. */
+export interface JournalEntry {
+  line: string;
+  /** Documents it writes or deletes. */
+  documents: number;
+  /** Of those, how many were already stored: their earlier versions on disk are now garbage. */
+  superseded: number;
+}
+
 export class Mutation {
   private readonly undo: Array<{ id: string; previous: Doc | undefined }> = [];
   /** Encoded before storing, so a value the journal cannot hold is refused with nothing changed. */
@@ -50,16 +59,22 @@ export class Mutation {
     }
   }
 
-  /** The journal line for the net effect, or undefined when nothing changed. */
-  journalLine(): string | undefined {
+  /** The journal entry for the net effect, or undefined when nothing changed. */
+  journalEntry(): JournalEntry | undefined {
     if (this.undo.length === 0) return undefined;
     const put: string[] = [];
     const del: string[] = [];
-    for (const id of new Set(this.undo.map((change) => change.id))) {
+    // The first change of an id holds what was stored before this write.
+    const before = new Map<string, Doc | undefined>();
+    for (const { id, previous } of this.undo) if (!before.has(id)) before.set(id, previous);
+    let superseded = 0;
+    for (const [id, previous] of before) {
       const doc = this.table.get(id);
       if (doc) put.push(this.encoded.get(doc) ?? encode(doc));
       else del.push(id);
+      if (previous) superseded++;
     }
-    return `{"c":${JSON.stringify(this.table.name)},"put":[${put.join(',')}],"del":${JSON.stringify(del)}}\n`;
+    const line = `{"c":${JSON.stringify(this.table.name)},"put":[${put.join(',')}],"del":${JSON.stringify(del)}}\n`;
+    return { line, documents: before.size, superseded };
   }
 }

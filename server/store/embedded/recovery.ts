@@ -34,8 +34,8 @@ export interface Recovered {
   generation: number;
   /** Complete bytes in that journal, or undefined when it does not exist. */
   journalBytes: number | undefined;
-  /** Size of the snapshot the state was loaded from (0 without one). */
-  snapshotBytes: number;
+  /** What is on disk, for the compaction policy (see EmbeddedStore). */
+  written: { earlierBytes: number; documents: number; superseded: number };
 }
 
 function isRecord(value: unknown): value is JournalRecord {
@@ -52,12 +52,17 @@ function isTrailer(value: unknown): value is SnapshotTrailer {
   return typeof value === 'object' && value !== null && typeof (value as SnapshotTrailer).end === 'number';
 }
 
-function apply(tables: Map<string, Table>, record: JournalRecord): number {
+interface Counts {
+  documents: number;
+  superseded: number;
+}
+
+function apply(tables: Map<string, Table>, record: JournalRecord, counts: Counts): void {
   let table = tables.get(record.c);
   if (!table) tables.set(record.c, (table = new Table(record.c)));
-  for (const id of record.del ?? []) table.restore(id, undefined);
-  for (const doc of record.put ?? []) table.restore(doc._id, doc);
-  return record.put?.length ?? 0;
+  for (const id of record.del ?? []) if (table.restore(id, undefined)) counts.superseded++;
+  for (const doc of record.put ?? []) if (table.restore(doc._id, doc)) counts.superseded++;
+  counts.documents += (record.del?.length ?? 0) + (record.put?.length ?? 0);
 }
 
 function parse(file: string, text: string, lineNumber: number): unknown {
@@ -68,27 +73,26 @@ function parse(file: string, text: string, lineNumber: number): unknown {
   }
 }
 
-async function loadSnapshot(file: DataFile, tables: Map<string, Table>): Promise<number> {
-  let docs = 0;
+async function loadSnapshot(file: DataFile, tables: Map<string, Table>, counts: Counts): Promise<number> {
   let trailer: SnapshotTrailer | undefined;
   const { completeBytes, unfinishedTail } = await readLines(file.path, (text, lineNumber) => {
     const value = parse(file.path, text, lineNumber);
     if (trailer) throw new StoreCorruptError(file.path, `line ${lineNumber} follows the end of the snapshot`);
     if (isTrailer(value)) trailer = value;
-    else if (isRecord(value)) docs += apply(tables, value);
+    else if (isRecord(value)) apply(tables, value, counts);
     else throw new StoreCorruptError(file.path, `line ${lineNumber} is not a snapshot record`);
   });
-  if (unfinishedTail || !trailer || trailer.end !== docs) {
+  if (unfinishedTail || !trailer || trailer.end !== counts.documents) {
     throw new StoreCorruptError(file.path, 'the snapshot is incomplete');
   }
   return completeBytes;
 }
 
-async function replayJournal(file: DataFile, tables: Map<string, Table>, newest: boolean): Promise<number> {
+async function replayJournal(file: DataFile, tables: Map<string, Table>, newest: boolean, counts: Counts): Promise<number> {
   const { completeBytes, unfinishedTail } = await readLines(file.path, (text, lineNumber) => {
     const value = parse(file.path, text, lineNumber);
     if (!isRecord(value)) throw new StoreCorruptError(file.path, `line ${lineNumber} is not a journal record`);
-    apply(tables, value);
+    apply(tables, value, counts);
   });
   if (unfinishedTail) {
     if (!newest) throw new StoreCorruptError(file.path, 'the last line is unfinished but this is not the newest journal');
@@ -108,13 +112,15 @@ export async function recover(dir: string): Promise<Recovered> {
   const tables = new Map<string, Table>();
   const snapshot = files.filter((f) => f.kind === 'snapshot').at(-1);
   const base = snapshot?.generation ?? 0;
-  const snapshotBytes = snapshot ? await loadSnapshot(snapshot, tables) : 0;
+  const counts: Counts = { documents: 0, superseded: 0 };
+  let earlierBytes = snapshot ? await loadSnapshot(snapshot, tables, counts) : 0;
   const journals = files.filter((f) => f.kind === 'journal' && f.generation >= base);
   let journalBytes: number | undefined;
   for (const [i, journal] of journals.entries()) {
     const newest = i === journals.length - 1;
-    const bytes = await replayJournal(journal, tables, newest);
+    const bytes = await replayJournal(journal, tables, newest, counts);
     if (newest) journalBytes = bytes;
+    else earlierBytes += bytes;
   }
   // Finishes a compaction that stopped after its snapshot was in place.
   await removeSuperseded(dir, base);
@@ -123,6 +129,6 @@ export async function recover(dir: string): Promise<Recovered> {
     tables,
     generation: newestJournal?.generation ?? Math.max(base, 1),
     journalBytes,
-    snapshotBytes,
+    written: { earlierBytes, ...counts },
   };
 }

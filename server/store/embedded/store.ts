@@ -7,6 +7,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BaseDoc, Collection, Store } from '../port.ts';
 import { EmbeddedCollection, type Committer } from './collection.ts';
+import type { JournalEntry } from './mutation.ts';
 import { fileName, removeSuperseded } from './files.ts';
 import { Journal } from './journal.ts';
 import { acquireLock, type DirLock } from './lock.ts';
@@ -16,20 +17,28 @@ import { Table } from './table.ts';
 
 export interface EmbeddedStoreOptions {
   /**
-   * Journal size that starts a compaction. The journal must also have outgrown the last
-   * snapshot, so a store larger than the threshold is not rewritten after every few writes.
+   * Superseded bytes on disk (earlier versions of documents written again or deleted) that start
+   * a compaction. They must also come to half the live data, so a large store is not rewritten
+   * after every few writes. A journal of new documents only is never compacted: replaying it
+   * costs what loading the same snapshot would.
    */
   compactionThresholdBytes?: number;
   /** How often documents past their TTL index's expiry are removed. */
   ttlSweepIntervalMs?: number;
   /** Receives failures of background work (compaction, TTL sweeps), which has no caller to tell. */
   onBackgroundError?: (err: Error) => void;
+  /**
+   * Build non-unique indexes only when a query first needs them. For one-shot commands: a server
+   * builds them at start, so that no request waits while one is built.
+   */
+  deferIndexes?: boolean;
 }
 
 const DEFAULTS = {
   compactionThresholdBytes: 64 * 1024 * 1024,
   ttlSweepIntervalMs: 30_000,
   onBackgroundError: (err: Error) => process.emitWarning(err),
+  deferIndexes: false,
 } satisfies Required<EmbeddedStoreOptions>;
 
 class StoreClosedError extends Error {
@@ -41,10 +50,16 @@ class EmbeddedStore implements Store, Committer {
   private readonly collections = new Map<string, EmbeddedCollection<BaseDoc>>();
   private readonly options: Required<EmbeddedStoreOptions>;
   private readonly ttlTimer: NodeJS.Timeout;
-  /** Journal size at which the next compaction starts. */
-  private compactAt: number;
+  /**
+   * What is on disk: the bytes before the current journal (snapshot, older journals), the
+   * documents written in all of it, and how many of those later writes superseded.
+   */
+  private written: { earlierBytes: number; documents: number; superseded: number };
+  /** After a failed compaction, the journal size at which to try again. */
+  private retryAt = 0;
   private compaction: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
+  readonly deferIndexes: boolean;
 
   constructor(
     private readonly dir: string,
@@ -52,11 +67,12 @@ class EmbeddedStore implements Store, Committer {
     private readonly tables: Map<string, Table>,
     private journal: Journal,
     private generation: number,
-    snapshotBytes: number,
+    written: { earlierBytes: number; documents: number; superseded: number },
     options: EmbeddedStoreOptions,
   ) {
     this.options = { ...DEFAULTS, ...options };
-    this.compactAt = Math.max(this.options.compactionThresholdBytes, snapshotBytes);
+    this.deferIndexes = this.options.deferIndexes;
+    this.written = { ...written };
     this.ttlTimer = setInterval(() => this.removeExpired(), this.options.ttlSweepIntervalMs);
     this.ttlTimer.unref();
   }
@@ -81,9 +97,11 @@ class EmbeddedStore implements Store, Committer {
     this.journal.assertWritable();
   }
 
-  commit(line: string): Promise<void> {
-    const durable = this.journal.append(line);
-    if (!this.compaction && this.journal.size >= this.compactAt) {
+  commit(entry: JournalEntry): Promise<void> {
+    const durable = this.journal.append(entry.line);
+    this.written.documents += entry.documents;
+    this.written.superseded += entry.superseded;
+    if (!this.compaction && this.journal.size >= this.retryAt && this.worthCompacting()) {
       this.compaction = this.compact()
         .catch((err: Error) => {
           if (!(err instanceof SnapshotAborted)) this.options.onBackgroundError(err);
@@ -91,6 +109,14 @@ class EmbeddedStore implements Store, Committer {
         .finally(() => (this.compaction = undefined));
     }
     return durable;
+  }
+
+  /** Whether the superseded share of the bytes on disk is large enough to be worth a rewrite. */
+  private worthCompacting(): boolean {
+    const { earlierBytes, documents, superseded } = this.written;
+    const bytes = earlierBytes + this.journal.size;
+    const garbage = (bytes * superseded) / Math.max(1, documents);
+    return garbage >= this.options.compactionThresholdBytes && garbage >= (bytes - garbage) / 2;
   }
 
   /**
@@ -113,14 +139,24 @@ class EmbeddedStore implements Store, Committer {
     const previousDone = previous.close();
     next.follow(previousDone);
     const captured: Captured = [...this.tables].map(([name, table]) => [name, [...table.all()]]);
+    const before = this.written;
+    const capturedDocuments = captured.reduce((n, [, docs]) => n + docs.length, 0);
+    // The new journal holds only writes after the capture, so they are counted from here.
+    this.written = { earlierBytes: 0, documents: capturedDocuments, superseded: 0 };
     try {
       await previousDone;
-      const snapshotBytes = await writeSnapshot(this.dir, generation, captured, () => this.closing !== undefined);
+      this.written.earlierBytes = await writeSnapshot(this.dir, generation, captured, () => this.closing !== undefined);
       await removeSuperseded(this.dir, generation);
-      this.compactAt = Math.max(this.options.compactionThresholdBytes, snapshotBytes);
     } catch (err) {
+      // The old files still hold the state: their garbage is still there, and so are the new writes.
+      const since = this.written;
+      this.written = {
+        earlierBytes: before.earlierBytes + previous.size,
+        documents: before.documents + since.documents - capturedDocuments,
+        superseded: before.superseded + since.superseded,
+      };
       // Try again once the journal has grown by another threshold, not at every write.
-      this.compactAt = this.journal.size + this.options.compactionThresholdBytes;
+      this.retryAt = this.journal.size + this.options.compactionThresholdBytes;
       throw err;
     }
   }
@@ -151,10 +187,10 @@ export async function openEmbeddedStore(dir: string, options: EmbeddedStoreOptio
   await mkdir(dir, { recursive: true });
   const lock = await acquireLock(dir);
   try {
-    const { tables, generation, journalBytes, snapshotBytes } = await recover(dir);
+    const { tables, generation, journalBytes, written } = await recover(dir);
     const path = join(dir, fileName('journal', generation));
     const journal = journalBytes === undefined ? await Journal.create(path) : await Journal.resume(path, journalBytes);
-    return new EmbeddedStore(dir, lock, tables, journal, generation, snapshotBytes, options);
+    return new EmbeddedStore(dir, lock, tables, journal, generation, written, options);
   } catch (err) {
     await lock.release();
     throw err;

@@ -105,6 +105,12 @@ export class Table {
   /** Rows freed by removals, taken again by insertions. */
   private readonly free: number[] = [];
   private readonly indexes = new Map<string, Index>();
+  /**
+   * Non-unique indexes declared but not built yet (see `createIndex`). They constrain nothing, so
+   * until a query needs them they cost nothing: a one-shot command writing a million documents
+   * need not maintain indexes that only queries read.
+   */
+  private readonly deferred = new Map<string, IndexSpec>();
   /** The ids in order, kept from the first query that needs them. */
   private order: SortedKeys<string> | undefined;
 
@@ -170,25 +176,35 @@ export class Table {
     return previous;
   }
 
-  /** Builds the index over the current documents; a no-op when an identical one exists. */
-  createIndex(spec: IndexSpec): string {
+  /**
+   * Declares an index; a no-op when an identical one exists. A unique index is built at once (it
+   * constrains writes); with `defer`, any other waits until a query first filters on its field.
+   */
+  createIndex(spec: IndexSpec, defer = false): string {
     if (spec.fields.length === 1 && spec.fields[0] === '_id') return ID_INDEX;
-    const existing = this.indexes.get(spec.name);
+    const existing = this.indexes.get(spec.name)?.spec ?? this.deferred.get(spec.name);
     if (existing) {
-      if (sameSpec(existing.spec, spec)) return spec.name;
+      if (sameSpec(existing, spec)) return spec.name;
       throw new IndexConflictError(
         `An existing index has the same name as the requested index but different keys or options: ${spec.name}`,
         INDEX_KEY_SPECS_CONFLICT,
       );
     }
-    for (const other of this.indexes.values()) {
-      if (other.spec.fields.join() === spec.fields.join()) {
-        throw new IndexConflictError(
-          `Index already exists with a different name or options: ${other.spec.name}`,
-          INDEX_OPTIONS_CONFLICT,
-        );
+    for (const other of this.specs()) {
+      if (other.fields.join() === spec.fields.join()) {
+        throw new IndexConflictError(`Index already exists with a different name or options: ${other.name}`, INDEX_OPTIONS_CONFLICT);
       }
     }
+    if (defer && !spec.unique) this.deferred.set(spec.name, spec);
+    else this.build(spec);
+    return spec.name;
+  }
+
+  private specs(): IndexSpec[] {
+    return [...[...this.indexes.values()].map((index) => index.spec), ...this.deferred.values()];
+  }
+
+  private build(spec: IndexSpec): void {
     const index = new Index(spec);
     for (const row of this.rowOf.values()) {
       const doc = this.rows[row]!;
@@ -199,7 +215,6 @@ export class Table {
       index.add(doc, row);
     }
     this.indexes.set(spec.name, index);
-    return spec.name;
   }
 
   /**
@@ -213,6 +228,12 @@ export class Table {
     const ids = equalityValues(filter._id);
     if (ids) return { docs: () => this.byIds(ids), firstById: () => undefined };
     const conditions = fieldConditions(filter);
+    for (const spec of this.deferred.values()) {
+      if (conditions.has(spec.fields[0]!)) {
+        this.deferred.delete(spec.name);
+        this.build(spec);
+      }
+    }
     const conditionsOf = (field: string) => conditions.get(field) ?? [];
     const accesses: Access[] = [];
     const order = conditions.has('_id') ? this.idOrder() : undefined;
@@ -317,7 +338,7 @@ export class Table {
   /** Ids of documents whose TTL has passed: the indexed date (earliest, for an array) plus the TTL. */
   expired(now: number): string[] {
     const ids: string[] = [];
-    for (const { spec } of this.indexes.values()) {
+    for (const spec of this.specs()) {
       if (spec.expireAfterSeconds === undefined) continue;
       const ttl = spec.expireAfterSeconds * 1000;
       for (const doc of this.all()) {

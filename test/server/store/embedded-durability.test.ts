@@ -173,6 +173,12 @@ describe('embedded store durability', () => {
       const changed = `n${round}-1`;
       expected.set(changed, { ...expected.get(changed)!, text: 'changed' });
       writes.push(notes().updateOne({ _id: changed }, { $set: { text: 'changed' } }));
+      // Rewriting the previous round's notes leaves superseded versions on disk, which compaction drops.
+      for (let i = 2; round > 0 && i < 25; i++) {
+        const id = `n${round - 1}-${i}`;
+        expected.set(id, { ...expected.get(id)!, text: 'z'.repeat(200) });
+        writes.push(notes().updateOne({ _id: id }, { $set: { text: 'z'.repeat(200) } }));
+      }
       await Promise.all(writes);
     }
     await store.close();
@@ -190,6 +196,27 @@ describe('embedded store durability', () => {
     const all = await notes().find({}).toArray();
     expect(new Map(all.map((doc) => [doc._id, doc]))).toEqual(expected);
     await store.close();
+  });
+
+  it('compacts for superseded versions, not for a journal of new documents', async () => {
+    const dir = await freshDir();
+    const store = await openEmbeddedStore(dir, { compactionThresholdBytes: 16 * 1024 });
+    const notes = store.collection<Note>('notes');
+    const snapshots = async () => (await readdir(dir)).filter((name) => name.startsWith('snapshot-'));
+    try {
+      // 200 KB of new documents: replaying them costs what loading a snapshot would.
+      await notes.bulkWrite(Array.from({ length: 800 }, (_, i) => ({ insertOne: { document: { _id: `n${i}`, text: 'x'.repeat(250), n: i } } })));
+      expect(await snapshots()).toEqual([]);
+      // Rewriting them leaves 200 KB of superseded versions.
+      for (let i = 0; i < 800; i += 100) {
+        await notes.bulkWrite(
+          Array.from({ length: 100 }, (_, k) => ({ updateOne: { filter: { _id: `n${i + k}` }, update: { $set: { text: 'y'.repeat(250) } } } })),
+        );
+      }
+    } finally {
+      await store.close();
+    }
+    expect(await snapshots()).toHaveLength(1);
   });
 
   it('makes concurrent writes share fsyncs, and a large bulkWrite one append and one fsync', async () => {

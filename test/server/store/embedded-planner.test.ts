@@ -5,9 +5,9 @@
  * the planner to keep its ids in order and turn large buckets into bitmaps.
  */
 import { Query } from 'mingo';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Doc } from '../../../server/store/embedded/codec.ts';
-import { indexSpec } from '../../../server/store/embedded/indexes.ts';
+import { Index, indexSpec } from '../../../server/store/embedded/indexes.ts';
 import { compilePredicate } from '../../../server/store/embedded/predicate.ts';
 import { arrange, matching } from '../../../server/store/embedded/query.ts';
 import { SortedKeys, type Bound } from '../../../server/store/embedded/sorted-keys.ts';
@@ -95,7 +95,7 @@ function randomFilter(depth = 0): Record<string, unknown> {
   return filter;
 }
 
-function seeded(count: number): { table: Table; docs: Map<string, Doc> } {
+function seeded(count: number, deferIndexes = false): { table: Table; docs: Map<string, Doc> } {
   const table = new Table('t');
   for (const [keys, options] of [
     [{ n: 1 }, {}],
@@ -107,7 +107,7 @@ function seeded(count: number): { table: Table; docs: Map<string, Doc> } {
     [{ s: 1, n: 1 }, {}],
     [{ flag: 1 }, {}],
   ] as const) {
-    table.createIndex(indexSpec(keys, options));
+    table.createIndex(indexSpec(keys, options), deferIndexes);
   }
   const docs = new Map<string, Doc>();
   for (let i = 0; i < count; i++) {
@@ -172,6 +172,39 @@ describe('embedded query planning', () => {
       if (options.sort._id === -1) sorted.reverse();
       expect(idsOf(page), context).toEqual(sorted.slice(options.skip, options.skip + options.limit));
     }
+  });
+
+  it('builds a deferred index when a query first filters on its field, and answers the same', () => {
+    const added = vi.spyOn(Index.prototype, 'add');
+    try {
+      const { table, docs } = seeded(4500, true);
+      churn(table, docs, 300);
+      expect(added).not.toHaveBeenCalled();
+      // No indexed field in the filter: nothing is built.
+      expect(idsOf(matching(table, { zzz: 1 }))).toEqual([]);
+      expect(added).not.toHaveBeenCalled();
+      expect(idsOf(matching(table, { n: 5 })).sort()).toEqual(idsOf(oracle({ n: 5 }).find<Doc>([...docs.values()]).all()).sort());
+      // Only the indexes led by `n` were built, each over every stored document.
+      expect(added).toHaveBeenCalledTimes(docs.size);
+      for (let round = 0; round < 40; round++) {
+        churn(table, docs, 5);
+        const filter = randomFilter();
+        const expected = oracle(filter).find<Doc>([...docs.values()]).all();
+        expect(idsOf(matching(table, filter)).sort(), JSON.stringify(filter)).toEqual(idsOf(expected).sort());
+      }
+    } finally {
+      added.mockRestore();
+    }
+  });
+
+  it('builds a unique index at once even when deferring, and refuses a conflicting declaration', () => {
+    const table = new Table('t');
+    table.createIndex(indexSpec({ email: 1 }, { unique: true }), true);
+    table.createIndex(indexSpec({ n: 1 }, {}), true);
+    table.insert({ _id: 'a', email: 'x@y', n: 1 });
+    expect(() => table.insert({ _id: 'b', email: 'x@y', n: 2 })).toThrow(/duplicate key/);
+    expect(() => table.createIndex(indexSpec({ n: 1 }, { name: 'other' }), true)).toThrow(/already exists/);
+    expect(table.createIndex(indexSpec({ n: 1 }, {}), true)).toBe('n_1');
   });
 
   it('tests documents as MongoDB does, natively where it can and through mingo where not', () => {

@@ -16,6 +16,7 @@ import { companyDocument, type CompanyDoc } from '../companies.ts';
 import { findReleaseFiles, LOOKUP_KINDS, releaseOf, type FileKind, type LookupKind, type ReleaseFile } from './files.ts';
 import * as records from './records.ts';
 import { openReleaseFile, readRows, type Problem, type Row } from './rows.ts';
+import { Interner } from './interner.ts';
 import { MemoryStaging, StoreStaging, type Staging } from './staging.ts';
 
 export interface ImportProgress {
@@ -107,6 +108,7 @@ class Run {
   private readonly summary: ImportSummary;
   private state: ImportDoc | null = null;
   private readonly batchSize: number;
+  private readonly interner = new Interner();
 
   constructor(
     private readonly store: Store,
@@ -315,11 +317,13 @@ class Run {
     }
     const roots = await this.staging.get([...new Set(valid.map((v) => v.cnpj.slice(0, 8)))]);
     const docs = valid.map(({ cnpj, fields }) =>
-      companyDocument({
-        ...records.establishment(fields, cnpj, roots.get(cnpj.slice(0, 8)), this.lookups),
-        release: this.release,
-        importRun: this.state!.run,
-      }),
+      this.interner.shareStrings(
+        companyDocument({
+          ...records.establishment(fields, cnpj, roots.get(cnpj.slice(0, 8)), this.lookups),
+          release: this.release,
+          importRun: this.state!.run,
+        }),
+      ),
     );
     if (docs.length === 0) return;
     await this.companies.bulkWrite(

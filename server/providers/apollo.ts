@@ -5,11 +5,9 @@
  */
 import { textOf, type FieldValues } from './fields.ts';
 import type { HttpAnswer, ProviderHttp } from './http.ts';
-import { ProviderFailure, type Provider } from './provider.ts';
+import { ProviderFailure, type Maybe, type Provider } from './provider.ts';
 
 export const APOLLO_URL = 'https://api.apollo.io';
-
-type Maybe<T> = T | null | undefined;
 
 export interface ApolloOrganization {
   name?: Maybe<string>;

@@ -7,6 +7,9 @@ import type { Services } from '../services.ts';
 import type { Field, FieldValues } from './fields.ts';
 import type { ProviderHttp } from './http.ts';
 
+/** A field a third party's answer may leave out or send as null. */
+export type Maybe<T> = T | null | undefined;
+
 export interface DeclaredLimits {
   /** Calls per second the provider allows. */
   perSecond?: number;

@@ -6,7 +6,7 @@ import type Bottleneck from 'bottleneck';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiError } from '../http/errors.ts';
 import { duration, runLimited } from '../providers/limiter.ts';
-import type { DeclaredLimits } from '../providers/provider.ts';
+import type { DeclaredLimits, Maybe } from '../providers/provider.ts';
 import { VERSION } from '../version.ts';
 import type { CodeAndDescription, CompanyRecord, RegistrationStatus } from './companies.ts';
 
@@ -22,8 +22,6 @@ export const BRASILAPI_LIMITS: DeclaredLimits = { perSecond: 1, maxConcurrent: 1
 const PROVIDER = 'BrasilAPI';
 /** Its edge answers 403 to Node's default User-Agent and 429 to none (BrasilAPI #826, #835). */
 const USER_AGENT = `prospecta/${VERSION} (+https://github.com/prospecta)`;
-
-type Maybe<T> = T | null | undefined;
 
 export interface BrasilApiPartner {
   identificador_de_socio?: Maybe<number>;

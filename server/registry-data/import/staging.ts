@@ -22,9 +22,9 @@ export interface Staging {
 }
 
 /**
- * Per root, the JSON of what the files said: a million roots staged as objects took 1.2 KiB
- * each, as text about a third of that. Each entry is one flat string (concatenations would keep
- * a cons cell per piece); parsing it back costs a microsecond or two per establishment joined.
+ * Per root, the JSON of what the files said: the 715,000 roots of a 1M-establishment release
+ * took 1.27 KiB each as objects, 530 B each as text. Each entry is one flat string (appending
+ * pieces kept a cons cell per piece); parsing it back costs a microsecond or two per join.
  */
 export class MemoryStaging implements Staging {
   readonly durable = false;

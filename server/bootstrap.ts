@@ -24,7 +24,8 @@ export interface Runtime {
 
 /**
  * `command`: a one-shot CLI command. On the embedded store it builds an index only when a query
- * first uses it, so an import does not maintain indexes the command never reads.
+ * first uses it, so an import does not maintain indexes the command never reads, and it may
+ * bulk load a collection without holding it in memory.
  */
 export type ProcessRole = 'server' | 'command';
 
@@ -33,7 +34,7 @@ export async function bootstrap(config: Config, log: Logger, version: string, ro
     mongodbUri: config.mongodbUri,
     dataDir: config.dataDir,
     onBackgroundError: (err) => log.error({ err }, 'store background work failed'),
-    deferIndexes: role === 'command',
+    oneShot: role === 'command',
   });
   const closers: Array<() => Promise<unknown>> = [() => store.close()];
   try {

@@ -10,15 +10,15 @@ export interface StoreConfig {
   dataDir: string;
   /** Where failures of background work (compaction, TTL sweeps) are reported. */
   onBackgroundError?: (err: Error) => void;
-  /** On the embedded store, build non-unique indexes when first queried (for one-shot commands). */
-  deferIndexes?: boolean;
+  /** Opened by a one-shot command (see the embedded store's `oneShot`). */
+  oneShot?: boolean;
 }
 
 export function openStore(config: StoreConfig): Promise<Store> {
   if (config.mongodbUri) return openMongoStore(config.mongodbUri);
   return openEmbeddedStore(config.dataDir, {
     ...(config.onBackgroundError ? { onBackgroundError: config.onBackgroundError } : {}),
-    deferIndexes: config.deferIndexes ?? false,
+    oneShot: config.oneShot ?? false,
   });
 }
 

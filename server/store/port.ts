@@ -96,9 +96,26 @@ export interface IndexDeclaration {
   options?: IndexOptions;
 }
 
+/**
+ * Writes whole documents into a collection without the process keeping them: for a one-shot
+ * command loading more documents than its memory should hold (a registry import). Once a load
+ * starts, the collection is the loader's: nothing else in the process may read or write it.
+ */
+export interface BulkLoader<T extends BaseDoc> {
+  /** Stores each document under its `_id`, replacing any stored version; resolves once durable. */
+  put(docs: T[]): Promise<void>;
+  /** Removes the documents with these ids, whether stored before the load or by it. */
+  remove(ids: string[]): Promise<void>;
+}
+
 export interface Store {
   readonly kind: 'embedded' | 'mongodb';
   collection<T extends BaseDoc>(name: string): Collection<T>;
+  /**
+   * Only where holding documents costs the process memory (the embedded store, opened for a
+   * one-shot command); elsewhere a collection's bulkWrite already streams them away.
+   */
+  readonly bulkLoader?: <T extends BaseDoc>(collection: string) => BulkLoader<T>;
   /** Makes every acknowledged write durable and releases the store (lock file, connections). */
   close(): Promise<void>;
 }

@@ -3,7 +3,8 @@
  * one document per establishment, joined with its company, Simples option and partners.
  *
  * Order: the code tables, then the per-company files into staging (see staging.ts), then the
- * establishments in batches, each batch one bulk write of whole documents keyed by CNPJ. Because
+ * establishments in batches, each batch one write of whole documents keyed by CNPJ (see
+ * company-writer.ts for where they go). Because
  * every write replaces a document by its key, running a release again, or a newer one, never
  * duplicates; a checkpoint after each batch lets a killed import resume where it stopped.
  * Establishments the release no longer holds are removed only when every file was read whole,
@@ -12,11 +13,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Collection, Store } from '../../store/port.ts';
 import { checkCnpj } from '../../../shared/cnpj.ts';
-import { companyDocument, type CompanyDoc } from '../companies.ts';
+import { companyDocument } from '../companies.ts';
 import { findReleaseFiles, LOOKUP_KINDS, releaseOf, type FileKind, type LookupKind, type ReleaseFile } from './files.ts';
 import * as records from './records.ts';
 import { openReleaseFile, readRows, type Problem, type Row } from './rows.ts';
-import { Interner } from './interner.ts';
+import { companyWriter, type CompanyWriter } from './company-writer.ts';
 import { MemoryStaging, StoreStaging, type Staging } from './staging.ts';
 
 export interface ImportProgress {
@@ -99,7 +100,7 @@ async function innerNames(files: ReleaseFile[]): Promise<string[]> {
 
 class Run {
   private readonly imports: Collection<ImportDoc>;
-  private readonly companies: Collection<CompanyDoc>;
+  private companies!: CompanyWriter;
   private readonly staging: Staging;
   private readonly lookups = Object.fromEntries(LOOKUP_KINDS.map((k) => [k, new Map<string, string>()])) as records.Lookups;
   private readonly problems: Problem[] = [];
@@ -108,7 +109,6 @@ class Run {
   private readonly summary: ImportSummary;
   private state: ImportDoc | null = null;
   private readonly batchSize: number;
-  private readonly interner = new Interner();
 
   constructor(
     private readonly store: Store,
@@ -117,7 +117,6 @@ class Run {
     private readonly options: ImportOptions,
   ) {
     this.imports = store.collection<ImportDoc>('registry_imports');
-    this.companies = store.collection<CompanyDoc>('companies');
     const staging = options.staging ?? (store.kind === 'mongodb' ? 'store' : 'memory');
     this.staging = staging === 'store' ? new StoreStaging(store, release) : new MemoryStaging();
     this.batchSize = options.batchSize ?? 2000;
@@ -150,7 +149,7 @@ class Run {
     this.options.onProgress?.(this.progress);
     if (whole) {
       // Whatever this import did not write is no longer published (or came from another source).
-      this.summary.removed = (await this.companies.deleteMany({ importRun: { $ne: this.state!.run } })).deletedCount;
+      this.summary.removed = await this.companies.removeUnwritten();
     }
     await this.staging.clear();
     this.summary.complete = whole;
@@ -164,6 +163,11 @@ class Run {
 
   /** Picks up an interrupted import of the same release, or starts afresh. */
   private async begin(): Promise<void> {
+    await this.resumeOrStart();
+    this.companies = await companyWriter(this.store, this.state!.run);
+  }
+
+  private async resumeOrStart(): Promise<void> {
     const previous = await this.imports.findOne({ _id: this.release });
     if (previous?.status === 'running') {
       this.state = previous;
@@ -317,19 +321,14 @@ class Run {
     }
     const roots = await this.staging.get([...new Set(valid.map((v) => v.cnpj.slice(0, 8)))]);
     const docs = valid.map(({ cnpj, fields }) =>
-      this.interner.shareStrings(
-        companyDocument({
-          ...records.establishment(fields, cnpj, roots.get(cnpj.slice(0, 8)), this.lookups),
-          release: this.release,
-          importRun: this.state!.run,
-        }),
-      ),
+      companyDocument({
+        ...records.establishment(fields, cnpj, roots.get(cnpj.slice(0, 8)), this.lookups),
+        release: this.release,
+        importRun: this.state!.run,
+      }),
     );
     if (docs.length === 0) return;
-    await this.companies.bulkWrite(
-      docs.map((doc) => ({ replaceOne: { filter: { _id: doc._id }, replacement: doc, upsert: true } })),
-      { ordered: false },
-    );
+    await this.companies.write(docs);
     this.summary.establishments += docs.length;
     this.progress.establishments += docs.length;
   }

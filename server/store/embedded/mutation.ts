@@ -74,7 +74,11 @@ export class Mutation {
       else del.push(id);
       if (previous) superseded++;
     }
-    const line = `{"c":${JSON.stringify(this.table.name)},"put":[${put.join(',')}],"del":${JSON.stringify(del)}}\n`;
-    return { line, documents: before.size, superseded };
+    return { line: journalLine(this.table.name, put, del), documents: before.size, superseded };
   }
+}
+
+/** A journal line putting the encoded documents `put` and deleting the ids `del`. */
+export function journalLine(collection: string, put: string[], del: string[]): string {
+  return `{"c":${JSON.stringify(collection)},"put":[${put.join(',')}],"del":${JSON.stringify(del)}}\n`;
 }

@@ -5,7 +5,8 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { BaseDoc, Collection, Store } from '../port.ts';
+import type { BaseDoc, BulkLoader, Collection, Store } from '../port.ts';
+import { TableLoader } from './bulk-load.ts';
 import { EmbeddedCollection, type Committer } from './collection.ts';
 import type { JournalEntry } from './mutation.ts';
 import { fileName, removeSuperseded } from './files.ts';
@@ -28,17 +29,18 @@ export interface EmbeddedStoreOptions {
   /** Receives failures of background work (compaction, TTL sweeps), which has no caller to tell. */
   onBackgroundError?: (err: Error) => void;
   /**
-   * Build non-unique indexes only when a query first needs them. For one-shot commands: a server
-   * builds them at start, so that no request waits while one is built.
+   * Opened by a one-shot command rather than a server: non-unique indexes are built only when a
+   * query first needs them (a server builds them at start, so that no request waits while one
+   * is built), and collections may be bulk loaded (which leaves them unreadable in the process).
    */
-  deferIndexes?: boolean;
+  oneShot?: boolean;
 }
 
 const DEFAULTS = {
   compactionThresholdBytes: 64 * 1024 * 1024,
   ttlSweepIntervalMs: 30_000,
   onBackgroundError: (err: Error) => process.emitWarning(err),
-  deferIndexes: false,
+  oneShot: false,
 } satisfies Required<EmbeddedStoreOptions>;
 
 class StoreClosedError extends Error {
@@ -60,6 +62,9 @@ class EmbeddedStore implements Store, Committer {
   private compaction: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
   readonly deferIndexes: boolean;
+  readonly bulkLoader: (<T extends BaseDoc>(collection: string) => BulkLoader<T>) | undefined;
+  /** A snapshot is taken from memory, which no longer holds what a bulk load wrote. */
+  private bulkLoading = false;
 
   constructor(
     private readonly dir: string,
@@ -71,7 +76,14 @@ class EmbeddedStore implements Store, Committer {
     options: EmbeddedStoreOptions,
   ) {
     this.options = { ...DEFAULTS, ...options };
-    this.deferIndexes = this.options.deferIndexes;
+    this.deferIndexes = this.options.oneShot;
+    this.bulkLoader = this.options.oneShot
+      ? <T extends BaseDoc>(name: string) => {
+          const loader = new TableLoader<T>(this.table(name), this);
+          this.bulkLoading = true;
+          return loader;
+        }
+      : undefined;
     this.written = { ...written };
     this.ttlTimer = setInterval(() => this.removeExpired(), this.options.ttlSweepIntervalMs);
     this.ttlTimer.unref();
@@ -101,7 +113,7 @@ class EmbeddedStore implements Store, Committer {
     const durable = this.journal.append(entry.line);
     this.written.documents += entry.documents;
     this.written.superseded += entry.superseded;
-    if (!this.compaction && this.journal.size >= this.retryAt && this.worthCompacting()) {
+    if (!this.compaction && !this.bulkLoading && this.journal.size >= this.retryAt && this.worthCompacting()) {
       this.compaction = this.compact()
         .catch((err: Error) => {
           if (!(err instanceof SnapshotAborted)) this.options.onBackgroundError(err);

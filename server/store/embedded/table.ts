@@ -97,6 +97,15 @@ function sameSpec(a: IndexSpec, b: IndexSpec): boolean {
   );
 }
 
+/** Thrown on any use of a table other than bulk loading once a bulk load has started. */
+export class TableUnloadedError extends Error {
+  readonly code = 'COLLECTION_BULK_LOADED';
+
+  constructor(collection: string) {
+    super(`${collection} is being bulk loaded by this process, which holds only part of it; reopen the store to use it`);
+  }
+}
+
 export class Table {
   /** Documents by `_id`, in the order they arrived (the natural order of a find). */
   private readonly docs = new Map<string, Doc>();
@@ -113,29 +122,53 @@ export class Table {
   private readonly deferred = new Map<string, IndexSpec>();
   /** The ids in order, kept from the first query that needs them. */
   private order: SortedKeys<string> | undefined;
+  /** Set by `unload`: documents are being written past this table, so it no longer holds them all. */
+  private unloaded = false;
 
   constructor(readonly name: string) {}
 
   get size(): number {
-    return this.docs.size;
+    return this.whole().docs.size;
   }
 
   get(id: string): Doc | undefined {
-    return this.docs.get(id);
+    return this.whole().docs.get(id);
   }
 
   all(): IterableIterator<Doc> {
-    return this.docs.values();
+    return this.whole().docs.values();
+  }
+
+  private whole(): this {
+    if (this.unloaded) throw new TableUnloadedError(this.name);
+    return this;
+  }
+
+  /**
+   * Hands the collection over to a bulk load (see bulk-load.ts): from here on documents are
+   * written to the journal without passing through this table, so nothing may read or write it.
+   * A unique index other than `_id` could no longer be enforced, so such a table is refused.
+   */
+  unload(): void {
+    const unique = [...this.indexes.values()].find((index) => index.spec.unique);
+    if (unique) throw new Error(`${this.name} cannot be bulk loaded: its unique index ${unique.spec.name} could not be enforced`);
+    this.unloaded = true;
+  }
+
+  /** For a bulk load: drops the copy of a document written again or removed past the table; whether there was one. */
+  forget(id: string): boolean {
+    return this.restore(id, undefined) !== undefined;
   }
 
   /** Adds a document whose `_id` must be new; throws DuplicateKeyError having changed nothing. */
   insert(doc: Doc): void {
-    if (this.docs.has(doc._id)) throw new DuplicateKeyError(this.name, ID_INDEX, { _id: doc._id });
+    if (this.whole().docs.has(doc._id)) throw new DuplicateKeyError(this.name, ID_INDEX, { _id: doc._id });
     this.put(doc);
   }
 
   /** Stores `doc` in place of the document with its `_id`; throws DuplicateKeyError having changed nothing. */
   put(doc: Doc): Doc | undefined {
+    this.whole();
     for (const index of this.indexes.values()) {
       if (index.conflict(doc, this.rowOf.get(doc._id))) {
         const keyValue = Object.fromEntries(index.spec.fields.map((field) => [field, valueAt(doc, field)]));
@@ -146,7 +179,7 @@ export class Table {
   }
 
   remove(id: string): Doc | undefined {
-    return this.restore(id, undefined);
+    return this.whole().restore(id, undefined);
   }
 
   /**
@@ -224,6 +257,7 @@ export class Table {
    * what a query over a large table waits for).
    */
   plan(filter: Record<string, unknown>): Plan {
+    this.whole();
     // Documents by id need no index: a lookup each is as cheap as it gets.
     const ids = equalityValues(filter._id);
     if (ids) return { docs: () => this.byIds(ids), firstById: () => undefined };
@@ -338,6 +372,8 @@ export class Table {
   /** Ids of documents whose TTL has passed: the indexed date (earliest, for an array) plus the TTL. */
   expired(now: number): string[] {
     const ids: string[] = [];
+    // What a bulk load writes is not here to expire; the next process to open the store sweeps it.
+    if (this.unloaded) return ids;
     for (const spec of this.specs()) {
       if (spec.expireAfterSeconds === undefined) continue;
       const ttl = spec.expireAfterSeconds * 1000;

@@ -44,11 +44,17 @@ let dir: string;
 let dataDir: string;
 let store: Store;
 let problems: Problem[];
+/**
+ * A server imports into the documents it holds; the CLI bulk loads (its store is `oneShot`),
+ * leaving the collection to be read by the next process, so then each import is followed by
+ * reopening the store, as the next command or the server would.
+ */
+let oneShot = false;
 
 beforeEach(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'prospecta-release-'));
   dataDir = await mkdtemp(path.join(tmpdir(), 'prospecta-store-'));
-  store = await openEmbeddedStore(dataDir);
+  store = await openEmbeddedStore(dataDir, { oneShot });
   problems = [];
 });
 afterEach(async () => {
@@ -57,8 +63,18 @@ afterEach(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-const run = (options: Partial<ImportOptions> = {}) =>
-  importRelease(store, { dir, release: '2026-10', onProblem: (p) => problems.push(p), ...options });
+async function reopen(): Promise<void> {
+  await store.close();
+  store = await openEmbeddedStore(dataDir, { oneShot });
+}
+
+async function run(options: Partial<ImportOptions> = {}) {
+  try {
+    return await importRelease(store, { dir, release: '2026-10', onProblem: (p) => problems.push(p), ...options });
+  } finally {
+    if (oneShot) await reopen();
+  }
+}
 const companies = () => store.collection<CompanyDoc>('companies');
 
 async function writeRelease(overrides: { estabelecimentos?: string[][] } = {}) {
@@ -74,7 +90,16 @@ async function writeRelease(overrides: { estabelecimentos?: string[][] } = {}) {
   });
 }
 
-describe('import cnpj', () => {
+describe.each([
+  { as: 'by a server, into the documents it holds', bulk: false },
+  { as: 'by the CLI, bulk loaded', bulk: true },
+])('import cnpj $as', ({ bulk }) => {
+  beforeEach(async () => {
+    if (oneShot === bulk) return;
+    oneShot = bulk;
+    await reopen();
+  });
+
   it('joins each establishment with its company, Simples option, partners and code tables', async () => {
     await writeRelease();
     const summary = await run();
@@ -201,8 +226,7 @@ describe('import cnpj', () => {
     expect(written).toBeGreaterThan(0);
     expect(written).toBeLessThan(500);
 
-    await store.close();
-    store = await openEmbeddedStore(dataDir);
+    await reopen();
     const summary = await run({ batchSize: 10 });
     expect(summary.resumed).toBe(true);
     expect(summary.establishments).toBeLessThan(500);
@@ -220,7 +244,7 @@ describe('import cnpj', () => {
 
   it('tells the release from the folder name or the files, or asks for it', async () => {
     await writeRelease();
-    await expect(importRelease(store, { dir })).resolves.toMatchObject({ release: '2026-10' });
-    await expect(importRelease(store, { dir: path.join(dir, 'missing') })).rejects.toThrow();
+    await expect(run({ release: undefined })).resolves.toMatchObject({ release: '2026-10' });
+    await expect(run({ dir: path.join(dir, 'missing') })).rejects.toThrow();
   });
 });

@@ -139,3 +139,69 @@ describe('embedded store', () => {
     expect(await docs().countDocuments()).toBe(20);
   });
 });
+
+describe('embedded store bulk loads', () => {
+  const loader = () => {
+    if (!store.bulkLoader) throw new Error('no bulk loader');
+    return store.bulkLoader<Doc>('docs');
+  };
+
+  it('are offered only to a one-shot process', async () => {
+    expect(store.bulkLoader).toBeUndefined();
+    await reopen({ oneShot: true });
+    expect(store.bulkLoader).toBeTypeOf('function');
+  });
+
+  it('replace, add and remove documents that the next process reads, keeping none in this one', async () => {
+    for (const _id of ['kept', 'replaced', 'removed']) await docs().insertOne({ _id, name: 'before' });
+    await reopen({ oneShot: true });
+    const load = loader();
+    await load.put([
+      { _id: 'replaced', name: 'after', at: new Date(5) },
+      { _id: 'new', name: 'after', value: Number.NaN },
+      { _id: 'loaded-then-removed', name: 'after' },
+    ]);
+    await load.remove(['removed', 'loaded-then-removed']);
+    await expect(docs().findOne({ _id: 'kept' })).rejects.toMatchObject({ code: 'COLLECTION_BULK_LOADED' });
+    await expect(docs().insertOne({ _id: 'other' })).rejects.toMatchObject({ code: 'COLLECTION_BULK_LOADED' });
+    // Other collections are untouched by the load.
+    await store.collection<Doc>('others').insertOne({ _id: 'x' });
+    await reopen();
+    expect(await docs().find({}, { sort: { _id: 1 } }).toArray()).toEqual([
+      { _id: 'kept', name: 'before' },
+      { _id: 'new', name: 'after', value: Number.NaN },
+      { _id: 'replaced', name: 'after', at: new Date(5) },
+    ]);
+    expect(await store.collection('others').countDocuments()).toBe(1);
+  });
+
+  it('refuse a document the journal could not hold, writing nothing of its batch', async () => {
+    await reopen({ oneShot: true });
+    const load = loader();
+    expect(() => load.put([{ _id: 'a' }, { _id: 'b', value: new Map() }])).toThrow(/cannot store a Map/);
+    expect(() => load.put([{ _id: 7 as unknown as string }])).toThrow(/string _id/);
+    await reopen();
+    expect(await docs().countDocuments()).toBe(0);
+  });
+
+  it('refuse a collection whose unique index they could not enforce', async () => {
+    await docs().createIndex({ email: 1 }, { unique: true });
+    await reopen({ oneShot: true });
+    await docs().createIndex({ email: 1 }, { unique: true });
+    expect(() => loader()).toThrow(/unique index email_1/);
+  });
+
+  it('hold off compaction, whose snapshot would miss what memory no longer holds', async () => {
+    const failures: Error[] = [];
+    await reopen({ oneShot: true, compactionThresholdBytes: 1024, onBackgroundError: (err) => failures.push(err) });
+    await loader().put(Array.from({ length: 50 }, (_, i) => ({ _id: `d${i}`, name: 'loaded' })));
+    // Versions superseded in another collection would otherwise start one.
+    for (let round = 0; round < 40; round++) {
+      await store.collection<Doc>('others').updateOne({ _id: 'o' }, { $set: { name: 'x'.repeat(2000) + round } }, { upsert: true });
+    }
+    await reopen();
+    expect(failures).toEqual([]);
+    expect(await docs().countDocuments({ name: 'loaded' })).toBe(50);
+    expect((await store.collection<Doc>('others').findOne({ _id: 'o' }))?.name).toMatch(/39$/);
+  });
+});

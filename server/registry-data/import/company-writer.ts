@@ -1,0 +1,79 @@
+/**
+ * Where an import's establishment documents go, and how those it did not write are removed once
+ * a release has been read whole.
+ *
+ * A store that would hold every document in the importing process (the embedded store, opened
+ * by the CLI) is bulk loaded instead: documents go to its journal and leave memory at once, so a
+ * million-establishment import needs memory for its staging, not for the registry. Anywhere else
+ * they are upserted through the collection.
+ */
+import type { BulkLoader, Collection, Store } from '../../store/port.ts';
+import type { CompanyDoc } from '../companies.ts';
+import { Interner } from './interner.ts';
+
+export interface CompanyWriter {
+  /** Stores each document under its CNPJ, replacing what was there; resolves once durable. */
+  write(docs: CompanyDoc[]): Promise<void>;
+  /** Removes the documents the current run has not written; how many. */
+  removeUnwritten(): Promise<number>;
+}
+
+const REMOVALS_PER_WRITE = 10_000;
+
+export async function companyWriter(store: Store, run: string): Promise<CompanyWriter> {
+  const companies = store.collection<CompanyDoc>('companies');
+  if (!store.bulkLoader) return new UpsertWriter(companies, run, store.kind === 'embedded');
+  // Read while the collection still can be: a bulk load leaves it unreadable in this process.
+  const unwritten = new Set<string>();
+  for await (const { _id } of companies.find({ importRun: { $ne: run } }, { projection: { _id: 1 } })) unwritten.add(_id);
+  return new LoadWriter(store.bulkLoader<CompanyDoc>('companies'), unwritten);
+}
+
+class UpsertWriter implements CompanyWriter {
+  /** Where the process keeps the documents, it keeps one copy of each repeated string. */
+  private readonly interner: Interner | undefined;
+
+  constructor(
+    private readonly companies: Collection<CompanyDoc>,
+    private readonly run: string,
+    keepsDocuments: boolean,
+  ) {
+    this.interner = keepsDocuments ? new Interner() : undefined;
+  }
+
+  async write(docs: CompanyDoc[]): Promise<void> {
+    await this.companies.bulkWrite(
+      docs.map((doc) => {
+        const shared = this.interner?.shareStrings(doc) ?? doc;
+        return { replaceOne: { filter: { _id: doc._id }, replacement: shared, upsert: true } };
+      }),
+      { ordered: false },
+    );
+  }
+
+  async removeUnwritten(): Promise<number> {
+    return (await this.companies.deleteMany({ importRun: { $ne: this.run } })).deletedCount;
+  }
+}
+
+class LoadWriter implements CompanyWriter {
+  constructor(
+    private readonly loader: BulkLoader<CompanyDoc>,
+    /** Stored before this run and not written by it yet. */
+    private readonly unwritten: Set<string>,
+  ) {}
+
+  async write(docs: CompanyDoc[]): Promise<void> {
+    for (const doc of docs) this.unwritten.delete(doc._id);
+    await this.loader.put(docs);
+  }
+
+  async removeUnwritten(): Promise<number> {
+    const ids = [...this.unwritten];
+    for (let start = 0; start < ids.length; start += REMOVALS_PER_WRITE) {
+      await this.loader.remove(ids.slice(start, start + REMOVALS_PER_WRITE));
+    }
+    this.unwritten.clear();
+    return ids.length;
+  }
+}

@@ -8,7 +8,8 @@ const root = fileURLToPath(new URL('.', import.meta.url));
 export async function buildServer() {
   await build({
     absWorkingDir: root,
-    entryPoints: { server: 'server/main.ts', cli: 'server/cli/main.ts' },
+    // The import's worker thread runs a script of its own, beside the CLI that starts it.
+    entryPoints: { server: 'server/main.ts', cli: 'server/cli/main.ts', 'document-worker': 'server/registry-data/import/document-worker.ts' },
     outdir: 'dist',
     outExtension: { '.js': '.mjs' },
     bundle: true,

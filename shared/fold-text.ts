@@ -5,11 +5,14 @@
  * way before they meet. Shared by the server and the add-on.
  */
 
+const NON_ASCII = /[^\x00-\x7f]/;
+
 /** Lower case, accents removed, anything but letters and digits turned into single spaces. */
 export function foldText(text: string): string {
-  return text
-    .normalize('NFD')
-    .replace(/[\u0300-\u036f]/g, '')
+  // Registry text is mostly plain ASCII, which has no accents to take off (a million
+  // establishments' names and partners are folded on every import).
+  const unaccented = NON_ASCII.test(text) ? text.normalize('NFD').replace(/[\u0300-\u036f]/g, '') : text;
+  return unaccented
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, ' ')
     .trim();

@@ -3,7 +3,9 @@
  * store directly, or, when a server holds the embedded store, sends them to that server over its
  * control socket (control.ts) so they run there and take effect at once.
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { PLAN_NAMES, type PlanName } from '../credits/plans.ts';
 import { importPeople, PeopleFileError } from '../people/import-people.ts';
 import { importRelease, type ImportProgress } from '../registry-data/import/importer.ts';
@@ -16,6 +18,8 @@ import { seedDemo } from '../seed/demo.ts';
 export class UsageError extends Error {}
 
 const MONTH = /^\d{4}-(0[1-9]|1[0-2])$/;
+/** Built beside this bundle (build.mjs); run from source, the import builds documents in its own thread. */
+const DOCUMENT_WORKER = new URL('./document-worker.mjs', import.meta.url);
 
 export type Args = Record<string, string | undefined>;
 
@@ -121,6 +125,7 @@ export const commands: Record<string, Command> = {
       const summary = await importRelease(services.store, {
         dir,
         ...(args.release ? { release: args.release } : {}),
+        ...(existsSync(fileURLToPath(DOCUMENT_WORKER)) ? { documentWorker: DOCUMENT_WORKER } : {}),
         onProgress: (progress) => notify({ progress }),
         onProblem: (problem) => notify({ problem }),
       });

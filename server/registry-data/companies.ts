@@ -91,7 +91,7 @@ export interface CompanyDoc extends CompanyRecord {
   search: SearchKeys;
 }
 
-export function searchKeys(record: CompanyRecord): SearchKeys {
+export function searchKeys(record: Omit<CompanyRecord, 'release'>): SearchKeys {
   return {
     name: [...new Set([...words(record.name), ...words(record.tradeName)])],
     partners: [...new Set(record.partners.flatMap((p) => words(p.name)))],
@@ -105,8 +105,8 @@ export function searchKeys(record: CompanyRecord): SearchKeys {
   };
 }
 
-export function companyDocument(record: CompanyRecord & { release: string; importRun: string }): CompanyDoc {
-  return { _id: record.cnpj, ...record, search: searchKeys(record) };
+export function companyDocument(record: Omit<CompanyRecord, 'release'>, stamp: { release: string; importRun: string }): CompanyDoc {
+  return { _id: record.cnpj, ...record, ...stamp, search: searchKeys(record) };
 }
 
 /**

@@ -101,9 +101,23 @@ export interface IndexDeclaration {
  * command loading more documents than its memory should hold (a registry import). Once a load
  * starts, the collection is the loader's: nothing else in the process may read or write it.
  */
+/** Documents as a store encodes them: their ids, and their encodings joined by commas, as UTF-8. */
+export interface EncodedDocuments {
+  ids: string[];
+  bytes: Uint8Array;
+}
+
 export interface BulkLoader<T extends BaseDoc> {
-  /** Stores each document under its `_id`, replacing any stored version; resolves once durable. */
-  put(docs: T[]): Promise<void>;
+  /**
+   * Stores each document under its `_id`, replacing any stored version; resolves once durable.
+   * Documents are taken one at a time, so a caller may build them as they are taken.
+   */
+  put(docs: Iterable<T>): Promise<void>;
+  /**
+   * The same for documents already encoded as the store encodes them (`encodeDocuments`): so a
+   * worker thread can take the encoding off the writer's thread, and hand over bytes, not text.
+   */
+  putEncoded(encoded: EncodedDocuments): Promise<void>;
   /** Removes the documents with these ids, whether stored before the load or by it. */
   remove(ids: string[]): Promise<void>;
 }

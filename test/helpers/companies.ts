@@ -9,6 +9,7 @@ export function makeCnpj(root: string, order = '0001'): string {
 }
 
 export function companyDoc(cnpj: string, overrides: Partial<CompanyRecord> & { release?: string; importRun?: string } = {}): CompanyDoc {
+  const { release = '2026-10', importRun = 'test', ...record } = overrides;
   return companyDocument({
     cnpj,
     root: cnpj.slice(0, 8),
@@ -40,8 +41,6 @@ export function companyDoc(cnpj: string, overrides: Partial<CompanyRecord> & { r
     phones: ['1133334444'],
     email: null,
     partners: [],
-    release: '2026-10',
-    importRun: 'test',
-    ...overrides,
-  });
+    ...record,
+  }, { release, importRun });
 }

@@ -4,29 +4,34 @@
  *
  * A store that would hold every document in the importing process (the embedded store, opened
  * by the CLI) is bulk loaded instead: documents go to its journal and leave memory at once, so a
- * million-establishment import needs memory for its staging, not for the registry. Anywhere else
- * they are upserted through the collection.
+ * million-establishment import needs memory for its staging, not for the registry; given the
+ * built worker script, they are also built and encoded in a worker thread. Anywhere else they
+ * are upserted through the collection.
  */
 import type { BulkLoader, Collection, Store } from '../../store/port.ts';
 import type { CompanyDoc } from '../companies.ts';
+import { DocumentThread } from './document-thread.ts';
+import { companyDocuments, type DocumentContext, type EstablishmentBatch } from './documents.ts';
 import { Interner } from './interner.ts';
 
 export interface CompanyWriter {
-  /** Stores each document under its CNPJ, replacing what was there; resolves once durable. */
-  write(docs: CompanyDoc[]): Promise<void>;
+  /** Stores the batch's documents, each under its CNPJ, replacing what was there; resolves once durable. */
+  write(batch: EstablishmentBatch): Promise<void>;
   /** Removes the documents the current run has not written; how many. */
   removeUnwritten(): Promise<number>;
+  close(): Promise<void>;
 }
 
 const REMOVALS_PER_WRITE = 10_000;
 
-export async function companyWriter(store: Store, run: string): Promise<CompanyWriter> {
+export async function companyWriter(store: Store, context: DocumentContext, workerScript?: URL): Promise<CompanyWriter> {
   const companies = store.collection<CompanyDoc>('companies');
-  if (!store.bulkLoader) return new UpsertWriter(companies, run, store.kind === 'embedded');
+  if (!store.bulkLoader) return new UpsertWriter(companies, context, store.kind === 'embedded');
   // Read while the collection still can be: a bulk load leaves it unreadable in this process.
   const unwritten = new Set<string>();
-  for await (const { _id } of companies.find({ importRun: { $ne: run } }, { projection: { _id: 1 } })) unwritten.add(_id);
-  return new LoadWriter(store.bulkLoader<CompanyDoc>('companies'), unwritten);
+  for await (const { _id } of companies.find({ importRun: { $ne: context.run } }, { projection: { _id: 1 } })) unwritten.add(_id);
+  const thread = workerScript ? new DocumentThread(workerScript, context) : undefined;
+  return new LoadWriter(store.bulkLoader<CompanyDoc>('companies'), context, unwritten, thread);
 }
 
 class UpsertWriter implements CompanyWriter {
@@ -35,15 +40,15 @@ class UpsertWriter implements CompanyWriter {
 
   constructor(
     private readonly companies: Collection<CompanyDoc>,
-    private readonly run: string,
+    private readonly context: DocumentContext,
     keepsDocuments: boolean,
   ) {
     this.interner = keepsDocuments ? new Interner() : undefined;
   }
 
-  async write(docs: CompanyDoc[]): Promise<void> {
+  async write(batch: EstablishmentBatch): Promise<void> {
     await this.companies.bulkWrite(
-      docs.map((doc) => {
+      Array.from(companyDocuments(batch, this.context), (doc) => {
         const shared = this.interner?.shareStrings(doc) ?? doc;
         return { replaceOne: { filter: { _id: doc._id }, replacement: shared, upsert: true } };
       }),
@@ -52,20 +57,25 @@ class UpsertWriter implements CompanyWriter {
   }
 
   async removeUnwritten(): Promise<number> {
-    return (await this.companies.deleteMany({ importRun: { $ne: this.run } })).deletedCount;
+    return (await this.companies.deleteMany({ importRun: { $ne: this.context.run } })).deletedCount;
   }
+
+  async close(): Promise<void> {}
 }
 
 class LoadWriter implements CompanyWriter {
   constructor(
     private readonly loader: BulkLoader<CompanyDoc>,
+    private readonly context: DocumentContext,
     /** Stored before this run and not written by it yet. */
     private readonly unwritten: Set<string>,
+    private readonly thread: DocumentThread | undefined,
   ) {}
 
-  async write(docs: CompanyDoc[]): Promise<void> {
-    for (const doc of docs) this.unwritten.delete(doc._id);
-    await this.loader.put(docs);
+  async write(batch: EstablishmentBatch): Promise<void> {
+    for (const { cnpj } of batch.rows) this.unwritten.delete(cnpj);
+    if (!this.thread) return this.loader.put(companyDocuments(batch, this.context));
+    await this.loader.putEncoded(await this.thread.build(batch));
   }
 
   async removeUnwritten(): Promise<number> {
@@ -75,5 +85,9 @@ class LoadWriter implements CompanyWriter {
     }
     this.unwritten.clear();
     return ids.length;
+  }
+
+  async close(): Promise<void> {
+    await this.thread?.close();
   }
 }

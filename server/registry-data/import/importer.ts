@@ -13,7 +13,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Collection, Store } from '../../store/port.ts';
 import { checkCnpj } from '../../../shared/cnpj.ts';
-import { companyDocument } from '../companies.ts';
 import { findReleaseFiles, LOOKUP_KINDS, releaseOf, type FileKind, type LookupKind, type ReleaseFile } from './files.ts';
 import * as records from './records.ts';
 import { openReleaseFile, readRows, type Problem, type Row } from './rows.ts';
@@ -40,6 +39,11 @@ export interface ImportOptions {
   batchSize?: number;
   /** Where per-company data waits; by default a collection on MongoDB, memory on the embedded store. */
   staging?: 'memory' | 'store';
+  /**
+   * The built document-worker.mjs, to build a bulk load's documents in a worker thread (see
+   * company-writer.ts); without it they are built in this one.
+   */
+  documentWorker?: URL;
 }
 
 export interface ImportSummary {
@@ -136,6 +140,14 @@ class Run {
 
   async run(): Promise<ImportSummary> {
     await this.begin();
+    try {
+      return await this.readAll();
+    } finally {
+      await this.companies.close();
+    }
+  }
+
+  private async readAll(): Promise<ImportSummary> {
     let whole = true;
     for (const file of this.files) {
       this.progress.phase =
@@ -164,7 +176,8 @@ class Run {
   /** Picks up an interrupted import of the same release, or starts afresh. */
   private async begin(): Promise<void> {
     await this.resumeOrStart();
-    this.companies = await companyWriter(this.store, this.state!.run);
+    const context = { lookups: this.lookups, release: this.release, run: this.state!.run };
+    this.companies = await companyWriter(this.store, context, this.options.documentWorker);
   }
 
   private async resumeOrStart(): Promise<void> {
@@ -319,17 +332,10 @@ class Run {
       }
       valid.push({ cnpj: check.cnpj, fields });
     }
+    if (valid.length === 0) return;
     const roots = await this.staging.get([...new Set(valid.map((v) => v.cnpj.slice(0, 8)))]);
-    const docs = valid.map(({ cnpj, fields }) =>
-      companyDocument({
-        ...records.establishment(fields, cnpj, roots.get(cnpj.slice(0, 8)), this.lookups),
-        release: this.release,
-        importRun: this.state!.run,
-      }),
-    );
-    if (docs.length === 0) return;
-    await this.companies.write(docs);
-    this.summary.establishments += docs.length;
-    this.progress.establishments += docs.length;
+    await this.companies.write({ rows: valid, roots });
+    this.summary.establishments += valid.length;
+    this.progress.establishments += valid.length;
   }
 }

@@ -4,11 +4,41 @@
  * holds for a written id is dropped, so the table ends with exactly the documents the load did
  * not replace, and nothing in the process reads it any more (Table#unload).
  */
-import type { BaseDoc, BulkLoader } from '../port.ts';
+import type { BaseDoc, BulkLoader, EncodedDocuments } from '../port.ts';
 import { encode } from './codec.ts';
 import type { Committer } from './collection.ts';
-import { journalLine } from './mutation.ts';
+import { journalLineBytes } from './mutation.ts';
 import type { Table } from './table.ts';
+
+/** Initial room for a batch's bytes; it doubles as needed. */
+const INITIAL_BYTES = 1 << 20;
+const COMMA = 0x2c;
+
+/**
+ * Documents encoded one at a time into UTF-8, so that neither a batch of documents nor one
+ * long string of them ever exists: only each document's own text, briefly. The bytes are
+ * their own buffer, so a worker thread can transfer them.
+ */
+export function encodeDocuments<T extends BaseDoc>(docs: Iterable<T>): EncodedDocuments {
+  const ids: string[] = [];
+  const encoder = new TextEncoder();
+  let bytes = new Uint8Array(INITIAL_BYTES);
+  let length = 0;
+  for (const doc of docs) {
+    if (typeof doc._id !== 'string') throw new TypeError(`A bulk-loaded document needs a string _id, not ${JSON.stringify(doc._id)}`);
+    const text = encode(doc);
+    // UTF-8 takes at most 3 bytes per UTF-16 unit, plus the comma.
+    if (length + text.length * 3 + 1 > bytes.length) {
+      const grown = new Uint8Array(Math.max(bytes.length * 2, length + text.length * 3 + 1));
+      grown.set(bytes.subarray(0, length));
+      bytes = grown;
+    }
+    if (ids.length > 0) bytes[length++] = COMMA;
+    length += encoder.encodeInto(text, bytes.subarray(length)).written;
+    ids.push(doc._id);
+  }
+  return { ids, bytes: bytes.subarray(0, length) };
+}
 
 export class TableLoader<T extends BaseDoc> implements BulkLoader<T> {
   constructor(
@@ -18,24 +48,25 @@ export class TableLoader<T extends BaseDoc> implements BulkLoader<T> {
     table.unload();
   }
 
-  put(docs: T[]): Promise<void> {
+  put(docs: Iterable<T>): Promise<void> {
     this.store.assertWritable();
-    // Encoded first, so a document the journal cannot hold refuses the batch with nothing changed.
-    const encoded = docs.map((doc) => {
-      if (typeof doc._id !== 'string') throw new TypeError(`A bulk-loaded document needs a string _id, not ${JSON.stringify(doc._id)}`);
-      return encode(doc);
-    });
-    return this.commit(docs.map((doc) => doc._id), encoded, []);
+    // All are encoded before anything changes: a document the journal cannot hold refuses the batch.
+    return this.putEncoded(encodeDocuments(docs));
+  }
+
+  putEncoded({ ids, bytes }: EncodedDocuments): Promise<void> {
+    this.store.assertWritable();
+    return this.commit(ids, journalLineBytes(this.table.name, bytes, []));
   }
 
   remove(ids: string[]): Promise<void> {
     this.store.assertWritable();
-    return this.commit(ids, [], ids);
+    return this.commit(ids, journalLineBytes(this.table.name, new Uint8Array(0), ids));
   }
 
-  private commit(ids: string[], put: string[], del: string[]): Promise<void> {
+  private commit(ids: string[], line: Uint8Array): Promise<void> {
     let superseded = 0;
     for (const id of ids) if (this.table.forget(id)) superseded++;
-    return this.store.commit({ line: journalLine(this.table.name, put, del), documents: ids.length, superseded });
+    return this.store.commit({ line, documents: ids.length, superseded });
   }
 }

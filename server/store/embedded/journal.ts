@@ -21,7 +21,7 @@ interface Waiter {
 }
 
 export class Journal {
-  private queue: string[] = [];
+  private queue: Uint8Array[] = [];
   private waiters: Waiter[] = [];
   private flushing: Promise<void> | undefined;
   private failure: JournalFailedError | undefined;
@@ -61,11 +61,13 @@ export class Journal {
     if (this.failure) throw this.failure;
   }
 
-  append(line: string): Promise<void> {
+  /** `line`: text, or its UTF-8 bytes (a bulk load's, which never become one large string). */
+  append(line: string | Uint8Array): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
-    this.size += Buffer.byteLength(line);
+    const bytes = typeof line === 'string' ? Buffer.from(line) : line;
+    this.size += bytes.length;
     return new Promise<void>((resolve, reject) => {
-      this.queue.push(line);
+      this.queue.push(bytes);
       this.waiters.push({ resolve, reject });
       // Waiting one turn of the event loop lets every write issued in this turn share the sync.
       this.flushing ??= new Promise((next) => setImmediate(next)).then(() => this.flush());
@@ -77,11 +79,11 @@ export class Journal {
     try {
       await this.predecessor;
       while (this.queue.length > 0) {
-        const text = this.queue.join('');
+        const bytes = this.queue.length === 1 ? this.queue[0]! : Buffer.concat(this.queue);
         batch = this.waiters;
         this.queue = [];
         this.waiters = [];
-        await this.handle.appendFile(text);
+        await this.handle.appendFile(bytes);
         await this.handle.datasync();
         for (const waiter of batch) waiter.resolve();
         batch = [];

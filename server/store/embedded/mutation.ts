@@ -15,7 +15,7 @@ export interface JournalRecord {
 
 /** A journal line and what it does to the data on disk, for the compaction policy. */
 export interface JournalEntry {
-  line: string;
+  line: string | Uint8Array;
   /** Documents it writes or deletes. */
   documents: number;
   /** Of those, how many were already stored: their earlier versions on disk are now garbage. */
@@ -79,6 +79,11 @@ export class Mutation {
 }
 
 /** A journal line putting the encoded documents `put` and deleting the ids `del`. */
-export function journalLine(collection: string, put: string[], del: string[]): string {
+function journalLine(collection: string, put: string[], del: string[]): string {
   return `{"c":${JSON.stringify(collection)},"put":[${put.join(',')}],"del":${JSON.stringify(del)}}\n`;
+}
+
+/** The same line as bytes, around `put`: encoded documents joined by commas, as UTF-8. */
+export function journalLineBytes(collection: string, put: Uint8Array, del: string[]): Buffer {
+  return Buffer.concat([Buffer.from(`{"c":${JSON.stringify(collection)},"put":[`), put, Buffer.from(`],"del":${JSON.stringify(del)}}\n`)]);
 }

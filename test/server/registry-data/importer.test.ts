@@ -50,6 +50,9 @@ let problems: Problem[];
  * reopening the store, as the next command or the server would.
  */
 let oneShot = false;
+/** The CLI builds a bulk load's documents in this worker (dist/ is built before the tests run). */
+const DOCUMENT_WORKER = new URL('../../../dist/document-worker.mjs', import.meta.url);
+let documentWorker: URL | undefined;
 
 beforeEach(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'prospecta-release-'));
@@ -70,7 +73,13 @@ async function reopen(): Promise<void> {
 
 async function run(options: Partial<ImportOptions> = {}) {
   try {
-    return await importRelease(store, { dir, release: '2026-10', onProblem: (p) => problems.push(p), ...options });
+    return await importRelease(store, {
+      dir,
+      release: '2026-10',
+      onProblem: (p) => problems.push(p),
+      ...(documentWorker ? { documentWorker } : {}),
+      ...options,
+    });
   } finally {
     if (oneShot) await reopen();
   }
@@ -91,10 +100,12 @@ async function writeRelease(overrides: { estabelecimentos?: string[][] } = {}) {
 }
 
 describe.each([
-  { as: 'by a server, into the documents it holds', bulk: false },
-  { as: 'by the CLI, bulk loaded', bulk: true },
-])('import cnpj $as', ({ bulk }) => {
+  { as: 'by a server, into the documents it holds', bulk: false, worker: false },
+  { as: 'bulk loaded, documents built in its own thread', bulk: true, worker: false },
+  { as: 'by the CLI, bulk loaded, documents built in a worker thread', bulk: true, worker: true },
+])('import cnpj $as', ({ bulk, worker }) => {
   beforeEach(async () => {
+    documentWorker = worker ? DOCUMENT_WORKER : undefined;
     if (oneShot === bulk) return;
     oneShot = bulk;
     await reopen();

@@ -7,6 +7,7 @@ import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { encodeDocuments } from '../../../server/store/embedded/bulk-load.ts';
 import { openEmbeddedStore, type EmbeddedStoreOptions } from '../../../server/store/embedded/store.ts';
 import { DUPLICATE_KEY, type Store } from '../../../server/store/port.ts';
 
@@ -203,5 +204,22 @@ describe('embedded store bulk loads', () => {
     expect(failures).toEqual([]);
     expect(await docs().countDocuments({ name: 'loaded' })).toBe(50);
     expect((await store.collection<Doc>('others').findOne({ _id: 'o' }))?.name).toMatch(/39$/);
+  });
+});
+
+describe('documents encoded for a bulk load', () => {
+  it('come back as they were, however large and whatever their characters', async () => {
+    await reopen({ oneShot: true });
+    const big = 'São João 😀 '.repeat(200_000);
+    const load = store.bulkLoader!<Doc>('docs');
+    await load.put([{ _id: 'small', name: 'Açaí' }, { _id: 'big', name: big }, { _id: '', name: '' }]);
+    await load.putEncoded(encodeDocuments([{ _id: 'pre-encoded', at: new Date(7) }]));
+    await reopen();
+    expect(await docs().find({}, { sort: { _id: 1 } }).toArray()).toEqual([
+      { _id: '', name: '' },
+      { _id: 'big', name: big },
+      { _id: 'pre-encoded', at: new Date(7) },
+      { _id: 'small', name: 'Açaí' },
+    ]);
   });
 });

@@ -1,0 +1,62 @@
+/**
+ * Building and encoding a bulk load's documents in a worker thread: on two cores, about half
+ * of an import's work moves off the thread that reads, joins and writes. Batches are answered
+ * in the order sent; a batch that fails, or a worker that dies, fails the writes waiting on it.
+ */
+import { Worker } from 'node:worker_threads';
+import type { EncodedDocuments } from '../../store/port.ts';
+import type { DocumentContext, EstablishmentBatch } from './documents.ts';
+
+export type BuildRequest = { kind: 'context'; context: DocumentContext } | { kind: 'batch'; id: number; batch: EstablishmentBatch };
+export type BuildReply = { id: number; encoded: EncodedDocuments } | { id: number; error: string };
+
+export class DocumentThread {
+  private worker: Worker | undefined;
+  private readonly pending = new Map<number, { resolve: (docs: EncodedDocuments) => void; reject: (err: Error) => void }>();
+  private nextId = 0;
+  private failure: Error | undefined;
+
+  /**
+   * `script`: the built document-worker.mjs. The worker starts with the first batch, when the
+   * context's code tables have been read.
+   */
+  constructor(
+    private readonly script: URL,
+    private readonly context: DocumentContext,
+  ) {}
+
+  build(batch: EstablishmentBatch): Promise<EncodedDocuments> {
+    if (this.failure) return Promise.reject(this.failure);
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.started().postMessage({ kind: 'batch', id, batch } satisfies BuildRequest);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.failure ??= new Error('the document worker was closed');
+    await this.worker?.terminate();
+  }
+
+  private started(): Worker {
+    if (this.worker) return this.worker;
+    const worker = (this.worker = new Worker(this.script));
+    worker.on('message', (reply: BuildReply) => {
+      const waiting = this.pending.get(reply.id);
+      this.pending.delete(reply.id);
+      if ('error' in reply) waiting?.reject(new Error(`building documents failed: ${reply.error}`));
+      else waiting?.resolve(reply.encoded);
+    });
+    worker.on('error', (err) => this.fail(err));
+    worker.on('exit', (code) => this.fail(new Error(`the document worker exited (code ${code})`)));
+    worker.postMessage({ kind: 'context', context: this.context } satisfies BuildRequest);
+    return worker;
+  }
+
+  private fail(err: Error): void {
+    this.failure ??= err;
+    for (const { reject } of this.pending.values()) reject(this.failure);
+    this.pending.clear();
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * The import's worker thread: it builds and encodes exactly what the importer's own thread
+ * would, and a worker that fails fails the writes waiting on it rather than hanging them.
+ */
+import { describe, expect, it } from 'vitest';
+import { encodeDocuments } from '../../../server/store/embedded/bulk-load.ts';
+import { DocumentThread } from '../../../server/registry-data/import/document-thread.ts';
+import { companyDocuments, type DocumentContext, type EstablishmentBatch } from '../../../server/registry-data/import/documents.ts';
+import { makeCnpj } from '../../helpers/companies.ts';
+import { estabelecimento } from '../../helpers/release-files.ts';
+
+const WORKER = new URL('../../../dist/document-worker.mjs', import.meta.url);
+
+const context: DocumentContext = {
+  lookups: {
+    cnaes: new Map([['4721102', 'Padaria e confeitaria']]),
+    motivos: new Map(),
+    municipios: new Map([['7107', 'SÃO PAULO']]),
+    naturezas: new Map([['2062', 'Sociedade Empresária Limitada']]),
+    paises: new Map(),
+    qualificacoes: new Map(),
+  },
+  release: '2026-10',
+  run: 'run-1',
+};
+
+function batchOf(count: number): EstablishmentBatch {
+  const rows = Array.from({ length: count }, (_, i) => {
+    const cnpj = makeCnpj(String(10_000_000 + (i % 7)), String(i + 1).padStart(4, '0'));
+    return { cnpj, fields: estabelecimento(cnpj, { 4: `PADARIA Nº ${i}`, 11: '4721102', 20: '7107' }) };
+  });
+  const roots = new Map(
+    rows.map(({ cnpj }) => [
+      cnpj.slice(0, 8),
+      { name: 'PADARIA SÃO JOÃO LTDA', capital: 1000, partners: [{ name: 'MARIA DA SILVA', document: '***123456**', qualification: null, since: null }] },
+    ]),
+  );
+  return { rows, roots };
+}
+
+describe('the document worker thread', () => {
+  it('gives the bytes the importer would encode itself, batch after batch, in order', async () => {
+    const thread = new DocumentThread(WORKER, context);
+    try {
+      const batches = [batchOf(300), batchOf(1), batchOf(50)];
+      const built = await Promise.all(batches.map((batch) => thread.build(batch)));
+      built.forEach((encoded, i) => expect(encoded).toEqual(encodeDocuments(companyDocuments(batches[i]!, context))));
+      expect(JSON.parse(`[${Buffer.from(built[1]!.bytes).toString()}]`)[0]).toMatchObject({
+        name: 'PADARIA SÃO JOÃO LTDA',
+        mainActivity: { code: '4721102', description: 'Padaria e confeitaria' },
+        importRun: 'run-1',
+      });
+    } finally {
+      await thread.close();
+    }
+  });
+
+  it('fails the batches waiting on a worker that dies, and every later one', async () => {
+    const thread = new DocumentThread(new URL('data:text/javascript,process.exit(3)'), context);
+    await expect(thread.build(batchOf(2))).rejects.toThrow('the document worker exited (code 3)');
+    await expect(thread.build(batchOf(2))).rejects.toThrow('exited (code 3)');
+    await thread.close();
+  });
+});

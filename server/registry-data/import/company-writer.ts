@@ -5,9 +5,10 @@
  * A store that would hold every document in the importing process (the embedded store, opened
  * by the CLI) is bulk loaded instead: documents go to its journal and leave memory at once, so a
  * million-establishment import needs memory for its staging, not for the registry; given the
- * built worker script, they are also built and encoded in a worker thread. Anywhere else they
+ * built worker script, they are also built and encoded in worker threads. Anywhere else they
  * are upserted through the collection.
  */
+import { availableParallelism } from 'node:os';
 import type { BulkLoader, Collection, Store } from '../../store/port.ts';
 import type { CompanyDoc } from '../companies.ts';
 import { DocumentThread } from './document-thread.ts';
@@ -23,6 +24,12 @@ export interface CompanyWriter {
 }
 
 const REMOVALS_PER_WRITE = 10_000;
+/**
+ * Batches go to the threads in turn. On two cores two threads beat one (the establishments of a
+ * 1M release in 24.9 s against 29.5 s): the scheduler fills the reading thread's waits. Past
+ * four, the reading thread is what the others wait for.
+ */
+const DOCUMENT_THREADS = Math.min(4, Math.max(2, availableParallelism()));
 
 export async function companyWriter(store: Store, context: DocumentContext, workerScript?: URL): Promise<CompanyWriter> {
   const companies = store.collection<CompanyDoc>('companies');
@@ -30,8 +37,8 @@ export async function companyWriter(store: Store, context: DocumentContext, work
   // Read while the collection still can be: a bulk load leaves it unreadable in this process.
   const unwritten = new Set<string>();
   for await (const { _id } of companies.find({ importRun: { $ne: context.run } }, { projection: { _id: 1 } })) unwritten.add(_id);
-  const thread = workerScript ? new DocumentThread(workerScript, context) : undefined;
-  return new LoadWriter(store.bulkLoader<CompanyDoc>('companies'), context, unwritten, thread);
+  const threads = workerScript ? Array.from({ length: DOCUMENT_THREADS }, () => new DocumentThread(workerScript, context)) : [];
+  return new LoadWriter(store.bulkLoader<CompanyDoc>('companies'), context, unwritten, threads);
 }
 
 class UpsertWriter implements CompanyWriter {
@@ -69,13 +76,15 @@ class LoadWriter implements CompanyWriter {
     private readonly context: DocumentContext,
     /** Stored before this run and not written by it yet. */
     private readonly unwritten: Set<string>,
-    private readonly thread: DocumentThread | undefined,
+    private readonly threads: DocumentThread[],
   ) {}
+
+  private turn = 0;
 
   async write(batch: EstablishmentBatch): Promise<void> {
     for (const { cnpj } of batch.rows) this.unwritten.delete(cnpj);
-    if (!this.thread) return this.loader.put(companyDocuments(batch, this.context));
-    await this.loader.putEncoded(await this.thread.build(batch));
+    if (this.threads.length === 0) return this.loader.put(companyDocuments(batch, this.context));
+    await this.loader.putEncoded(await this.threads[this.turn++ % this.threads.length]!.build(batch));
   }
 
   async removeUnwritten(): Promise<number> {
@@ -88,6 +97,6 @@ class LoadWriter implements CompanyWriter {
   }
 
   async close(): Promise<void> {
-    await this.thread?.close();
+    await Promise.all(this.threads.map((thread) => thread.close()));
   }
 }

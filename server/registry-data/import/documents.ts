@@ -4,7 +4,7 @@
  */
 import { companyDocument, type CompanyDoc } from '../companies.ts';
 import * as records from './records.ts';
-import type { RootData } from './records.ts';
+import { rootData, type StagedRoot } from './staging.ts';
 
 /** What every document of one import run shares. */
 export interface DocumentContext {
@@ -16,13 +16,13 @@ export interface DocumentContext {
 /** Establishment rows whose CNPJs were checked, and the staged data of their roots. */
 export interface EstablishmentBatch {
   rows: Array<{ cnpj: string; fields: string[] }>;
-  roots: Map<string, RootData>;
+  roots: Map<string, StagedRoot>;
 }
 
 /** One at a time, so a caller that encodes each as it comes holds one document, not a batch of them. */
 export function* companyDocuments({ rows, roots }: EstablishmentBatch, { lookups, release, run }: DocumentContext): Generator<CompanyDoc> {
   for (const { cnpj, fields } of rows) {
-    const record = records.establishment(fields, cnpj, roots.get(cnpj.slice(0, 8)), lookups);
+    const record = records.establishment(fields, cnpj, rootData(roots.get(cnpj.slice(0, 8))), lookups);
     yield companyDocument(record, { release, importRun: run });
   }
 }

@@ -17,8 +17,30 @@ export interface Staging {
   put(entries: Array<{ root: string; data: RootData }>): Promise<void>;
   /** `key` identifies the Sócios line, so staging a line twice (after a resume) keeps one. */
   addPartners(entries: Array<{ root: string; key: string; partner: Partner }>): Promise<void>;
-  get(roots: string[]): Promise<Map<string, RootData>>;
+  get(roots: string[]): Promise<Map<string, StagedRoot>>;
   clear(): Promise<void>;
+}
+
+/**
+ * A root's staged data as `get` gives it: the data itself, or memory staging's compact text of
+ * it, read by `rootData` where the documents are built (possibly a worker thread, where text
+ * crosses over more cheaply than objects and the parsing is off the reading thread).
+ */
+export type StagedRoot = RootData | PackedRoot;
+
+interface PackedRoot {
+  packed: true;
+  company?: string;
+  options?: number;
+  partners?: string;
+}
+
+export function rootData(staged: StagedRoot | undefined): RootData | undefined {
+  if (staged === undefined || !('packed' in staged)) return staged;
+  const data: RootData = staged.company === undefined ? {} : (JSON.parse(staged.company) as RootData);
+  if (staged.options !== undefined) Object.assign(data, unpackOptions(staged.options));
+  if (staged.partners !== undefined) data.partners = JSON.parse(`[${staged.partners}]`) as Partner[];
+  return data;
 }
 
 /**
@@ -26,8 +48,8 @@ export interface Staging {
  * took 1.27 KiB each as objects, 530 B each as JSON. Each file's part is kept apart, so staging a
  * row never reads back what another file staged: Empresas as one flat JSON string (appending
  * pieces kept a cons cell per piece), the Simples options as a small number, and the partners as
- * JSON objects joined by commas (a root has one or two, so a cons cell or two). Parsing it back
- * costs a microsecond or two per join.
+ * JSON objects joined by commas (a root has one or two, so a cons cell or two). It is parsed back
+ * (a microsecond or two) where the documents are built: see `rootData`.
  */
 export class MemoryStaging implements Staging {
   readonly durable = false;
@@ -57,17 +79,14 @@ export class MemoryStaging implements Staging {
     }
   }
 
-  async get(roots: string[]): Promise<Map<string, RootData>> {
-    const found = new Map<string, RootData>();
+  async get(roots: string[]): Promise<Map<string, StagedRoot>> {
+    const found = new Map<string, StagedRoot>();
     for (const root of roots) {
       const company = this.companies.get(root);
       const options = this.simples.get(root);
       const partners = this.partners.get(root);
       if (company === undefined && options === undefined && partners === undefined) continue;
-      const staged: RootData = company === undefined ? {} : (JSON.parse(company) as RootData);
-      if (options !== undefined) Object.assign(staged, unpackOptions(options));
-      if (partners !== undefined) staged.partners = JSON.parse(`[${partners}]`) as Partner[];
-      found.set(root, staged);
+      found.set(root, { packed: true, ...dropUndefined({ company, options, partners }) });
     }
     return found;
   }
@@ -143,7 +162,7 @@ export class StoreStaging implements Staging {
     );
   }
 
-  async get(roots: string[]): Promise<Map<string, RootData>> {
+  async get(roots: string[]): Promise<Map<string, StagedRoot>> {
     const docs = await this.collection.find({ _id: { $in: roots }, release: this.release }).toArray();
     return new Map(
       docs.map((doc) => [doc._id, { ...doc.data, partners: Object.values(doc.partners ?? {}) }]),

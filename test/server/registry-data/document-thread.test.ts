@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { encodeDocuments } from '../../../server/store/embedded/bulk-load.ts';
 import { DocumentThread } from '../../../server/registry-data/import/document-thread.ts';
 import { companyDocuments, type DocumentContext, type EstablishmentBatch } from '../../../server/registry-data/import/documents.ts';
+import { MemoryStaging } from '../../../server/registry-data/import/staging.ts';
 import { makeCnpj } from '../../helpers/companies.ts';
 import { estabelecimento } from '../../helpers/release-files.ts';
 
@@ -24,30 +25,34 @@ const context: DocumentContext = {
   run: 'run-1',
 };
 
-function batchOf(count: number): EstablishmentBatch {
+/** Establishments of seven roots, staged in memory as the importer stages them. */
+async function batchOf(count: number): Promise<EstablishmentBatch> {
   const rows = Array.from({ length: count }, (_, i) => {
     const cnpj = makeCnpj(String(10_000_000 + (i % 7)), String(i + 1).padStart(4, '0'));
     return { cnpj, fields: estabelecimento(cnpj, { 4: `PADARIA Nº ${i}`, 11: '4721102', 20: '7107' }) };
   });
-  const roots = new Map(
-    rows.map(({ cnpj }) => [
-      cnpj.slice(0, 8),
-      { name: 'PADARIA SÃO JOÃO LTDA', capital: 1000, partners: [{ name: 'MARIA DA SILVA', document: '***123456**', qualification: null, since: null }] },
-    ]),
-  );
-  return { rows, roots };
+  const staging = new MemoryStaging();
+  const roots = [...new Set(rows.map(({ cnpj }) => cnpj.slice(0, 8)))];
+  await staging.put(roots.map((root) => ({ root, data: { name: 'PADARIA SÃO JOÃO LTDA', capital: 1000 } })));
+  await staging.put(roots.map((root) => ({ root, data: { simplesOption: true, meiOption: null } })));
+  const partner = { name: 'MARIA DA SILVA', document: '***123456**', qualification: null, since: null };
+  await staging.addPartners(roots.flatMap((root) => [{ root, key: 'a', partner }, { root, key: 'b', partner: { ...partner, name: 'JOSÉ' } }]));
+  return { rows, roots: await staging.get(roots) };
 }
 
 describe('the document worker thread', () => {
   it('gives the bytes the importer would encode itself, batch after batch, in order', async () => {
     const thread = new DocumentThread(WORKER, context);
     try {
-      const batches = [batchOf(300), batchOf(1), batchOf(50)];
+      const batches = await Promise.all([batchOf(300), batchOf(1), batchOf(50)]);
       const built = await Promise.all(batches.map((batch) => thread.build(batch)));
       built.forEach((encoded, i) => expect(encoded).toEqual(encodeDocuments(companyDocuments(batches[i]!, context))));
       expect(JSON.parse(`[${Buffer.from(built[1]!.bytes).toString()}]`)[0]).toMatchObject({
         name: 'PADARIA SÃO JOÃO LTDA',
+        simplesOption: true,
+        meiOption: null,
         mainActivity: { code: '4721102', description: 'Padaria e confeitaria' },
+        partners: [{ name: 'MARIA DA SILVA' }, { name: 'JOSÉ' }],
         importRun: 'run-1',
       });
     } finally {
@@ -57,8 +62,8 @@ describe('the document worker thread', () => {
 
   it('fails the batches waiting on a worker that dies, and every later one', async () => {
     const thread = new DocumentThread(new URL('data:text/javascript,process.exit(3)'), context);
-    await expect(thread.build(batchOf(2))).rejects.toThrow('the document worker exited (code 3)');
-    await expect(thread.build(batchOf(2))).rejects.toThrow('exited (code 3)');
+    await expect(thread.build(await batchOf(2))).rejects.toThrow('the document worker exited (code 3)');
+    await expect(thread.build(await batchOf(2))).rejects.toThrow('exited (code 3)');
     await thread.close();
   });
 });

@@ -126,6 +126,8 @@ export const companyIndexes: IndexDeclaration[] = [
   'openingDate',
 ].map((field) => ({ collection: 'companies', keys: { [field]: 1 } }));
 
+const INTERNAL_FIELDS = { _id: 0, search: 0, importRun: 0 } as const;
+
 /** A company as the API returns it: its registry data and where it came from. */
 export function companyView(record: CompanyRecord | CompanyDoc, source = REGISTRY_SOURCE) {
   const { _id, search, importRun, ...data } = record as Partial<CompanyDoc> & CompanyRecord;
@@ -145,11 +147,14 @@ export class Companies {
     this.cnaes = store.collection<CnaeDoc>('cnaes');
   }
 
-  /** The companies found among `cnpjs`, keyed by CNPJ. */
-  async byCnpj(cnpjs: string[]): Promise<Map<string, CompanyDoc>> {
+  /**
+   * The registry records found among `cnpjs`, keyed by CNPJ: the caller's own copies, without
+   * the fields only search and import use (a 500-CNPJ batch copies them at every request).
+   */
+  async byCnpj(cnpjs: string[]): Promise<Map<string, CompanyRecord>> {
     if (cnpjs.length === 0) return new Map();
-    const docs = await this.collection.find({ _id: { $in: cnpjs } }).toArray();
-    return new Map(docs.map((d) => [d._id, d]));
+    const records = await this.collection.find({ _id: { $in: cnpjs } }, { projection: INTERNAL_FIELDS }).toArray();
+    return new Map(records.map((record) => [record.cnpj, record as unknown as CompanyRecord]));
   }
 
   /**

@@ -148,8 +148,38 @@ export function arrange(docs: Doc[], options: Pick<FindOptions, 'sort' | 'skip' 
 
 /** Copies of documents for a caller, projected. */
 export function project(docs: Doc[], projection: Document | undefined): Doc[] {
-  const shaped = projection && Object.keys(projection).length > 0 ? new Query({}).find<Doc>(docs, projection).all() : docs;
-  return shaped.map(cloneValue);
+  if (!projection || Object.keys(projection).length === 0) return docs.map(cloneValue);
+  const fields = topLevelFields(projection);
+  if (!fields) return new Query({}).find<Doc>(docs, projection).all().map(cloneValue);
+  return docs.map((doc) => {
+    const copy: Record<string, unknown> = {};
+    for (const key in doc) if (fields.has(key) === fields.include) copy[key] = cloneValue(doc[key]);
+    return copy as Doc;
+  });
+}
+
+/**
+ * The fields a projection keeps (`include`) or drops when it names only top-level fields, all
+ * to keep or all to drop (`_id` aside, which is kept unless dropped): the common shapes, copied
+ * directly, the kept fields in the document's order as MongoDB returns them. Undefined for
+ * anything else (paths, operators, expressions), which mingo evaluates.
+ */
+function topLevelFields(projection: Document): { has(key: string): boolean; include: boolean } | undefined {
+  const entries = Object.entries(projection);
+  if (entries.some(([key, value]) => key.includes('.') || key.startsWith('$') || ![0, 1, true, false].includes(value as never))) {
+    return undefined;
+  }
+  const others = entries.filter(([key]) => key !== '_id');
+  const include = others.length > 0 ? Boolean(others[0]![1]) : Boolean(projection._id);
+  if (others.some(([, value]) => Boolean(value) !== include)) return undefined;
+  const named = new Set(others.map(([key]) => key));
+  const idKept = projection._id === undefined ? true : Boolean(projection._id);
+  if (include) {
+    if (idKept) named.add('_id');
+  } else if (!idKept) {
+    named.add('_id');
+  }
+  return { has: (key) => named.has(key), include };
 }
 
 /** Runs its query when read, as a driver cursor does. */

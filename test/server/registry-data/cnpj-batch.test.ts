@@ -40,7 +40,9 @@ describe('POST /api/companies/cnpj/batch', () => {
       registrationStatus: 'ATIVA',
       address: { state: 'SP' },
     });
-    expect(res.body.results[0]).not.toHaveProperty('_id');
+    // Exactly the registry record and its source: nothing the store keeps for search or import.
+    for (const internal of ['_id', 'search', 'importRun']) expect(res.body.results[0]).not.toHaveProperty(internal);
+    expect(Object.keys(res.body.results[0]).at(-1)).toBe('source');
     expect(res.body.notFound).toEqual([absent]);
     expect(res.body.invalid).toEqual(['11222333000182', '00000000000000']);
   });

@@ -94,6 +94,13 @@ function conformance(openFresh: () => Promise<Opened>): void {
     expect(withoutId).toEqual({ age: 25 });
     const multi = await people().find({}, { sort: { team: 1, age: -1 }, projection: { _id: 1 } }).toArray();
     expect(multi.map((p) => p._id)).toEqual(['p2', 'p4', 'p5', 'p3', 'p1']);
+    // Inclusion keeps the document's field order, whatever the projection's.
+    expect(Object.keys((await people().findOne({ _id: 'p1' }, { projection: { tags: 1, name: true } }))!)).toEqual(['_id', 'name', 'tags']);
+    expect(await people().findOne({ _id: 'p1' }, { projection: { age: 0, tags: false } })).toEqual({ _id: 'p1', name: 'Ana', team: 'red' });
+    expect(await people().findOne({ _id: 'p1' }, { projection: { _id: 0, age: 0, tags: 0 } })).toEqual({ name: 'Ana', team: 'red' });
+    expect(await people().findOne({ _id: 'p4' }, { projection: { _id: 0 } })).toEqual({ name: 'Duda', age: 19, team: 'green' });
+    expect(await people().findOne({ _id: 'p4' }, { projection: { name: 1, missing: 1 } })).toEqual({ _id: 'p4', name: 'Duda' });
+    await expect(people().findOne({ _id: 'p1' }, { projection: { name: 1, age: 0 } })).rejects.toThrow();
   });
 
   it('matches query operators: ranges, $in, arrays, $exists, $or, null for missing', async () => {

@@ -1,7 +1,8 @@
 /**
- * Building and encoding a bulk load's documents in a worker thread: on two cores, about half
- * of an import's work moves off the thread that reads, joins and writes. Batches are answered
- * in the order sent; a batch that fails, or a worker that dies, fails the writes waiting on it.
+ * One worker thread building and encoding a bulk load's documents, so that about half of an
+ * import's work leaves the thread that reads, joins and writes. Its batches are answered in the
+ * order sent; a batch that fails, or a worker that dies, fails the writes waiting on it (and
+ * with them the import, which a rerun resumes).
  */
 import { Worker } from 'node:worker_threads';
 import type { EncodedDocuments } from '../../store/port.ts';

@@ -3,10 +3,9 @@
  * one document per establishment, joined with its company, Simples option and partners.
  *
  * Order: the code tables, then the per-company files into staging (see staging.ts), then the
- * establishments in batches, each batch one write of whole documents keyed by CNPJ (see
- * company-writer.ts for where they go). Because
- * every write replaces a document by its key, running a release again, or a newer one, never
- * duplicates; a checkpoint after each batch lets a killed import resume where it stopped.
+ * establishments in batches, each batch one write of whole documents keyed by CNPJ (where they
+ * go: company-writer.ts). Because every write replaces a document by its key, running a release
+ * again, or a newer one, never duplicates; a checkpoint after each batch lets a killed import resume where it stopped.
  * Establishments the release no longer holds are removed only when every file was read whole,
  * so a damaged download never deletes good data.
  */
@@ -40,7 +39,7 @@ export interface ImportOptions {
   /** Where per-company data waits; by default a collection on MongoDB, memory on the embedded store. */
   staging?: 'memory' | 'store';
   /**
-   * The built document-worker.mjs, to build a bulk load's documents in a worker thread (see
+   * The built document-worker.mjs, to build a bulk load's documents in worker threads (see
    * company-writer.ts); without it they are built in this one.
    */
   documentWorker?: URL;

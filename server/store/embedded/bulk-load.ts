@@ -1,8 +1,8 @@
 /**
  * A bulk load (see BulkLoader in port.ts) on the embedded store: each batch of documents becomes
- * one journal line, durable like any write, and is never kept in memory. What the table still
- * holds for a written id is dropped, so the table ends with exactly the documents the load did
- * not replace, and nothing in the process reads it any more (Table#unload).
+ * one journal line, durable like any write, and is never kept in memory. The table lets go of
+ * the documents it held when the load starts (Table#unload); nothing in the process reads it
+ * any more, and the next process replays the journal, where the load's lines come last.
  */
 import type { BaseDoc, BulkLoader, EncodedDocuments } from '../port.ts';
 import { encode } from './codec.ts';

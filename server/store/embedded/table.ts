@@ -122,8 +122,11 @@ export class Table {
   private readonly deferred = new Map<string, IndexSpec>();
   /** The ids in order, kept from the first query that needs them. */
   private order: SortedKeys<string> | undefined;
-  /** Set by `unload`: documents are being written past this table, so it no longer holds them all. */
-  private unloaded = false;
+  /**
+   * Set by `unload`: documents are being written past this table, so it no longer holds them,
+   * only the ids it held that the load has not written again (see `forget`).
+   */
+  private unloaded: Set<string> | undefined;
 
   constructor(readonly name: string) {}
 
@@ -146,18 +149,28 @@ export class Table {
 
   /**
    * Hands the collection over to a bulk load (see bulk-load.ts): from here on documents are
-   * written to the journal without passing through this table, so nothing may read or write it.
-   * A unique index other than `_id` could no longer be enforced, so such a table is refused.
+   * written to the journal without passing through this table, so nothing may read or write it,
+   * and the documents it holds are let go (a second import of a million establishments would
+   * otherwise hold the first one's all along). A unique index other than `_id` could no longer
+   * be enforced, so such a table is refused.
    */
   unload(): void {
+    if (this.unloaded) return;
     const unique = [...this.indexes.values()].find((index) => index.spec.unique);
     if (unique) throw new Error(`${this.name} cannot be bulk loaded: its unique index ${unique.spec.name} could not be enforced`);
-    this.unloaded = true;
+    this.unloaded = new Set(this.docs.keys());
+    this.docs.clear();
+    this.rowOf.clear();
+    this.rows.length = 0;
+    this.free.length = 0;
+    this.indexes.clear();
+    this.deferred.clear();
+    this.order = undefined;
   }
 
-  /** For a bulk load: drops the copy of a document written again or removed past the table; whether there was one. */
+  /** For a bulk load: whether the table held a document under `id`, which the load now writes again or removes. */
   forget(id: string): boolean {
-    return this.restore(id, undefined) !== undefined;
+    return this.unloaded?.delete(id) ?? false;
   }
 
   /** Adds a document whose `_id` must be new; throws DuplicateKeyError having changed nothing. */

@@ -108,6 +108,8 @@ export interface EncodedDocuments {
 }
 
 export interface BulkLoader<T extends BaseDoc> {
+  /** The documents stored when the load began, by `_id`, each reduced to the fields asked for. */
+  readonly stored: ReadonlyMap<string, Partial<T>>;
   /**
    * Stores each document under its `_id`, replacing any stored version; resolves once durable.
    * Documents are taken one at a time, so a caller may build them as they are taken.
@@ -129,7 +131,7 @@ export interface Store {
    * Only where holding documents costs the process memory (the embedded store, opened for a
    * one-shot command); elsewhere a collection's bulkWrite already streams them away.
    */
-  readonly bulkLoader?: <T extends BaseDoc>(collection: string) => BulkLoader<T>;
+  readonly bulkLoader?: <T extends BaseDoc>(collection: string, fields?: Array<keyof T & string>) => BulkLoader<T>;
   /** Makes every acknowledged write durable and releases the store (lock file, connections). */
   close(): Promise<void>;
 }

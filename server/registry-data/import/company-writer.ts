@@ -34,11 +34,11 @@ const DOCUMENT_THREADS = Math.min(4, Math.max(2, availableParallelism()));
 export async function companyWriter(store: Store, context: DocumentContext, workerScript?: URL): Promise<CompanyWriter> {
   const companies = store.collection<CompanyDoc>('companies');
   if (!store.bulkLoader) return new UpsertWriter(companies, context, store.kind === 'embedded');
-  // Read while the collection still can be: a bulk load leaves it unreadable in this process.
+  const loader = store.bulkLoader<CompanyDoc>('companies', ['importRun']);
   const unwritten = new Set<string>();
-  for await (const { _id } of companies.find({ importRun: { $ne: context.run } }, { projection: { _id: 1 } })) unwritten.add(_id);
+  for (const [id, { importRun }] of loader.stored) if (importRun !== context.run) unwritten.add(id);
   const threads = workerScript ? Array.from({ length: DOCUMENT_THREADS }, () => new DocumentThread(workerScript, context)) : [];
-  return new LoadWriter(store.bulkLoader<CompanyDoc>('companies'), context, unwritten, threads);
+  return new LoadWriter(loader, context, unwritten, threads);
 }
 
 class UpsertWriter implements CompanyWriter {

@@ -41,11 +41,14 @@ export function encodeDocuments<T extends BaseDoc>(docs: Iterable<T>): EncodedDo
 }
 
 export class TableLoader<T extends BaseDoc> implements BulkLoader<T> {
+  readonly stored: ReadonlyMap<string, Partial<T>>;
+
   constructor(
     private readonly table: Table,
     private readonly store: Committer,
+    fields: Array<keyof T & string>,
   ) {
-    table.unload();
+    this.stored = table.unload(fields) as Map<string, Partial<T>>;
   }
 
   put(docs: Iterable<T>): Promise<void> {

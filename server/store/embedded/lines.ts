@@ -2,7 +2,7 @@
  * Reads a newline-delimited file without loading it whole, reporting where the last complete
  * line ends so that an unfinished last line (a crash mid-append) can be told apart and cut off.
  */
-import { createReadStream } from 'node:fs';
+import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
 
 export interface LinesRead {
   /** Bytes up to and including the last newline. */
@@ -13,7 +13,8 @@ export interface LinesRead {
 
 const NEWLINE = 0x0a;
 
-export async function readLines(path: string, onLine: (text: string, lineNumber: number) => void): Promise<LinesRead> {
+/** `onLine` gets each line's bytes (without the newline), its 1-based number and where it starts. */
+export async function readLines(path: string, onLine: (bytes: Buffer, lineNumber: number, offset: number) => void): Promise<LinesRead> {
   let carry: Buffer[] = [];
   let completeBytes = 0;
   let lineNumber = 0;
@@ -23,11 +24,35 @@ export async function readLines(path: string, onLine: (text: string, lineNumber:
       const piece = chunk.subarray(start, end);
       const bytes = carry.length > 0 ? Buffer.concat([...carry, piece]) : piece;
       carry = [];
+      const offset = completeBytes;
       completeBytes += bytes.length + 1;
-      onLine(bytes.toString('utf8'), ++lineNumber);
+      onLine(bytes, ++lineNumber, offset);
       start = end + 1;
     }
     if (start < chunk.length) carry.push(chunk.subarray(start));
   }
   return { completeBytes, unfinishedTail: carry.length > 0 };
+}
+
+/** One line read again, by where `readLines` found it. */
+export interface LineRef {
+  path: string;
+  offset: number;
+  length: number;
+  lineNumber: number;
+}
+
+export function readLineSync({ path, offset, length }: LineRef): string {
+  const bytes = Buffer.allocUnsafe(length);
+  const fd = openSync(path, 'r');
+  try {
+    for (let read = 0; read < length; ) {
+      const n = readSync(fd, bytes, read, length - read, offset + read);
+      if (n === 0) throw new Error(`${path} ends before the line at byte ${offset}`);
+      read += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return bytes.toString('utf8');
 }

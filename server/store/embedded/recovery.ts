@@ -9,7 +9,7 @@
 import { open } from 'node:fs/promises';
 import { decode, type Doc } from './codec.ts';
 import { listDataFiles, removeSuperseded, type DataFile } from './files.ts';
-import { readLines } from './lines.ts';
+import { readLines, readLineSync, type LineRef } from './lines.ts';
 import type { JournalRecord } from './mutation.ts';
 import type { SnapshotTrailer } from './snapshot.ts';
 import { Table } from './table.ts';
@@ -73,26 +73,61 @@ function parse(file: string, text: string, lineNumber: number): unknown {
   }
 }
 
-async function loadSnapshot(file: DataFile, tables: Map<string, Table>, counts: Counts): Promise<number> {
+/**
+ * What recovery does with each line of a file: an eager start-up applies it at once; a lazy one
+ * (a one-shot process) only notes which collection it belongs to and where it is, and that
+ * collection's table reads its lines when something first uses it (see Table), so a command
+ * that touches two small collections does not first parse a million registry documents.
+ */
+interface Replay {
+  lazy: boolean;
+  tables: Map<string, Table>;
+  counts: Counts;
+  unread: Map<string, LineRef[]>;
+}
+
+const COLLECTION_HEAD = /^\{"c":("(?:[^"\\]|\\.)*")/;
+const HEAD_BYTES = 512;
+
+/** Applies or notes one line; the trailer of a snapshot is returned, not applied. */
+function replayLine(replay: Replay, file: DataFile, bytes: Buffer, lineNumber: number, offset: number): SnapshotTrailer | undefined {
+  if (replay.lazy) {
+    const head = bytes.subarray(0, HEAD_BYTES).toString('utf8');
+    const named = COLLECTION_HEAD.exec(head)?.[1];
+    if (named !== undefined) {
+      const collection = JSON.parse(named) as string;
+      const refs = replay.unread.get(collection) ?? [];
+      if (refs.length === 0) replay.unread.set(collection, refs);
+      refs.push({ path: file.path, offset, length: bytes.length, lineNumber });
+      return undefined;
+    }
+  }
+  const value = parse(file.path, bytes.toString('utf8'), lineNumber);
+  if (file.kind === 'snapshot' && isTrailer(value)) return value;
+  if (!isRecord(value)) throw new StoreCorruptError(file.path, `line ${lineNumber} is not a ${file.kind} record`);
+  if (replay.lazy) throw new StoreCorruptError(file.path, `line ${lineNumber} does not start with its collection`);
+  apply(replay.tables, value, replay.counts);
+  return undefined;
+}
+
+async function loadSnapshot(file: DataFile, replay: Replay): Promise<number> {
   let trailer: SnapshotTrailer | undefined;
-  const { completeBytes, unfinishedTail } = await readLines(file.path, (text, lineNumber) => {
-    const value = parse(file.path, text, lineNumber);
+  const { completeBytes, unfinishedTail } = await readLines(file.path, (bytes, lineNumber, offset) => {
     if (trailer) throw new StoreCorruptError(file.path, `line ${lineNumber} follows the end of the snapshot`);
-    if (isTrailer(value)) trailer = value;
-    else if (isRecord(value)) apply(tables, value, counts);
-    else throw new StoreCorruptError(file.path, `line ${lineNumber} is not a snapshot record`);
+    trailer = replayLine(replay, file, bytes, lineNumber, offset);
   });
-  if (unfinishedTail || !trailer || trailer.end !== counts.documents) {
+  // A lazy start-up counts no documents; the trailer still shows the snapshot was written whole.
+  if (unfinishedTail || !trailer || (!replay.lazy && trailer.end !== replay.counts.documents)) {
     throw new StoreCorruptError(file.path, 'the snapshot is incomplete');
   }
   return completeBytes;
 }
 
-async function replayJournal(file: DataFile, tables: Map<string, Table>, newest: boolean, counts: Counts): Promise<number> {
-  const { completeBytes, unfinishedTail } = await readLines(file.path, (text, lineNumber) => {
-    const value = parse(file.path, text, lineNumber);
-    if (!isRecord(value)) throw new StoreCorruptError(file.path, `line ${lineNumber} is not a journal record`);
-    apply(tables, value, counts);
+async function replayJournal(file: DataFile, replay: Replay, newest: boolean): Promise<number> {
+  const { completeBytes, unfinishedTail } = await readLines(file.path, (bytes, lineNumber, offset) => {
+    if (replayLine(replay, file, bytes, lineNumber, offset)) {
+      throw new StoreCorruptError(file.path, `line ${lineNumber} is not a journal record`);
+    }
   });
   if (unfinishedTail) {
     if (!newest) throw new StoreCorruptError(file.path, 'the last line is unfinished but this is not the newest journal');
@@ -107,28 +142,41 @@ async function replayJournal(file: DataFile, tables: Map<string, Table>, newest:
   return completeBytes;
 }
 
-export async function recover(dir: string): Promise<Recovered> {
+/** A collection's records, read from where a lazy start-up noted them, each checked as at start-up. */
+function* recordsAt(refs: LineRef[]): Generator<JournalRecord> {
+  for (const ref of refs) {
+    const value = parse(ref.path, readLineSync(ref), ref.lineNumber);
+    if (!isRecord(value)) throw new StoreCorruptError(ref.path, `line ${ref.lineNumber} is not a record`);
+    yield value;
+  }
+}
+
+/**
+ * `lazy`: tables read their documents when first used (for one-shot processes). The counts for
+ * the compaction policy then cover only what was read, which is why such a store never compacts.
+ */
+export async function recover(dir: string, { lazy = false } = {}): Promise<Recovered> {
   const { files } = await listDataFiles(dir);
-  const tables = new Map<string, Table>();
+  const replay: Replay = { lazy, tables: new Map(), counts: { documents: 0, superseded: 0 }, unread: new Map() };
   const snapshot = files.filter((f) => f.kind === 'snapshot').at(-1);
   const base = snapshot?.generation ?? 0;
-  const counts: Counts = { documents: 0, superseded: 0 };
-  let earlierBytes = snapshot ? await loadSnapshot(snapshot, tables, counts) : 0;
+  let earlierBytes = snapshot ? await loadSnapshot(snapshot, replay) : 0;
   const journals = files.filter((f) => f.kind === 'journal' && f.generation >= base);
   let journalBytes: number | undefined;
   for (const [i, journal] of journals.entries()) {
     const newest = i === journals.length - 1;
-    const bytes = await replayJournal(journal, tables, newest, counts);
+    const bytes = await replayJournal(journal, replay, newest);
     if (newest) journalBytes = bytes;
     else earlierBytes += bytes;
   }
+  for (const [collection, refs] of replay.unread) replay.tables.set(collection, new Table(collection, () => recordsAt(refs)));
   // Finishes a compaction that stopped after its snapshot was in place.
   await removeSuperseded(dir, base);
   const newestJournal = journals.at(-1);
   return {
-    tables,
+    tables: replay.tables,
     generation: newestJournal?.generation ?? Math.max(base, 1),
     journalBytes,
-    written: { earlierBytes, ...counts },
+    written: { earlierBytes, ...replay.counts },
   };
 }

@@ -29,9 +29,10 @@ export interface EmbeddedStoreOptions {
   /** Receives failures of background work (compaction, TTL sweeps), which has no caller to tell. */
   onBackgroundError?: (err: Error) => void;
   /**
-   * Opened by a one-shot command rather than a server: non-unique indexes are built only when a
-   * query first needs them (a server builds them at start, so that no request waits while one
-   * is built), and collections may be bulk loaded (which leaves them unreadable in the process).
+   * Opened by a one-shot command rather than a server: each collection is read from disk when
+   * first used, non-unique indexes are built only when a query first needs them (a server builds
+   * them at start, so that no request waits while one is built), collections may be bulk loaded
+   * (which leaves them unreadable in the process), and nothing is compacted (the server will).
    */
   oneShot?: boolean;
 }
@@ -62,9 +63,7 @@ class EmbeddedStore implements Store, Committer {
   private compaction: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
   readonly deferIndexes: boolean;
-  readonly bulkLoader: (<T extends BaseDoc>(collection: string) => BulkLoader<T>) | undefined;
-  /** A snapshot is taken from memory, which no longer holds what a bulk load wrote. */
-  private bulkLoading = false;
+  readonly bulkLoader: (<T extends BaseDoc>(collection: string, fields?: Array<keyof T & string>) => BulkLoader<T>) | undefined;
 
   constructor(
     private readonly dir: string,
@@ -78,11 +77,7 @@ class EmbeddedStore implements Store, Committer {
     this.options = { ...DEFAULTS, ...options };
     this.deferIndexes = this.options.oneShot;
     this.bulkLoader = this.options.oneShot
-      ? <T extends BaseDoc>(name: string) => {
-          const loader = new TableLoader<T>(this.table(name), this);
-          this.bulkLoading = true;
-          return loader;
-        }
+      ? <T extends BaseDoc>(name: string, fields: Array<keyof T & string> = []) => new TableLoader<T>(this.table(name), this, fields)
       : undefined;
     this.written = { ...written };
     this.ttlTimer = setInterval(() => this.removeExpired(), this.options.ttlSweepIntervalMs);
@@ -113,7 +108,9 @@ class EmbeddedStore implements Store, Committer {
     const durable = this.journal.append(entry.line);
     this.written.documents += entry.documents;
     this.written.superseded += entry.superseded;
-    if (!this.compaction && !this.bulkLoading && this.journal.size >= this.retryAt && this.worthCompacting()) {
+    // A one-shot process leaves compaction to the server: its tables are read lazily, and a bulk
+    // load's documents are not in memory, so a snapshot taken from memory would miss them.
+    if (!this.compaction && !this.options.oneShot && this.journal.size >= this.retryAt && this.worthCompacting()) {
       this.compaction = this.compact()
         .catch((err: Error) => {
           if (!(err instanceof SnapshotAborted)) this.options.onBackgroundError(err);
@@ -199,7 +196,7 @@ export async function openEmbeddedStore(dir: string, options: EmbeddedStoreOptio
   await mkdir(dir, { recursive: true });
   const lock = await acquireLock(dir);
   try {
-    const { tables, generation, journalBytes, written } = await recover(dir);
+    const { tables, generation, journalBytes, written } = await recover(dir, { lazy: options.oneShot ?? false });
     const path = join(dir, fileName('journal', generation));
     const journal = journalBytes === undefined ? await Journal.create(path) : await Journal.resume(path, journalBytes);
     return new EmbeddedStore(dir, lock, tables, journal, generation, written, options);

@@ -8,6 +8,7 @@
  */
 import { DUPLICATE_KEY } from '../port.ts';
 import type { Doc } from './codec.ts';
+import type { JournalRecord } from './mutation.ts';
 import { equalityValues, Index, rangesOf, type Access, type IndexSpec } from './indexes.ts';
 import { SortedKeys, type Bound } from './sorted-keys.ts';
 
@@ -128,7 +129,14 @@ export class Table {
    */
   private unloaded: Set<string> | undefined;
 
-  constructor(readonly name: string) {}
+  /**
+   * `unread`: the records to read before first use (a lazy start-up; see recovery.ts). They are
+   * read by whatever first needs the documents; declaring a deferred index does not.
+   */
+  constructor(
+    readonly name: string,
+    private unread?: () => Iterable<JournalRecord>,
+  ) {}
 
   get size(): number {
     return this.whole().docs.size;
@@ -144,21 +152,42 @@ export class Table {
 
   private whole(): this {
     if (this.unloaded) throw new TableUnloadedError(this.name);
+    if (this.unread) this.read(this.unread);
     return this;
+  }
+
+  private read(unread: () => Iterable<JournalRecord>): void {
+    this.unread = undefined;
+    for (const record of unread()) {
+      for (const id of record.del ?? []) this.restore(id, undefined);
+      for (const doc of record.put ?? []) this.restore(doc._id, doc);
+    }
   }
 
   /**
    * Hands the collection over to a bulk load (see bulk-load.ts): from here on documents are
    * written to the journal without passing through this table, so nothing may read or write it,
    * and the documents it holds are let go (a second import of a million establishments would
-   * otherwise hold the first one's all along). A unique index other than `_id` could no longer
-   * be enforced, so such a table is refused.
+   * otherwise hold the first one's all along). Returns what it held, each document reduced to
+   * the top-level `fields`; unread records are read for that one at a time, never all kept.
+   * A unique index other than `_id` could no longer be enforced, so such a table is refused.
    */
-  unload(): void {
-    if (this.unloaded) return;
+  unload(fields: string[]): Map<string, Record<string, unknown>> {
+    if (this.unloaded) throw new Error(`${this.name} is already being bulk loaded`);
     const unique = [...this.indexes.values()].find((index) => index.spec.unique);
     if (unique) throw new Error(`${this.name} cannot be bulk loaded: its unique index ${unique.spec.name} could not be enforced`);
-    this.unloaded = new Set(this.docs.keys());
+    const pick = (doc: Doc) => Object.fromEntries(fields.filter((field) => field in doc).map((field) => [field, doc[field]]));
+    const held = new Map<string, Record<string, unknown>>();
+    if (this.unread) {
+      for (const record of this.unread()) {
+        for (const id of record.del ?? []) held.delete(id);
+        for (const doc of record.put ?? []) held.set(doc._id, pick(doc));
+      }
+      this.unread = undefined;
+    } else {
+      for (const doc of this.docs.values()) held.set(doc._id, pick(doc));
+    }
+    this.unloaded = new Set(held.keys());
     this.docs.clear();
     this.rowOf.clear();
     this.rows.length = 0;
@@ -166,6 +195,7 @@ export class Table {
     this.indexes.clear();
     this.deferred.clear();
     this.order = undefined;
+    return held;
   }
 
   /** For a bulk load: whether the table held a document under `id`, which the load now writes again or removes. */
@@ -228,6 +258,7 @@ export class Table {
    */
   createIndex(spec: IndexSpec, defer = false): string {
     if (spec.fields.length === 1 && spec.fields[0] === '_id') return ID_INDEX;
+    if (!(defer && !spec.unique)) this.whole();
     const existing = this.indexes.get(spec.name)?.spec ?? this.deferred.get(spec.name);
     if (existing) {
       if (sameSpec(existing, spec)) return spec.name;

@@ -3,7 +3,7 @@
  * slow or awkward to show there (TTL), and the embedded store's own guarantees (all-or-nothing
  * writes, string ids, refusing values the journal cannot hold, stopping after a failed fsync).
  */
-import { mkdtemp, open, rm } from 'node:fs/promises';
+import { mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -221,5 +221,66 @@ describe('documents encoded for a bulk load', () => {
       { _id: 'pre-encoded', at: new Date(7) },
       { _id: 'small', name: 'Açaí' },
     ]);
+  });
+});
+
+describe('a one-shot store', () => {
+  /** The same state, opened by a server (every collection read at start) and by a command (each when first used). */
+  async function bothWays(read: () => Promise<unknown>): Promise<[unknown, unknown]> {
+    await reopen();
+    const eager = await read();
+    await reopen({ oneShot: true });
+    return [eager, await read()];
+  }
+
+  it('reads each collection when first used, giving what a full start-up gives', async () => {
+    await reopen({ compactionThresholdBytes: 2048 });
+    const others = () => store.collection<Doc>('others');
+    for (let round = 0; round < 30; round++) {
+      await docs().updateOne({ _id: `d${round % 7}` }, { $set: { name: 'x'.repeat(100) + round, at: new Date(round) } }, { upsert: true });
+      await others().insertOne({ _id: `o${round}`, value: round });
+      if (round % 5 === 0) await docs().deleteOne({ _id: `d${(round + 3) % 7}` });
+    }
+    await reopen();
+    // Start-up reads a snapshot and the journal after it.
+    expect((await readdir(dir)).filter((name) => name.startsWith('snapshot-'))).toHaveLength(1);
+    const [eager, lazy] = await bothWays(async () => [
+      await docs().find({}, { sort: { _id: 1 } }).toArray(),
+      await others().countDocuments({ value: { $gte: 10 } }),
+    ]);
+    expect(lazy).toEqual(eager);
+    // A unique index declared on a collection not read yet is built on what it holds.
+    await docs().insertOne({ _id: 'dup-a', email: 'same@x' });
+    await docs().insertOne({ _id: 'dup-b', email: 'same@x' });
+    await reopen({ oneShot: true });
+    await expect(docs().createIndex({ email: 1 }, { unique: true })).rejects.toMatchObject({ code: DUPLICATE_KEY });
+  });
+
+  it('opens without reading a collection it does not use, so a damaged line there waits for its first use', async () => {
+    await docs().insertOne({ _id: 'a', name: 'kept' });
+    await store.collection<Doc>('others').insertOne({ _id: 'b', name: 'damaged' });
+    await store.close();
+    const journal = join(dir, 'journal-000001.jsonl');
+    const text = await readFile(journal, 'utf8');
+    await writeFile(journal, text.replace('"damaged"}', '"damaged"'));
+    store = await openEmbeddedStore(dir, { oneShot: true });
+    expect(await docs().findOne({ _id: 'a' })).toEqual({ _id: 'a', name: 'kept' });
+    await expect(store.collection('others').findOne({})).rejects.toMatchObject({ code: 'STORE_CORRUPT', message: expect.stringMatching(/line 2 is not valid JSON/) });
+    await store.close();
+    await expect(openEmbeddedStore(dir)).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
+    store = await openEmbeddedStore(dir, { oneShot: true });
+  });
+
+  it('bulk loads a collection without reading its documents into memory, telling what it held', async () => {
+    await docs().bulkWrite(Array.from({ length: 50 }, (_, i) => ({ insertOne: { document: { _id: `d${i}`, name: `n${i}`, value: i } } })));
+    await docs().deleteOne({ _id: 'd7' });
+    await reopen({ oneShot: true });
+    const load = store.bulkLoader!<Doc>('docs', ['name']);
+    expect(load.stored.size).toBe(49);
+    expect(load.stored.get('d3')).toEqual({ name: 'n3' });
+    expect(load.stored.has('d7')).toBe(false);
+    await load.remove(['d3']);
+    await reopen();
+    expect(await docs().countDocuments()).toBe(48);
   });
 });

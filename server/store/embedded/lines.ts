@@ -1,6 +1,7 @@
 /**
  * Reads a newline-delimited file without loading it whole, reporting where the last complete
- * line ends so that an unfinished last line (a crash mid-append) can be told apart and cut off.
+ * line ends so that an unfinished last line (a crash mid-append) can be told apart and cut off;
+ * and reads noted lines again later, by position (a lazy start-up's tables, see recovery.ts).
  */
 import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
 
@@ -42,17 +43,22 @@ export interface LineRef {
   lineNumber: number;
 }
 
-export function readLineSync({ path, offset, length }: LineRef): string {
-  const bytes = Buffer.allocUnsafe(length);
-  const fd = openSync(path, 'r');
+/** The text of lines noted by `readLines`, in the order given, each file opened once. */
+export function* readLinesAt(refs: Iterable<LineRef>): Generator<{ ref: LineRef; text: string }> {
+  const opened = new Map<string, number>();
   try {
-    for (let read = 0; read < length; ) {
-      const n = readSync(fd, bytes, read, length - read, offset + read);
-      if (n === 0) throw new Error(`${path} ends before the line at byte ${offset}`);
-      read += n;
+    for (const ref of refs) {
+      let fd = opened.get(ref.path);
+      if (fd === undefined) opened.set(ref.path, (fd = openSync(ref.path, 'r')));
+      const bytes = Buffer.allocUnsafe(ref.length);
+      for (let read = 0; read < ref.length; ) {
+        const n = readSync(fd, bytes, read, ref.length - read, ref.offset + read);
+        if (n === 0) throw new Error(`${ref.path} ends before its line ${ref.lineNumber}`);
+        read += n;
+      }
+      yield { ref, text: bytes.toString('utf8') };
     }
   } finally {
-    closeSync(fd);
+    for (const fd of opened.values()) closeSync(fd);
   }
-  return bytes.toString('utf8');
 }

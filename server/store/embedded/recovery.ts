@@ -9,7 +9,7 @@
 import { open } from 'node:fs/promises';
 import { decode, type Doc } from './codec.ts';
 import { listDataFiles, removeSuperseded, type DataFile } from './files.ts';
-import { readLines, readLineSync, type LineRef } from './lines.ts';
+import { readLines, readLinesAt, type LineRef } from './lines.ts';
 import type { JournalRecord } from './mutation.ts';
 import type { SnapshotTrailer } from './snapshot.ts';
 import { Table } from './table.ts';
@@ -144,8 +144,8 @@ async function replayJournal(file: DataFile, replay: Replay, newest: boolean): P
 
 /** A collection's records, read from where a lazy start-up noted them, each checked as at start-up. */
 function* recordsAt(refs: LineRef[]): Generator<JournalRecord> {
-  for (const ref of refs) {
-    const value = parse(ref.path, readLineSync(ref), ref.lineNumber);
+  for (const { ref, text } of readLinesAt(refs)) {
+    const value = parse(ref.path, text, ref.lineNumber);
     if (!isRecord(value)) throw new StoreCorruptError(ref.path, `line ${ref.lineNumber} is not a record`);
     yield value;
   }

@@ -50,7 +50,7 @@ let problems: Problem[];
  * reopening the store, as the next command or the server would.
  */
 let oneShot = false;
-/** The CLI builds a bulk load's documents in this worker (dist/ is built before the tests run). */
+/** The CLI builds a bulk load's documents in threads running this script (dist/ is built before the tests run). */
 const DOCUMENT_WORKER = new URL('../../../dist/document-worker.mjs', import.meta.url);
 let documentWorker: URL | undefined;
 
@@ -102,7 +102,7 @@ async function writeRelease(overrides: { estabelecimentos?: string[][] } = {}) {
 describe.each([
   { as: 'by a server, into the documents it holds', bulk: false, worker: false },
   { as: 'bulk loaded, documents built in its own thread', bulk: true, worker: false },
-  { as: 'by the CLI, bulk loaded, documents built in a worker thread', bulk: true, worker: true },
+  { as: 'by the CLI, bulk loaded, documents built in worker threads', bulk: true, worker: true },
 ])('import cnpj $as', ({ bulk, worker }) => {
   beforeEach(async () => {
     documentWorker = worker ? DOCUMENT_WORKER : undefined;

@@ -7,7 +7,7 @@
 import type { InputOf } from '../../shared/operations/index.ts';
 import { ApiError } from '../http/errors.ts';
 import type { Activity } from '../registry-data/activities.ts';
-import { companyView, REGISTRY_SOURCE } from '../registry-data/companies.ts';
+import { companyView, REGISTRY_SOURCE, type CompanyView } from '../registry-data/companies.ts';
 import type { HandlerContext } from './types.ts';
 
 export const COMPANY_SOURCES = [REGISTRY_SOURCE, 'brasilapi'] as const;
@@ -15,7 +15,7 @@ const DEFAULT_LIMIT = 10;
 
 export interface CompanyPage {
   source: string;
-  results: Array<ReturnType<typeof companyView>>;
+  results: CompanyView[];
   error?: string;
 }
 

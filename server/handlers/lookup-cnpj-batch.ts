@@ -1,12 +1,10 @@
 import { ApiError } from '../http/errors.ts';
 import { checkCnpj } from '../../shared/cnpj.ts';
 import type { BrasilApiSource } from '../registry-data/brasilapi.ts';
-import { companyView, REGISTRY_SOURCE, type CompanyRecord } from '../registry-data/companies.ts';
+import { companyView, REGISTRY_SOURCE, type CompanyView } from '../registry-data/companies.ts';
 import type { Handler, HandlerContext } from './types.ts';
 
 const MAX_NAMED = 5;
-
-type CompanyView = CompanyRecord & { source: string };
 
 /**
  * Up to 500 CNPJs: malformed identifiers are a 400 naming them, valid-looking ones with wrong

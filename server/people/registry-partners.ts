@@ -5,7 +5,7 @@
  * they have no email. Filters about things the registry does not hold are refused by name.
  */
 import { ApiError } from '../http/errors.ts';
-import type { Companies, CompanyDoc, Partner } from '../registry-data/companies.ts';
+import type { Companies, CompanyRecord, Partner } from '../registry-data/companies.ts';
 import type { CompanyFilters } from '../registry-data/search.ts';
 import { foldText, words } from '../registry-data/text.ts';
 import { unsupported, type FilterName, type PeopleFilters } from './filters.ts';
@@ -63,11 +63,11 @@ function titleMatcher(jobTitle: string | undefined): (qualification: string | nu
 /** A partner that is a company (its document is a CNPJ) is not a person. */
 const isPerson = (partner: Partner) => !(partner.document && partner.document.length === 14);
 
-function place(company: CompanyDoc): string | null {
+function place(company: CompanyRecord): string | null {
   return [company.address.city, company.address.state].filter(Boolean).join(', ') || null;
 }
 
-export function partnerView(partner: Partner, company: CompanyDoc): PersonView {
+export function partnerView(partner: Partner, company: CompanyRecord): PersonView {
   const where = place(company);
   return {
     name: partner.name,
@@ -115,7 +115,7 @@ export async function searchPartners(
   const seen = new Set<string>();
   let after: string | undefined;
   for (let page = 0; page < MAX_PAGES && found.length < limit && !signal.aborted; page++) {
-    let batch: CompanyDoc[];
+    let batch: CompanyRecord[];
     try {
       batch = (await companies.search(companyFilters, PAGE, after)).companies;
     } catch (err) {
@@ -135,7 +135,7 @@ export async function searchPartners(
       }
     }
     if (batch.length < PAGE) break;
-    after = batch[batch.length - 1]!._id;
+    after = batch[batch.length - 1]!.cnpj;
   }
   return found;
 }

@@ -2,7 +2,7 @@
  * Companies of Brazil's public registry: one document per establishment, keyed by its CNPJ,
  * written by the Receita Federal importer and read by the batch lookup and the search.
  */
-import type { Collection, IndexDeclaration, Store } from '../store/port.ts';
+import type { Collection, Filter, FindOptions, IndexDeclaration, Store } from '../store/port.ts';
 import { ActivityMatcher } from './activities.ts';
 import type { CnaeDoc } from './import/importer.ts';
 import { planSearch, type CompanyFilters, type SearchPlan } from './search.ts';
@@ -126,12 +126,14 @@ export const companyIndexes: IndexDeclaration[] = [
   'openingDate',
 ].map((field) => ({ collection: 'companies', keys: { [field]: 1 } }));
 
+/** What a stored company holds beyond its record, for search and import only: never read back. */
 const INTERNAL_FIELDS = { _id: 0, search: 0, importRun: 0 } as const;
 
 /** A company as the API returns it: its registry data and where it came from. */
-export function companyView(record: CompanyRecord | CompanyDoc, source = REGISTRY_SOURCE) {
-  const { _id, search, importRun, ...data } = record as Partial<CompanyDoc> & CompanyRecord;
-  return { ...data, source };
+export type CompanyView = CompanyRecord & { source: string };
+
+export function companyView(record: CompanyRecord, source = REGISTRY_SOURCE): CompanyView {
+  return { ...record, source };
 }
 
 /** How long a process trusts its copy of the CNAE table when another process may import. */
@@ -148,24 +150,27 @@ export class Companies {
   }
 
   /**
-   * The registry records found among `cnpjs`, keyed by CNPJ: the caller's own copies, without
-   * the fields only search and import use (a 500-CNPJ batch copies them at every request).
+   * The registry records found among `cnpjs`, keyed by CNPJ: the caller's own copies (a 500-CNPJ
+   * batch copies them at every request, so not the internal fields too).
    */
   async byCnpj(cnpjs: string[]): Promise<Map<string, CompanyRecord>> {
     if (cnpjs.length === 0) return new Map();
-    const records = await this.collection.find({ _id: { $in: cnpjs } }, { projection: INTERNAL_FIELDS }).toArray();
-    return new Map(records.map((record) => [record.cnpj, record as unknown as CompanyRecord]));
+    const records = await this.records({ _id: { $in: cnpjs } });
+    return new Map(records.map((record) => [record.cnpj, record]));
+  }
+
+  private async records(filter: Filter<CompanyDoc>, options: Omit<FindOptions, 'projection'> = {}): Promise<CompanyRecord[]> {
+    return (await this.collection.find(filter, { ...options, projection: INTERNAL_FIELDS }).toArray()) as unknown as CompanyRecord[];
   }
 
   /**
    * The first `limit` companies matching the filters, in CNPJ order, so a query always answers the
    * same; `after` continues from the last CNPJ of a previous page.
    */
-  async search(filters: CompanyFilters, limit: number, after?: string): Promise<SearchPlan & { companies: CompanyDoc[] }> {
+  async search(filters: CompanyFilters, limit: number, after?: string): Promise<SearchPlan & { companies: CompanyRecord[] }> {
     const plan = planSearch(filters, await this.activities());
     const filter = after === undefined ? plan.filter : { $and: [plan.filter, { _id: { $gt: after } }] };
-    const companies = await this.collection.find(filter, { sort: { _id: 1 }, limit }).toArray();
-    return { ...plan, companies };
+    return { ...plan, companies: await this.records(filter, { sort: { _id: 1 }, limit }) };
   }
 
   /** The CNAE table of the imported release, read once and kept until an import changes it. */

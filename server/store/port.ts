@@ -96,17 +96,17 @@ export interface IndexDeclaration {
   options?: IndexOptions;
 }
 
-/**
- * Writes whole documents into a collection without the process keeping them: for a one-shot
- * command loading more documents than its memory should hold (a registry import). Once a load
- * starts, the collection is the loader's: nothing else in the process may read or write it.
- */
 /** Documents as a store encodes them: their ids, and their encodings joined by commas, as UTF-8. */
 export interface EncodedDocuments {
   ids: string[];
   bytes: Uint8Array;
 }
 
+/**
+ * Writes whole documents into a collection without the process keeping them: for a one-shot
+ * command loading more documents than its memory should hold (a registry import). Once a load
+ * starts, the collection is the loader's: nothing else in the process may read or write it.
+ */
 export interface BulkLoader<T extends BaseDoc> {
   /** The documents stored when the load began, by `_id`, each reduced to the fields asked for. */
   readonly stored: ReadonlyMap<string, Partial<T>>;

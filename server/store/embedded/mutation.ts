@@ -78,12 +78,18 @@ export class Mutation {
   }
 }
 
-/** A journal line putting the encoded documents `put` and deleting the ids `del`. */
-function journalLine(collection: string, put: string[], del: string[]): string {
-  return `{"c":${JSON.stringify(collection)},"put":[${put.join(',')}],"del":${JSON.stringify(del)}}\n`;
+/**
+ * A journal line: the collection first (a lazy start-up reads only that much of each line), the
+ * encoded documents `put`, the ids `del`.
+ */
+const lineHead = (collection: string) => `{"c":${JSON.stringify(collection)},"put":[`;
+const lineTail = (del: string[]) => `],"del":${JSON.stringify(del)}}\n`;
+
+export function journalLine(collection: string, put: string[], del: string[]): string {
+  return lineHead(collection) + put.join(',') + lineTail(del);
 }
 
 /** The same line as bytes, around `put`: encoded documents joined by commas, as UTF-8. */
 export function journalLineBytes(collection: string, put: Uint8Array, del: string[]): Buffer {
-  return Buffer.concat([Buffer.from(`{"c":${JSON.stringify(collection)},"put":[`), put, Buffer.from(`],"del":${JSON.stringify(del)}}\n`)]);
+  return Buffer.concat([Buffer.from(lineHead(collection)), put, Buffer.from(lineTail(del))]);
 }

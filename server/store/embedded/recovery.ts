@@ -60,8 +60,7 @@ interface Counts {
 function apply(tables: Map<string, Table>, record: JournalRecord, counts: Counts): void {
   let table = tables.get(record.c);
   if (!table) tables.set(record.c, (table = new Table(record.c)));
-  for (const id of record.del ?? []) if (table.restore(id, undefined)) counts.superseded++;
-  for (const doc of record.put ?? []) if (table.restore(doc._id, doc)) counts.superseded++;
+  counts.superseded += table.replay(record);
   counts.documents += (record.del?.length ?? 0) + (record.put?.length ?? 0);
 }
 

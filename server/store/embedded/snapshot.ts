@@ -8,6 +8,7 @@ import { open, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { encode, type Doc } from './codec.ts';
 import { fileName, syncDir, TEMP_SUFFIX } from './files.ts';
+import { journalLine } from './mutation.ts';
 
 const DOCS_PER_LINE = 500;
 const BYTES_PER_WRITE = 1 << 20;
@@ -46,7 +47,7 @@ export async function writeSnapshot(dir: string, generation: number, captured: C
       for (let start = 0; start < docs.length; start += DOCS_PER_LINE) {
         const slice = docs.slice(start, start + DOCS_PER_LINE);
         count += slice.length;
-        await write(`{"c":${JSON.stringify(collection)},"put":[${slice.map(encode).join(',')}]}\n`, false);
+        await write(journalLine(collection, slice.map(encode), []), false);
       }
     }
     const trailer: SnapshotTrailer = { end: count };

@@ -158,10 +158,15 @@ export class Table {
 
   private read(unread: () => Iterable<JournalRecord>): void {
     this.unread = undefined;
-    for (const record of unread()) {
-      for (const id of record.del ?? []) this.restore(id, undefined);
-      for (const doc of record.put ?? []) this.restore(doc._id, doc);
-    }
+    for (const record of unread()) this.replay(record);
+  }
+
+  /** Applies a journal record as start-up does; how many stored documents it replaced or removed. */
+  replay(record: JournalRecord): number {
+    let superseded = 0;
+    for (const id of record.del ?? []) if (this.restore(id, undefined)) superseded++;
+    for (const doc of record.put ?? []) if (this.restore(doc._id, doc)) superseded++;
+    return superseded;
   }
 
   /**

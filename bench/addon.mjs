@@ -2,10 +2,9 @@
 // Script fakes) into node_modules/.cache, beside the harness's HTTP worker, and runs it.
 import { spawn } from 'node:child_process';
 import { copyFile, mkdir } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { root } from './lib.mjs';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 const dir = `${root}node_modules/.cache/prospecta-bench-addon`;
 await mkdir(dir, { recursive: true });
 await build({ absWorkingDir: root, entryPoints: ['bench/addon-harness.ts'], outfile: `${dir}/harness.mjs`, bundle: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'warning' });

@@ -7,11 +7,9 @@ import { spawn } from 'node:child_process';
 import { readFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Papa from 'papaparse';
 import yauzl from 'yauzl';
-
-const root = fileURLToPath(new URL('..', import.meta.url));
+import { pct, root } from './lib.mjs';
 const ESTABLISHMENTS = Number(process.env.ESTABLISHMENTS ?? 1_000_000);
 const BATCH_RUNS = 200;
 const SEARCH_RUNS = 100;
@@ -76,9 +74,7 @@ function sampleCnpjs(zipPath, count) {
 }
 
 function percentiles(samples) {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-  return { p50: +at(50).toFixed(1), p99: +at(99).toFixed(1) };
+  return { p50: +pct(samples, 0.5).toFixed(1), p99: +pct(samples, 0.99).toFixed(1) };
 }
 
 async function timed(runs, send) {

@@ -7,6 +7,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 export const root = fileURLToPath(new URL('..', import.meta.url));
+/** Enough that no benchmark runs out. */
+const CREDITS = 100_000_000;
 
 /** The value at quantile `q` (0–1) of `values`. */
 export const pct = (values, q) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))];
@@ -28,7 +30,7 @@ export function freePort() {
 }
 
 /** Runs `npx prospecta …` to completion; resolves with its JSON output. */
-export function cli(args, env) {
+function cli(args, env) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['bin/prospecta.mjs', ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -41,13 +43,13 @@ export function cli(args, env) {
 
 /**
  * dist/server.mjs on its own store in `dataDir`, with a workspace on an active plan holding
- * `credits`; `call(method, route, body)` sends an authenticated request and returns its JSON.
+ * CREDITS; `call(method, route, body)` sends an authenticated request and returns its JSON.
  */
-export async function startInstance(dataDir, env = {}, credits = 100_000_000) {
+export async function startInstance(dataDir, env = {}) {
   const port = await freePort();
   const fullEnv = { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '10000000', ...env };
   const { workspaceId, apiKey } = await cli(['workspace', 'create', '--name', 'bench', '--plan', 'active'], fullEnv);
-  await cli(['credits', 'grant', '--workspace', workspaceId, '--amount', String(credits)], fullEnv);
+  await cli(['credits', 'grant', '--workspace', workspaceId, '--amount', String(CREDITS)], fullEnv);
   const child = spawn(process.execPath, ['dist/server.mjs'], { cwd: root, env: { ...process.env, ...fullEnv }, stdio: ['ignore', 'ignore', 'inherit'] });
   const url = `http://127.0.0.1:${port}`;
   for (let tries = 0; !(await fetch(`${url}/v1/health`).then((r) => r.ok, () => false)); tries++) {

@@ -51,7 +51,7 @@ async function main(): Promise<void> {
     );
   }
 
-  collectStartupGarbage();
+  if (services.store.kind === 'embedded') collectStartupGarbage();
   const control = services.store.kind === 'embedded' ? await serveControl(services, controlSocketPath(config.dataDir)) : null;
   const app = createApp(services);
   const server: Server = app.listen(config.port, config.host);

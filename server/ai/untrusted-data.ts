@@ -33,7 +33,7 @@ export function framing(): Framing {
 }
 
 /** Row context larger than this is refused before any model call. */
-export const MAX_CONTEXT_BYTES = 50_000;
+const MAX_CONTEXT_BYTES = 50_000;
 
 /** Refuses an oversized row, naming its largest cell. */
 export function checkContextSize(context: Record<string, string>): void {
@@ -41,6 +41,6 @@ export function checkContextSize(context: Record<string, string>): void {
   const total = sizes.reduce((n, [, size]) => n + size, 0);
   if (total > MAX_CONTEXT_BYTES) {
     const [largest] = [...sizes].sort((a, b) => b[1] - a[1])[0]!;
-    throw invalidRequest(`the row context is over 50 kB (${total} bytes); ${largest} is the largest cell`);
+    throw invalidRequest(`the row context is over ${MAX_CONTEXT_BYTES / 1000} kB (${total} bytes); ${largest} is the largest cell`);
   }
 }

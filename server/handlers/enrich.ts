@@ -26,7 +26,7 @@ export const enrich: Handler<'enrich'> = async (input, ctx) => {
     throw new ApiError(402, 'insufficient_credits', 'The balance is 0 credits; the providers that could answer cost credits');
   }
   const charged = result.attempts.filter((a) => a.cost > 0);
-  await ctx.charge(result.cost, charged.map((a) => `${a.provider} ${a.cost}`).join(', ') || 'nothing found');
+  const creditsCharged = await ctx.charge(result.cost, charged.map((a) => `${a.provider} ${a.cost}`).join(', ') || 'nothing found');
 
   if (allFailed(result.attempts)) {
     const why = result.attempts.map((a) => a.error).filter(Boolean).join('; ');
@@ -37,7 +37,7 @@ export const enrich: Handler<'enrich'> = async (input, ctx) => {
     record: result.record,
     sources: result.sources,
     providers: result.attempts,
-    creditsCharged: result.cost,
+    creditsCharged,
     ...(goals ? { missing: goals.filter((f) => result.record[f] === undefined) } : {}),
   };
 };

@@ -1,5 +1,3 @@
-import { operations } from '../../shared/operations/index.ts';
-import { priceOf } from '../../shared/operations/types.ts';
 import type { Attempt } from '../enrich/cascade.ts';
 import { allFailed, cleanKnown, enrichRecord, spendable } from '../enrich/enrich-record.ts';
 import { ApiError } from '../http/errors.ts';
@@ -38,7 +36,7 @@ type Settled = Record<string, unknown> & { enriched: boolean };
 export const hydratePeople: Handler<'hydratePeople'> = async ({ leads, maxCredits }, ctx) => {
   const knowns = leads.map((lead, i) => cleanKnown(knownOf(lead), `leads[${i}].cnpj`));
   const slots = await ctx.services.providers.forWorkspace(ctx.workspaceId);
-  const perLead = priceOf(operations.hydratePeople.credits, 1, {});
+  const perLead = ctx.price(1);
   const credits = await spendable(ctx, maxCredits);
   // The balance, not the caller's own cap, cannot pay for one lead.
   const capped = maxCredits !== undefined && maxCredits < perLead;

@@ -33,6 +33,8 @@ export interface HandlerContext {
    * nothing when the balance does not cover it. Resolves with the credits charged.
    */
   charge(units: number, detail: string): Promise<number>;
+  /** What `units` would cost under the operation's credit rule, for budgeting before any charge. */
+  price(units: number): number;
 }
 
 export interface StreamEvent {

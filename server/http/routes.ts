@@ -98,8 +98,9 @@ async function handle(
     get signal() {
       return abortController().signal;
     },
+    price: (units) => priceOf(op.credits, units, input),
     charge: async (units, detail) => {
-      const amount = priceOf(op.credits, units, input);
+      const amount = context.price(units);
       await services.credits.debit(context.workspaceId, amount, id, detail);
       return amount;
     },

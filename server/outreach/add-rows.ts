@@ -2,7 +2,7 @@
  * Turning sheet rows into prospects of a campaign, shared by campaign creation and add-prospects,
  * in an order that keeps failures clean: rows checked, messages written (no write yet), then
  * places reserved, prospects inserted and unused places released. Any failure after the writes
- * began releases the places and removes the prospects it inserted.
+ * began releases the places and removes the prospects it inserted, with their history.
  */
 import { ApiError, invalidRequest, notFound } from '../http/errors.ts';
 import type { HandlerContext } from '../handlers/types.ts';
@@ -52,11 +52,20 @@ export async function placeProspects(ctx: HandlerContext, campaign: CampaignDoc,
   const { campaigns, prospects, config } = ctx.services;
   const max = config.campaignMaxProspects;
   if (!(await campaigns.reserve(campaign._id, written.length, max))) throw full(written.length, max);
+  // Every place goes back unless the prospects in it stay: insert is all or nothing, and what it
+  // inserted is taken back if the cadence cannot be set.
   let unused = written.length;
   try {
     const inserted = await prospects.insert(ctx.workspaceId, campaign._id, written);
+    if (inserted.added.length > 0) {
+      try {
+        await campaigns.ensureCadence(campaign._id, defaultCadence(campaign.language));
+      } catch (err) {
+        await prospects.discard(inserted.added.map((p) => p._id));
+        throw err;
+      }
+    }
     unused = inserted.duplicates;
-    if (inserted.added.length > 0) await campaigns.ensureCadence(campaign._id, defaultCadence(campaign.language));
     return { added: inserted.added.length, duplicates: inserted.duplicates };
   } finally {
     await campaigns.release(campaign._id, unused);

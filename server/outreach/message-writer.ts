@@ -14,7 +14,7 @@ import { foldText } from '../../shared/fold-text.ts';
 
 /** The message limits of the prospect record, from its schema (300, 300, 5000). */
 const messageField = (name: 'connectionNote' | 'emailSubject' | 'emailBody') => ProspectUpdateBody.properties[name].maxLength!;
-export const LIMITS = { connectionNote: messageField('connectionNote'), emailSubject: messageField('emailSubject'), emailBody: messageField('emailBody') };
+const LIMITS = { connectionNote: messageField('connectionNote'), emailSubject: messageField('emailSubject'), emailBody: messageField('emailBody') };
 
 export interface Message {
   connectionNote: string;
@@ -55,7 +55,7 @@ const READS: Partial<Record<HeaderMeaning, Recognised>> = {
 };
 
 /** The recognised cells of a row, by meaning; the first column of a meaning wins. */
-export function recognise(values: Record<string, string>): Partial<Record<Recognised, string>> {
+function recognise(values: Record<string, string>): Partial<Record<Recognised, string>> {
   const found: Partial<Record<Recognised, string>> = {};
   for (const [label, value] of Object.entries(values)) {
     const meaning = headerMeaning(label);

@@ -107,13 +107,22 @@ export class Prospects {
     const outcomes = await Promise.allSettled(docs.map((doc) => this.collection.insertOne(doc)));
     const added = docs.filter((_, i) => outcomes[i]!.status === 'fulfilled');
     const failed = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
-    const unexpected = failed.find((o) => !isDuplicateKeyError(o.reason));
-    if (unexpected) {
-      await this.collection.deleteMany({ _id: { $in: added.map((d) => d._id) } });
-      throw unexpected.reason;
+    try {
+      const unexpected = failed.find((o) => !isDuplicateKeyError(o.reason));
+      if (unexpected) throw unexpected.reason;
+      await this.record(added.map((doc) => ({ workspaceId, prospectId: doc._id, type: 'created' as const, data: { campaignId, sheetId: doc.sheetId, rowId: doc.rowId, writer: doc.writer } })));
+    } catch (err) {
+      await this.discard(added.map((d) => d._id));
+      throw err;
     }
-    await this.record(added.map((doc) => ({ workspaceId, prospectId: doc._id, type: 'created' as const, data: { campaignId, sheetId: doc.sheetId, rowId: doc.rowId, writer: doc.writer } })));
     return { added, duplicates: failed.length };
+  }
+
+  /** Takes back prospects just inserted, with whatever history they got, when what inserted them failed. */
+  async discard(prospectIds: string[]): Promise<void> {
+    if (prospectIds.length === 0) return;
+    await this.collection.deleteMany({ _id: { $in: prospectIds } });
+    await this.events.deleteMany({ prospectId: { $in: prospectIds } });
   }
 
   get(workspaceId: string, prospectId: string): Promise<ProspectDoc | null> {

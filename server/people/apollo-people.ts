@@ -15,7 +15,6 @@ export const APOLLO_PEOPLE_SOURCE = 'apollo';
 
 const SUPPORTED: FilterName[] = ['jobTitle', 'seniorities', 'location', 'companyLocation', 'domain', 'companySizes', 'emailStatuses'];
 
-
 /**
  * A search row: the fields bulk match would give (`apolloFields`) under the people-search names,
  * and Apollo's own email status, since the search returns no email to verify.

@@ -2,7 +2,7 @@
  * A person as every people source returns it: the same field names whatever the source, so a
  * row can be merged with its duplicates and handed back to hydrate or enrich unchanged.
  */
-import { foldText } from '../registry-data/text.ts';
+import { foldText } from '../../shared/fold-text.ts';
 import type { PersonDoc } from './people.ts';
 
 export interface PersonView {

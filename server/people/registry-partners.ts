@@ -7,7 +7,8 @@
 import { ApiError } from '../http/errors.ts';
 import type { Companies, CompanyRecord, Partner } from '../registry-data/companies.ts';
 import type { CompanyFilters } from '../registry-data/search.ts';
-import { foldText, words } from '../registry-data/text.ts';
+import { foldText } from '../../shared/fold-text.ts';
+import { words } from '../registry-data/text.ts';
 import { unsupported, type FilterName, type PeopleFilters } from './filters.ts';
 import type { PersonView } from './person-view.ts';
 import { SourceUnable } from './source.ts';

@@ -38,7 +38,6 @@ export interface ApolloPerson {
   organization?: Maybe<ApolloOrganization>;
 }
 
-
 /** The fields an Apollo person record gives. Its email counts as verified only when Apollo verified it. */
 export function apolloFields(person: ApolloPerson): FieldValues {
   const org = person.organization ?? {};

@@ -9,7 +9,6 @@ import { ProviderFailure, type Provider } from './provider.ts';
 
 export const HUNTER_URL = 'https://api.hunter.io';
 
-
 /** Hunter's verification statuses in prospecta's terms; `unknown` and webmail say nothing. */
 export function emailStatusOf(hunterStatus: unknown): EmailStatus | null {
   switch (hunterStatus) {

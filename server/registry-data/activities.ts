@@ -5,7 +5,8 @@
  * "PADARIA" meet "Padaria e confeitaria…". A short synonym list carries English and everyday
  * words the official descriptions never use.
  */
-import { foldText, words } from './text.ts';
+import { foldText } from '../../shared/fold-text.ts';
+import { words } from './text.ts';
 
 export interface Activity {
   code: string;

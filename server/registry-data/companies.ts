@@ -6,7 +6,8 @@ import type { Collection, Filter, FindOptions, IndexDeclaration, Store } from '.
 import { ActivityMatcher } from './activities.ts';
 import type { CnaeDoc } from './import/importer.ts';
 import { planSearch, type CompanyFilters, type SearchPlan } from './search.ts';
-import { foldText, words } from './text.ts';
+import { foldText } from '../../shared/fold-text.ts';
+import { words } from './text.ts';
 
 export const REGISTRY_SOURCE = 'receita_federal';
 

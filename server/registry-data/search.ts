@@ -12,7 +12,8 @@ import type { Filter } from '../store/port.ts';
 import type { Activity, ActivityMatcher } from './activities.ts';
 import { normalizeCnpj } from '../../shared/cnpj.ts';
 import type { CompanyDoc } from './companies.ts';
-import { foldText, words } from './text.ts';
+import { foldText } from '../../shared/fold-text.ts';
+import { words } from './text.ts';
 
 export type CompanyFilters = Omit<InputOf<'searchCompanies'>, 'limit'>;
 

@@ -1,8 +1,6 @@
 /** Words of free text for matching, over the shared folding (shared/fold-text.ts). */
 import { foldText } from '../../shared/fold-text.ts';
 
-export { foldText };
-
 /** Words too common to narrow a name search; a query made only of them matches on none. */
 const STOPWORDS = new Set(['de', 'da', 'do', 'das', 'dos', 'e', 'em', 'a', 'o', 'the', 'of', 'and']);
 

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Collection } from '../../../server/store/port.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { dataBlocks, startFakeLlm, type ChatBody, type FakeLlm } from '../../helpers/fake-llm.ts';
 
@@ -182,6 +183,46 @@ describe('campaigns and prospects', () => {
     expect(over.body.error).toBe('campaign_full');
     expect((await call('GET', `/prospecting/prospects?campaignId=${campaignId}`)).body.prospects).toHaveLength(4);
     expect((await call('POST', `/prospecting/campaigns/${campaignId}/prospects`, { sheetId, rowIds: ['f4'] })).body).toMatchObject({ added: 1 });
+  });
+
+  it('a store write failing after the prospects went in takes them back, history included, and frees their places', async () => {
+    const rows = Array.from({ length: 5 }, (_, i) => ({ rowId: `w${i}`, values: { Name: `Person ${i}` } }));
+    const sheetId = await sheet(rows);
+    const rowIds = rows.map((r) => r.rowId);
+    const events = (app.services.prospects as unknown as { events: Collection<{ _id: string }> }).events;
+    const createdEvents = (campaignId: string) => events.countDocuments({ type: 'created', 'data.campaignId': campaignId });
+    /** Fails `method` of `target` (a real store write) for one call of `run`. */
+    async function failing<R>(target: object, method: string, run: () => Promise<R>): Promise<R> {
+      const writable = target as Record<string, unknown>;
+      const original = writable[method];
+      writable[method] = async () => {
+        throw new Error(`${method} failed`);
+      };
+      try {
+        return await run();
+      } finally {
+        writable[method] = original;
+      }
+    }
+    // The prospects' history, then the campaign's first cadence.
+    for (const [target, method] of [[events, 'bulkWrite'], [app.services.campaigns, 'ensureCadence']] as const) {
+      const { campaignId } = (await call('POST', '/prospecting/campaigns', { name: `Fails at ${method}`, offering: 'x' })).body;
+      const failed = await failing(target, method, () => call('POST', `/prospecting/campaigns/${campaignId}/prospects`, { sheetId, rowIds }));
+      expect(failed.status).toBe(500);
+      expect((await call('GET', `/prospecting/prospects?campaignId=${campaignId}`)).body.prospects).toEqual([]);
+      expect(await createdEvents(campaignId)).toBe(0);
+      // Every place came back: all five rows (the campaign's maximum) still fit.
+      expect((await call('POST', `/prospecting/campaigns/${campaignId}/prospects`, { sheetId, rowIds })).body).toMatchObject({ added: 5 });
+      expect(await createdEvents(campaignId)).toBe(5);
+    }
+    // Creating a campaign with rows is all or nothing too.
+    const failed = await failing(app.services.campaigns, 'ensureCadence', () =>
+      call('POST', '/prospecting/campaigns', { name: 'Never made', offering: 'x', sheetId, rowIds }),
+    );
+    expect(failed.status).toBe(500);
+    const names = (await call('GET', '/prospecting/campaigns')).body.campaigns.map((c: { name: string }) => c.name);
+    expect(names).not.toContain('Never made');
+    expect(await events.countDocuments({ type: 'created', 'data.sheetId': sheetId })).toBe(10);
   });
 
   it('concurrent adds of the same rows never create duplicates', async () => {

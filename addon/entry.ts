@@ -3,13 +3,15 @@
  * The only names Apps Script sees: menu items, triggers and sidebar calls. addon/build.mjs
  * appends a top-level function for each export so Apps Script can find it.
  */
-import { ProspectaClient } from './api/client.ts';
-import { createCampaignFromRows, PROSPECTS_TAB, refreshProspects, syncProspects, type CampaignFields } from './features/campaigns.ts';
-import { plainError } from './features/errors.ts';
+import type { ProspectaClient } from './api/client.ts';
+import { CAMPAIGN_KEY, createCampaignFromRows, PROSPECTS_TAB, refreshProspects, syncProspects, type CampaignFields } from './features/campaigns.ts';
+import { isOwnColumn } from './features/columns.ts';
+import { plainError, PlainError } from './features/errors.ts';
 import { FIELD_LABELS } from './features/enrich-rows.ts';
+import { prices, searchLimits } from './features/rules.ts';
 import { searchCompaniesIntoSheet, searchPeopleIntoSheet } from './features/search.ts';
 import { activeJobs, cancelJob, loadJob, runJobs } from './features/job.ts';
-import { describeJob, jobDeps, NotConfigured, startRun, type RunKind, type Runtime } from './features/runs.ts';
+import { clientOf, describeJob, jobDeps, startRun, type RunKind, type Runtime } from './features/runs.ts';
 import { loadSettings, saveSettings, SettingsError, testConnection as runTestConnection } from './features/settings.ts';
 import { urlFetch } from './gas/http.ts';
 import { documentProperties, userProperties } from './gas/properties.ts';
@@ -22,23 +24,44 @@ function runtime(): Runtime {
   return { http: urlFetch(), user: userProperties(), document: documentProperties(), sheet: sheetNamed, triggers: gasTriggers, lock: documentLock(), clock: gasClock };
 }
 
+/** The client for the user's settings; NotConfigured (a PlainError) when there are none. */
+function api(): ProspectaClient {
+  return clientOf({ http: urlFetch(), user: userProperties() });
+}
+
+function alert(message: string): void {
+  const ui = SpreadsheetApp.getUi();
+  ui.alert('prospecta', message, ui.ButtonSet.OK);
+}
+
+interface Selection {
+  sheet: string;
+  first: number;
+  last: number;
+}
+
 /** The selected rows of the active sheet, header excluded. */
-function selection(): { sheet: string; first: number; last: number } {
+function selection(): Selection {
   const range = SpreadsheetApp.getActiveRange();
   const sheet = SpreadsheetApp.getActiveSheet();
   if (!range) return { sheet: sheet.getName(), first: 2, last: sheet.getLastRow() };
   return { sheet: sheet.getName(), first: Math.max(range.getRow(), 2), last: range.getLastRow() };
 }
 
+/** The selection, or a PlainError asking for one when only the header row is selected. */
+function selectedRows(purpose = 'to work on'): Selection {
+  const rows = selection();
+  if (rows.last < rows.first) throw new PlainError(`Select the rows ${purpose} (below the header row).`);
+  return rows;
+}
+
 function start(kind: 'cnpj' | 'enrich', options = {}): void {
-  const ui = SpreadsheetApp.getUi();
-  const { sheet, first, last } = selection();
-  if (last < first) return void ui.alert('prospecta', 'Select the rows to work on (below the header row).', ui.ButtonSet.OK);
   try {
-    ui.alert('prospecta', describeJob(startRun(runtime(), kind, sheet, first, last, options)), ui.ButtonSet.OK);
+    const { sheet, first, last } = selectedRows();
+    alert(describeJob(startRun(runtime(), kind, sheet, first, last, options)));
   } catch (err) {
-    if (!(err instanceof NotConfigured)) throw err;
-    ui.alert('prospecta', err.message, ui.ButtonSet.OK);
+    if (!(err instanceof PlainError)) throw err;
+    alert(err.message);
   }
 }
 
@@ -105,33 +128,37 @@ export function testConnection(): void {
   ui.alert('prospecta', runTestConnection(userProperties(), urlFetch()).message, ui.ButtonSet.OK);
 }
 
-function client(): ProspectaClient | null {
-  const settings = loadSettings(userProperties());
-  if (!settings) SpreadsheetApp.getUi().alert('prospecta', 'Open Settings and enter your API key and server URL first.', SpreadsheetApp.getUi().ButtonSet.OK);
-  return settings ? new ProspectaClient(urlFetch(), settings) : null;
-}
-
 function ask(title: string, prompt: string): string | null {
   const ui = SpreadsheetApp.getUi();
   const answer = ui.prompt(title, prompt, ui.ButtonSet.OK_CANCEL);
   return answer.getSelectedButton() === ui.Button.OK && answer.getResponseText().trim() ? answer.getResponseText().trim() : null;
 }
 
+const CAMPAIGN_ROWS = 'to make prospects of';
+
+/**
+ * The one way a campaign is made, from the menu or the sidebar: the selected rows become
+ * prospects (finishing the campaign a stopped run left half-made on the same rows), and the
+ * Prospects tab shows them.
+ */
+function campaignFromSelection(client: ProspectaClient, rows: Selection, fields: CampaignFields): string {
+  const { campaignId, name, resumed } = createCampaignFromRows(client, documentProperties(), sheetNamed(rows.sheet)!, rows.first, rows.last, fields);
+  const count = refreshProspects(client, campaignId, sheetOrNew(PROSPECTS_TAB));
+  return resumed
+    ? `Campaign "${name}" was already started from these rows; it is now complete, with ${count} prospects: review them in the ${PROSPECTS_TAB} tab.`
+    : `Campaign "${name}" created with ${count} prospects: review them in the ${PROSPECTS_TAB} tab.`;
+}
+
 /** For the sidebar: a campaign from the selected rows, from a template and/or typed fields. */
 export function sidebarCreateCampaign(input: Omit<CampaignFields, 'offering'> & { offering?: string }): string {
-  const api = client();
-  if (!api) throw new Error('Open Settings and enter your API key and server URL first.');
-  // The interface wants an offering even with a template: the template's, unless one was typed.
-  const template = input.templateId ? api.call('listTemplates', {}).templates.find((t) => t.templateId === input.templateId) : undefined;
-  const offering = input.offering ?? template?.offering;
-  if (!offering) throw new Error('Type what you offer, or choose a template.');
-  const fields: CampaignFields = { ...input, offering };
-  const { sheet, first, last } = selection();
-  if (last < first) throw new Error('Select the rows to make prospects of (below the header row).');
   try {
-    const { campaignId, created } = createCampaignFromRows(api, documentProperties(), sheetNamed(sheet)!, first, last, fields);
-    refreshProspects(api, campaignId, sheetOrNew(PROSPECTS_TAB));
-    return `Campaign "${fields.name}" created with ${created} prospects: review them in the ${PROSPECTS_TAB} tab.`;
+    const client = api();
+    const rows = selectedRows(CAMPAIGN_ROWS);
+    // The interface wants an offering even with a template: the template's, unless one was typed.
+    const template = input.templateId ? client.call('listTemplates', {}).templates.find((t) => t.templateId === input.templateId) : undefined;
+    const offering = input.offering ?? template?.offering;
+    if (!offering) throw new PlainError('Type what you offer, or choose a template.');
+    return campaignFromSelection(client, rows, { ...input, offering });
   } catch (err) {
     throw new Error(plainError(err));
   }
@@ -139,45 +166,43 @@ export function sidebarCreateCampaign(input: Omit<CampaignFields, 'offering'> & 
 
 /** Menu: a campaign (draft) from the selected rows, one personalized message per row. */
 export function createCampaignFromSelection(): void {
-  const api = client();
-  if (!api) return;
-  const ui = SpreadsheetApp.getUi();
-  const { sheet, first, last } = selection();
-  const name = ask('New campaign', 'Campaign name');
-  const offering = name && ask('New campaign', 'What are you offering? (one or two sentences)');
-  if (!name || !offering) return;
   try {
-    const { created } = createCampaignFromRows(api, documentProperties(), sheetNamed(sheet)!, first, last, { name, offering });
-    const count = refreshProspects(api, documentProperties().get('prospecta.campaign')!, sheetOrNew(PROSPECTS_TAB));
-    ui.alert('prospecta', `Campaign "${name}" created with ${created} prospects; review them in the ${PROSPECTS_TAB} tab (${count} rows).`, ui.ButtonSet.OK);
+    const client = api();
+    const rows = selectedRows(CAMPAIGN_ROWS);
+    const name = ask('New campaign', 'Campaign name');
+    const offering = name && ask('New campaign', 'What are you offering? (one or two sentences)');
+    if (!name || !offering) return;
+    alert(campaignFromSelection(client, rows, { name, offering }));
   } catch (err) {
-    ui.alert('prospecta', plainError(err), ui.ButtonSet.OK);
+    alert(plainError(err));
   }
+}
+
+/** The campaign the Prospects tab shows, or a PlainError when none was made in this document. */
+function currentCampaign(): string {
+  const campaignId = documentProperties().get(CAMPAIGN_KEY);
+  if (!campaignId) throw new PlainError('No campaign yet: create one from selected rows first.');
+  return campaignId;
 }
 
 /** Menu: the Prospects tab from the server's current state. */
 export function refreshProspectsTab(): void {
-  const api = client();
-  const campaignId = documentProperties().get('prospecta.campaign');
-  if (!api || !campaignId) return;
   try {
-    refreshProspects(api, campaignId, sheetOrNew(PROSPECTS_TAB));
+    const client = api();
+    refreshProspects(client, currentCampaign(), sheetOrNew(PROSPECTS_TAB));
   } catch (err) {
-    SpreadsheetApp.getUi().alert('prospecta', plainError(err), SpreadsheetApp.getUi().ButtonSet.OK);
+    alert(plainError(err));
   }
 }
 
 /** Menu: sends the edits made in the Prospects tab. */
 export function syncProspectEdits(): void {
-  const api = client();
-  const campaignId = documentProperties().get('prospecta.campaign');
-  if (!api || !campaignId) return;
-  const ui = SpreadsheetApp.getUi();
   try {
-    const { updated, problems } = syncProspects(api, campaignId, sheetOrNew(PROSPECTS_TAB));
-    ui.alert('prospecta', `${updated} prospect(s) updated.${problems.length ? `\nNot sent:\n${problems.join('\n')}` : ''}`, ui.ButtonSet.OK);
+    const client = api();
+    const { updated, problems } = syncProspects(client, currentCampaign(), sheetOrNew(PROSPECTS_TAB));
+    alert(`${updated} prospect(s) updated.${problems.length ? `\nNot sent:\n${problems.join('\n')}` : ''}`);
   } catch (err) {
-    ui.alert('prospecta', plainError(err), ui.ButtonSet.OK);
+    alert(plainError(err));
   }
 }
 
@@ -193,19 +218,19 @@ export function sidebarState() {
   let balance: string | null = null;
   let templates: Array<{ templateId: string; name: string }> = [];
   if (settings) {
-    const api = new ProspectaClient(urlFetch(), settings);
+    const client = api();
     try {
-      const credits = api.call('getCredits', {});
+      const credits = client.call('getCredits', {});
       balance = `${credits.balance} credits`;
-      templates = api.call('listTemplates', {}).templates.map((t) => ({ templateId: t.templateId, name: t.name }));
-      fields = (api.call('listProviders', {}) as { enrichmentFields?: string[] }).enrichmentFields ?? fields;
+      templates = client.call('listTemplates', {}).templates.map((t) => ({ templateId: t.templateId, name: t.name }));
+      fields = (client.call('listProviders', {}) as { enrichmentFields?: string[] }).enrichmentFields ?? fields;
     } catch (err) {
       balance = plainError(err);
     }
   }
   const sheet = SpreadsheetApp.getActiveSheet();
   const columns = sheet.getLastColumn();
-  const headers = columns ? sheet.getRange(1, 1, 1, columns).getValues()[0]!.map(String).filter((h) => h && !h.startsWith('prospecta')) : [];
+  const headers = columns ? sheet.getRange(1, 1, 1, columns).getValues()[0]!.map(String).filter((h) => h && !isOwnColumn(h)) : [];
   const { first, last } = selection();
   const lastJob = documentProperties().get('prospecta.lastJob');
   const job = lastJob ? loadJob(documentProperties(), lastJob) : null;
@@ -217,14 +242,15 @@ export function sidebarState() {
     headers,
     selectedRows: Math.max(0, last - first + 1),
     templates,
+    prices: prices(),
+    searchLimits: searchLimits(),
     run: job ? { id: job.id, text: describeJob(job), running: job.state === 'running' } : null,
   };
 }
 
 /** For the sidebar: starts a run on the selected rows. Errors reach the sidebar's failure handler. */
 export function sidebarStart(kind: RunKind, options: Record<string, unknown>) {
-  const { sheet, first, last } = selection();
-  if (last < first) throw new Error('Select the rows to work on (below the header row).');
+  const { sheet, first, last } = selectedRows();
   const job = startRun(runtime(), kind, sheet, first, last, options as never);
   documentProperties().set('prospecta.lastJob', job.id);
   return sidebarState();
@@ -243,14 +269,13 @@ export function sidebarSaveSettings(apiKey: string, serverUrl: string): string {
   return result.message;
 }
 
-/** For the sidebar: a search written to a new tab named after it. */
+/** For the sidebar: a search written to a new tab named after it, made once the server answered. */
 export function sidebarSearch(kind: 'people' | 'companies', filters: Record<string, unknown>): string {
-  const api = client();
-  if (!api) throw new Error('Open Settings and enter your API key and server URL first.');
   const name = `${kind === 'people' ? 'People' : 'Companies'}: ${Object.entries(filters).filter(([k]) => k !== 'limit').map(([, v]) => v).join(', ')}`.slice(0, 90);
-  const tab = sheetOrNew(name);
   try {
-    const found = kind === 'people' ? searchPeopleIntoSheet(api, filters, tab) : searchCompaniesIntoSheet(api, filters, tab);
+    const client = api();
+    const tab = () => sheetOrNew(name);
+    const found = kind === 'people' ? searchPeopleIntoSheet(client, filters, tab) : searchCompaniesIntoSheet(client, filters, tab);
     return `${found} found, written to the tab "${name}".`;
   } catch (err) {
     throw new Error(plainError(err));

@@ -5,7 +5,7 @@
  */
 import { operations, type InputOf, type OperationId, type OutputOf } from '../../shared/operations/index.ts';
 import type { Operation } from '../../shared/operations/types.ts';
-import type { HttpPort, HttpRequest, HttpResponse } from './http.ts';
+import { sending, type HttpPort, type HttpRequest, type HttpResponse } from './http.ts';
 
 export class ApiCallError extends Error {
   constructor(
@@ -83,17 +83,39 @@ export class ProspectaClient {
   }
 
   call<Id extends OperationId>(id: Id, input: InputOf<Id>): OutputOf<Id> {
-    return this.parse(id, this.http.fetch(this.request(id, input)));
+    const request = this.request(id, input);
+    return this.parse(id, sending(() => this.http.fetch(request)));
   }
 }
 
+type SchemaNode = {
+  properties?: Record<string, SchemaNode>;
+  items?: SchemaNode;
+  patternProperties?: Record<string, SchemaNode>;
+  additionalProperties?: SchemaNode | boolean;
+} & Partial<Record<'maxItems' | 'maxLength' | 'maximum', number>>;
+
 /**
- * The most items a body array of an operation may hold, read from the registry's schema, so the
- * add-on splits its work by the interface's own limits (500 CNPJs, 25 leads, 25 rows…).
+ * A limit the registry's schema declares for an operation's input, so the add-on splits and trims
+ * its work by the interface's own limits (500 CNPJs, 25 leads, 5,000 characters a cell…). `path`
+ * names a body field: property names joined by dots, `[]` for an array's items, `*` for the values
+ * of a record (or of an object's other properties); an empty path is the body itself.
  */
+export function limitOf(id: OperationId, path: string, limit: 'maxItems' | 'maxLength' | 'maximum'): number {
+  const body = (operations[id] as Operation).request.body as SchemaNode | undefined;
+  let node = body;
+  for (const step of path ? path.split('.') : []) {
+    if (!node) break;
+    if (step === '[]') node = node.items;
+    else if (step === '*') node = Object.values(node.patternProperties ?? {})[0] ?? (typeof node.additionalProperties === 'object' ? node.additionalProperties : undefined);
+    else node = node.properties?.[step];
+  }
+  const value = node?.[limit];
+  if (value === undefined) throw new Error(`${id}.${path} declares no ${limit}`);
+  return value;
+}
+
+/** The most items a body array of an operation may hold (see limitOf). */
 export function maxItems(id: OperationId, field: string): number {
-  const body = (operations[id] as Operation).request.body as { properties?: Record<string, { maxItems?: number }> } | undefined;
-  const max = body?.properties?.[field]?.maxItems;
-  if (max === undefined) throw new Error(`${id}.${field} declares no maxItems`);
-  return max;
+  return limitOf(id, field, 'maxItems');
 }

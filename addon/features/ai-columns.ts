@@ -3,14 +3,17 @@
  * the user, one value per row written to an output column. Research citations go into the
  * answer cell's note. Rows are sent in parallel, 20 per fetchAll.
  */
-import { ProspectaClient } from '../api/client.ts';
+import { limitOf, ProspectaClient } from '../api/client.ts';
 import type { HttpPort } from '../api/http.ts';
-import { recogniseColumns } from './columns.ts';
+import { isOwnColumn, recogniseColumns, sameLabel } from './columns.ts';
 import type { Processor, RowResult } from './job.ts';
 import type { Clock } from './ports.ts';
 import { sendAll } from './send.ts';
 
 const PER_FETCH = 20;
+/** The most characters of one context cell each operation takes. */
+const AI_CELL_CHARS = limitOf('aiColumn', '*', 'maxLength');
+const RESEARCH_CELL_CHARS = limitOf('research', 'columns.[].value', 'maxLength');
 
 export interface AiColumnOptions {
   instruction: string;
@@ -26,15 +29,18 @@ export interface ResearchOptions {
   webSearch: boolean;
 }
 
-/** The chosen cells of a row, by header label; empty cells and the output column left out. */
-function rowContext(cells: string[], headers: string[], chosen: string[], output: string): Record<string, string> {
+/**
+ * The chosen cells of a row, by header label, each cut to `maxChars`; empty cells, the add-on's
+ * own columns and the output column (matched as the output is found: sameLabel) left out.
+ */
+function rowContext(cells: string[], headers: string[], chosen: string[], output: string, maxChars: number): Record<string, string> {
   const context: Record<string, string> = {};
   headers.forEach((header, i) => {
     const label = header.trim();
-    if (!label || label === output || label.startsWith('prospecta')) return;
+    if (!label || sameLabel(label, output) || isOwnColumn(label)) return;
     if (chosen.length > 0 && !chosen.includes(label)) return;
     const value = (cells[i] ?? '').trim();
-    if (value) context[label] = value.slice(0, 5000);
+    if (value) context[label] = value.slice(0, maxChars);
   });
   return context;
 }
@@ -44,15 +50,16 @@ export function aiColumnProcessor(client: ProspectaClient, http: HttpPort, clock
     chunkRows: PER_FETCH,
     run(rows, headers, job) {
       const o = job.options as unknown as AiColumnOptions;
-      const contexts = rows.map((row) => rowContext(row.cells, headers, o.context, o.output));
+      const contexts = rows.map((row) => rowContext(row.cells, headers, o.context, o.output, AI_CELL_CHARS));
       // `instruction` is the operation's own field; a column of that name goes in under another.
       const inputs = contexts.map((c) => ({ ...Object.fromEntries(Object.entries(c).map(([k, v]) => [k === 'instruction' ? 'instruction (column)' : k, v])), instruction: o.instruction }));
       const answers = sendAll(client, http, clock, 'aiColumn', inputs as never);
       return answers.map((a): RowResult => {
         if (!a.ok) return { status: `✗ ${a.error}`, failed: true };
-        const value = a.value as { value: string; cached?: boolean; creditsCharged?: number };
-        const credits = value.creditsCharged ?? (value.cached ? 0 : 1);
-        return { values: { [o.output]: value.value }, status: `✓ ${value.cached ? 'from cache · 0 credits' : `${credits} credit`}`, credits };
+        // The server says what it charged: creditsCharged is always there.
+        const value = a.value as { value: string; cached?: boolean; creditsCharged: number };
+        const credits = value.creditsCharged;
+        return { values: { [o.output]: value.value }, status: `✓ ${value.cached ? `from cache · ${credits} credits` : `${credits} credit${credits === 1 ? '' : 's'}`}`, credits };
       });
     },
   };
@@ -66,7 +73,7 @@ export function researchProcessor(client: ProspectaClient, http: HttpPort, clock
       const columns = recogniseColumns(headers);
       const inputs = rows.map((row) => {
         const cell = (field: keyof typeof columns) => (columns[field] ? (row.cells[columns[field]! - 1] ?? '').trim() : '');
-        const context = rowContext(row.cells, headers, o.context, o.output);
+        const context = rowContext(row.cells, headers, o.context, o.output, RESEARCH_CELL_CHARS);
         return {
           prompt: o.prompt,
           webSearch: o.webSearch,
@@ -80,8 +87,8 @@ export function researchProcessor(client: ProspectaClient, http: HttpPort, clock
       const answers = sendAll(client, http, clock, 'research', inputs);
       return answers.map((a): RowResult => {
         if (!a.ok) return { status: `✗ ${a.error}`, failed: true };
-        const r = a.value as { answer: string; citations: Array<{ url: string; title: string }>; creditsCharged?: number };
-        const credits = r.creditsCharged ?? (o.webSearch ? 5 : 2);
+        const r = a.value as { answer: string; citations: Array<{ url: string; title: string }>; creditsCharged: number };
+        const credits = r.creditsCharged;
         return {
           values: { [o.output]: r.answer },
           status: `✓ research${o.webSearch ? ' with web search' : ''} · ${credits} credits`,

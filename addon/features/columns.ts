@@ -31,3 +31,6 @@ export function recogniseColumns(headers: string[]): Partial<Record<InputField, 
 }
 
 export const sameLabel = (a: string, b: string) => foldText(a) === foldText(b);
+
+/** The add-on's own columns (status, hidden row ids, pulled state): never row data or context. */
+export const isOwnColumn = (label: string) => label.trim().startsWith('prospecta');

@@ -1,10 +1,14 @@
-/** Errors from the server, in words an analyst can act on. */
+/** Errors in words an analyst can act on: the server's, the network's, and the add-on's own. */
 import { ApiCallError } from '../api/client.ts';
+import { NetworkError } from '../api/http.ts';
+
+/** An error whose message is already written for the person using the sheet. */
+export class PlainError extends Error {}
 
 export function plainError(err: unknown): string {
-  if (!(err instanceof ApiCallError)) {
-    return `Could not reach the prospecta server (${err instanceof Error ? err.message : String(err)}). Check the server URL in Settings.`;
-  }
+  if (err instanceof NetworkError) return `Could not reach the prospecta server (${err.message}). Check the server URL in Settings.`;
+  if (err instanceof PlainError) return err.message;
+  if (!(err instanceof ApiCallError)) return `The add-on ran into a problem in this spreadsheet (${err instanceof Error ? err.message : String(err)}).`;
   switch (err.status) {
     case 401:
       return 'The API key was refused. Check it in Settings, or create a new one.';

@@ -6,6 +6,7 @@
  * twice, even when an execution dies between writing a chunk and saving its place.
  */
 import { ApiCallError } from '../api/client.ts';
+import { NetworkError } from '../api/http.ts';
 import { plainError } from './errors.ts';
 import type { Clock, LockPort, PropertiesPort, SheetPort, TriggerPort } from './ports.ts';
 
@@ -150,7 +151,7 @@ function runOne(job: Job, deps: JobDeps, deadline: number): boolean {
     try {
       results = todo.length > 0 ? processor.run(todo, headers, job) : [];
     } catch (err) {
-      if (!(err instanceof StopJob || err instanceof ApiCallError)) throw err;
+      if (!(err instanceof StopJob || err instanceof ApiCallError || err instanceof NetworkError)) throw err;
       job.state = 'stopped';
       job.error = err instanceof StopJob ? err.message : plainError(err);
       saveJob(deps.properties, job);

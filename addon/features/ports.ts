@@ -2,7 +2,7 @@
 export interface PropertiesPort {
   get(key: string): string | null;
   set(key: string, value: string): void;
-  delete?(key: string): void;
+  delete(key: string): void;
 }
 
 /** One tab of the spreadsheet. Rows and columns are 1-based, as in Apps Script. */

@@ -9,7 +9,8 @@ import { cnpjProcessor } from './cnpj-fill.ts';
 import { enrichProcessor, type EnrichOptions } from './enrich-rows.ts';
 import { newJob, runJobs, type Job, type JobDeps } from './job.ts';
 import type { Clock, LockPort, PropertiesPort, SheetPort, TriggerPort } from './ports.ts';
-import { loadSettings } from './settings.ts';
+import { PlainError } from './errors.ts';
+import { loadSettings, NOT_CONFIGURED } from './settings.ts';
 
 export interface Runtime {
   http: HttpPort;
@@ -22,12 +23,17 @@ export interface Runtime {
   budgetMs?: number;
 }
 
-export class NotConfigured extends Error {}
+export class NotConfigured extends PlainError {}
+
+/** The client for the user's settings; NotConfigured, in words for the user, when there are none. */
+export function clientOf(rt: Pick<Runtime, 'http' | 'user'>): ProspectaClient {
+  const settings = loadSettings(rt.user);
+  if (!settings) throw new NotConfigured(NOT_CONFIGURED);
+  return new ProspectaClient(rt.http, settings);
+}
 
 export function jobDeps(rt: Runtime): JobDeps {
-  const settings = loadSettings(rt.user);
-  if (!settings) throw new NotConfigured('Open Settings and enter your API key and server URL first.');
-  const client = new ProspectaClient(rt.http, settings);
+  const client = clientOf(rt);
   return {
     sheet: rt.sheet,
     properties: rt.document,

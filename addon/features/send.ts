@@ -4,7 +4,7 @@
  * failure stays with its rows, so the run goes on with the next ones.
  */
 import { ApiCallError, type ProspectaClient } from '../api/client.ts';
-import type { HttpPort, HttpRequest } from '../api/http.ts';
+import { sending, type HttpPort, type HttpRequest } from '../api/http.ts';
 import type { InputOf, OperationId, OutputOf } from '../../shared/operations/index.ts';
 import { plainError } from './errors.ts';
 import { StopJob } from './job.ts';
@@ -28,7 +28,7 @@ export function sendAll<Id extends OperationId>(
     const requests: HttpRequest[] = pending.map((i) => client.request(id, inputs[i]!));
     let responses;
     try {
-      responses = http.fetchAll(requests);
+      responses = sending(() => http.fetchAll(requests));
     } catch (err) {
       for (const i of pending) outcomes[i] = { ok: false, error: plainError(err) };
       break;

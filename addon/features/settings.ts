@@ -14,6 +14,9 @@ const URL_FORMAT = /^https:\/\/[^\s/]+(\/[^\s]*)?$|^http:\/\/(localhost|127\.0\.
 
 export class SettingsError extends Error {}
 
+/** What every feature says when the user has not entered a key and a server yet. */
+export const NOT_CONFIGURED = 'Open Settings and enter your API key and server URL first.';
+
 export function saveSettings(props: PropertiesPort, input: { apiKey: string; serverUrl: string }): void {
   const apiKey = input.apiKey.trim();
   const serverUrl = input.serverUrl.trim().replace(/\/+$/, '');
@@ -32,7 +35,7 @@ export function loadSettings(props: PropertiesPort): ClientSettings | null {
 /** "Test connection": one credits read, reported as the balance and plan, or as a plain error. */
 export function testConnection(props: PropertiesPort, http: HttpPort): { ok: boolean; message: string } {
   const settings = loadSettings(props);
-  if (!settings) return { ok: false, message: 'Open Settings and enter your API key and server URL first.' };
+  if (!settings) return { ok: false, message: NOT_CONFIGURED };
   try {
     const credits = new ProspectaClient(http, settings).call('getCredits', {});
     const plan = credits.plan.expiresAt

@@ -10,6 +10,10 @@ interface SidebarState {
   headers: string[];
   selectedRows: number;
   templates: Array<{ templateId: string; name: string }>;
+  /** Credits, from the operation registry: per person, per CNPJ found, per research row (with the web). */
+  prices: { person: number; cnpj: number; research: number; researchWithWeb: number };
+  /** The most results each search may ask for. */
+  searchLimits: { people: number; companies: number };
   run: { id: string; text: string; running: boolean } | null;
 }
 
@@ -49,6 +53,30 @@ function required(...ids: string[]): boolean {
   return ok;
 }
 
+/** A whole number ≥ 0 typed in a field, null when it is empty; marks the field and says why when it is not. */
+function wholeNumber(id: string, what: string): number | null | undefined {
+  const el = $<HTMLInputElement>(id);
+  const text = el.value.trim();
+  const ok = text === '' || /^\d+$/.test(text);
+  el.classList.toggle('invalid', !ok);
+  if (!ok) {
+    showError(`${what} must be a whole number of credits, 0 or more (or empty for no cap).`);
+    return undefined;
+  }
+  return text === '' ? null : Number(text);
+}
+
+const credits = (n: number) => `${n} credit${n === 1 ? '' : 's'}`;
+
+/** The search kind's most results, as the field's maximum (and its value when above it). */
+function fitSearchLimit(first: boolean): void {
+  if (!state) return;
+  const max = state.searchLimits[$<HTMLSelectElement>('search-kind').value as 'people' | 'companies'];
+  const el = $<HTMLInputElement>('search-limit');
+  el.max = String(max);
+  if (first || Number(el.value) > max) el.value = String(max);
+}
+
 function checked(container: string): string[] {
   return [...$(container).querySelectorAll<HTMLInputElement>('input[type=checkbox]:checked')].map((el) => el.value);
 }
@@ -81,10 +109,15 @@ function render(next: SidebarState): void {
       $('template').append(option);
     }
     if (!next.configured) select('settings');
+    fitSearchLimit(true);
   }
   const rows = next.selectedRows;
-  $('enrich-estimate').textContent = rows ? `${rows} selected row(s): at most ${rows} credit(s) for people; companies cost what their providers charge.` : 'Select the rows to enrich.';
-  $('cnpj-estimate').textContent = rows ? `${rows} selected row(s): at most ${rows} credit(s).` : 'Select the rows with CNPJs.';
+  const p = next.prices;
+  $('enrich-estimate').textContent = rows ? `${rows} selected row(s): at most ${credits(rows * p.person)} for people; companies cost what their providers charge.` : 'Select the rows to enrich.';
+  $('cnpj-estimate').textContent = rows ? `${rows} selected row(s): at most ${credits(rows * p.cnpj)}.` : 'Select the rows with CNPJs.';
+  $('cnpj-price').textContent = `, ${credits(p.cnpj)} per company found`;
+  $('research-price').textContent = `${credits(p.research)} a row.`;
+  $('web-price').textContent = ` (${credits(p.researchWithWeb)} a row instead of ${p.research})`;
   const progress = $('progress');
   progress.hidden = !next.run;
   $('progress-text').textContent = next.run?.text ?? '';
@@ -127,9 +160,10 @@ document.querySelectorAll('nav button').forEach((b) => b.addEventListener('click
 $('run-enrich').addEventListener('click', () => {
   const fields = checked('fields');
   if (fields.length === 0) return showError('Choose at least one field to fill.');
-  const cap = $<HTMLInputElement>('maxCredits').value.trim();
+  const cap = wholeNumber('maxCredits', 'The credit cap');
+  if (cap === undefined) return;
   const order = $<HTMLInputElement>('providerOrder').value.split(',').map((s) => s.trim()).filter(Boolean);
-  void start('enrich', { fields, ...(order.length ? { providerOrder: order } : {}), ...(cap ? { maxCredits: Number(cap) } : {}), overwrite: $<HTMLInputElement>('overwrite').checked }, 'run-enrich');
+  void start('enrich', { fields, ...(order.length ? { providerOrder: order } : {}), ...(cap !== null ? { maxCredits: cap } : {}), overwrite: $<HTMLInputElement>('overwrite').checked }, 'run-enrich');
 });
 $('run-cnpj').addEventListener('click', () => void start('cnpj', {}, 'run-cnpj'));
 $('run-ai').addEventListener('click', () => {
@@ -142,8 +176,9 @@ $('run-research').addEventListener('click', () => {
 });
 $('run-search').addEventListener('click', async () => {
   const value = (id: string) => $<HTMLInputElement>(id).value.trim();
-  const kind = value('search-kind');
-  const limit = Math.min(Math.max(Number(value('search-limit')) || 20, 1), 20);
+  const kind = value('search-kind') as 'people' | 'companies';
+  const max = state?.searchLimits[kind] ?? 1;
+  const limit = Math.min(Math.max(Math.trunc(Number(value('search-limit'))) || max, 1), max);
   const filters: Record<string, unknown> =
     kind === 'people'
       ? { ...(value('search-title') ? { jobTitle: value('search-title') } : {}), ...(value('search-industry') ? { industry: value('search-industry') } : {}), ...(value('search-location') ? { location: value('search-location') } : {}), limit }
@@ -159,6 +194,7 @@ $('run-search').addEventListener('click', async () => {
     showError((err as Error).message);
   }
 });
+$('search-kind').addEventListener('change', () => fitSearchLimit(false));
 $('run-campaign').addEventListener('click', async () => {
   const value = (id: string) => $<HTMLInputElement>(id).value.trim();
   const templateId = value('template');

@@ -9,7 +9,9 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { activeJobs, loadJob, newJob, runJobs } from '../../addon/features/job.ts';
 import { ProspectaClient } from '../../addon/api/client.ts';
-import { createCampaignFromRows, PROSPECTS_TAB, refreshProspects, ROW_ID_COLUMN, syncProspects } from '../../addon/features/campaigns.ts';
+import type { HttpPort, HttpRequest } from '../../addon/api/http.ts';
+import { createCampaignFromSelection, sidebarCreateCampaign, sidebarSearch } from '../../addon/entry.ts';
+import { CAMPAIGN_KEY, CAMPAIGN_RUN_KEY, createCampaignFromRows, PROSPECTS_TAB, refreshProspects, ROW_ID_COLUMN, syncProspects } from '../../addon/features/campaigns.ts';
 import { jobDeps, startRun, type Runtime } from '../../addon/features/runs.ts';
 import { searchCompaniesIntoSheet, searchPeopleIntoSheet } from '../../addon/features/search.ts';
 import { saveSettings } from '../../addon/features/settings.ts';
@@ -173,6 +175,25 @@ describe('AI column and research column', () => {
     expect(research.totals).toMatchObject({ done: 2, credits: 4 });
     expect(sheet.column('Pesquisa')[0]).toBe('About Padaria Sol: nothing in the row says.');
   });
+
+  it('leaves the output column out of the context however its label is written, and the add-on\'s own columns too', async () => {
+    const apiKey = await workspace(100);
+    saveSettings(userProperties(), { apiKey, serverUrl: server.url });
+    const long = 'n'.repeat(6000); // above the old hard-coded 5,000, within the schema's 50,000
+    const sheet = gas.addSheet('Contas', [
+      ['Empresa', 'Setor', 'prospecta status', 'Notas'],
+      ['Padaria Sol', 'antigo', 'x', long],
+    ]);
+    const sent: HttpRequest[] = [];
+    const real = urlFetch();
+    const spy: HttpPort = { fetch: (r) => real.fetch(r), fetchAll: (rs) => (sent.push(...rs), real.fetchAll(rs)) };
+    const job = startRun({ ...runtime(), http: spy }, 'aiColumn', 'Contas', 2, 2, { instruction: 'setor', context: [], output: ' SETOR ' });
+    expect(job.state).toBe('done');
+    expect(sent.map((r) => JSON.parse(r.payload!))).toEqual([{ Empresa: 'Padaria Sol', Notas: long, instruction: 'setor' }]);
+    // The output went to the existing column, as ensureColumn matches labels.
+    expect(sheet.table()[0]).toEqual(['Empresa', 'Setor', 'prospecta status', 'Notas']);
+    expect(sheet.column('Setor')[0]).not.toBe('antigo');
+  });
 });
 
 describe('enrich selected rows', () => {
@@ -258,15 +279,124 @@ describe('campaign from selected rows', () => {
   });
 });
 
+describe('campaign creation that Apps Script stops half-way', () => {
+  it('is finished by running it again on the same rows: one campaign, every row in it once', async () => {
+    const apiKey = await workspace(10);
+    saveSettings(userProperties(), { apiKey, serverUrl: server.url });
+    const rows = [['Nome', 'Empresa'], ...Array.from({ length: 80 }, (_, i) => [`Pessoa ${i} Lima`, `Empresa ${i}`])];
+    const leads = gas.addSheet('Leads', rows);
+    const client = new ProspectaClient(urlFetch(), { apiKey, baseUrl: server.url });
+    // The execution dies while its second addProspects is under way: the server added the rows,
+    // the add-on never heard back.
+    const real = urlFetch();
+    let adds = 0;
+    const dying: HttpPort = {
+      fetchAll: (rs) => real.fetchAll(rs),
+      fetch(r) {
+        const answer = real.fetch(r);
+        if (r.method === 'post' && r.url.endsWith('/prospects') && ++adds === 2) throw new Error('Exceeded maximum execution time');
+        return answer;
+      },
+    };
+    const fields = { name: 'Parcial', offering: 'Automação de agenda para clínicas.', language: 'pt-BR' };
+    expect(() => createCampaignFromRows(new ProspectaClient(dying, { apiKey, baseUrl: server.url }), documentProperties(), sheetNamed('Leads')!, 2, 81, fields)).toThrow(
+      /Exceeded maximum execution time/,
+    );
+    const [started] = client.call('listCampaigns', {}).campaigns;
+    expect(client.call('listCampaigns', {}).campaigns).toHaveLength(1);
+    expect(documentProperties().get(CAMPAIGN_KEY)).toBe(started!.campaignId);
+    expect(client.call('listProspects', { campaignId: started!.campaignId }).prospects).toHaveLength(75);
+
+    // Run again (even with other fields): the same campaign is finished, no second one is made.
+    const again = createCampaignFromRows(client, documentProperties(), sheetNamed('Leads')!, 2, 81, { name: 'Outra', offering: 'Outra coisa.' });
+    expect(again).toMatchObject({ campaignId: started!.campaignId, name: 'Parcial', resumed: true });
+    expect(client.call('listCampaigns', {}).campaigns).toHaveLength(1);
+    const prospects = client.call('listProspects', { campaignId: started!.campaignId }).prospects;
+    expect(prospects.map((p) => p.rowId).sort()).toEqual([...leads.column(ROW_ID_COLUMN)].sort());
+    expect(new Set(prospects.map((p) => p.rowId)).size).toBe(80);
+    expect([...gas.documentProperties.data.keys()].filter((k) => k.startsWith(CAMPAIGN_RUN_KEY))).toEqual([]);
+
+    // Once finished, running it again is a new campaign, as asked.
+    const next = createCampaignFromRows(client, documentProperties(), sheetNamed('Leads')!, 2, 3, fields);
+    expect(next).toMatchObject({ resumed: false, created: 2 });
+    expect(next.campaignId).not.toBe(started!.campaignId);
+  });
+
+  it('a run on other rows in between does not lose the stopped one', async () => {
+    const apiKey = await workspace(10);
+    saveSettings(userProperties(), { apiKey, serverUrl: server.url });
+    gas.addSheet('Leads', [['Nome', 'Empresa'], ...Array.from({ length: 30 }, (_, i) => [`Pessoa ${i} Lima`, `Empresa ${i}`])]);
+    const client = new ProspectaClient(urlFetch(), { apiKey, baseUrl: server.url });
+    const real = urlFetch();
+    const dying: HttpPort = {
+      fetchAll: (rs) => real.fetchAll(rs),
+      fetch(r) {
+        if (r.method === 'post' && r.url.endsWith('/prospects')) throw new Error('Exceeded maximum execution time');
+        return real.fetch(r);
+      },
+    };
+    const fields = { name: 'A', offering: 'Agenda.' };
+    expect(() => createCampaignFromRows(new ProspectaClient(dying, { apiKey, baseUrl: server.url }), documentProperties(), sheetNamed('Leads')!, 2, 31, fields)).toThrow();
+    const other = createCampaignFromRows(client, documentProperties(), sheetNamed('Leads')!, 2, 5, { name: 'B', offering: 'Agenda.' });
+    expect(other.resumed).toBe(false);
+    const finished = createCampaignFromRows(client, documentProperties(), sheetNamed('Leads')!, 2, 31, fields);
+    expect(finished).toMatchObject({ name: 'A', resumed: true });
+    expect(client.call('listProspects', { campaignId: finished.campaignId }).prospects).toHaveLength(30);
+    expect(client.call('listCampaigns', {}).campaigns).toHaveLength(2);
+  });
+});
+
+describe('menu and sidebar entry points', () => {
+  it('a campaign from the header row alone is refused before anything is written or sent', async () => {
+    const apiKey = await workspace(10);
+    saveSettings(userProperties(), { apiKey, serverUrl: server.url });
+    const leads = gas.addSheet('Leads', [['Nome', 'Empresa'], ['Ana Souza', 'Acme']]);
+    gas.spreadsheet.selection = { row: 1, rows: 1 };
+    const calls = gas.http.calls;
+    createCampaignFromSelection();
+    expect(gas.alerts).toEqual(['Select the rows to make prospects of (below the header row).']);
+    expect(() => sidebarCreateCampaign({ name: 'X', offering: 'Y' })).toThrow('Select the rows to make prospects of (below the header row).');
+    expect(leads.table()[0]).toEqual(['Nome', 'Empresa']);
+    expect(gas.http.calls).toBe(calls);
+    expect(documentProperties().get('prospecta.sheetId.Leads')).toBeNull();
+  });
+
+  it('without settings, the menu says to open Settings', () => {
+    gas.addSheet('Leads', [['Nome'], ['Ana']]);
+    createCampaignFromSelection();
+    expect(gas.alerts).toEqual(['Open Settings and enter your API key and server URL first.']);
+  });
+
+  it('the sidebar campaign and the menu take the same path and report the campaign they made', async () => {
+    const apiKey = await workspace(10);
+    saveSettings(userProperties(), { apiKey, serverUrl: server.url });
+    gas.addSheet('Leads', [['Nome', 'Empresa'], ['Ana Souza', 'Acme'], ['Bia Lima', 'Globex']]);
+    gas.spreadsheet.selection = { row: 2, rows: 2 };
+    expect(sidebarCreateCampaign({ name: 'Q4', offering: 'Agenda.' })).toBe('Campaign "Q4" created with 2 prospects: review them in the Prospects tab.');
+    const prospects = gas.spreadsheet.sheets.find((s) => s.getName() === PROSPECTS_TAB)!;
+    expect(prospects.column('Row')).toHaveLength(2);
+  });
+
+  it('a refused search leaves no empty tab behind; a search that answers writes its tab', async () => {
+    saveSettings(userProperties(), { apiKey: await workspace(0), serverUrl: server.url });
+    gas.addSheet('Leads', [['Nome']]);
+    expect(() => sidebarSearch('companies', { state: 'SP', limit: 5 })).toThrow(/Not enough credits/);
+    expect(gas.spreadsheet.sheets.map((s) => s.getName())).toEqual(['Leads']);
+    saveSettings(userProperties(), { apiKey: await workspace(100), serverUrl: server.url });
+    expect(sidebarSearch('companies', { state: 'SP', limit: 5 })).toMatch(/^5 found, written to the tab "Companies: SP"\.$/);
+    expect(gas.spreadsheet.sheets.map((s) => s.getName())).toEqual(['Leads', 'Companies: SP']);
+  });
+});
+
 describe('search into a sheet', () => {
   it('writes people and companies found to new tabs', async () => {
     const apiKey = await workspace(100);
     const client = new ProspectaClient(urlFetch(), { apiKey, baseUrl: server.url });
-    expect(searchCompaniesIntoSheet(client, { state: 'SP', limit: 5 }, sheetOrNew('Empresas SP'))).toBeGreaterThan(0);
+    expect(searchCompaniesIntoSheet(client, { state: 'SP', limit: 5 }, () => sheetOrNew('Empresas SP'))).toBeGreaterThan(0);
     const companies = gas.spreadsheet.sheets.find((s) => s.getName() === 'Empresas SP')!;
     expect(companies.table()[0]!.slice(0, 3)).toEqual(['CNPJ', 'Razão social', 'Nome fantasia']);
     expect(companies.column('Cidade/UF').every((c) => c.endsWith('/SP'))).toBe(true);
-    const found = searchPeopleIntoSheet(client, { sourceOrder: ['receita_federal'], limit: 5 }, sheetOrNew('Sócios'));
+    const found = searchPeopleIntoSheet(client, { sourceOrder: ['receita_federal'], limit: 5 }, () => sheetOrNew('Sócios'));
     expect(found).toBe(5);
     expect(gas.spreadsheet.sheets.find((s) => s.getName() === 'Sócios')!.column('Source')).toEqual(Array(5).fill('receita_federal'));
   });

@@ -42,6 +42,19 @@ describe('sendAll', () => {
     expect(out[1]!.ok).toBe(true);
   });
 
+  it('a fetch that gets no answer is a network failure for each of its rows', () => {
+    const http: HttpPort = {
+      fetch: () => {
+        throw new Error('not used');
+      },
+      fetchAll: () => {
+        throw new Error('Exception: DNS error: prospecta.test');
+      },
+    };
+    const out = sendAll(client(http), http, { now: () => 0, sleep: () => undefined }, 'lookupCnpjBatch', [{ cnpjs: ['a'] }, { cnpjs: ['b'] }]);
+    expect(out).toEqual(Array(2).fill({ ok: false, error: 'Could not reach the prospecta server (Exception: DNS error: prospecta.test). Check the server URL in Settings.' }));
+  });
+
   it('a refused key or an empty balance stops the run', () => {
     for (const [status, code] of [
       [401, 'unauthorized'],

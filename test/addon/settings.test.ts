@@ -11,7 +11,7 @@ import { syncHttp } from '../helpers/sync-http.ts';
 
 function memoryProperties(): PropertiesPort & { all: Map<string, string> } {
   const all = new Map<string, string>();
-  return { all, get: (k) => all.get(k) ?? null, set: (k, v) => void all.set(k, v) };
+  return { all, get: (k) => all.get(k) ?? null, set: (k, v) => void all.set(k, v), delete: (k) => void all.delete(k) };
 }
 
 // The add-on's HTTP is synchronous, so the server must run in another process (as it does for a

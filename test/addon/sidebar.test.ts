@@ -8,6 +8,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { buildAddon } from '../../addon/build.mjs';
+import { prices, searchLimits } from '../../addon/features/rules.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = new URL('../../test-results/sidebar/', import.meta.url).pathname;
@@ -23,6 +24,8 @@ const baseState = {
   headers: ['Nome', 'Empresa', 'Site'],
   selectedRows: 12,
   templates: [{ templateId: 't-1', name: 'Clínicas Recife' }],
+  prices: prices(),
+  searchLimits: searchLimits(),
   run: null,
 };
 
@@ -67,6 +70,61 @@ describe.skipIf(!existsSync(CHROMIUM))('sidebar', () => {
     expect(await page.locator('#enrich-estimate').textContent()).toMatch(/12 selected row\(s\): at most 12 credit/);
     expect(await page.locator('#balance').textContent()).toBe('480 credits');
     await page.screenshot({ path: `${SHOTS}enrich.png` });
+  });
+
+  it('states prices from the registry, not numbers of its own', async () => {
+    const p = { person: 3, cnpj: 2, research: 4, researchWithWeb: 9 };
+    const page = await open({ sidebarState: { ...baseState, prices: p } });
+    await page.waitForSelector('#fields input');
+    expect(await page.locator('#enrich-estimate').textContent()).toMatch(/^12 selected row\(s\): at most 36 credits for people/);
+    expect(await page.locator('#cnpj-estimate').textContent()).toBe('12 selected row(s): at most 24 credits.');
+    expect(await page.locator('#cnpj p.muted').first().textContent()).toMatch(/, 2 credits per company found\.$/);
+    expect(await page.locator('label:has(#webSearch)').textContent()).toMatch(/Search the web \(9 credits a row instead of 4\)/);
+    // The real registry's research prices, as the add-on sends them.
+    const real = await open({ sidebarState: baseState });
+    await real.waitForSelector('#fields input');
+    expect(await real.locator('label:has(#webSearch)').textContent()).toContain(`(${baseState.prices.researchWithWeb} credits a row instead of ${baseState.prices.research})`);
+  });
+
+  it('refuses a credit cap that is not a whole number of 0 or more, without calling the add-on', async () => {
+    const page = await open({ sidebarState: baseState, sidebarStart: baseState });
+    await page.waitForSelector('#fields input');
+    for (const bad of ['1.5', '-2']) {
+      await page.fill('#maxCredits', bad);
+      await page.click('#run-enrich');
+      expect(await page.locator('#error').textContent()).toMatch(/credit cap must be a whole number of credits, 0 or more/);
+      expect(await page.locator('#maxCredits.invalid').count()).toBe(1);
+    }
+    expect((await calls(page)).map(([name]) => name)).toEqual(['sidebarState']);
+    await page.fill('#maxCredits', '0');
+    await page.click('#run-enrich');
+    await page.waitForFunction(() => (globalThis as unknown as { calls: Array<[string]> }).calls.some(([name]) => name === 'sidebarStart'));
+    const [, args] = (await calls(page)).find(([name]) => name === 'sidebarStart')!;
+    expect(args).toEqual(['enrich', { fields: ['email', 'title', 'linkedinUrl'], maxCredits: 0, overwrite: false }]);
+    expect(await page.locator('#maxCredits.invalid').count()).toBe(0);
+  });
+
+  it("asks each search for at most the schema's limit: 25 people, 20 companies", async () => {
+    const page = await open({ sidebarState: baseState, sidebarSearch: '25 found.' });
+    await page.click('nav button[data-tab=search]');
+    expect(searchLimits()).toEqual({ people: 25, companies: 20 });
+    expect(await page.locator('#search-limit').inputValue()).toBe('20');
+    await page.selectOption('#search-kind', 'people');
+    expect(await page.locator('#search-limit').getAttribute('max')).toBe('25');
+    await page.fill('#search-limit', '25');
+    await page.fill('#search-title', 'CEO');
+    await page.click('#run-search');
+    await page.selectOption('#search-kind', 'companies');
+    expect(await page.locator('#search-limit').inputValue()).toBe('20');
+    await page.fill('#search-limit', '30');
+    await page.fill('#search-industry', 'padaria');
+    await page.click('#run-search');
+    await page.waitForFunction(() => (globalThis as unknown as { calls: Array<[string]> }).calls.filter(([name]) => name === 'sidebarSearch').length === 2);
+    const searches = (await calls(page)).filter(([name]) => name === 'sidebarSearch').map(([, args]) => args);
+    expect(searches).toEqual([
+      ['people', { jobTitle: 'CEO', limit: 25 }],
+      ['companies', { industry: 'padaria', limit: 20 }],
+    ]);
   });
 
   it('opens on Settings when not configured, and refuses empty fields without calling the add-on', async () => {

@@ -1,0 +1,30 @@
+/**
+ * Prices and limits the sidebar shows, read from the operation registry (the same table the
+ * server charges and validates by), so the sidebar never states a number of its own.
+ */
+import { operations } from '../../shared/operations/index.ts';
+import { priceOf } from '../../shared/operations/types.ts';
+import { limitOf } from '../api/client.ts';
+
+export interface Prices {
+  /** Per person enriched through hydrate. */
+  person: number;
+  /** Per company found by a CNPJ lookup. */
+  cnpj: number;
+  research: number;
+  researchWithWeb: number;
+}
+
+export function prices(): Prices {
+  return {
+    person: priceOf(operations.hydratePeople.credits, 1, {}),
+    cnpj: priceOf(operations.lookupCnpjBatch.credits, 1, {}),
+    research: priceOf(operations.research.credits, 1, { webSearch: false }),
+    researchWithWeb: priceOf(operations.research.credits, 1, { webSearch: true }),
+  };
+}
+
+/** The most results each search may ask for. */
+export function searchLimits(): { people: number; companies: number } {
+  return { people: limitOf('searchPeople', 'limit', 'maximum'), companies: limitOf('searchCompanies', 'limit', 'maximum') };
+}

@@ -7,8 +7,8 @@
  * route can fail, so every response carries them.
  */
 import Koa from 'koa';
-import { handlers as defaultHandlers } from './handlers/index.ts';
-import type { Handlers } from './handlers/types.ts';
+import { handlers as defaultHandlers } from './pipeline/handlers.ts';
+import type { Handlers } from './pipeline/handler.ts';
 import { identify } from './http/authenticate.ts';
 import { jsonBody } from './http/body.ts';
 import { errorHandler, unmatchedRoutes } from './http/error-handler.ts';

@@ -4,8 +4,8 @@
  * naming the variable rather than surfacing later as a strange runtime error.
  */
 import { envPrefix } from './providers/provider.ts';
-import { providers } from './providers/registry.ts';
-import { BRASILAPI_URL } from './registry-data/brasilapi.ts';
+import { providers } from './providers/declared.ts';
+import { BRASILAPI_URL } from './receita/brasilapi.ts';
 
 export interface Config {
   port: number;

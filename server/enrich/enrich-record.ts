@@ -7,7 +7,7 @@ import { ApiError } from '../http/errors.ts';
 import { ENRICH_FIELDS, type Field, type FieldValues } from '../providers/fields.ts';
 import type { ProviderSlot } from '../providers/providers.ts';
 import { checkCnpj } from '../../shared/cnpj.ts';
-import type { HandlerContext } from '../handlers/types.ts';
+import type { HandlerContext } from '../pipeline/handler.ts';
 import { runCascade, type Attempt, type CascadeResult } from './cascade.ts';
 
 export interface EnrichRequest {

@@ -8,7 +8,7 @@ import { setMaxListeners } from 'node:events';
 import { operations, type OperationId } from '../../shared/operations/index.ts';
 import { priceOf, type Operation } from '../../shared/operations/types.ts';
 import { planBlocker } from '../credits/plans.ts';
-import type { Handler, HandlerContext, Handlers, StreamEvent } from '../handlers/types.ts';
+import type { Handler, HandlerContext, Handlers, StreamEvent } from '../pipeline/handler.ts';
 import type { Services } from '../services.ts';
 import { authorize } from './authenticate.ts';
 import { ApiError, invalidRequest } from './errors.ts';

@@ -5,7 +5,7 @@
  * began releases the places and removes the prospects it inserted, with their history.
  */
 import { ApiError, invalidRequest, notFound } from '../http/errors.ts';
-import type { HandlerContext } from '../handlers/types.ts';
+import type { HandlerContext } from '../pipeline/handler.ts';
 import { defaultCadence } from './cadence.ts';
 import type { CampaignDoc } from './campaigns.ts';
 import type { Brief } from './message-writer.ts';

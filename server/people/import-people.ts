@@ -10,7 +10,7 @@ import Papa from 'papaparse';
 import { headerMeaning } from '../../shared/column-headers.ts';
 import { EMAIL_STATUSES } from '../../shared/schemas/search.ts';
 import { normalizeDomain } from '../enrich/enrich-record.ts';
-import type { Problem } from '../registry-data/import/rows.ts';
+import type { Problem } from '../receita/import/rows.ts';
 import { personDocument, type People, type PersonDoc, type PersonRecord } from './people.ts';
 
 type Column = keyof PersonRecord;

@@ -4,7 +4,7 @@
  * search assembles them in `sourceOrder`; the stream sends each source's new rows as it finishes.
  */
 import type { InputOf } from '../../shared/operations/index.ts';
-import type { HandlerContext } from '../handlers/types.ts';
+import type { HandlerContext } from '../pipeline/handler.ts';
 import { PeopleMerge, type PersonView } from './person-view.ts';
 import { PEOPLE_SOURCE_SEARCH, sourcesOf, type PeopleSourceId } from './sources.ts';
 import { SourceUnable } from './source.ts';

@@ -4,7 +4,7 @@
  * stores can index and match them the way the company search does.
  */
 import { createHash } from 'node:crypto';
-import { words } from '../registry-data/text.ts';
+import { words } from '../receita/text.ts';
 import type { Collection, Filter, IndexDeclaration, Store } from '../store/port.ts';
 
 export interface PersonRecord {

@@ -1,5 +1,5 @@
 /** What a people source is, and how it says that it cannot answer a request. */
-import type { HandlerContext } from '../handlers/types.ts';
+import type { HandlerContext } from '../pipeline/handler.ts';
 import type { ProviderSlot } from '../providers/providers.ts';
 import type { PeopleFilters } from './filters.ts';
 import type { PersonView } from './person-view.ts';

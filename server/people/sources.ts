@@ -8,7 +8,7 @@ import { searchApolloPeople } from './apollo-people.ts';
 import { listQuery } from './filters.ts';
 import type { PersonDoc } from './people.ts';
 import { listPersonView } from './person-view.ts';
-import { searchPartners } from './registry-partners.ts';
+import { searchPartners } from './receita-partners.ts';
 import type { PeopleSource } from './source.ts';
 
 export type PeopleSourceId = (typeof PEOPLE_SOURCES)[number];

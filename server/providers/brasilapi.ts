@@ -1,8 +1,8 @@
 /**
- * BrasilAPI's CNPJ lookup as an enrichment source. The client (server/registry-data/brasilapi.ts)
+ * BrasilAPI's CNPJ lookup as an enrichment source. The client (server/receita/brasilapi.ts)
  * is shared with the CNPJ batch and keeps its own limiter: one budget for both uses.
  */
-import { BRASILAPI_LIMITS } from '../registry-data/brasilapi.ts';
+import { BRASILAPI_LIMITS } from '../receita/brasilapi.ts';
 import { checkCnpj } from '../../shared/cnpj.ts';
 import { companyFields, REGISTRY_COMPANY_OUTPUTS } from './company-fields.ts';
 import { ProviderFailure, type Provider } from './provider.ts';

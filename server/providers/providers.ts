@@ -11,7 +11,7 @@ import { ENRICH_FIELDS } from './fields.ts';
 import { ProviderHttp } from './http.ts';
 import { closeLimiter, createLimiter, throttleFor } from './limiter.ts';
 import type { Provider } from './provider.ts';
-import { providers as declared } from './registry.ts';
+import { providers as declared } from './declared.ts';
 import { fingerprint, type WorkspaceProviderKeys } from './workspace-keys.ts';
 
 /** A provider ready to be called for one workspace. */

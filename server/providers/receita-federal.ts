@@ -1,6 +1,6 @@
 /** The imported Receita Federal registry as an enrichment source: free to reach, always configured. */
 import { checkCnpj } from '../../shared/cnpj.ts';
-import { REGISTRY_SOURCE } from '../registry-data/companies.ts';
+import { REGISTRY_SOURCE } from '../receita/companies.ts';
 import { companyFields, REGISTRY_COMPANY_OUTPUTS } from './company-fields.ts';
 import type { Provider } from './provider.ts';
 

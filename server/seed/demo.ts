@@ -8,8 +8,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { importRelease } from '../registry-data/import/importer.ts';
-import { generateRelease } from '../registry-data/release-generator.ts';
+import { importRelease } from '../receita/import/importer.ts';
+import { generateRelease } from './release-generator.ts';
 import type { Services } from '../services.ts';
 import { seedDemoPeople } from './demo-people.ts';
 

@@ -3,7 +3,7 @@
  * until their issues land: events arrive in order, and a client that leaves stops the work.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { HandlerContext, StreamEvent } from '../../../server/handlers/types.ts';
+import type { HandlerContext, StreamEvent } from '../../../server/pipeline/handler.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { readEvents } from '../../helpers/sse.ts';
 

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { closeLimiter, createLimiter, runLimited, type ProviderLimits } from '../../../server/providers/limiter.ts';
-import { BrasilApiSource } from '../../../server/registry-data/brasilapi.ts';
+import { BrasilApiSource } from '../../../server/receita/brasilapi.ts';
 import { makeCnpj } from '../../helpers/companies.ts';
 import { brasilApiCompany, startFakeBrasilApi, type FakeBrasilApi } from '../../helpers/fake-brasilapi.ts';
 import { TEST_REDIS_URL } from '../../helpers/global-setup.ts';

@@ -1,8 +1,8 @@
 import { ENRICH_IDENTIFIERS } from '../../shared/schemas/enrichment.ts';
-import { allFailed, cleanKnown, enrichRecord, spendable } from '../enrich/enrich-record.ts';
+import { allFailed, cleanKnown, enrichRecord, spendable } from './enrich-record.ts';
 import { ApiError } from '../http/errors.ts';
 import type { FieldValues } from '../providers/fields.ts';
-import type { Handler } from './types.ts';
+import type { Handler } from '../pipeline/handler.ts';
 
 /**
  * Cascade enrichment of one record. Charges the providers that returned data, once, even when

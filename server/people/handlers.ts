@@ -1,8 +1,10 @@
 import type { Attempt } from '../enrich/cascade.ts';
 import { allFailed, cleanKnown, enrichRecord, spendable } from '../enrich/enrich-record.ts';
 import { ApiError } from '../http/errors.ts';
-import { isField, present, type FieldValues } from '../providers/fields.ts';
-import type { Handler } from './types.ts';
+import { type FieldValues, isField, present } from '../providers/fields.ts';
+import type { Handler, StreamEvent } from '../pipeline/handler.ts';
+import { assemble, type SourceAnswer, startPeopleSearch } from './people-search.ts';
+import { PeopleMerge } from './person-view.ts';
 
 /** Names a search row or a sheet may use for the cascade's fields. */
 const ALIASES: Record<string, string> = {
@@ -77,3 +79,39 @@ export const hydratePeople: Handler<'hydratePeople'> = async ({ leads, maxCredit
   const charged = await ctx.charge(enriched, `${enriched} of ${leads.length} leads enriched`);
   return { results, enriched, creditsCharged: charged, ...(skipped ? { notProcessed: skipped } : {}) };
 };
+
+/** People from every source at once, merged, in `sourceOrder`; 1 credit per row returned. */
+export const searchPeople: Handler<'searchPeople'> = async (input, ctx) => {
+  const run = await startPeopleSearch(input, ctx);
+  const answers: SourceAnswer[] = [];
+  for await (const answer of run.answers) answers.push(answer);
+  const { results, sources } = assemble(answers, run.sources, run.limit);
+  await ctx.charge(results.length, `${results.length} people`);
+  return { results, sources };
+};
+
+/**
+ * The people search as server-sent events: a `page` per source as it finishes, holding only the
+ * people not sent yet, each page charged before it goes out. Once `limit` people are out, the
+ * sources still working are cancelled; so is everything when the client leaves.
+ */
+export const streamPeople: Handler<'streamPeople'> = (input, ctx) =>
+  (async function* (): AsyncGenerator<StreamEvent> {
+    const run = await startPeopleSearch(input, ctx);
+    const merge = new PeopleMerge();
+    const sources = [];
+    for await (const answer of run.answers) {
+      if (ctx.signal.aborted) return;
+      const fresh = [];
+      for (const row of answer.rows) {
+        if (merge.rows.length === run.limit) break;
+        const added = merge.add(row);
+        if (added) fresh.push(added);
+      }
+      sources.push({ source: answer.source, count: fresh.length, ...(answer.error ? { error: answer.error } : {}) });
+      await ctx.charge(fresh.length, `${fresh.length} people from ${answer.source}`);
+      yield { event: 'page', data: { source: answer.source, results: fresh } };
+      if (merge.rows.length === run.limit) run.cancel();
+    }
+    yield { event: 'done', data: { total: merge.rows.length, sources } };
+  })();

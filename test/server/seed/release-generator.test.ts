@@ -12,8 +12,8 @@ import {
   PARTNER_QUALIFICATIONS,
   REGISTRATION_REASONS,
   type CodeTableEntry,
-} from '../../../server/registry-data/code-tables.ts';
-import { generateRelease, type GeneratedRelease } from '../../../server/registry-data/release-generator.ts';
+} from '../../../server/receita/code-tables.ts';
+import { generateRelease, type GeneratedRelease } from '../../../server/seed/release-generator.ts';
 import { unzip, type Entry } from '../../helpers/zip.ts';
 
 const ESTABLISHMENTS = 3000;

@@ -1,4 +1,4 @@
-import type { Handler } from './types.ts';
+import type { Handler } from './pipeline/handler.ts';
 
 export const getHealth: Handler<'getHealth'> = async (_input, ctx) => ({
   status: 'ok',

@@ -1,5 +1,5 @@
 import { ApiError } from '../http/errors.ts';
-import type { Handler } from './types.ts';
+import type { Handler } from '../pipeline/handler.ts';
 
 export const getCredits: Handler<'getCredits'> = async (_input, ctx) => {
   const view = await ctx.services.credits.view(ctx.workspaceId);

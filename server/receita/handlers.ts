@@ -1,8 +1,9 @@
 import { ApiError } from '../http/errors.ts';
 import { checkCnpj } from '../../shared/cnpj.ts';
-import type { BrasilApiSource } from '../registry-data/brasilapi.ts';
-import { companyView, REGISTRY_SOURCE, type CompanyView } from '../registry-data/companies.ts';
-import type { Handler, HandlerContext } from './types.ts';
+import type { BrasilApiSource } from './brasilapi.ts';
+import { companyView, type CompanyView, REGISTRY_SOURCE } from './companies.ts';
+import type { Handler, HandlerContext, StreamEvent } from '../pipeline/handler.ts';
+import { startCompanySearch } from './company-search.ts';
 
 const MAX_NAMED = 5;
 
@@ -80,3 +81,30 @@ async function lookUpRemotely(
   });
   return { source: 'brasilapi', count, checked: cnpjs.length, ...(error ? { error } : {}) };
 }
+
+/** Companies matching the filters, with the CNAE codes the activity terms stood for. */
+export const searchCompanies: Handler<'searchCompanies'> = async (input, ctx) => {
+  const run = await startCompanySearch(input, ctx);
+  const results = [];
+  const sources = [];
+  for await (const page of run.pages) {
+    results.push(...page.results);
+    sources.push({ source: page.source, count: page.results.length, ...(page.error ? { error: page.error } : {}) });
+  }
+  return { results, activities: run.activities, nameTerms: run.nameTerms, sources };
+};
+
+/** The company search as server-sent events: a `page` per source, then `done` with the totals. */
+export const streamCompanies: Handler<'streamCompanies'> = (input, ctx) =>
+  (async function* (): AsyncGenerator<StreamEvent> {
+    const run = await startCompanySearch(input, ctx);
+    let total = 0;
+    const sources = [];
+    for await (const page of run.pages) {
+      if (ctx.signal.aborted) return;
+      total += page.results.length;
+      sources.push({ source: page.source, count: page.results.length, ...(page.error ? { error: page.error } : {}) });
+      yield { event: 'page', data: { source: page.source, results: page.results } };
+    }
+    yield { event: 'done', data: { total, sources, activities: run.activities, nameTerms: run.nameTerms } };
+  })();

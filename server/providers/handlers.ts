@@ -1,3 +1,3 @@
-import type { Handler } from './types.ts';
+import type { Handler } from '../pipeline/handler.ts';
 
 export const listProviders: Handler<'listProviders'> = async (_input, ctx) => ctx.services.providers.catalog();

@@ -1,14 +1,16 @@
+import { ApiError, notFound } from '../http/errors.ts';
+import { checkRoom, placeProspects, sheetRows, writeProspects } from './add-rows.ts';
+import { type CampaignConfig, campaignView, emptyCounts } from './campaigns.ts';
+import { eventView, prospectView } from './prospects.ts';
+import type { SheetRow } from './sheets.ts';
+import type { Handler } from '../pipeline/handler.ts';
+import { templateView } from './templates.ts';
+
 /**
  * Campaigns: created as drafts from a template and/or the fields sent (sent fields prevail), with
  * one prospect per selected row; listed with counts per status; edited; cadence edits; prospects
  * added. Free; plan required.
  */
-import { ApiError, notFound } from '../http/errors.ts';
-import { checkRoom, placeProspects, sheetRows, writeProspects } from '../outreach/add-rows.ts';
-import { campaignView, emptyCounts, type CampaignConfig } from '../outreach/campaigns.ts';
-import { prospectView } from '../outreach/prospects.ts';
-import type { SheetRow } from '../outreach/sheets.ts';
-import type { Handler } from './types.ts';
 
 const CONFIG_FIELDS = ['offering', 'senderName', 'tone', 'businessContext', 'language'] as const;
 
@@ -90,4 +92,78 @@ export const addProspects: Handler<'addProspects'> = async ({ campaignId, sheetI
   checkRoom(campaign, fresh.length, ctx.services.config.campaignMaxProspects);
   const { added, duplicates } = await placeProspects(ctx, campaign, await writeProspects(ctx, campaign, sheetId, fresh));
   return { ok: true, added, skipped: existing.size + duplicates };
+};
+
+/** Prospects: list, detail, PATCH (status and message, never regenerated), delete, history. Free. */
+
+export const listProspects: Handler<'listProspects'> = async ({ campaignId, status }, ctx) => ({
+  prospects: (await ctx.services.prospects.list(ctx.workspaceId, { ...(campaignId ? { campaignId } : {}), ...(status ? { status } : {}) })).map(prospectView),
+});
+
+export const getProspect: Handler<'getProspect'> = async ({ prospectId }, ctx) => {
+  const prospect = await ctx.services.prospects.get(ctx.workspaceId, prospectId);
+  if (!prospect) throw notFound('prospect');
+  return prospectView(prospect);
+};
+
+export const updateProspect: Handler<'updateProspect'> = async ({ prospectId, ...changes }, ctx) => {
+  const prospect = await ctx.services.prospects.update(ctx.workspaceId, prospectId, changes);
+  if (!prospect) throw notFound('prospect');
+  return prospectView(prospect);
+};
+
+export const deleteProspect: Handler<'deleteProspect'> = async ({ prospectId }, ctx) => {
+  const removed = await ctx.services.prospects.remove(ctx.workspaceId, prospectId);
+  if (!removed) throw notFound('prospect');
+  await ctx.services.campaigns.release(removed.campaignId, 1);
+  return { deleted: true, campaignDeleted: false };
+};
+
+export const listProspectEvents: Handler<'listProspectEvents'> = async ({ prospectId }, ctx) => {
+  if (!(await ctx.services.prospects.get(ctx.workspaceId, prospectId))) throw notFound('prospect');
+  return { events: (await ctx.services.prospects.history(prospectId)).map(eventView) };
+};
+
+/** Sheets (an extension): the rows campaigns are made from. Free; plan required. */
+
+export const createSheet: Handler<'createSheet'> = async ({ name, rows }, ctx) => {
+  const { sheet, rowCount } = await ctx.services.sheets.create(ctx.workspaceId, name, rows);
+  return { sheetId: sheet._id, rowCount };
+};
+
+export const upsertSheetRows: Handler<'upsertSheetRows'> = async ({ sheetId, rows }, ctx) => {
+  const sheet = await ctx.services.sheets.get(ctx.workspaceId, sheetId);
+  const rowCount = sheet && (await ctx.services.sheets.upsert(sheet, rows));
+  if (rowCount === null) throw notFound('sheet');
+  return { sheetId, rowCount };
+};
+
+export const getSheet: Handler<'getSheet'> = async ({ sheetId }, ctx) => {
+  const sheet = await ctx.services.sheets.get(ctx.workspaceId, sheetId);
+  if (!sheet) throw notFound('sheet');
+  const { _id, name, createdAt, updatedAt } = sheet;
+  const rows = await ctx.services.sheets.allRows(sheetId);
+  return { sheetId: _id, name, rowCount: rows.length, rows, createdAt: createdAt.toISOString(), updatedAt: updatedAt.toISOString() };
+};
+
+export const deleteSheet: Handler<'deleteSheet'> = async ({ sheetId }, ctx) => {
+  if (!(await ctx.services.sheets.remove(ctx.workspaceId, sheetId))) throw notFound('sheet');
+  return { deleted: true };
+};
+
+/** Templates: list, save by name, PATCH (the only rename), delete. Free; plan required. */
+
+export const listTemplates: Handler<'listTemplates'> = async (_input, ctx) => ({
+  templates: (await ctx.services.templates.list(ctx.workspaceId)).map(templateView),
+});
+
+export const createTemplate: Handler<'createTemplate'> = async (input, ctx) =>
+  templateView((await ctx.services.templates.save(ctx.workspaceId, input)).template);
+
+export const updateTemplate: Handler<'updateTemplate'> = async ({ templateId, ...fields }, ctx) =>
+  templateView(await ctx.services.templates.update(ctx.workspaceId, templateId, fields));
+
+export const deleteTemplate: Handler<'deleteTemplate'> = async ({ templateId }, ctx) => {
+  if (!(await ctx.services.templates.remove(ctx.workspaceId, templateId))) throw notFound('template');
+  return { deleted: true };
 };

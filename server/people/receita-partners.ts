@@ -5,10 +5,10 @@
  * they have no email. Filters about things the registry does not hold are refused by name.
  */
 import { ApiError } from '../http/errors.ts';
-import type { Companies, CompanyRecord, Partner } from '../registry-data/companies.ts';
-import type { CompanyFilters } from '../registry-data/search.ts';
+import type { Companies, CompanyRecord, Partner } from '../receita/companies.ts';
+import type { CompanyFilters } from '../receita/search-plan.ts';
 import { foldText } from '../../shared/fold-text.ts';
-import { words } from '../registry-data/text.ts';
+import { words } from '../receita/text.ts';
 import { unsupported, type FilterName, type PeopleFilters } from './filters.ts';
 import type { PersonView } from './person-view.ts';
 import { SourceUnable } from './source.ts';

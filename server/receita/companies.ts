@@ -5,7 +5,7 @@
 import type { Collection, Filter, FindOptions, IndexDeclaration, Store } from '../store/port.ts';
 import { ActivityMatcher } from './activities.ts';
 import type { CnaeDoc } from './import/importer.ts';
-import { planSearch, type CompanyFilters, type SearchPlan } from './search.ts';
+import { planSearch, type CompanyFilters, type SearchPlan } from './search-plan.ts';
 import { foldText } from '../../shared/fold-text.ts';
 import { words } from './text.ts';
 

@@ -6,9 +6,9 @@
  */
 import type { InputOf } from '../../shared/operations/index.ts';
 import { ApiError } from '../http/errors.ts';
-import type { Activity } from '../registry-data/activities.ts';
-import { companyView, REGISTRY_SOURCE, type CompanyView } from '../registry-data/companies.ts';
-import type { HandlerContext } from './types.ts';
+import type { Activity } from './activities.ts';
+import { companyView, REGISTRY_SOURCE, type CompanyView } from './companies.ts';
+import type { HandlerContext } from '../pipeline/handler.ts';
 
 export const COMPANY_SOURCES = [REGISTRY_SOURCE, 'brasilapi'] as const;
 const DEFAULT_LIMIT = 10;

@@ -4,9 +4,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { encodeDocuments } from '../../../server/store/embedded/bulk-load.ts';
-import { DocumentThread } from '../../../server/registry-data/import/document-thread.ts';
-import { companyDocuments, type DocumentContext, type EstablishmentBatch } from '../../../server/registry-data/import/documents.ts';
-import { MemoryStaging } from '../../../server/registry-data/import/staging.ts';
+import { DocumentThread } from '../../../server/receita/import/document-thread.ts';
+import { companyDocuments, type DocumentContext, type EstablishmentBatch } from '../../../server/receita/import/documents.ts';
+import { MemoryStaging } from '../../../server/receita/import/staging.ts';
 import { makeCnpj } from '../../helpers/companies.ts';
 import { estabelecimento } from '../../helpers/release-files.ts';
 

@@ -1,0 +1,26 @@
+import { research as runResearch, rowContext } from './research.ts';
+import { checkContextSize } from './untrusted-data.ts';
+import type { Handler } from '../pipeline/handler.ts';
+
+/**
+ * A question about one row, answered from the row (and the web with `webSearch`), priced by the
+ * registry. A model or search failure is a 502/503 raised before the charge.
+ */
+export const research: Handler<'research'> = async (input, ctx) => {
+  checkContextSize({ prompt: input.prompt, ...rowContext(input) });
+  const { llm, webSearch, config } = ctx.services;
+  const result = await runResearch(input, { llm, search: webSearch, allowLoopback: config.webAllowLoopback }, ctx.workspaceId, ctx.signal);
+  const charged = await ctx.charge(1, result.webSearch ? 'research with web search' : 'research');
+  return { ...result, creditsCharged: charged };
+};
+
+/**
+ * One short generated value, priced by the registry; nothing when served from the cache. A model
+ * failure is a 502/503 raised before the charge.
+ */
+export const aiColumn: Handler<'aiColumn'> = async ({ instruction, ...context }, ctx) => {
+  checkContextSize(context as Record<string, string>);
+  const result = await ctx.services.aiColumns.value(ctx.workspaceId, instruction, context as Record<string, string>, ctx.signal);
+  const charged = await ctx.charge(result.cached ? 0 : 1, 'AI column value');
+  return { value: result.value, cached: result.cached, creditsCharged: charged };
+};

@@ -116,6 +116,6 @@ export class AiColumns {
       const value = cleanValue(valueOf(answer.text));
       if (value !== '' || /"value"\s*:\s*""/.test(answer.text)) return value;
     }
-    throw new LlmError('The model did not give a usable value.', 502);
+    throw new LlmError('The model did not give a usable value.', 'ai_failed');
   }
 }

@@ -9,7 +9,7 @@ import type Bottleneck from 'bottleneck';
 import OpenAI from 'openai';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../config.ts';
-import { ApiError } from '../http/errors.ts';
+import { ServiceError } from '../errors.ts';
 import { retryAfterMs } from '../providers/http.ts';
 import { closeLimiter, createLimiter, runLimited, throttleFor } from '../providers/limiter.ts';
 import type { IndexDeclaration, Store } from '../store/port.ts';
@@ -38,13 +38,13 @@ export interface ChatAnswer {
 }
 
 /**
- * Why a model call gave nothing usable: 503 `ai_unavailable` when the model is unreachable, busy
- * or slow, 502 `ai_failed` when it answered but not usably. An ApiError, so it reaches the client
+ * Why a model call gave nothing usable: `ai_unavailable` when the model is unreachable, busy
+ * or slow, `ai_failed` when it answered but not usably. A ServiceError, so it reaches the client
  * as such, before any charge; callers with a fallback (the message writer) catch it.
  */
-export class LlmError extends ApiError {
-  constructor(message: string, status: 502 | 503) {
-    super(status, status === 503 ? 'ai_unavailable' : 'ai_failed', message);
+export class LlmError extends ServiceError {
+  constructor(message: string, code: 'ai_unavailable' | 'ai_failed') {
+    super(code, message);
   }
 }
 
@@ -101,7 +101,7 @@ export class Llm {
   async chat(request: ChatRequest): Promise<ChatAnswer> {
     const promptTokens = request.messages.reduce((n, m) => n + estimateTokens(m.content), 0);
     if (promptTokens > this.settings.maxPromptTokens) {
-      throw new ApiError(400, 'invalid_request', `the context is too long for the model (about ${promptTokens} tokens; at most ${this.settings.maxPromptTokens})`);
+      throw new ServiceError('invalid_request', `the context is too long for the model (about ${promptTokens} tokens; at most ${this.settings.maxPromptTokens})`);
     }
     for (let retry = 0; ; retry++) {
       try {
@@ -122,8 +122,8 @@ export class Llm {
         );
         const choice = completion.choices?.[0];
         const text = typeof choice?.message?.content === 'string' ? choice.message.content : '';
-        if (choice?.finish_reason === 'content_filter') throw new LlmError('The model refused to answer (content filter).', 502);
-        if (!text.trim()) throw new LlmError('The model returned an empty answer.', 502);
+        if (choice?.finish_reason === 'content_filter') throw new LlmError('The model refused to answer (content filter).', 'ai_failed');
+        if (!text.trim()) throw new LlmError('The model returned an empty answer.', 'ai_failed');
         const answer = {
           text,
           promptTokens: completion.usage?.prompt_tokens ?? promptTokens,
@@ -133,12 +133,12 @@ export class Llm {
         return answer;
       } catch (err) {
         if (err instanceof LlmError) throw err;
-        if (err instanceof ApiError) throw new LlmError(`The model is busy: ${err.message}`, 503);
+        if (err instanceof ServiceError) throw new LlmError(`The model is busy: ${err.message}`, 'ai_unavailable');
         if (request.signal.aborted) throw err;
         const { message, wait, retryable } = describe(err);
-        if (!retryable || retry >= this.settings.maxRetries) throw new LlmError(message, 503);
+        if (!retryable || retry >= this.settings.maxRetries) throw new LlmError(message, 'ai_unavailable');
         const delay = wait ?? 500 * 2 ** retry;
-        if (delay > this.settings.timeoutMs) throw new LlmError(message, 503);
+        if (delay > this.settings.timeoutMs) throw new LlmError(message, 'ai_unavailable');
         await sleep(delay, undefined, { signal: request.signal });
       }
     }
@@ -185,9 +185,7 @@ function describe(err: unknown): { message: string; wait: number | null; retryab
 /** The model, or the 503 that says how to configure one. */
 export function requireLlm(llm: Llm | null): Llm {
   if (!llm) {
-    throw new ApiError(
-      503,
-      'ai_unavailable',
+    throw new ServiceError('ai_unavailable',
       'No language model is configured: set LLM_BASE_URL (an OpenAI-compatible endpoint), LLM_MODEL, and LLM_API_KEY if it needs one.',
     );
   }

@@ -5,7 +5,7 @@
  * refused (502) when it is still unusable or repeats the system prompt.
  */
 import type { InputOf } from '../../shared/operations/index.ts';
-import { ApiError } from '../http/errors.ts';
+import { ServiceError } from '../errors.ts';
 import { LlmError, requireLlm, type Llm } from './llm.ts';
 import { framing } from './untrusted-data.ts';
 import { PageError, readPage, type Page } from './web/page-reader.ts';
@@ -54,7 +54,7 @@ export function rowContext(input: ResearchInput): Record<string, string> {
 /** Pages to read: the row's own site first, then the search results, at most five, no repeats. */
 async function gather(input: ResearchInput, deps: ResearchDeps, signal: AbortSignal): Promise<Array<{ page: Page | null; source: Source; snippet: string }>> {
   if (!deps.search) {
-    throw new ApiError(503, 'ai_unavailable', 'Web search is not configured: set SEARXNG_URL, or BRAVE_SEARCH_API_KEY.');
+    throw new ServiceError('ai_unavailable', 'Web search is not configured: set SEARXNG_URL, or BRAVE_SEARCH_API_KEY.');
   }
   const subject = input.company ?? input.name ?? input.companyDomain ?? '';
   const query = `${subject} ${input.prompt}`.trim().slice(0, 300);
@@ -62,7 +62,7 @@ async function gather(input: ResearchInput, deps: ResearchDeps, signal: AbortSig
   try {
     results = await deps.search.search(query, 8, signal);
   } catch (err) {
-    if (err instanceof SearchError) throw new ApiError(503, 'ai_unavailable', `Web search failed: ${err.message}`);
+    if (err instanceof SearchError) throw new ServiceError('ai_unavailable', `Web search failed: ${err.message}`);
     throw err;
   }
   const own = input.website ?? input.companyDomain;
@@ -151,5 +151,5 @@ export async function research(input: ResearchInput, deps: ResearchDeps, workspa
       sources: gathered.map((g) => g.source),
     };
   }
-  throw new LlmError('The model did not give a usable answer.', 502);
+  throw new LlmError('The model did not give a usable answer.', 'ai_failed');
 }

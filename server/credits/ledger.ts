@@ -8,7 +8,7 @@
  * still pending. No read-then-write ever decides whether a balance suffices.
  */
 import { randomUUID } from 'node:crypto';
-import { ApiError } from '../http/errors.ts';
+import { ServiceError } from '../errors.ts';
 import { isDuplicateKeyError, type Collection, type IndexDeclaration, type Store } from '../store/port.ts';
 import type { WorkspaceDoc, Workspaces } from '../workspaces.ts';
 import type { OutputOf } from '../../shared/operations/index.ts';
@@ -73,10 +73,8 @@ export class Credits {
     );
     if (!after) {
       const account = await this.workspaces.get(workspaceId);
-      if (!account) throw new ApiError(404, 'not_found', 'workspace not found');
-      throw new ApiError(
-        402,
-        'insufficient_credits',
+      if (!account) throw new ServiceError('not_found', 'workspace not found');
+      throw new ServiceError('insufficient_credits',
         `This operation costs ${amount} credit${amount === 1 ? '' : 's'} and the balance is ${account.balance}.`,
       );
     }
@@ -93,7 +91,7 @@ export class Credits {
       { $inc: { balance: amount, seq: 1 }, $push: { pending: movement }, $set: { updatedAt: movement.at } },
       { returnDocument: 'after' },
     );
-    if (!after) throw new ApiError(404, 'not_found', 'workspace not found');
+    if (!after) throw new ServiceError('not_found', 'workspace not found');
     await this.record(after, movement.movementId);
   }
 

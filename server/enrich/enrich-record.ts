@@ -3,7 +3,7 @@
  * budget, and when the answer is that providers are unavailable. Shared by `POST /api/enrich`
  * and hydrate.
  */
-import { ApiError } from '../http/errors.ts';
+import { ServiceError } from '../errors.ts';
 import { ENRICH_FIELDS, type Field, type FieldValues } from '../providers/fields.ts';
 import type { ProviderSlot } from '../providers/providers.ts';
 import { checkCnpj } from '../../shared/cnpj.ts';
@@ -33,9 +33,9 @@ export function cleanKnown(known: FieldValues, field = 'cnpj'): FieldValues {
   if (typeof out.cnpj === 'string') {
     const check = checkCnpj(out.cnpj);
     if (check.status === 'malformed') {
-      throw new ApiError(400, 'invalid_cnpj', `${field} is not a CNPJ (14 characters, letters or digits then 2 check digits)`);
+      throw new ServiceError('invalid_cnpj', `${field} is not a CNPJ (14 characters, letters or digits then 2 check digits)`);
     }
-    if (check.status === 'invalid') throw new ApiError(400, 'invalid_cnpj', `${field} has wrong check digits`);
+    if (check.status === 'invalid') throw new ServiceError('invalid_cnpj', `${field} has wrong check digits`);
     out.cnpj = check.cnpj;
   }
   return out;

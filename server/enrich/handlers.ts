@@ -1,6 +1,6 @@
 import { ENRICH_IDENTIFIERS } from '../../shared/schemas/enrichment.ts';
 import { allFailed, cleanKnown, enrichRecord, spendable } from './enrich-record.ts';
-import { ApiError } from '../http/errors.ts';
+import { ServiceError } from '../errors.ts';
 import type { FieldValues } from '../providers/fields.ts';
 import type { Handler } from '../pipeline/handler.ts';
 
@@ -23,14 +23,14 @@ export const enrich: Handler<'enrich'> = async (input, ctx) => {
   // Nothing could be tried because the balance (not the caller's cap) cannot pay for it.
   const priced = result.attempts.some((a) => a.error === 'over the credit budget');
   if (priced && result.cost === 0 && request.budget === 0 && input.maxCredits !== 0) {
-    throw new ApiError(402, 'insufficient_credits', 'The balance is 0 credits; the providers that could answer cost credits');
+    throw new ServiceError('insufficient_credits', 'The balance is 0 credits; the providers that could answer cost credits');
   }
   const charged = result.attempts.filter((a) => a.cost > 0);
   const creditsCharged = await ctx.charge(result.cost, charged.map((a) => `${a.provider} ${a.cost}`).join(', ') || 'nothing found');
 
   if (allFailed(result.attempts)) {
     const why = result.attempts.map((a) => a.error).filter(Boolean).join('; ');
-    throw new ApiError(503, 'provider_unavailable', `Every provider failed: ${why}`);
+    throw new ServiceError('provider_unavailable', `Every provider failed: ${why}`);
   }
   const goals = input.goalFields && input.goalFields.length > 0 ? input.goalFields : null;
   return {

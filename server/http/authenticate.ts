@@ -5,10 +5,8 @@
  */
 import type { Scope } from '../../shared/operations/types.ts';
 import type { ApiKeys } from '../auth/keys.ts';
-import { ApiError } from './errors.ts';
+import { ServiceError } from '../errors.ts';
 import type { AppContext, Middleware } from './state.ts';
-
-const REALM = 'Bearer realm="prospecta"';
 
 export function identify(keys: ApiKeys): Middleware {
   return async (ctx, next) => {
@@ -40,16 +38,13 @@ export function authorize(ctx: AppContext, scope: Scope | null): void {
   const principal = ctx.state.principal;
   if (!principal) {
     const problem = ctx.state.authProblem;
-    throw new ApiError(
-      401,
+    throw new ServiceError(
       'unauthorized',
       problem ?? 'This operation needs an API key: send "Authorization: Bearer service_live_…".',
-      { 'WWW-Authenticate': problem ? `${REALM}, error="invalid_token"` : REALM },
+      { credentialRefused: problem !== null },
     );
   }
   if (!principal.scopes.includes(scope)) {
-    throw new ApiError(403, 'insufficient_scope', `This operation needs the ${scope} scope.`, {
-      'WWW-Authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"`,
-    });
+    throw new ServiceError('insufficient_scope', `This operation needs the ${scope} scope.`, { scope });
   }
 }

@@ -3,7 +3,7 @@
  * before any parsing; an empty body is treated as absent, so "all optional" bodies may be omitted.
  */
 import { HttpMethodEnum, koaBody } from 'koa-body';
-import { ApiError } from './errors.ts';
+import { ServiceError } from '../errors.ts';
 import type { AppContext, Middleware } from './state.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -28,10 +28,10 @@ export function jsonBody(): Middleware {
     if (!METHODS_WITH_BODY.has(ctx.method)) return next();
     if (hasBody(ctx)) {
       if (!ctx.is('application/json', '+json')) {
-        throw new ApiError(415, 'unsupported_media_type', 'Send the body as application/json.');
+        throw new ServiceError('unsupported_media_type', 'Send the body as application/json.');
       }
       const declared = Number(ctx.get('Content-Length'));
-      if (declared > MAX_BODY_BYTES) throw new ApiError(413, 'payload_too_large', 'The body is larger than 1 MiB.');
+      if (declared > MAX_BODY_BYTES) throw new ServiceError('payload_too_large', 'The body is larger than 1 MiB.');
     }
     await parse(ctx as never, next);
   };

@@ -1,9 +1,11 @@
 /**
- * Turns every thrown error into the interface's `{error, message}` body. ApiErrors keep their
- * status and code; errors from the body parser and router are mapped to the codes of
- * decisions.md; anything else is a 500 `internal_error` whose details go to the log only.
+ * Turns every thrown error into the interface's `{error, message}` body. ServiceErrors keep their
+ * code, answered with its status (`error-status.ts`); errors from the body parser and router are
+ * mapped to the codes of decisions.md; anything else is a 500 `internal_error` whose details go
+ * to the log only.
  */
-import { ApiError, type ErrorCode } from './errors.ts';
+import { ServiceError } from '../errors.ts';
+import { errorHeaders, STATUS_OF } from './error-status.ts';
 import { requestPath, type AppContext, type Middleware } from './state.ts';
 
 interface HttpLikeError {
@@ -13,19 +15,19 @@ interface HttpLikeError {
   message?: string;
 }
 
-function fromHttpError(err: HttpLikeError): ApiError | null {
+function fromHttpError(err: HttpLikeError): ServiceError | null {
   switch (err.status) {
     case 400:
-      if (err.type === 'entity.parse.failed') return new ApiError(400, 'invalid_request', 'The body is not valid JSON.');
-      return new ApiError(400, 'invalid_request', err.expose && err.message ? err.message : 'The request is invalid.');
+      if (err.type === 'entity.parse.failed') return new ServiceError('invalid_request', 'The body is not valid JSON.');
+      return new ServiceError('invalid_request', err.expose && err.message ? err.message : 'The request is invalid.');
     case 405:
-      return new ApiError(405, 'method_not_allowed', err.message || 'Method not allowed.');
+      return new ServiceError('method_not_allowed', err.message || 'Method not allowed.');
     case 413:
-      return new ApiError(413, 'payload_too_large', 'The body is larger than 1 MiB.');
+      return new ServiceError('payload_too_large', 'The body is larger than 1 MiB.');
     case 415:
-      return new ApiError(415, 'unsupported_media_type', 'Send the body as application/json.');
+      return new ServiceError('unsupported_media_type', 'Send the body as application/json.');
     case 404:
-      return new ApiError(404, 'not_found', 'Not found.');
+      return new ServiceError('not_found', 'Not found.');
     default:
       return null;
   }
@@ -36,25 +38,25 @@ export function errorHandler(): Middleware {
     try {
       await next();
     } catch (err) {
-      const apiError = err instanceof ApiError ? err : fromHttpError(err as HttpLikeError);
-      if (apiError) {
-        send(ctx, apiError.status, apiError.code, apiError.message, apiError.headers);
-        if (apiError.status >= 500) ctx.state.log.warn({ code: apiError.code, message: apiError.message }, 'request failed');
+      const known = err instanceof ServiceError ? err : fromHttpError(err as HttpLikeError);
+      if (known) {
+        send(ctx, known);
+        if (STATUS_OF[known.code] >= 500) ctx.state.log.warn({ code: known.code, message: known.message }, 'request failed');
         return;
       }
       ctx.state.log.error({ err }, 'unexpected error');
-      send(ctx, 500, 'internal_error', `Something went wrong on our side (request ${ctx.state.requestId}).`, {});
+      send(ctx, new ServiceError('internal_error', `Something went wrong on our side (request ${ctx.state.requestId}).`));
     }
   };
 }
 
-function send(ctx: AppContext, status: number, code: ErrorCode, message: string, headers: Record<string, string>) {
+function send(ctx: AppContext, err: ServiceError) {
   if (ctx.headerSent) return;
   // An unread request body would be taken for the next request on a kept-alive connection.
   if (!ctx.req.complete) ctx.set('Connection', 'close');
-  for (const [name, value] of Object.entries(headers)) ctx.set(name, value);
-  ctx.status = status;
-  ctx.body = { error: code, message };
+  ctx.set(errorHeaders(err));
+  ctx.status = STATUS_OF[err.code];
+  ctx.body = { error: err.code, message: err.message };
 }
 
 /**
@@ -66,8 +68,8 @@ export function unmatchedRoutes(): Middleware {
     await next();
     if (ctx.body != null) return;
     if (ctx.status === 405 || ctx.status === 501) {
-      throw new ApiError(405, 'method_not_allowed', `${requestPath(ctx)} does not accept ${ctx.method}; use ${ctx.response.get('Allow')}.`);
+      throw new ServiceError('method_not_allowed', `${requestPath(ctx)} does not accept ${ctx.method}; use ${ctx.response.get('Allow')}.`);
     }
-    if (ctx.status === 404) throw new ApiError(404, 'not_found', `No operation at ${ctx.method} ${requestPath(ctx)}.`);
+    if (ctx.status === 404) throw new ServiceError('not_found', `No operation at ${ctx.method} ${requestPath(ctx)}.`);
   };
 }

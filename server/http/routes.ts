@@ -11,7 +11,7 @@ import { planBlocker } from '../credits/plans.ts';
 import type { Handler, HandlerContext, Handlers, StreamEvent } from '../pipeline/handler.ts';
 import type { Services } from '../services.ts';
 import { authorize } from './authenticate.ts';
-import { ApiError, invalidRequest } from './errors.ts';
+import { ServiceError, invalidRequest } from '../errors.ts';
 import { sendEventStream } from './sse.ts';
 import type { AppContext } from './state.ts';
 import { compileValidators, type Validate } from './validate.ts';
@@ -66,10 +66,10 @@ async function handle(
   const principal = ctx.state.principal;
   if (op.requiresPlan && principal) {
     const account = await services.workspaces.get(principal.workspaceId);
-    if (!account) throw new ApiError(401, 'unauthorized', 'The workspace of this API key no longer exists.');
+    if (!account) throw new ServiceError('unauthorized', 'The workspace of this API key no longer exists.');
     const current = await services.credits.expireTrialIfDue(account);
     const blocker = planBlocker(current.plan, new Date());
-    if (blocker) throw new ApiError(402, 'plan_required', blocker);
+    if (blocker) throw new ServiceError('plan_required', blocker);
   }
 
   // Created on first use: most handlers never pass a signal on. `close` on the response before
@@ -89,7 +89,7 @@ async function handle(
   const context: HandlerContext = {
     operationId: id,
     get workspaceId() {
-      if (!principal) throw new ApiError(401, 'unauthorized', 'This operation needs an API key.');
+      if (!principal) throw new ServiceError('unauthorized', 'This operation needs an API key.');
       return principal.workspaceId;
     },
     principal,

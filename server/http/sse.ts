@@ -9,17 +9,17 @@
  */
 import { PassThrough } from 'node:stream';
 import type { StreamEvent } from '../pipeline/handler.ts';
-import { ApiError } from './errors.ts';
+import { ServiceError } from '../errors.ts';
 import type { AppContext } from './state.ts';
 
 const HEARTBEAT_MS = 15_000;
 
 function errorEvent(ctx: AppContext, err: unknown): string {
   const body =
-    err instanceof ApiError
+    err instanceof ServiceError
       ? { error: err.code, message: err.message }
       : { error: 'internal_error', message: 'The stream failed.' };
-  if (!(err instanceof ApiError)) ctx.state.log.error({ err }, 'stream failed');
+  if (!(err instanceof ServiceError)) ctx.state.log.error({ err }, 'stream failed');
   return `event: error\ndata: ${JSON.stringify(body)}\n\n`;
 }
 

@@ -1,5 +1,5 @@
 /** Applies the request quota to every request and advertises it on every response. */
-import { ApiError } from './errors.ts';
+import { ServiceError } from '../errors.ts';
 import { rateLimitHeaders, type RateLimiter } from './rate-limit.ts';
 import type { Middleware } from './state.ts';
 
@@ -10,11 +10,9 @@ export function throttle(limiter: RateLimiter): Middleware {
     const decision = await limiter.consume(subject);
     ctx.set(rateLimitHeaders(limiter, decision));
     if (!decision.allowed) {
-      throw new ApiError(
-        429,
-        'rate_limited',
+      throw new ServiceError('rate_limited',
         `Too many requests: the limit is ${limiter.limit} per ${limiter.windowSeconds} s. Retry in ${decision.resetSeconds} s.`,
-        { 'Retry-After': String(decision.resetSeconds) },
+        { retryAfterSeconds: decision.resetSeconds },
       );
     }
     await next();

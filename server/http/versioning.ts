@@ -1,5 +1,5 @@
 /** `Service-Version`: absent or `1` is accepted; anything else is 400 `unsupported_version`. */
-import { ApiError } from './errors.ts';
+import { ServiceError } from '../errors.ts';
 import type { Middleware } from './state.ts';
 
 export const SUPPORTED_VERSIONS = ['1'];
@@ -8,9 +8,7 @@ export function versioning(): Middleware {
   return async (ctx, next) => {
     const requested = ctx.get('Service-Version').trim();
     if (requested && !SUPPORTED_VERSIONS.includes(requested)) {
-      throw new ApiError(
-        400,
-        'unsupported_version',
+      throw new ServiceError('unsupported_version',
         `Service-Version ${JSON.stringify(requested).slice(0, 40)} is not supported; the supported version is 1.`,
       );
     }

@@ -4,7 +4,7 @@
  * places reserved, prospects inserted and unused places released. Any failure after the writes
  * began releases the places and removes the prospects it inserted, with their history.
  */
-import { ApiError, invalidRequest, notFound } from '../http/errors.ts';
+import { ServiceError, invalidRequest, notFound } from '../errors.ts';
 import type { HandlerContext } from '../pipeline/handler.ts';
 import { defaultCadence } from './cadence.ts';
 import type { CampaignDoc } from './campaigns.ts';
@@ -35,7 +35,7 @@ export async function writeProspects(ctx: HandlerContext, brief: Brief, sheetId:
 }
 
 const full = (wanted: number, max: number) =>
-  new ApiError(409, 'campaign_full', `The campaign cannot take ${wanted} more prospects (at most ${max}); nothing was added`);
+  new ServiceError('campaign_full', `The campaign cannot take ${wanted} more prospects (at most ${max}); nothing was added`);
 
 /** 409 before any work when the rows could not fit even now; the reservation decides for real. */
 export function checkRoom(campaign: Pick<CampaignDoc, 'prospectCount'> | null, wanted: number, max: number): void {

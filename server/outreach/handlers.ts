@@ -1,4 +1,4 @@
-import { ApiError, notFound } from '../http/errors.ts';
+import { ServiceError, notFound } from '../errors.ts';
 import { checkRoom, placeProspects, sheetRows, writeProspects } from './add-rows.ts';
 import { type CampaignConfig, campaignView, emptyCounts } from './campaigns.ts';
 import { eventView, prospectView } from './prospects.ts';
@@ -18,7 +18,7 @@ export const createCampaign: Handler<'createCampaign'> = async (input, ctx) => {
   const { templateId, sheetId, rowIds = [] } = input;
   const template = templateId ? await ctx.services.templates.get(ctx.workspaceId, templateId) : null;
   if (templateId && !template) throw notFound('template');
-  if (rowIds.length > 0 && !sheetId) throw new ApiError(400, 'invalid_request', 'sheetId is required with rowIds');
+  if (rowIds.length > 0 && !sheetId) throw new ServiceError('invalid_request', 'sheetId is required with rowIds');
   // Sheet and rows are checked before anything is created.
   const rows: SheetRow[] = sheetId ? await sheetRows(ctx, sheetId, rowIds) : [];
 
@@ -71,7 +71,7 @@ export const updateCadence: Handler<'updateCadence'> = async ({ campaignId, step
   const campaign = await campaigns.get(ctx.workspaceId, campaignId);
   if (!campaign) throw notFound('campaign');
   if (campaign.cadence === null) {
-    throw new ApiError(409, 'cadence_not_generated', 'The cadence is generated when the campaign first receives prospects');
+    throw new ServiceError('cadence_not_generated', 'The cadence is generated when the campaign first receives prospects');
   }
   if (prospectId) {
     if (!(await prospects.setCadence(ctx.workspaceId, campaignId, prospectId, steps))) throw notFound('prospect in this campaign');

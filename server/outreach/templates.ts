@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { InputOf } from '../../shared/operations/index.ts';
-import { ApiError, notFound } from '../http/errors.ts';
+import { ServiceError, notFound } from '../errors.ts';
 import { isDuplicateKeyError, type Collection, type IndexDeclaration, type Store } from '../store/port.ts';
 
 export type TemplateFields = InputOf<'createTemplate'>;
@@ -25,7 +25,7 @@ export function templateView({ _id, workspaceId, createdAt, updatedAt, ...doc }:
   return { templateId: _id, ...doc, createdAt: createdAt.toISOString(), updatedAt: updatedAt.toISOString() };
 }
 
-const nameTaken = (name: string) => new ApiError(409, 'name_taken', `A template named "${name}" already exists`);
+const nameTaken = (name: string) => new ServiceError('name_taken', `A template named "${name}" already exists`);
 
 export class Templates {
   private readonly collection: Collection<TemplateDoc>;

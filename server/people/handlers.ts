@@ -1,6 +1,6 @@
 import type { Attempt } from '../enrich/cascade.ts';
 import { allFailed, cleanKnown, enrichRecord, spendable } from '../enrich/enrich-record.ts';
-import { ApiError } from '../http/errors.ts';
+import { ServiceError } from '../errors.ts';
 import { type FieldValues, isField, present } from '../providers/fields.ts';
 import type { Handler, StreamEvent } from '../pipeline/handler.ts';
 import { assemble, type SourceAnswer, startPeopleSearch } from './people-search.ts';
@@ -43,7 +43,7 @@ export const hydratePeople: Handler<'hydratePeople'> = async ({ leads, maxCredit
   // The balance, not the caller's own cap, cannot pay for one lead.
   const capped = maxCredits !== undefined && maxCredits < perLead;
   if (credits < perLead && leads.length > 0 && !capped) {
-    throw new ApiError(402, 'insufficient_credits', `The balance is ${credits} credits; a lead enriched costs ${perLead}`);
+    throw new ServiceError('insufficient_credits', `The balance is ${credits} credits; a lead enriched costs ${perLead}`);
   }
   /** Leads that may still be started: the ones the budget could pay for. */
   let budget = perLead > 0 ? Math.floor(credits / perLead) : leads.length;
@@ -74,7 +74,7 @@ export const hydratePeople: Handler<'hydratePeople'> = async ({ leads, maxCredit
   const skipped = results.filter((r) => !('providers' in r)).length;
   const attempts = results.map((r) => r.providers as Attempt[] | undefined);
   if (leads.length > 0 && attempts.every((a) => a !== undefined && allFailed(a))) {
-    throw new ApiError(503, 'provider_unavailable', 'Every provider failed for every lead');
+    throw new ServiceError('provider_unavailable', 'Every provider failed for every lead');
   }
   const charged = await ctx.charge(enriched, `${enriched} of ${leads.length} leads enriched`);
   return { results, enriched, creditsCharged: charged, ...(skipped ? { notProcessed: skipped } : {}) };

@@ -4,7 +4,7 @@
  * person, so a partner's job title is their qualification, their place is their company's, and
  * they have no email. Filters about things the registry does not hold are refused by name.
  */
-import { ApiError } from '../http/errors.ts';
+import { ServiceError } from '../errors.ts';
 import type { Companies, CompanyRecord, Partner } from '../receita/companies.ts';
 import type { CompanyFilters } from '../receita/search-plan.ts';
 import { foldText } from '../../shared/fold-text.ts';
@@ -121,7 +121,7 @@ export async function searchPartners(
       batch = (await companies.search(companyFilters, PAGE, after)).companies;
     } catch (err) {
       // A location or industry the registry cannot read is this source's problem, not the request's.
-      if (err instanceof ApiError && err.status === 400) throw new SourceUnable(err.message.replace(/^location/, 'location (as a Brazilian city or state)'));
+      if (err instanceof ServiceError && err.code === 'invalid_request') throw new SourceUnable(err.message.replace(/^location/, 'location (as a Brazilian city or state)'));
       throw err;
     }
     for (const company of batch) {

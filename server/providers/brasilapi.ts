@@ -6,7 +6,7 @@ import { BRASILAPI_LIMITS } from '../receita/brasilapi.ts';
 import { checkCnpj } from '../../shared/cnpj.ts';
 import { companyFields, REGISTRY_COMPANY_OUTPUTS } from './company-fields.ts';
 import { ProviderFailure, type Provider } from './provider.ts';
-import { ApiError } from '../http/errors.ts';
+import { ServiceError } from '../errors.ts';
 
 export const brasilApi: Provider = {
   id: 'brasilapi',
@@ -30,7 +30,7 @@ export const brasilApi: Provider = {
       const found = await remote.lookup(check.cnpj, signal);
       return found ? companyFields(found) : null;
     } catch (err) {
-      if (err instanceof ApiError) throw new ProviderFailure(err.message);
+      if (err instanceof ServiceError) throw new ProviderFailure(err.message);
       throw err;
     }
   },

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { duration, runLimited } from './limiter.ts';
 import { CircuitBreaker } from './circuit-breaker.ts';
 import { ProviderFailure } from './provider.ts';
-import { ApiError } from '../http/errors.ts';
+import { ServiceError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 
 const USER_AGENT = `prospecta/${VERSION}`;
@@ -102,7 +102,7 @@ export class ProviderHttp {
           maxWaitMs: this.options.maxQueueWaitMs,
         });
       } catch (err) {
-        if (err instanceof ApiError) throw new ProviderFailure(err.message, true);
+        if (err instanceof ServiceError) throw new ProviderFailure(err.message, true);
         throw err;
       }
       if ('answer' in attempt) {

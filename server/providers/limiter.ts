@@ -5,7 +5,7 @@
 import Bottleneck from 'bottleneck';
 import { Redis } from 'ioredis';
 import { createRequire } from 'node:module';
-import { ApiError } from '../http/errors.ts';
+import { ServiceError } from '../errors.ts';
 import type { DeclaredLimits } from './provider.ts';
 
 // Bottleneck's in-process store yields to the event loop with setTimeout(0) a dozen times per
@@ -102,7 +102,7 @@ export interface LimitedCallOptions {
 export const duration = (ms: number) => (ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`);
 
 const busy = (provider: string, why: string) =>
-  new ApiError(503, 'provider_unavailable', `${provider} is busy (${why}); try again later`);
+  new ServiceError('provider_unavailable', `${provider} is busy (${why}); try again later`);
 
 /**
  * Runs `task` when the limiter allows. Only the wait is bounded and abortable here: once started,

@@ -4,7 +4,7 @@
  */
 import type Bottleneck from 'bottleneck';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ApiError } from '../http/errors.ts';
+import { ServiceError } from '../errors.ts';
 import { duration, runLimited } from '../providers/limiter.ts';
 import type { DeclaredLimits, Maybe } from '../providers/provider.ts';
 import { VERSION } from '../version.ts';
@@ -278,10 +278,9 @@ export class BrasilApiSource {
 
       const wait = attempt.retryAfterMs ?? this.backoff(retry);
       if (!attempt.retryable || retry >= this.maxRetries || wait > this.maxRetryAfterMs) {
-        const headers: Record<string, string> =
-          attempt.retryAfterMs === null ? {} : { 'Retry-After': String(Math.ceil(attempt.retryAfterMs / 1000)) };
+        const details = attempt.retryAfterMs === null ? {} : { retryAfterSeconds: Math.ceil(attempt.retryAfterMs / 1000) };
         const message = `${PROVIDER} is unavailable (${attempt.failure}); try again later`;
-        throw new ApiError(503, 'provider_unavailable', message, headers);
+        throw new ServiceError('provider_unavailable', message, details);
       }
       try {
         await sleep(wait, undefined, { signal });

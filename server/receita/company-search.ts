@@ -5,7 +5,7 @@
  * is accepted and reported as a source that returned nothing.
  */
 import type { InputOf } from '../../shared/operations/index.ts';
-import { ApiError } from '../http/errors.ts';
+import { ServiceError } from '../errors.ts';
 import type { Activity } from './activities.ts';
 import { companyView, REGISTRY_SOURCE, type CompanyView } from './companies.ts';
 import type { HandlerContext } from '../pipeline/handler.ts';
@@ -30,7 +30,7 @@ function sourcesOf(order: string[] | undefined): string[] {
   const sources: string[] = [];
   order.forEach((source, i) => {
     if (!(COMPANY_SOURCES as readonly string[]).includes(source)) {
-      throw new ApiError(400, 'invalid_request', `companyOrder[${i}] must be one of: ${COMPANY_SOURCES.join(', ')}`);
+      throw new ServiceError('invalid_request', `companyOrder[${i}] must be one of: ${COMPANY_SOURCES.join(', ')}`);
     }
     if (!sources.includes(source)) sources.push(source);
   });

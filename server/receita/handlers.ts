@@ -1,4 +1,4 @@
-import { ApiError } from '../http/errors.ts';
+import { ServiceError } from '../errors.ts';
 import { checkCnpj } from '../../shared/cnpj.ts';
 import type { BrasilApiSource } from './brasilapi.ts';
 import { companyView, type CompanyView, REGISTRY_SOURCE } from './companies.ts';
@@ -30,9 +30,7 @@ export const lookupCnpjBatch: Handler<'lookupCnpjBatch'> = async ({ cnpjs }, ctx
   if (malformed.length > 0) {
     const named = malformed.slice(0, MAX_NAMED).join(', ');
     const more = malformed.length > MAX_NAMED ? ` and ${malformed.length - MAX_NAMED} more` : '';
-    throw new ApiError(
-      400,
-      'invalid_cnpj',
+    throw new ServiceError('invalid_cnpj',
       `${named}${more}: not a CNPJ (14 characters, letters or digits then 2 check digits; punctuation allowed)`,
     );
   }
@@ -72,8 +70,8 @@ async function lookUpRemotely(
   let error: string | undefined;
   answers.forEach((answer, i) => {
     if (answer.status === 'rejected') {
-      error ??= answer.reason instanceof ApiError ? answer.reason.message : 'BrasilAPI lookup failed';
-      if (!(answer.reason instanceof ApiError)) ctx.log.warn({ err: answer.reason }, 'brasilapi lookup failed');
+      error ??= answer.reason instanceof ServiceError ? answer.reason.message : 'BrasilAPI lookup failed';
+      if (!(answer.reason instanceof ServiceError)) ctx.log.warn({ err: answer.reason }, 'brasilapi lookup failed');
     } else if (answer.value) {
       found.set(cnpjs[i]!, companyView(answer.value, 'brasilapi'));
       count++;

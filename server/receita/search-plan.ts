@@ -7,7 +7,7 @@
  * that names the field.
  */
 import type { InputOf } from '../../shared/operations/index.ts';
-import { ApiError } from '../http/errors.ts';
+import { ServiceError } from '../errors.ts';
 import type { Filter } from '../store/port.ts';
 import type { Activity, ActivityMatcher } from './activities.ts';
 import { normalizeCnpj } from '../../shared/cnpj.ts';
@@ -38,7 +38,7 @@ const SIZE_WORDS: Record<string, Array<'01' | '03' | '05'>> = {
 };
 
 function invalid(message: string): never {
-  throw new ApiError(400, 'invalid_request', message);
+  throw new ServiceError('invalid_request', message);
 }
 
 /** Each CNAE as 7 digits; a 2-, 4- or 5-digit prefix (division, group, class) stands for its subclasses. */

@@ -126,7 +126,7 @@ describe('runLimited, in process', () => {
     const g = gate();
     const first = runLimited(limiter, g.task, { provider: 'Test' });
     const err = await rejection(runLimited(limiter, g.task, { provider: 'Test', maxWaitMs: 20 }));
-    expect(err).toMatchObject({ status: 503, code: 'provider_unavailable' });
+    expect(err).toMatchObject({ code: 'provider_unavailable' });
     expect(err.message).toBe('Test is busy (no turn within 20 ms); try again later');
     g.releaseAll();
     await first;
@@ -140,7 +140,7 @@ describe('runLimited, in process', () => {
     await until(() => g.started === 1);
     const queued = [1, 2].map(() => runLimited(limiter, g.task, { provider: 'Test' }));
     const err = await rejection(runLimited(limiter, g.task, { provider: 'Test' }));
-    expect(err).toMatchObject({ status: 503, code: 'provider_unavailable' });
+    expect(err).toMatchObject({ code: 'provider_unavailable' });
     expect(err.message).toBe('Test is busy (too many calls waiting); try again later');
     await drain(g, 3);
     expect(await Promise.all([first, ...queued])).toEqual(['done', 'done', 'done']);
@@ -150,7 +150,7 @@ describe('runLimited, in process', () => {
     const limiter = limiterFor({ reservoir: { amount: 2, refreshMs: 60_000 } });
     const call = () => runLimited(limiter, async () => 'ok', { provider: 'Test', maxWaitMs: 50 });
     expect(await Promise.all([call(), call()])).toEqual(['ok', 'ok']);
-    expect(await rejection(call())).toMatchObject({ status: 503, code: 'provider_unavailable' });
+    expect(await rejection(call())).toMatchObject({ code: 'provider_unavailable' });
   });
 
   it('on close, fails queued calls and lets the running one finish', async () => {
@@ -160,7 +160,7 @@ describe('runLimited, in process', () => {
     await until(() => g.started === 1);
     const queued = runLimited(limiter, g.task, { provider: 'Test' });
     const closing = closeLimiter(limiter);
-    expect(await rejection(queued)).toMatchObject({ status: 503, code: 'provider_unavailable' });
+    expect(await rejection(queued)).toMatchObject({ code: 'provider_unavailable' });
     g.releaseAll();
     expect(await running).toBe('done');
     await closing;

@@ -1,7 +1,7 @@
 import type Bottleneck from 'bottleneck';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ApiError } from '../../../server/http/errors.ts';
+import { ServiceError } from '../../../server/errors.ts';
 import { closeLimiter, createLimiter } from '../../../server/providers/limiter.ts';
 import { BrasilApiSource, fromMinhaReceita, type BrasilApiOptions } from '../../../server/receita/brasilapi.ts';
 import { makeCnpj } from '../../helpers/companies.ts';
@@ -189,8 +189,8 @@ describe('BrasilApiSource.lookup', () => {
   it('gives up with 503 provider_unavailable after maxRetries + 1 calls when 429 persists', async () => {
     fake.next({ status: 429 }, Infinity);
     const err = await rejection(source({ maxRetries: 3 }).lookup(known));
-    expect(err).toBeInstanceOf(ApiError);
-    expect(err).toMatchObject({ status: 503, code: 'provider_unavailable' });
+    expect(err).toBeInstanceOf(ServiceError);
+    expect(err).toMatchObject({ code: 'provider_unavailable' });
     expect(err.message).toBe('BrasilAPI is unavailable (HTTP 429); try again later');
     expect(fake.requests).toHaveLength(4);
   });
@@ -198,13 +198,12 @@ describe('BrasilApiSource.lookup', () => {
   it('fails at once on a Retry-After beyond maxRetryAfterMs, in seconds or as a date, and passes it on', async () => {
     fake.next({ status: 429, retryAfter: '120' });
     expect(await rejection(source().lookup(known))).toMatchObject({
-      status: 503,
       code: 'provider_unavailable',
-      headers: { 'Retry-After': '120' },
+      details: { retryAfterSeconds: 120 },
     });
     fake.next({ status: 429, retryAfter: new Date(Date.now() + 120_000).toUTCString() });
     const err = await rejection(source().lookup(known));
-    expect(Number(err.headers['Retry-After'])).toBeGreaterThan(100);
+    expect(err.details.retryAfterSeconds).toBeGreaterThan(100);
     expect(fake.requests).toHaveLength(2);
   });
 
@@ -222,7 +221,7 @@ describe('BrasilApiSource.lookup', () => {
   it('does not retry a refusal (403)', async () => {
     const asNode: typeof fetch = (url, init) => fetch(url, { ...init, headers: { 'User-Agent': 'node' } });
     const err = await rejection(source({ fetch: asNode }).lookup(known));
-    expect(err).toMatchObject({ status: 503, code: 'provider_unavailable' });
+    expect(err).toMatchObject({ code: 'provider_unavailable' });
     expect(err.message).toBe('BrasilAPI is unavailable (HTTP 403); try again later');
     expect(fake.requests).toHaveLength(1);
   });
@@ -301,7 +300,7 @@ describe('BrasilApiSource.lookup', () => {
     const brasilApi = source({ maxQueueWaitMs: 50 });
     const first = brasilApi.lookup(known);
     const err = await rejection(brasilApi.lookup(known));
-    expect(err).toMatchObject({ status: 503, code: 'provider_unavailable' });
+    expect(err).toMatchObject({ code: 'provider_unavailable' });
     expect(err.message).toBe('BrasilAPI is busy (no turn within 50 ms); try again later');
     await first;
     expect(fake.requests).toHaveLength(1);

@@ -1,0 +1,38 @@
+/**
+ * How a ServiceError reads over HTTP: the status of decisions.md's error table, and the headers
+ * RFC 6750 (`WWW-Authenticate`) and RFC 9110 (`Retry-After`) ask for. The one place a code
+ * becomes a status.
+ */
+import type { ErrorCode, ServiceError } from '../errors.ts';
+
+export const STATUS_OF: Record<ErrorCode, number> = {
+  invalid_request: 400,
+  invalid_cnpj: 400,
+  unsupported_version: 400,
+  unauthorized: 401,
+  insufficient_credits: 402,
+  plan_required: 402,
+  insufficient_scope: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  name_taken: 409,
+  cadence_not_generated: 409,
+  campaign_full: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal_error: 500,
+  ai_failed: 502,
+  ai_unavailable: 503,
+  provider_unavailable: 503,
+};
+
+const REALM = 'Bearer realm="prospecta"';
+
+export function errorHeaders({ code, details }: ServiceError): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (code === 'unauthorized') headers['WWW-Authenticate'] = details.credentialRefused ? `${REALM}, error="invalid_token"` : REALM;
+  if (code === 'insufficient_scope') headers['WWW-Authenticate'] = `${REALM}, error="insufficient_scope", scope="${details.scope}"`;
+  if (details.retryAfterSeconds !== undefined) headers['Retry-After'] = String(details.retryAfterSeconds);
+  return headers;
+}

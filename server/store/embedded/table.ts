@@ -11,8 +11,8 @@
  */
 import { DUPLICATE_KEY } from '../port.ts';
 import type { Doc } from './codec.ts';
-import type { JournalRecord } from './mutation.ts';
 import { Index, type IndexSpec } from './indexes.ts';
+import type { JournalRecord } from './journal-line.ts';
 import { planQuery, type Plan, type Stored } from './planner.ts';
 import { SortedKeys } from './sorted-keys.ts';
 

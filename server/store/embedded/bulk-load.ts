@@ -7,7 +7,7 @@
 import type { BaseDoc, BulkLoader, EncodedDocuments } from '../port.ts';
 import { encode } from './codec.ts';
 import type { Committer } from './collection.ts';
-import { journalLineBytes } from './mutation.ts';
+import { journalLineBytes } from './journal-line.ts';
 import type { Table } from './table.ts';
 
 /** Initial room for a batch's bytes; it doubles as needed. */

@@ -5,13 +5,8 @@
  * deterministic and idempotent: it never re-runs `$inc`, `$currentDate` or id generation.
  */
 import { encode, type Doc } from './codec.ts';
+import { journalLine } from './journal-line.ts';
 import type { Table } from './table.ts';
-
-export interface JournalRecord {
-  c: string;
-  put?: Doc[];
-  del?: string[];
-}
 
 /** A journal line and what it does to the data on disk, for the compaction policy. */
 export interface JournalEntry {
@@ -76,20 +71,4 @@ export class Mutation {
     }
     return { line: journalLine(this.table.name, put, del), documents: before.size, superseded };
   }
-}
-
-/**
- * A journal line: the collection first (a lazy start-up reads only that much of each line), the
- * encoded documents `put`, the ids `del`.
- */
-const lineHead = (collection: string) => `{"c":${JSON.stringify(collection)},"put":[`;
-const lineTail = (del: string[]) => `],"del":${JSON.stringify(del)}}\n`;
-
-export function journalLine(collection: string, put: string[], del: string[]): string {
-  return lineHead(collection) + put.join(',') + lineTail(del);
-}
-
-/** The same line as bytes, around `put`: encoded documents joined by commas, as UTF-8. */
-export function journalLineBytes(collection: string, put: Uint8Array, del: string[]): Buffer {
-  return Buffer.concat([Buffer.from(lineHead(collection)), put, Buffer.from(lineTail(del))]);
 }

@@ -10,7 +10,7 @@ import { open } from 'node:fs/promises';
 import { decode, type Doc } from './codec.ts';
 import { listDataFiles, removeSuperseded, type DataFile } from './files.ts';
 import { readLines, readLinesAt, type LineRef } from './lines.ts';
-import type { JournalRecord } from './mutation.ts';
+import type { JournalRecord } from './journal-line.ts';
 import type { SnapshotTrailer } from './snapshot.ts';
 import { Table } from './table.ts';
 

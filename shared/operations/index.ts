@@ -8,7 +8,7 @@ import { prospectOperations } from './prospects.ts';
 import { searchOperations } from './search.ts';
 import { sheetOperations } from './sheets.ts';
 import { templateOperations } from './templates.ts';
-import type { InputOfOperation, Operation, OutputOfOperation } from './types.ts';
+import type { InputOfOperation, Operation, OutputOfOperation, StreamEventOfOperation } from './types.ts';
 
 type Registry = Record<string, Operation>;
 type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
@@ -44,6 +44,9 @@ export type Operations = typeof operations;
 export type OperationId = keyof Operations;
 export type InputOf<Id extends OperationId> = InputOfOperation<Operations[Id]>;
 export type OutputOf<Id extends OperationId> = OutputOfOperation<Operations[Id]>;
+export type StreamEventOf<Id extends OperationId> = StreamEventOfOperation<Operations[Id]>;
+/** The ids of the operations that answer server-sent events. */
+export type StreamOperationId = { [Id in OperationId]: Operations[Id] extends { stream: object } ? Id : never }[OperationId];
 
 const CAMEL_CASE = /^[a-z][a-zA-Z0-9]*$/;
 const PATH_PARAM = /\{([^}]+)\}/g;
@@ -72,6 +75,7 @@ export function checkRegistry(ops: Registry): void {
     for (const name of declared.filter((name) => !inPath.includes(name))) {
       problems.push(`${id}: request.params.${name} is not in the path ${op.path}`);
     }
+    if (op.stream && op.responses[200] !== op.stream.page) problems.push(`${id}: responses[200] is not the stream's page schema`);
   }
   if (problems.length > 0) throw new Error(`Operation registry is inconsistent:\n- ${problems.join('\n- ')}`);
 }

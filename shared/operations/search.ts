@@ -5,8 +5,9 @@ import {
   CompanyResults,
   CompanySearchBody,
   CompanyStreamBody,
+  CompanyStreamDone,
 } from '../schemas/companies.ts';
-import { HydrateBody, HydrateResults, PeoplePage, PeopleResults, PeopleSearchBody } from '../schemas/search.ts';
+import { HydrateBody, HydrateResults, PeoplePage, PeopleResults, PeopleSearchBody, StreamDone } from '../schemas/search.ts';
 import { defineOperations } from './types.ts';
 
 const searchErrors = [400, 401, 402, 429, 500];
@@ -42,7 +43,7 @@ export const searchOperations = defineOperations({
     request: { body: PeopleSearchBody },
     responses: { 200: PeoplePage },
     errors: searchErrors,
-    stream: true,
+    stream: { page: PeoplePage, done: StreamDone },
   },
   hydratePeople: {
     method: 'POST',
@@ -87,7 +88,7 @@ export const searchOperations = defineOperations({
     request: { body: CompanyStreamBody },
     responses: { 200: CompanyPage },
     errors: searchErrors,
-    stream: true,
+    stream: { page: CompanyPage, done: CompanyStreamDone },
   },
   lookupCnpjBatch: {
     method: 'POST',

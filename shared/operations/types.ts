@@ -54,6 +54,11 @@ export function priceOf(rule: CreditRule, units: number, input: unknown): number
 /** Rate classes map to limiter policies; `standard` uses RATE_LIMIT_PER_MINUTE. */
 export type RateClass = 'standard';
 
+export interface StreamSchemas {
+  page: TSchema;
+  done: TSchema;
+}
+
 export interface RequestSchemas {
   params?: TObject;
   query?: TObject;
@@ -79,8 +84,11 @@ export interface Operation {
   responses: Record<number, TSchema>;
   /** Error statuses the interface lists for this operation (the error body is always `{error, message?}`). */
   errors: number[];
-  /** Answers server-sent events instead of JSON. */
-  stream?: boolean;
+  /**
+   * Answers server-sent events instead of JSON: `page` events, then one `done`, with these
+   * payloads. `responses[200]` is the page schema too, so OpenAPI documents it.
+   */
+  stream?: StreamSchemas;
   /** Part of prospecta's extensions rather than the published interface. */
   extension?: boolean;
 }
@@ -102,3 +110,8 @@ export type InputOfOperation<O extends Operation> = StaticOr<O['request']['param
 export type OutputOfOperation<O extends Operation> = {
   [S in keyof O['responses']]: O['responses'][S] extends TSchema ? Static<O['responses'][S]> : never;
 }[keyof O['responses']];
+
+/** The events a stream operation's handler yields, typed from its registry entry. */
+export type StreamEventOfOperation<O extends Operation> = O extends { stream: { page: infer P extends TSchema; done: infer D extends TSchema } }
+  ? { event: 'page'; data: Static<P> } | { event: 'done'; data: Static<D> }
+  : never;

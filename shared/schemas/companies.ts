@@ -1,7 +1,7 @@
 /** Company search (Brazil's open registry data and providers), its stream, and the CNPJ batch lookup. */
 import { Type } from '@sinclair/typebox';
 import { OpenObject, OptionalText as text, OptionalTexts as texts, StringEnum } from './common.ts';
-import { SearchLimit, StreamPage } from './search.ts';
+import { SearchLimit, StreamDone, StreamPage } from './search.ts';
 
 export const REGISTRATION_STATUSES = ['ATIVA', 'BAIXADA', 'INAPTA', 'NULA', 'SUSPENSA'] as const;
 export const ESTABLISHMENT_TYPES = ['MATRIZ', 'FILIAL'] as const;
@@ -74,6 +74,9 @@ export const Company = OpenObject('A company.', {
 export const CompanyResults = OpenObject('Companies found.', { results: Type.Array(Company) });
 
 export const CompanyPage = StreamPage(Company);
+
+/** The company stream's `done` also says what the search understood of `industry` and `name`. */
+export const CompanyStreamDone = StreamDone;
 
 export const CnpjBatchBody = Type.Object(
   {

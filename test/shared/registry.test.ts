@@ -110,7 +110,7 @@ describe('operation registry', () => {
   it('marks the two streams and only the sheets as an extension', () => {
     const ids = (flag: (op: Operation) => boolean | undefined) =>
       Object.keys(registry).filter((id) => flag(registry[id]!));
-    expect(ids((op) => op.stream)).toEqual(['streamPeople', 'streamCompanies']);
+    expect(ids((op) => Boolean(op.stream))).toEqual(['streamPeople', 'streamCompanies']);
     expect(ids((op) => op.extension)).toEqual(sheets);
   });
 

@@ -7,8 +7,9 @@
  * route can fail, so every response carries them.
  */
 import Koa from 'koa';
-import { handlers as defaultHandlers } from './pipeline/handlers.ts';
 import type { Handlers } from './pipeline/handler.ts';
+import { handlers as defaultHandlers } from './pipeline/handlers.ts';
+import { createPipeline } from './pipeline/pipeline.ts';
 import { identify } from './http/authenticate.ts';
 import { jsonBody } from './http/body.ts';
 import { errorHandler, unmatchedRoutes } from './http/error-handler.ts';
@@ -33,7 +34,8 @@ export function createApp(services: Services, options: AppOptions = {}): Koa<App
   app.silent = true;
 
   const openapi = buildOpenApi(services.version);
-  const router = buildRouter(services, { ...defaultHandlers, ...options.handlers } as Handlers, (r) => {
+  const pipeline = createPipeline(services, { ...defaultHandlers, ...options.handlers });
+  const router = buildRouter(pipeline, (r) => {
     r.get('/openapi.json', (ctx) => {
       ctx.body = openapi;
     });

@@ -8,7 +8,6 @@ import type { Config } from './config.ts';
 import { createRateLimiter } from './http/rate-limit.ts';
 import { closeLimiter, createLimiter, throttleFor } from './providers/limiter.ts';
 import { BRASILAPI_LIMITS, BrasilApiSource } from './receita/brasilapi.ts';
-import { Providers } from './providers/providers.ts';
 import { Llm, llmSettings } from './ai/llm.ts';
 import { webSearchFrom } from './ai/web/web-search.ts';
 import { secretFile, WorkspaceProviderKeys } from './providers/workspace-keys.ts';
@@ -63,9 +62,6 @@ export async function bootstrap(config: Config, log: Logger, version: string, ro
       store,
       config.providerKeySecret ?? (store.kind === 'embedded' ? await secretFile(config.dataDir) : undefined),
     );
-    const providers = new Providers({ config, log, keys: providerKeys });
-    closers.unshift(() => providers.close());
-
     const settings = llmSettings(config);
     const llm = settings ? new Llm(settings, store, config.redisUrl) : null;
     if (llm) closers.unshift(() => llm.close());
@@ -76,12 +72,13 @@ export async function bootstrap(config: Config, log: Logger, version: string, ro
       log,
       rateLimiter: createRateLimiter(config.rateLimitPerMinute, redis),
       remoteCompanies,
-      providers,
       providerKeys,
       llm,
       webSearch: webSearchFrom(config),
       version,
     });
+
+    closers.unshift(() => services.providers.close());
 
     if (redis && subscriber) {
       // Other instances drop a revoked key from their caches as soon as it is revoked here.

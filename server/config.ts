@@ -4,7 +4,7 @@
  * naming the variable rather than surfacing later as a strange runtime error.
  */
 import { envPrefix } from './providers/provider.ts';
-import { providers } from './providers/declared.ts';
+import { declarations } from './providers/declared.ts';
 import { BRASILAPI_URL } from './receita/brasilapi.ts';
 
 export interface Config {
@@ -103,7 +103,7 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
 
 function providerSettings(env: Env): Record<string, ProviderSettings> {
   const settings: Record<string, ProviderSettings> = {};
-  for (const p of providers) {
+  for (const p of declarations) {
     const prefix = envPrefix(p.id);
     const optional = (name: string, declared: number | undefined) =>
       declared === undefined && text(env, name) === undefined ? undefined : integer(env, name, declared ?? 0, 1, 1_000_000);

@@ -9,8 +9,9 @@ import type { WebSearch } from './ai/web/web-search.ts';
 import { ApiKeys, apiKeyIndexes } from './auth/keys.ts';
 import type { Config } from './config.ts';
 import { Credits, ledgerIndexes } from './credits/ledger.ts';
+import { Payment } from './credits/payment.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
-import type { Providers } from './providers/providers.ts';
+import { Providers } from './providers/providers.ts';
 import { providerKeyIndexes, type WorkspaceProviderKeys } from './providers/workspace-keys.ts';
 import type { BrasilApiSource } from './receita/brasilapi.ts';
 import { People, peopleIndexes } from './people/people.ts';
@@ -30,6 +31,8 @@ export interface Services {
   workspaces: Workspaces;
   keys: ApiKeys;
   credits: Credits;
+  /** Every 402: the plan gate, charges, budgets. */
+  payment: Payment;
   companies: Companies;
   /** Answers CNPJ lookups the imported registry lacks; null unless BRASILAPI_ENABLED. */
   remoteCompanies: BrasilApiSource | null;
@@ -73,19 +76,27 @@ export function createServices(deps: {
   log: Logger;
   rateLimiter: RateLimiter;
   remoteCompanies: BrasilApiSource | null;
-  providers: Providers;
   providerKeys: WorkspaceProviderKeys;
   llm: Llm | null;
   webSearch: WebSearch | null;
   version: string;
 }): Services {
   const workspaces = new Workspaces(deps.store);
+  const credits = new Credits(deps.store, workspaces);
+  const companies = new Companies(deps.store);
   return {
     ...deps,
     workspaces,
     keys: new ApiKeys(deps.store, deps.config.keyCacheSeconds * 1000),
-    credits: new Credits(deps.store, workspaces),
-    companies: new Companies(deps.store),
+    credits,
+    payment: new Payment(credits, workspaces),
+    companies,
+    providers: new Providers({
+      config: deps.config,
+      log: deps.log,
+      keys: deps.providerKeys,
+      lookups: { companies, remoteCompanies: deps.remoteCompanies },
+    }),
     people: new People(deps.store),
     aiColumns: new AiColumns(deps.store, deps.llm),
     templates: new Templates(deps.store),

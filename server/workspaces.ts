@@ -4,7 +4,7 @@
  * one conditional single-document update.
  */
 import { randomUUID } from 'node:crypto';
-import type { Movement } from './credits/ledger.ts';
+import { newMovement, type Movement } from './credits/movement.ts';
 import { planFor, TRIAL_CREDITS, type Plan, type PlanName } from './credits/plans.ts';
 import type { Collection, IndexDeclaration, Store } from './store/port.ts';
 
@@ -37,7 +37,7 @@ export class Workspaces {
   async create(name: string, planName: PlanName = 'trial', now = new Date()): Promise<WorkspaceDoc> {
     const grant: Movement | null =
       planName === 'trial'
-        ? { movementId: randomUUID(), at: now, amount: TRIAL_CREDITS, operation: 'trial_grant', detail: 'Free trial credits' }
+        ? newMovement(TRIAL_CREDITS, 'trial_grant', 'Free trial credits', now)
         : null;
     const doc: WorkspaceDoc = {
       _id: randomUUID(),

@@ -1,3 +1,4 @@
+/** AI: research on a row and short generated column values, priced by the registry. */
 import { research as runResearch, rowContext } from './research.ts';
 import { checkContextSize } from './untrusted-data.ts';
 import type { Handler } from '../pipeline/handler.ts';

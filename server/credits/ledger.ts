@@ -7,21 +7,12 @@
  * from the outbox. A crash between those steps loses nothing: `recover()` copies any movement
  * still pending. No read-then-write ever decides whether a balance suffices.
  */
-import { randomUUID } from 'node:crypto';
 import { ServiceError } from '../errors.ts';
 import { isDuplicateKeyError, type Collection, type IndexDeclaration, type Store } from '../store/port.ts';
 import type { WorkspaceDoc, Workspaces } from '../workspaces.ts';
 import type { OutputOf } from '../../shared/operations/index.ts';
+import { newMovement } from './movement.ts';
 import { isTrialOver, type Plan } from './plans.ts';
-
-export interface Movement {
-  movementId: string;
-  at: Date;
-  /** Negative for a debit. */
-  amount: number;
-  operation: string;
-  detail: string;
-}
 
 export interface LedgerDoc {
   _id: string;
@@ -43,6 +34,8 @@ export type CreditsView = OutputOf<'getCredits'>;
 
 const RECENT_MOVEMENTS = 50;
 
+export type Debit = { ok: true } | { ok: false; balance: number };
+
 export class Credits {
   private readonly ledger: Collection<LedgerDoc>;
   private readonly accounts: Collection<WorkspaceDoc>;
@@ -56,11 +49,12 @@ export class Credits {
   }
 
   /**
-   * Takes `amount` credits or throws 402 `insufficient_credits` having changed nothing.
-   * A zero amount is a no-op: operations that return no data charge nothing.
+   * Takes `amount` credits, or changes nothing and says the balance that could not cover it
+   * (`payment.ts` turns that into the 402). A zero amount is a no-op: operations that return no
+   * data charge nothing.
    */
-  async debit(workspaceId: string, amount: number, operation: string, detail: string): Promise<number> {
-    if (amount <= 0) return 0;
+  async debit(workspaceId: string, amount: number, operation: string, detail: string): Promise<Debit> {
+    if (amount <= 0) return { ok: true };
     const movement = newMovement(-amount, operation, detail);
     const after = await this.accounts.findOneAndUpdate(
       { _id: workspaceId, balance: { $gte: amount } },
@@ -74,12 +68,10 @@ export class Credits {
     if (!after) {
       const account = await this.workspaces.get(workspaceId);
       if (!account) throw new ServiceError('not_found', 'workspace not found');
-      throw new ServiceError('insufficient_credits',
-        `This operation costs ${amount} credit${amount === 1 ? '' : 's'} and the balance is ${account.balance}.`,
-      );
+      return { ok: false, balance: account.balance };
     }
     await this.record(after, movement.movementId);
-    return amount;
+    return { ok: true };
   }
 
   /** Adds credits (grants, refunds). */
@@ -186,10 +178,6 @@ export class Credits {
     }
     await this.accounts.updateOne({ _id: after._id }, { $pull: { pending: { movementId } } });
   }
-}
-
-function newMovement(amount: number, operation: string, detail: string): Movement {
-  return { movementId: randomUUID(), at: new Date(), amount, operation, detail };
 }
 
 export function planView(plan: Plan): CreditsView['plan'] {

@@ -5,7 +5,7 @@
  * The first value found for a field wins (by provider order, not by arrival) and records its
  * source; the walk ends when every wanted field is filled or nobody can add more.
  */
-import type { Services } from '../services.ts';
+import type { Logger } from 'pino';
 import { hasValue, present, type Field, type FieldValues } from '../providers/fields.ts';
 import type { ProviderSlot } from '../providers/providers.ts';
 import { canRun, ProviderFailure } from '../providers/provider.ts';
@@ -31,7 +31,8 @@ export interface CascadeInput {
   /** Credits the walk may spend; a provider whose price would pass it is skipped. */
   budget: number;
   signal: AbortSignal;
-  services: Pick<Services, 'companies' | 'remoteCompanies' | 'log'>;
+  /** Where an adapter's unexpected failure is told (the cascade goes on without it). */
+  log: Logger;
 }
 
 export interface CascadeResult {
@@ -114,7 +115,7 @@ async function call(
     ...(error ? { error } : {}),
   });
   try {
-    const found = await slot.provider.enrich({ ...record }, { signal: input.signal, http: slot.http, services: input.services });
+    const found = await slot.provider.enrich({ ...record }, { signal: input.signal, http: slot.http });
     const data = found ? present(found) : null;
     // Data that adds nothing still counts as data returned: the provider charged for it.
     return data && Object.keys(data).length > 0
@@ -123,7 +124,7 @@ async function call(
   } catch (err) {
     if (err instanceof ProviderFailure) return { found: null, attempt: attempt(err.skipped ? 'skipped' : 'failed', err.message) };
     if (input.signal.aborted) return { found: null, attempt: attempt('skipped', 'the client went away') };
-    input.services.log.error({ err, provider: slot.provider.id }, 'provider adapter failed');
+    input.log.error({ err, provider: slot.provider.id }, 'provider adapter failed');
     return { found: null, attempt: attempt('failed', `${slot.provider.name} failed unexpectedly`) };
   }
 }

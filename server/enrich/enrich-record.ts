@@ -7,7 +7,7 @@ import { ServiceError } from '../errors.ts';
 import { ENRICH_FIELDS, type Field, type FieldValues } from '../providers/fields.ts';
 import type { ProviderSlot } from '../providers/providers.ts';
 import { checkCnpj } from '../../shared/cnpj.ts';
-import type { HandlerContext } from '../pipeline/handler.ts';
+import type { Logger } from 'pino';
 import { runCascade, type Attempt, type CascadeResult } from './cascade.ts';
 
 export interface EnrichRequest {
@@ -63,16 +63,10 @@ export function providerWalk(
   return { order, unavailable };
 }
 
-/** Credits a request may spend: the balance, capped by the caller's `maxCredits`. */
-export async function spendable(ctx: HandlerContext, maxCredits: number | undefined): Promise<number> {
-  const account = await ctx.services.workspaces.get(ctx.workspaceId);
-  return Math.min(account?.balance ?? 0, maxCredits ?? Infinity);
-}
-
 export async function enrichRecord(
   request: EnrichRequest,
   slots: Map<string, ProviderSlot>,
-  ctx: HandlerContext,
+  { signal, log }: { signal: AbortSignal; log: Logger },
 ): Promise<CascadeResult> {
   const { order, unavailable } = providerWalk(slots, request.providerOrder, request.onlyListed);
   const result = await runCascade({
@@ -80,8 +74,8 @@ export async function enrichRecord(
     goals: request.goalFields && request.goalFields.length > 0 ? request.goalFields : ENRICH_FIELDS,
     order,
     budget: request.budget,
-    signal: ctx.signal,
-    services: ctx.services,
+    signal,
+    log,
   });
   result.attempts.push(...unavailable);
   return result;

@@ -1,29 +1,30 @@
+/** Cascade enrichment of one record (`POST /api/enrich`). */
 import { ENRICH_IDENTIFIERS } from '../../shared/schemas/enrichment.ts';
-import { allFailed, cleanKnown, enrichRecord, spendable } from './enrich-record.ts';
 import { ServiceError } from '../errors.ts';
-import type { FieldValues } from '../providers/fields.ts';
 import type { Handler } from '../pipeline/handler.ts';
+import type { FieldValues } from '../providers/fields.ts';
+import { allFailed, cleanKnown, enrichRecord } from './enrich-record.ts';
 
 /**
- * Cascade enrichment of one record. Charges the providers that returned data, once, even when
- * the client has gone by then: their data was paid for. A provider failure is an outcome in
- * `providers`; only when every provider reached failed is the answer 503.
+ * Charges the providers that returned data, once, even when the client has gone by then: their
+ * data was paid for. A provider failure is an outcome in `providers`; only when every provider
+ * reached failed is the answer 503.
  */
 export const enrich: Handler<'enrich'> = async (input, ctx) => {
   const known: FieldValues = {};
   for (const field of ENRICH_IDENTIFIERS) if (input[field] !== undefined) known[field] = input[field];
+  const budget = await ctx.budget(input.maxCredits);
   const request = {
     known: cleanKnown(known),
     ...(input.goalFields ? { goalFields: input.goalFields } : {}),
     ...(input.providerOrder ? { providerOrder: input.providerOrder } : {}),
     onlyListed: input.onlyListed ?? false,
-    budget: await spendable(ctx, input.maxCredits),
+    budget: budget.credits,
   };
   const result = await enrichRecord(request, await ctx.services.providers.forWorkspace(ctx.workspaceId), ctx);
-  // Nothing could be tried because the balance (not the caller's cap) cannot pay for it.
-  const priced = result.attempts.some((a) => a.error === 'over the credit budget');
-  if (priced && result.cost === 0 && request.budget === 0 && input.maxCredits !== 0) {
-    throw new ServiceError('insufficient_credits', 'The balance is 0 credits; the providers that could answer cost credits');
+  // Nothing could be tried because the budget could not pay for the providers that could answer.
+  if (result.cost === 0 && result.attempts.some((a) => a.error === 'over the credit budget')) {
+    budget.requireBalanceFor(1, 'the providers that could answer');
   }
   const charged = result.attempts.filter((a) => a.cost > 0);
   const creditsCharged = await ctx.charge(result.cost, charged.map((a) => `${a.provider} ${a.cost}`).join(', ') || 'nothing found');

@@ -1,12 +1,10 @@
 /**
  * Identifies the caller from `Authorization: Bearer <key>` once per request, without failing:
- * rate limiting needs to know who is calling even on routes that need no credential. Each route
- * then calls `authorize(scope)`, which answers 401 or 403 for operations that need a scope.
+ * rate limiting needs to know who is calling even on routes that need no credential. Whether the
+ * caller may run an operation is the pipeline's decision (`auth/principal.ts`).
  */
-import type { Scope } from '../../shared/operations/types.ts';
 import type { ApiKeys } from '../auth/keys.ts';
-import { ServiceError } from '../errors.ts';
-import type { AppContext, Middleware } from './state.ts';
+import type { Middleware } from './state.ts';
 
 export function identify(keys: ApiKeys): Middleware {
   return async (ctx, next) => {
@@ -31,20 +29,4 @@ export function identify(keys: ApiKeys): Middleware {
     }
     await next();
   };
-}
-
-export function authorize(ctx: AppContext, scope: Scope | null): void {
-  if (!scope) return;
-  const principal = ctx.state.principal;
-  if (!principal) {
-    const problem = ctx.state.authProblem;
-    throw new ServiceError(
-      'unauthorized',
-      problem ?? 'This operation needs an API key: send "Authorization: Bearer service_live_…".',
-      { credentialRefused: problem !== null },
-    );
-  }
-  if (!principal.scopes.includes(scope)) {
-    throw new ServiceError('insufficient_scope', `This operation needs the ${scope} scope.`, { scope });
-  }
 }

@@ -1,6 +1,6 @@
 import type { Next, ParameterizedContext } from 'koa';
 import type { Logger } from 'pino';
-import type { Principal } from '../pipeline/handler.ts';
+import type { Principal } from '../auth/principal.ts';
 
 /** What the middleware chain learns about a request, in the order it learns it. */
 export interface AppState {

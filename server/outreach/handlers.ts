@@ -1,39 +1,46 @@
-import { ServiceError, notFound } from '../errors.ts';
-import { checkRoom, placeProspects, sheetRows, writeProspects } from './add-rows.ts';
-import { type CampaignConfig, campaignView, emptyCounts } from './campaigns.ts';
+/**
+ * Outreach, free and plan-gated: campaigns, created as drafts from a template and/or the fields
+ * sent (sent fields prevail) with one prospect per selected row, listed with counts per status,
+ * edited, their cadence edited and prospects added; prospects (status and message edited, never
+ * regenerated) and their history; templates; and the sheets campaigns are made from.
+ */
+import { notFound, ServiceError } from '../errors.ts';
+import type { Handler, HandlerContext } from '../pipeline/handler.ts';
+import { checkRoom, placeProspects, sheetRows, writeProspects, type AddRowsDeps } from './add-rows.ts';
+import { campaignView, emptyCounts, type CampaignConfig } from './campaigns.ts';
 import { eventView, prospectView } from './prospects.ts';
 import type { SheetRow } from './sheets.ts';
-import type { Handler } from '../pipeline/handler.ts';
 import { templateView } from './templates.ts';
 
-/**
- * Campaigns: created as drafts from a template and/or the fields sent (sent fields prevail), with
- * one prospect per selected row; listed with counts per status; edited; cadence edits; prospects
- * added. Free; plan required.
- */
+function addRowsDeps(ctx: HandlerContext): AddRowsDeps {
+  const { sheets, campaigns, prospects, messageWriter, config } = ctx.services;
+  const { workspaceId, signal } = ctx;
+  return { workspaceId, sheets, campaigns, prospects, messageWriter, maxProspects: config.campaignMaxProspects, signal };
+}
 
 const CONFIG_FIELDS = ['offering', 'senderName', 'tone', 'businessContext', 'language'] as const;
 
 export const createCampaign: Handler<'createCampaign'> = async (input, ctx) => {
   const { templateId, sheetId, rowIds = [] } = input;
+  const deps = addRowsDeps(ctx);
   const template = templateId ? await ctx.services.templates.get(ctx.workspaceId, templateId) : null;
   if (templateId && !template) throw notFound('template');
   if (rowIds.length > 0 && !sheetId) throw new ServiceError('invalid_request', 'sheetId is required with rowIds');
   // Sheet and rows are checked before anything is created.
-  const rows: SheetRow[] = sheetId ? await sheetRows(ctx, sheetId, rowIds) : [];
+  const rows: SheetRow[] = sheetId ? await sheetRows(deps, sheetId, rowIds) : [];
 
   const config: CampaignConfig = { name: input.name, offering: input.offering };
   for (const field of CONFIG_FIELDS) {
     const value = input[field] ?? template?.[field];
     if (value !== undefined) config[field] = value;
   }
-  checkRoom(null, rows.length, ctx.services.config.campaignMaxProspects);
+  checkRoom(deps, null, rows.length);
   // Messages first: the campaign is only stored once every row has one.
-  const written = rows.length > 0 ? await writeProspects(ctx, config, sheetId!, rows) : [];
+  const written = rows.length > 0 ? await writeProspects(deps, config, sheetId!, rows) : [];
   const campaign = await ctx.services.campaigns.create(ctx.workspaceId, config, template?._id ?? null);
   if (written.length === 0) return { campaignId: campaign._id, campaignName: campaign.name, created: 0 };
   try {
-    const { added } = await placeProspects(ctx, campaign, written);
+    const { added } = await placeProspects(deps, campaign, written);
     return { campaignId: campaign._id, campaignName: campaign.name, created: added };
   } catch (err) {
     // All or nothing: a campaign whose prospects could not all be stored is not left behind.
@@ -85,16 +92,15 @@ export const updateCadence: Handler<'updateCadence'> = async ({ campaignId, step
 export const addProspects: Handler<'addProspects'> = async ({ campaignId, sheetId, rowIds }, ctx) => {
   const campaign = await ctx.services.campaigns.get(ctx.workspaceId, campaignId);
   if (!campaign) throw notFound('campaign');
-  const rows = await sheetRows(ctx, sheetId, rowIds);
+  const deps = addRowsDeps(ctx);
+  const rows = await sheetRows(deps, sheetId, rowIds);
   const existing = await ctx.services.prospects.existingRows(campaignId, sheetId, rows.map((r) => r.rowId));
   const fresh = rows.filter((r) => !existing.has(r.rowId));
   if (fresh.length === 0) return { ok: true, added: 0, skipped: rows.length };
-  checkRoom(campaign, fresh.length, ctx.services.config.campaignMaxProspects);
-  const { added, duplicates } = await placeProspects(ctx, campaign, await writeProspects(ctx, campaign, sheetId, fresh));
+  checkRoom(deps, campaign, fresh.length);
+  const { added, duplicates } = await placeProspects(deps, campaign, await writeProspects(deps, campaign, sheetId, fresh));
   return { ok: true, added, skipped: existing.size + duplicates };
 };
-
-/** Prospects: list, detail, PATCH (status and message, never regenerated), delete, history. Free. */
 
 export const listProspects: Handler<'listProspects'> = async ({ campaignId, status }, ctx) => ({
   prospects: (await ctx.services.prospects.list(ctx.workspaceId, { ...(campaignId ? { campaignId } : {}), ...(status ? { status } : {}) })).map(prospectView),
@@ -124,8 +130,6 @@ export const listProspectEvents: Handler<'listProspectEvents'> = async ({ prospe
   return { events: (await ctx.services.prospects.history(prospectId)).map(eventView) };
 };
 
-/** Sheets (an extension): the rows campaigns are made from. Free; plan required. */
-
 export const createSheet: Handler<'createSheet'> = async ({ name, rows }, ctx) => {
   const { sheet, rowCount } = await ctx.services.sheets.create(ctx.workspaceId, name, rows);
   return { sheetId: sheet._id, rowCount };
@@ -150,8 +154,6 @@ export const deleteSheet: Handler<'deleteSheet'> = async ({ sheetId }, ctx) => {
   if (!(await ctx.services.sheets.remove(ctx.workspaceId, sheetId))) throw notFound('sheet');
   return { deleted: true };
 };
-
-/** Templates: list, save by name, PATCH (the only rename), delete. Free; plan required. */
 
 export const listTemplates: Handler<'listTemplates'> = async (_input, ctx) => ({
   templates: (await ctx.services.templates.list(ctx.workspaceId)).map(templateView),

@@ -1,9 +1,11 @@
+/** People: search (plain and streamed) over every source, and hydrate through the cascade. */
+import type { StreamEventOf } from '../../shared/operations/index.ts';
 import type { Attempt } from '../enrich/cascade.ts';
-import { allFailed, cleanKnown, enrichRecord, spendable } from '../enrich/enrich-record.ts';
+import { allFailed, cleanKnown, enrichRecord } from '../enrich/enrich-record.ts';
 import { ServiceError } from '../errors.ts';
-import { type FieldValues, isField, present } from '../providers/fields.ts';
-import type { Handler, StreamEvent } from '../pipeline/handler.ts';
-import { assemble, type SourceAnswer, startPeopleSearch } from './people-search.ts';
+import type { Handler, HandlerContext } from '../pipeline/handler.ts';
+import { isField, present, type FieldValues } from '../providers/fields.ts';
+import { assemble, startPeopleSearch, type PeopleSearchRun, type SourceAnswer } from './people-search.ts';
 import { PeopleMerge } from './person-view.ts';
 
 /** Names a search row or a sheet may use for the cascade's fields. */
@@ -39,14 +41,10 @@ export const hydratePeople: Handler<'hydratePeople'> = async ({ leads, maxCredit
   const knowns = leads.map((lead, i) => cleanKnown(knownOf(lead), `leads[${i}].cnpj`));
   const slots = await ctx.services.providers.forWorkspace(ctx.workspaceId);
   const perLead = ctx.price(1);
-  const credits = await spendable(ctx, maxCredits);
-  // The balance, not the caller's own cap, cannot pay for one lead.
-  const capped = maxCredits !== undefined && maxCredits < perLead;
-  if (credits < perLead && leads.length > 0 && !capped) {
-    throw new ServiceError('insufficient_credits', `The balance is ${credits} credits; a lead enriched costs ${perLead}`);
-  }
+  const spendable = await ctx.budget(maxCredits);
+  if (leads.length > 0) spendable.requireBalanceFor(perLead, 'a lead enriched');
   /** Leads that may still be started: the ones the budget could pay for. */
-  let budget = perLead > 0 ? Math.floor(credits / perLead) : leads.length;
+  let budget = perLead > 0 ? Math.floor(spendable.credits / perLead) : leads.length;
   const results: Settled[] = leads.map((lead) => ({ ...lead, enriched: false }));
 
   let next = 0;
@@ -80,9 +78,16 @@ export const hydratePeople: Handler<'hydratePeople'> = async ({ leads, maxCredit
   return { results, enriched, creditsCharged: charged, ...(skipped ? { notProcessed: skipped } : {}) };
 };
 
+/** The search over this workspace's sources, with what they read. */
+async function peopleSearch(input: Parameters<typeof startPeopleSearch>[0], ctx: HandlerContext): Promise<PeopleSearchRun> {
+  const { people, companies, providers } = ctx.services;
+  const slots = await providers.forWorkspace(ctx.workspaceId);
+  return startPeopleSearch(input, { workspaceId: ctx.workspaceId, people, companies, slots, log: ctx.log, signal: ctx.signal });
+}
+
 /** People from every source at once, merged, in `sourceOrder`; 1 credit per row returned. */
 export const searchPeople: Handler<'searchPeople'> = async (input, ctx) => {
-  const run = await startPeopleSearch(input, ctx);
+  const run = await peopleSearch(input, ctx);
   const answers: SourceAnswer[] = [];
   for await (const answer of run.answers) answers.push(answer);
   const { results, sources } = assemble(answers, run.sources, run.limit);
@@ -96,8 +101,8 @@ export const searchPeople: Handler<'searchPeople'> = async (input, ctx) => {
  * sources still working are cancelled; so is everything when the client leaves.
  */
 export const streamPeople: Handler<'streamPeople'> = (input, ctx) =>
-  (async function* (): AsyncGenerator<StreamEvent> {
-    const run = await startPeopleSearch(input, ctx);
+  (async function* (): AsyncGenerator<StreamEventOf<'streamPeople'>> {
+    const run = await peopleSearch(input, ctx);
     const merge = new PeopleMerge();
     const sources = [];
     for await (const answer of run.answers) {

@@ -3,11 +3,11 @@
  * source is asked at once for up to `limit` rows; rows of the same person are merged. The plain
  * search assembles them in `sourceOrder`; the stream sends each source's new rows as it finishes.
  */
+import type { Logger } from 'pino';
 import type { InputOf } from '../../shared/operations/index.ts';
-import type { HandlerContext } from '../pipeline/handler.ts';
 import { PeopleMerge, type PersonView } from './person-view.ts';
 import { PEOPLE_SOURCE_SEARCH, sourcesOf, type PeopleSourceId } from './sources.ts';
-import { SourceUnable } from './source.ts';
+import { SourceUnable, type PeopleSearchDeps } from './source.ts';
 
 export const DEFAULT_PEOPLE_LIMIT = 10;
 
@@ -26,23 +26,22 @@ export interface PeopleSearchRun {
   cancel(): void;
 }
 
-export async function startPeopleSearch(
+export function startPeopleSearch(
   input: InputOf<'searchPeople'> | InputOf<'streamPeople'>,
-  ctx: HandlerContext,
-): Promise<PeopleSearchRun> {
+  { log, signal: callerSignal, ...deps }: PeopleSearchDeps & { log: Logger; signal: AbortSignal },
+): PeopleSearchRun {
   const { limit = DEFAULT_PEOPLE_LIMIT, sourceOrder, ...filters } = input;
-  const slots = await ctx.services.providers.forWorkspace(ctx.workspaceId);
-  const sources = sourcesOf(sourceOrder, slots.has('apollo'));
+  const sources = sourcesOf(sourceOrder, deps.slots.has('apollo'));
   const local = new AbortController();
-  const signal = AbortSignal.any([ctx.signal, local.signal]);
+  const signal = AbortSignal.any([callerSignal, local.signal]);
 
   const ask = async (source: PeopleSourceId): Promise<SourceAnswer> => {
     try {
-      return { source, rows: await PEOPLE_SOURCE_SEARCH[source]({ filters, limit, ctx, signal, slots }) };
+      return { source, rows: await PEOPLE_SOURCE_SEARCH[source]({ ...deps, filters, limit, signal }) };
     } catch (err) {
       if (err instanceof SourceUnable) return { source, rows: [], error: err.message };
       if (signal.aborted) return { source, rows: [], error: 'cancelled' };
-      ctx.log.error({ err, source }, 'people source failed');
+      log.error({ err, source }, 'people source failed');
       return { source, rows: [], error: 'this source failed; the others answered' };
     }
   };

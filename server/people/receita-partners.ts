@@ -93,7 +93,7 @@ export function partnerView(partner: Partner, company: CompanyRecord): PersonVie
  * root (a head office and its branches list the same partners).
  */
 export async function searchPartners(
-  companies: Companies,
+  companies: Pick<Companies, 'search'>,
   filters: PeopleFilters,
   limit: number,
   signal: AbortSignal,

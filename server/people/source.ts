@@ -1,7 +1,8 @@
 /** What a people source is, and how it says that it cannot answer a request. */
-import type { HandlerContext } from '../pipeline/handler.ts';
 import type { ProviderSlot } from '../providers/providers.ts';
+import type { Companies } from '../receita/companies.ts';
 import type { PeopleFilters } from './filters.ts';
+import type { People } from './people.ts';
 import type { PersonView } from './person-view.ts';
 
 /**
@@ -10,14 +11,20 @@ import type { PersonView } from './person-view.ts';
  */
 export class SourceUnable extends Error {}
 
-export interface SourceCall {
-  filters: PeopleFilters;
-  limit: number;
-  ctx: HandlerContext;
-  /** Aborted when the client leaves or the search has all the rows it needs. */
-  signal: AbortSignal;
+/** What the sources read: the workspace's stored people, the registry, the providers it can call. */
+export interface PeopleSearchDeps {
+  workspaceId: string;
+  people: Pick<People, 'find'>;
+  companies: Pick<Companies, 'search'>;
   /** The providers this workspace can call (for the remote sources). */
   slots: Map<string, ProviderSlot>;
+}
+
+export interface SourceCall extends PeopleSearchDeps {
+  filters: PeopleFilters;
+  limit: number;
+  /** Aborted when the client leaves or the search has all the rows it needs. */
+  signal: AbortSignal;
 }
 
 export type PeopleSource = (call: SourceCall) => Promise<PersonView[]>;

@@ -16,15 +16,15 @@ export type PeopleSourceId = (typeof PEOPLE_SOURCES)[number];
 /** People stored for `workspaceId` (null: the demo set) matching every filter. */
 const stored =
   (source: PeopleSourceId, workspace: (ctxWorkspace: string) => string | null): PeopleSource =>
-  async ({ filters, limit, ctx }) => {
-    const filter: Filter<PersonDoc> = { $and: [{ workspaceId: workspace(ctx.workspaceId) }, ...listQuery(filters)] };
-    const docs = await ctx.services.people.find(filter, limit);
+  async ({ filters, limit, workspaceId, people }) => {
+    const filter: Filter<PersonDoc> = { $and: [{ workspaceId: workspace(workspaceId) }, ...listQuery(filters)] };
+    const docs = await people.find(filter, limit);
     return docs.map((doc) => listPersonView(doc, source));
   };
 
 export const PEOPLE_SOURCE_SEARCH: Record<PeopleSourceId, PeopleSource> = {
   lists: stored('lists', (ws) => ws),
-  receita_federal: ({ filters, limit, ctx, signal }) => searchPartners(ctx.services.companies, filters, limit, signal),
+  receita_federal: ({ filters, limit, companies, signal }) => searchPartners(companies, filters, limit, signal),
   demo: stored('demo', () => null),
   apollo: searchApolloPeople,
 };

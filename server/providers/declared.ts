@@ -3,15 +3,41 @@
  * the catalog, the throttles, the cascade and the configuration variables follow from it.
  */
 import { PROVIDER_IDS } from '../../shared/schemas/enrichment.ts';
+import type { Companies } from '../receita/companies.ts';
+import type { BrasilApiSource } from '../receita/brasilapi.ts';
 import { apollo } from './apollo.ts';
 import { brasilApi } from './brasilapi.ts';
 import { hunter, hunterVerifier } from './hunter.ts';
 import { peopleDataLabs } from './people-data-labs.ts';
-import type { Provider } from './provider.ts';
+import type { LocalProvider, Provider, ProviderDeclaration } from './provider.ts';
 import { receitaFederal } from './receita-federal.ts';
 
-export const providers: readonly Provider[] = [receitaFederal, brasilApi, apollo, hunter, hunterVerifier, peopleDataLabs];
+/** The company lookups the local providers' adapters are built with. */
+export interface ProviderLookups {
+  companies: Pick<Companies, 'byCnpj'>;
+  remoteCompanies: BrasilApiSource | null;
+}
+
+const entries: ReadonlyArray<Provider | LocalProvider<ProviderLookups>> = [
+  receitaFederal,
+  brasilApi,
+  apollo,
+  hunter,
+  hunterVerifier,
+  peopleDataLabs,
+];
+
+const isLocal = (entry: Provider | LocalProvider<ProviderLookups>): entry is LocalProvider<ProviderLookups> => 'build' in entry;
+
+/** What each provider is, known before anything is opened (configuration reads it). */
+export const declarations: readonly ProviderDeclaration[] = entries.map((e) => (isLocal(e) ? e.declaration : e));
+
+/** The providers ready to call, the local ones reading these lookups. */
+export function buildProviders(lookups: ProviderLookups): Provider[] {
+  return entries.map((e) => (isLocal(e) ? e.build(lookups) : e));
+}
 
 // The contract's vocabulary of `providerOrder` names exactly these, in this order.
-export const providerIds = providers.map((p) => p.id);
-if (providerIds.join() !== PROVIDER_IDS.join()) throw new Error('shared PROVIDER_IDS and the provider registry disagree');
+if (declarations.map((p) => p.id).join() !== PROVIDER_IDS.join()) {
+  throw new Error('shared PROVIDER_IDS and the provider list disagree');
+}

@@ -3,7 +3,6 @@
  * limits, where its key lives) plus `enrich()`. The catalog, the throttles and the cascade are
  * all generated from declarations, so adding a provider is one file in this folder.
  */
-import type { Services } from '../services.ts';
 import type { Field, FieldValues } from './fields.ts';
 import type { ProviderHttp } from './http.ts';
 
@@ -50,8 +49,6 @@ export interface CallContext {
   signal: AbortSignal;
   /** This provider's throttled client, carrying the key the call is made with. */
   http: ProviderHttp;
-  /** Local sources read the imported registry; the BrasilAPI source keeps its own client. */
-  services: Pick<Services, 'companies' | 'remoteCompanies'>;
 }
 
 export interface Provider extends ProviderDeclaration {
@@ -80,4 +77,14 @@ export const envPrefix = (id: string) => id.toUpperCase().replace(/[^A-Z0-9]+/g,
 /** Whether the provider's every set of inputs misses at least one known field. */
 export function canRun(provider: ProviderDeclaration, known: ReadonlySet<Field>): boolean {
   return provider.inputs.some((set) => set.every((field) => known.has(field)));
+}
+
+/**
+ * A provider whose adapter reads prospecta's own company lookups (the imported registry, the
+ * BrasilAPI client) rather than an HTTP API: its declaration is known at start-up, for the
+ * configuration, and its adapter is built once the lookups exist.
+ */
+export interface LocalProvider<Lookups> {
+  declaration: ProviderDeclaration;
+  build(lookups: Lookups): Provider;
 }

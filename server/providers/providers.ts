@@ -11,7 +11,7 @@ import { ENRICH_FIELDS } from './fields.ts';
 import { ProviderHttp } from './http.ts';
 import { closeLimiter, createLimiter, throttleFor } from './limiter.ts';
 import type { Provider } from './provider.ts';
-import { providers as declared } from './declared.ts';
+import { buildProviders, type ProviderLookups } from './declared.ts';
 import { fingerprint, type WorkspaceProviderKeys } from './workspace-keys.ts';
 
 /** A provider ready to be called for one workspace. */
@@ -27,15 +27,19 @@ export interface ProvidersOptions {
   config: Config;
   log: Logger;
   keys: WorkspaceProviderKeys;
+  /** What the local providers (the imported registry, BrasilAPI) read. */
+  lookups: ProviderLookups;
   /** Instead of the global fetch (tests). */
   fetch?: typeof fetch;
 }
 
 export class Providers {
-  readonly all: readonly Provider[] = declared;
+  readonly all: readonly Provider[];
   private readonly clients = new Map<string, { http: ProviderHttp; limiter: Bottleneck }>();
 
-  constructor(private readonly options: ProvidersOptions) {}
+  constructor(private readonly options: ProvidersOptions) {
+    this.all = buildProviders(options.lookups);
+  }
 
   get(id: string): Provider | undefined {
     return this.all.find((p) => p.id === id);

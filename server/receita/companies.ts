@@ -3,8 +3,7 @@
  * written by the Receita Federal importer and read by the batch lookup and the search.
  */
 import type { Collection, Filter, FindOptions, IndexDeclaration, Store } from '../store/port.ts';
-import { ActivityMatcher } from './activities.ts';
-import type { CnaeDoc } from './import/importer.ts';
+import { ActivityMatcher, type CnaeDoc } from './activities.ts';
 import { planSearch, type CompanyFilters, type SearchPlan } from './search-plan.ts';
 import { foldText } from '../../shared/fold-text.ts';
 import { words } from './text.ts';

@@ -7,8 +7,7 @@
 import type { InputOf } from '../../shared/operations/index.ts';
 import { ServiceError } from '../errors.ts';
 import type { Activity } from './activities.ts';
-import { companyView, REGISTRY_SOURCE, type CompanyView } from './companies.ts';
-import type { HandlerContext } from '../pipeline/handler.ts';
+import { companyView, REGISTRY_SOURCE, type Companies, type CompanyView } from './companies.ts';
 
 export const COMPANY_SOURCES = [REGISTRY_SOURCE, 'brasilapi'] as const;
 const DEFAULT_LIMIT = 10;
@@ -43,11 +42,11 @@ function sourcesOf(order: string[] | undefined): string[] {
  */
 export async function startCompanySearch(
   input: InputOf<'searchCompanies'> | InputOf<'streamCompanies'>,
-  ctx: HandlerContext,
+  { companies: registry, charge }: { companies: Pick<Companies, 'search'>; charge: (units: number, detail: string) => Promise<number> },
 ): Promise<CompanySearchRun> {
   const { limit = DEFAULT_LIMIT, companyOrder, ...filters } = input;
   const sources = sourcesOf(companyOrder);
-  const { companies, ...plan } = await ctx.services.companies.search(filters, limit);
+  const { companies, ...plan } = await registry.search(filters, limit);
 
   async function* pages(): AsyncGenerator<CompanyPage> {
     for (const source of sources) {
@@ -56,7 +55,7 @@ export async function startCompanySearch(
         continue;
       }
       const results = companies.map((doc) => companyView(doc));
-      await ctx.charge(results.length, `${results.length} companies from ${source}`);
+      await charge(results.length, `${results.length} companies from ${source}`);
       yield { source, results };
     }
   }

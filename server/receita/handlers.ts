@@ -1,8 +1,10 @@
-import { ServiceError } from '../errors.ts';
+/** Companies: search (plain and streamed) and the CNPJ batch lookup, on the imported registry and BrasilAPI. */
 import { checkCnpj } from '../../shared/cnpj.ts';
+import type { StreamEventOf } from '../../shared/operations/index.ts';
+import { ServiceError } from '../errors.ts';
+import type { Handler, HandlerContext } from '../pipeline/handler.ts';
 import type { BrasilApiSource } from './brasilapi.ts';
-import { companyView, type CompanyView, REGISTRY_SOURCE } from './companies.ts';
-import type { Handler, HandlerContext, StreamEvent } from '../pipeline/handler.ts';
+import { companyView, REGISTRY_SOURCE, type CompanyView } from './companies.ts';
 import { startCompanySearch } from './company-search.ts';
 
 const MAX_NAMED = 5;
@@ -63,15 +65,15 @@ async function lookUpRemotely(
   remote: BrasilApiSource,
   cnpjs: string[],
   found: Map<string, CompanyView>,
-  ctx: HandlerContext,
+  { signal, log }: Pick<HandlerContext, 'signal' | 'log'>,
 ) {
-  const answers = await Promise.allSettled(cnpjs.map((cnpj) => remote.lookup(cnpj, ctx.signal)));
+  const answers = await Promise.allSettled(cnpjs.map((cnpj) => remote.lookup(cnpj, signal)));
   let count = 0;
   let error: string | undefined;
   answers.forEach((answer, i) => {
     if (answer.status === 'rejected') {
       error ??= answer.reason instanceof ServiceError ? answer.reason.message : 'BrasilAPI lookup failed';
-      if (!(answer.reason instanceof ServiceError)) ctx.log.warn({ err: answer.reason }, 'brasilapi lookup failed');
+      if (!(answer.reason instanceof ServiceError)) log.warn({ err: answer.reason }, 'brasilapi lookup failed');
     } else if (answer.value) {
       found.set(cnpjs[i]!, companyView(answer.value, 'brasilapi'));
       count++;
@@ -82,7 +84,7 @@ async function lookUpRemotely(
 
 /** Companies matching the filters, with the CNAE codes the activity terms stood for. */
 export const searchCompanies: Handler<'searchCompanies'> = async (input, ctx) => {
-  const run = await startCompanySearch(input, ctx);
+  const run = await startCompanySearch(input, { companies: ctx.services.companies, charge: ctx.charge });
   const results = [];
   const sources = [];
   for await (const page of run.pages) {
@@ -94,8 +96,8 @@ export const searchCompanies: Handler<'searchCompanies'> = async (input, ctx) =>
 
 /** The company search as server-sent events: a `page` per source, then `done` with the totals. */
 export const streamCompanies: Handler<'streamCompanies'> = (input, ctx) =>
-  (async function* (): AsyncGenerator<StreamEvent> {
-    const run = await startCompanySearch(input, ctx);
+  (async function* (): AsyncGenerator<StreamEventOf<'streamCompanies'>> {
+    const run = await startCompanySearch(input, { companies: ctx.services.companies, charge: ctx.charge });
     let total = 0;
     const sources = [];
     for await (const page of run.pages) {

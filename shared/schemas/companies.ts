@@ -76,7 +76,11 @@ export const CompanyResults = OpenObject('Companies found.', { results: Type.Arr
 export const CompanyPage = StreamPage(Company);
 
 /** The company stream's `done` also says what the search understood of `industry` and `name`. */
-export const CompanyStreamDone = StreamDone;
+export const CompanyStreamDone = OpenObject(StreamDone.description ?? '', {
+  ...StreamDone.properties,
+  activities: Type.Array(OpenObject('A CNAE activity an `industry` or keyword term stood for.')),
+  nameTerms: Type.Array(Type.String(), { description: 'Terms that named no activity, looked for in company names.' }),
+});
 
 export const CnpjBatchBody = Type.Object(
   {

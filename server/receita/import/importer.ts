@@ -17,6 +17,7 @@ import * as records from './records.ts';
 import { openReleaseFile, readRows, type Problem, type Row } from './rows.ts';
 import { companyWriter, type CompanyWriter } from './company-writer.ts';
 import { MemoryStaging, StoreStaging, type Staging } from './staging.ts';
+import type { CnaeDoc } from '../activities.ts';
 
 export interface ImportProgress {
   phase: 'codes' | 'companies' | 'establishments' | 'finishing';
@@ -72,11 +73,6 @@ export interface ImportDoc {
   finishedAt: Date | null;
   files: Record<string, FileState>;
   summary: ImportSummary | null;
-}
-
-export interface CnaeDoc {
-  _id: string;
-  description: string;
 }
 
 const KEPT_PROBLEMS = 100;

@@ -73,7 +73,7 @@ describe('ledger', () => {
     const { workspaceId } = await app.workspace('active');
     await app.services.credits.credit(workspaceId, 50, 'grant', 'fifty');
     const outcomes = await Promise.allSettled(
-      Array.from({ length: 100 }, (_, i) => app.services.credits.debit(workspaceId, 1, 'test', `debit ${i}`)),
+      Array.from({ length: 100 }, (_, i) => app.services.payment.charge(workspaceId, 1, 'test', `debit ${i}`)),
     );
     const ok = outcomes.filter((o) => o.status === 'fulfilled');
     const refused = outcomes.filter((o) => o.status === 'rejected') as PromiseRejectedResult[];
@@ -90,9 +90,11 @@ describe('ledger', () => {
 
   it('a debit that cannot be paid changes nothing', async () => {
     const { workspaceId } = await app.workspace();
-    await expect(app.services.credits.debit(workspaceId, 501, 'test', 'too much')).rejects.toMatchObject({
+    await expect(app.services.payment.charge(workspaceId, 501, 'test', 'too much')).rejects.toMatchObject({
       code: 'insufficient_credits',
+      message: 'This operation costs 501 credits and the balance is 500.',
     });
+    expect(await app.services.credits.debit(workspaceId, 501, 'test', 'too much')).toEqual({ ok: false, balance: 500 });
     const view = (await app.services.credits.view(workspaceId))!;
     expect(view.balance).toBe(500);
     expect(view.movements).toHaveLength(1);
@@ -100,7 +102,7 @@ describe('ledger', () => {
 
   it('a zero charge is free and leaves no movement', async () => {
     const { workspaceId } = await app.workspace();
-    expect(await app.services.credits.debit(workspaceId, 0, 'test', 'nothing found')).toBe(0);
+    expect(await app.services.payment.charge(workspaceId, 0, 'test', 'nothing found')).toBe(0);
     expect((await app.services.credits.view(workspaceId))!.movements).toHaveLength(1);
   });
 

@@ -3,7 +3,7 @@
  * an input that breaks it (and nothing else) with the words the 400 message must contain. Used
  * by validate.test.ts directly and by the HTTP tests through real requests.
  */
-import type { RequestPart } from '../../../server/http/validate.ts';
+import type { RequestPart } from '../../../server/pipeline/validate.ts';
 import { ENRICH_FIELDS, PROVIDER_IDS } from '../../../shared/schemas/enrichment.ts';
 import { COMPANY_SIZES, PEOPLE_SOURCES, ROLES, SENIORITIES } from '../../../shared/schemas/search.ts';
 import type { OperationId } from '../../../shared/types.ts';

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { describe, expect, it } from 'vitest';
 import { operations } from '../../../shared/operations/index.ts';
-import { compileValidators, type RequestPart } from '../../../server/http/validate.ts';
-import { validationCases, validEdgeCases, validInputs } from './validation-cases.ts';
+import { compileValidators, type RequestPart } from '../../../server/pipeline/validate.ts';
+import { validationCases, validEdgeCases, validInputs } from '../http/validation-cases.ts';
 
 const validate = compileValidators(operations);
 const label = (input: unknown) => JSON.stringify(input).slice(0, 80);

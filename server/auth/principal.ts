@@ -1,0 +1,40 @@
+/**
+ * Who is calling. A binding identifies the caller (HTTP from `Authorization: Bearer`, MCP the
+ * same way, the agent from its own chat's credential); the pipeline decides, with `authorize`,
+ * whether that caller may run an operation.
+ */
+import type { Scope } from '../../shared/operations/types.ts';
+import { ServiceError } from '../errors.ts';
+
+export interface Principal {
+  kind: 'api_key';
+  /** Stable id of the credential, used for rate limiting and logs. */
+  credentialId: string;
+  workspaceId: string;
+  scopes: Scope[];
+}
+
+export interface Caller {
+  principal: Principal | null;
+  /** Why a presented credential was refused; null when none was presented (or it was accepted). */
+  refused: string | null;
+}
+
+export const anonymous: Caller = { principal: null, refused: null };
+
+/** The principal allowed to run an operation needing `scope` (null for open operations), or 401/403. */
+export function authorize(caller: Caller, scope: Scope | null): Principal | null {
+  if (!scope) return caller.principal;
+  const { principal, refused } = caller;
+  if (!principal) {
+    throw new ServiceError(
+      'unauthorized',
+      refused ?? 'This operation needs an API key: send "Authorization: Bearer service_live_…".',
+      { credentialRefused: refused !== null },
+    );
+  }
+  if (!principal.scopes.includes(scope)) {
+    throw new ServiceError('insufficient_scope', `This operation needs the ${scope} scope.`, { scope });
+  }
+  return principal;
+}

@@ -1,0 +1,65 @@
+/**
+ * Every 402 the service answers is decided here: the plan gate before an operation runs, the
+ * balance when a charge is settled, and the per-request budget (`maxCredits`) handlers spend
+ * from. The debit itself is the ledger's atomic conditional update, so a charge never overdraws.
+ */
+import { ServiceError } from '../errors.ts';
+import type { Workspaces } from '../workspaces.ts';
+import type { Credits } from './ledger.ts';
+import { planBlocker } from './plans.ts';
+
+const credits = (n: number) => `${n} credit${n === 1 ? '' : 's'}`;
+
+/** What one request may spend: the balance, capped by the caller's `maxCredits`. */
+export class Budget {
+  constructor(
+    readonly balance: number,
+    /** The caller's own cap, when it sent one. */
+    readonly cap?: number,
+  ) {}
+
+  get credits(): number {
+    return Math.min(this.balance, this.cap ?? Infinity);
+  }
+
+  /**
+   * 402 `insufficient_credits` when the balance cannot pay `price`. A caller whose own cap is
+   * below the price asked for that, and gets an answer without the paid part instead.
+   */
+  requireBalanceFor(price: number, what: string): void {
+    const cappedByCaller = this.cap !== undefined && this.cap < price;
+    if (this.credits < price && !cappedByCaller) {
+      throw new ServiceError('insufficient_credits', `The balance is ${credits(this.balance)}; ${what} costs ${credits(price)}.`);
+    }
+  }
+}
+
+export class Payment {
+  constructor(
+    private readonly ledger: Credits,
+    private readonly workspaces: Workspaces,
+  ) {}
+
+  /** 402 `plan_required` unless the workspace's plan allows paid operations; a trial that ran out expires here. */
+  async requirePlan(workspaceId: string, now = new Date()): Promise<void> {
+    const account = await this.workspaces.get(workspaceId);
+    if (!account) throw new ServiceError('unauthorized', 'The workspace of this credential no longer exists.');
+    const current = await this.ledger.expireTrialIfDue(account, now);
+    const blocker = planBlocker(current.plan, now);
+    if (blocker) throw new ServiceError('plan_required', blocker);
+  }
+
+  /** Takes `amount`, or answers 402 `insufficient_credits` having changed nothing. Resolves with what was charged. */
+  async charge(workspaceId: string, amount: number, operationId: string, detail: string): Promise<number> {
+    const debit = await this.ledger.debit(workspaceId, amount, operationId, detail);
+    if (!debit.ok) {
+      throw new ServiceError('insufficient_credits', `This operation costs ${credits(amount)} and the balance is ${debit.balance}.`);
+    }
+    return Math.max(0, amount);
+  }
+
+  async budget(workspaceId: string, cap?: number): Promise<Budget> {
+    const account = await this.workspaces.get(workspaceId);
+    return new Budget(account?.balance ?? 0, cap);
+  }
+}

@@ -1,0 +1,134 @@
+/**
+ * The one way an operation runs, whatever the binding: credential → scope → validation → plan
+ * gate → handler → charges settled → the result or a ServiceError. It knows nothing of Koa or
+ * MCP: HTTP (`http/routes.ts`) turns an outcome into a status and a body or server-sent events,
+ * MCP into a `tools/call` result, the agent into a tool message. A binding that needs an `if`
+ * about plans, credits or scopes is a sign the rule belongs here.
+ */
+import { setMaxListeners } from 'node:events';
+import type { Logger } from 'pino';
+import { operations, type OperationId } from '../../shared/operations/index.ts';
+import { priceOf, type Operation } from '../../shared/operations/types.ts';
+import { authorize, type Caller, type Principal } from '../auth/principal.ts';
+import { invalidRequest, ServiceError } from '../errors.ts';
+import type { Services } from '../services.ts';
+import type { HandlerContext, Handlers, StreamEvent } from './handler.ts';
+import { compileValidators, type RequestPart, type Validate } from './validate.ts';
+
+/** An operation's input as a binding received it, in the registry's three parts. */
+export interface RawInput {
+  params?: unknown;
+  query?: unknown;
+  body?: unknown;
+}
+
+export interface InvokeOptions {
+  log: Logger;
+  /**
+   * Aborted when the caller goes away. As a function it is made on first use: most operations
+   * never pass a signal on, and HTTP then spares a listener per request.
+   */
+  signal: AbortSignal | (() => AbortSignal);
+}
+
+/** Credits charged so far by one invocation; a stream's total grows with each page it sends. */
+export interface Receipt {
+  credits: number;
+}
+
+export type Outcome =
+  | { kind: 'value'; operation: Operation; value: unknown; receipt: Receipt }
+  | { kind: 'stream'; operation: Operation; events: AsyncIterable<StreamEvent>; receipt: Receipt };
+
+export interface Pipeline {
+  invoke(id: OperationId, caller: Caller, raw: RawInput, options: InvokeOptions): Promise<Outcome>;
+}
+
+/**
+ * A handler as the pipeline calls it. A method's parameters are compared both ways, so every
+ * `Handler<Id>` fits: the input it gets has been validated against the very schemas its
+ * `InputOf<Id>` is derived from.
+ */
+interface Runner {
+  run(input: Record<string, unknown>, ctx: HandlerContext): Promise<unknown> | AsyncIterable<StreamEvent>;
+}
+
+const PARTS: RequestPart[] = ['params', 'query', 'body'];
+
+export function createPipeline(services: Services, handlers: Handlers): Pipeline {
+  const validate = compileValidators(operations);
+  const runners = new Map<OperationId, Runner>();
+  for (const id of Object.keys(operations) as OperationId[]) runners.set(id, { run: handlers[id] });
+
+  return {
+    async invoke(id, caller, raw, options) {
+      const operation: Operation = operations[id];
+      const principal = authorize(caller, operation.scope);
+      const input = parse(validate, id, operation, raw);
+      if (operation.requiresPlan && principal) await services.payment.requirePlan(principal.workspaceId);
+
+      const receipt: Receipt = { credits: 0 };
+      const ctx = handlerContext(id, operation, input, principal, services, options, receipt);
+      const result = runners.get(id)!.run(input, ctx);
+      if (isStream(result)) return { kind: 'stream', operation, events: result, receipt };
+      return { kind: 'value', operation, value: await result, receipt };
+    },
+  };
+}
+
+/** The parts the operation declares, validated and merged into one input; a violation is a 400 naming it. */
+function parse(validate: Validate, id: OperationId, operation: Operation, raw: RawInput): Record<string, unknown> {
+  const input: Record<string, unknown> = {};
+  for (const part of PARTS) {
+    if (!operation.request[part]) continue;
+    const result = validate(id, part, raw[part] ?? {});
+    if (!result.ok) throw invalidRequest(result.message);
+    Object.assign(input, result.value);
+  }
+  return input;
+}
+
+function handlerContext(
+  id: OperationId,
+  operation: Operation,
+  input: Record<string, unknown>,
+  principal: Principal | null,
+  services: Services,
+  { log, signal }: InvokeOptions,
+  receipt: Receipt,
+): HandlerContext {
+  let abortSignal: AbortSignal | undefined;
+  const workspaceId = () => {
+    if (!principal) throw new ServiceError('unauthorized', 'This operation needs a credential.');
+    return principal.workspaceId;
+  };
+  const price = (units: number) => priceOf(operation.credits, units, input);
+  return {
+    operationId: id,
+    get workspaceId() {
+      return workspaceId();
+    },
+    principal,
+    services,
+    log,
+    get signal() {
+      if (!abortSignal) {
+        abortSignal = typeof signal === 'function' ? signal() : signal;
+        // One request may fan out to many calls (25 rows, 25 model calls), each listening for the abort.
+        setMaxListeners(100, abortSignal);
+      }
+      return abortSignal;
+    },
+    price,
+    async charge(units, detail) {
+      const charged = await services.payment.charge(workspaceId(), price(units), id, detail);
+      receipt.credits += charged;
+      return charged;
+    },
+    budget: (maxCredits) => services.payment.budget(workspaceId(), maxCredits),
+  };
+}
+
+function isStream(result: Promise<unknown> | AsyncIterable<StreamEvent>): result is AsyncIterable<StreamEvent> {
+  return Symbol.asyncIterator in result;
+}

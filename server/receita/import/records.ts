@@ -5,7 +5,7 @@
  * the capital's comma decimal becomes a number.
  */
 import type { CodeAndDescription, CompanyRecord, Partner, RegistrationStatus } from '../companies.ts';
-import type { LookupKind } from './files.ts';
+import type { LookupKind } from './release-files.ts';
 
 export type Lookups = Record<LookupKind, Map<string, string>>;
 

@@ -11,7 +11,7 @@ import { Transform, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import Papa from 'papaparse';
 import yauzl from 'yauzl';
-import type { ReleaseFile } from './files.ts';
+import type { ReleaseFile } from './release-files.ts';
 
 export interface Problem {
   file: string;

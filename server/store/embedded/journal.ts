@@ -9,7 +9,7 @@
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { syncDir } from './files.ts';
+import { syncDir } from './data-files.ts';
 
 export class JournalFailedError extends Error {
   readonly code = 'STORE_JOURNAL_FAILED';

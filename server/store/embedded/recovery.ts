@@ -8,7 +8,7 @@
  */
 import { open } from 'node:fs/promises';
 import { decode, type Doc } from './codec.ts';
-import { listDataFiles, removeSuperseded, type DataFile } from './files.ts';
+import { listDataFiles, removeSuperseded, type DataFile } from './data-files.ts';
 import { readLines, readLinesAt, type LineRef } from './lines.ts';
 import type { JournalRecord } from './journal-line.ts';
 import type { SnapshotTrailer } from './snapshot.ts';

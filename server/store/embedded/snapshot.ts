@@ -7,7 +7,7 @@
 import { open, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { encode, type Doc } from './codec.ts';
-import { fileName, syncDir, TEMP_SUFFIX } from './files.ts';
+import { fileName, syncDir, TEMP_SUFFIX } from './data-files.ts';
 import { journalLine } from './journal-line.ts';
 
 const DOCS_PER_LINE = 500;

@@ -9,7 +9,7 @@ import type { BaseDoc, BulkLoader, Collection, Store } from '../port.ts';
 import { TableLoader } from './bulk-load.ts';
 import { EmbeddedCollection, type Committer } from './collection.ts';
 import type { JournalEntry } from './mutation.ts';
-import { fileName, removeSuperseded } from './files.ts';
+import { fileName, removeSuperseded } from './data-files.ts';
 import { Journal } from './journal.ts';
 import { acquireLock, type DirLock } from './lock.ts';
 import { recover } from './recovery.ts';

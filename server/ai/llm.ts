@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../config.ts';
 import { ServiceError } from '../errors.ts';
 import { retryAfterMs } from '../providers/http.ts';
-import { closeLimiter, createLimiter, runLimited, throttleFor } from '../providers/limiter.ts';
+import { closeLimiter, createLimiter, runLimited, throttleFor } from '../outbound/limiter.ts';
 import type { IndexDeclaration, Store } from '../store/port.ts';
 
 export interface ChatMessage {

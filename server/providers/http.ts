@@ -6,8 +6,8 @@
  */
 import type Bottleneck from 'bottleneck';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { duration, runLimited } from './limiter.ts';
-import { CircuitBreaker } from './circuit-breaker.ts';
+import { duration, runLimited } from '../outbound/limiter.ts';
+import { CircuitBreaker } from '../outbound/circuit-breaker.ts';
 import { ProviderFailure } from './provider.ts';
 import { ServiceError } from '../errors.ts';
 import { VERSION } from '../version.ts';

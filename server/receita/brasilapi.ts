@@ -5,8 +5,8 @@
 import type Bottleneck from 'bottleneck';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ServiceError } from '../errors.ts';
-import { duration, runLimited } from '../providers/limiter.ts';
-import type { DeclaredLimits, Maybe } from '../providers/provider.ts';
+import { duration, runLimited, type DeclaredLimits } from '../outbound/limiter.ts';
+import type { Maybe } from '../providers/provider.ts';
 import { VERSION } from '../version.ts';
 import type { CodeAndDescription, CompanyRecord, RegistrationStatus } from './companies.ts';
 

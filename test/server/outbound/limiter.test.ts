@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { closeLimiter, createLimiter, runLimited, type ProviderLimits } from '../../../server/providers/limiter.ts';
+import { closeLimiter, createLimiter, runLimited, type ProviderLimits } from '../../../server/outbound/limiter.ts';
 import { BrasilApiSource } from '../../../server/receita/brasilapi.ts';
 import { makeCnpj } from '../../helpers/companies.ts';
 import { brasilApiCompany, startFakeBrasilApi, type FakeBrasilApi } from '../../helpers/fake-brasilapi.ts';

@@ -1,12 +1,12 @@
 /**
- * One Bottleneck limiter per provider, shared by every caller in the process. With a Redis URL the
- * limiter uses Bottleneck's clustering, so all server instances draw on one budget per provider.
+ * One Bottleneck limiter per outside service (a provider, BrasilAPI, the model), shared by every
+ * caller in the process. With a Redis URL the limiter uses Bottleneck's clustering, so all server
+ * instances draw on one budget per service.
  */
 import Bottleneck from 'bottleneck';
 import { Redis } from 'ioredis';
 import { createRequire } from 'node:module';
 import { ServiceError } from '../errors.ts';
-import type { DeclaredLimits } from './provider.ts';
 
 // Bottleneck's in-process store yields to the event loop with setTimeout(0) a dozen times per
 // call, and each of those waits at least 1 ms: about 6 ms added to every provider call. setImmediate
@@ -17,6 +17,18 @@ const LocalDatastore = createRequire(import.meta.url)('bottleneck/lib/LocalDatas
 LocalDatastore.prototype.yieldLoop = function yieldLoop(this: { Promise: PromiseConstructor }, t = 0) {
   return new this.Promise<void>((resolve) => (t > 0 ? setTimeout(resolve, t) : setImmediate(resolve)));
 };
+
+/** A service's documented limits, as a provider declares them. */
+export interface DeclaredLimits {
+  /** Calls per second the provider allows. */
+  perSecond?: number;
+  /** Calls per minute (a quota refilled every minute). */
+  perMinute?: number;
+  /** Calls in flight at once. */
+  maxConcurrent: number;
+  /** Calls allowed to wait in one process before new ones are refused at once. */
+  maxQueued?: number;
+}
 
 /**
  * Providers count arrivals, and arrivals jitter (a busy event loop, another instance's call a few

@@ -1,22 +1,12 @@
 /**
  * One Bottleneck limiter per outside service (a provider, BrasilAPI, the model), shared by every
  * caller in the process. With a Redis URL the limiter uses Bottleneck's clustering, so all server
- * instances draw on one budget per service.
+ * instances draw on one budget per service. Processes make Bottleneck's yields cheaper at start-up
+ * (`bottleneck-yield.ts`).
  */
 import Bottleneck from 'bottleneck';
 import { Redis } from 'ioredis';
-import { createRequire } from 'node:module';
 import { ServiceError } from '../errors.ts';
-
-// Bottleneck's in-process store yields to the event loop with setTimeout(0) a dozen times per
-// call, and each of those waits at least 1 ms: about 6 ms added to every provider call. setImmediate
-// still yields to pending I/O, without the timer's floor. Timed waits (t > 0) are left as they are.
-const LocalDatastore = createRequire(import.meta.url)('bottleneck/lib/LocalDatastore.js') as {
-  prototype: { Promise: PromiseConstructor; yieldLoop(t?: number): Promise<void> };
-};
-LocalDatastore.prototype.yieldLoop = function yieldLoop(this: { Promise: PromiseConstructor }, t = 0) {
-  return new this.Promise<void>((resolve) => (t > 0 ? setTimeout(resolve, t) : setImmediate(resolve)));
-};
 
 /** A service's documented limits, as a provider declares them. */
 export interface DeclaredLimits {

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { patchBottleneckYield } from '../../../server/outbound/bottleneck-yield.ts';
 import { closeLimiter, createLimiter, runLimited, type ProviderLimits } from '../../../server/outbound/limiter.ts';
 import { BrasilApiSource } from '../../../server/receita/brasilapi.ts';
 import { makeCnpj } from '../../helpers/companies.ts';
@@ -11,6 +12,9 @@ import { TEST_REDIS_URL } from '../../helpers/global-setup.ts';
 
 const open: Bottleneck[] = [];
 const gates: Gate[] = [];
+
+// The limiters as the server runs them.
+beforeAll(patchBottleneckYield);
 
 function limiterFor(limits: ProviderLimits, id = 'test', redis?: { url: string }) {
   const limiter = createLimiter(id, limits, redis);

@@ -118,7 +118,7 @@ export class Llm {
               },
               { signal: request.signal },
             ),
-          { provider: 'The model', signal: request.signal, maxWaitMs: this.settings.timeoutMs },
+          { name: 'The model', signal: request.signal, maxWaitMs: this.settings.timeoutMs },
         );
         const choice = completion.choices?.[0];
         const text = typeof choice?.message?.content === 'string' ? choice.message.content : '';

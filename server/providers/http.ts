@@ -6,7 +6,8 @@
  */
 import type Bottleneck from 'bottleneck';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { duration, runLimited } from '../outbound/limiter.ts';
+import { duration } from '../outbound/duration.ts';
+import { runLimited } from '../outbound/limiter.ts';
 import { CircuitBreaker } from '../outbound/circuit-breaker.ts';
 import { ProviderFailure } from './provider.ts';
 import { ServiceError } from '../errors.ts';
@@ -97,7 +98,7 @@ export class ProviderHttp {
       let attempt: Attempt;
       try {
         attempt = await runLimited(this.options.limiter, () => this.attempt(request, signal), {
-          provider,
+          name: provider,
           signal,
           maxWaitMs: this.options.maxQueueWaitMs,
         });

@@ -5,7 +5,8 @@
 import type Bottleneck from 'bottleneck';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ServiceError } from '../errors.ts';
-import { duration, runLimited, type DeclaredLimits } from '../outbound/limiter.ts';
+import { duration } from '../outbound/duration.ts';
+import { runLimited, type DeclaredLimits } from '../outbound/limiter.ts';
 import type { Maybe } from '../providers/provider.ts';
 import { VERSION } from '../version.ts';
 import type { CodeAndDescription, CompanyRecord, RegistrationStatus } from './companies.ts';
@@ -270,7 +271,7 @@ export class BrasilApiSource {
   async lookup(cnpj: string, signal?: AbortSignal): Promise<CompanyRecord | null> {
     for (let retry = 0; ; retry++) {
       const attempt = await runLimited(this.limiter, () => this.attempt(cnpj, signal), {
-        provider: PROVIDER,
+        name: PROVIDER,
         signal,
         maxWaitMs: this.maxQueueWaitMs,
       });

@@ -18,7 +18,7 @@ async function zeroDelayYieldsPerCall(): Promise<number> {
     return setTimeout(callback, delay);
   }) as typeof setTimeout);
   try {
-    await runLimited(limiter, async () => 'ok', { provider: 'Test' });
+    await runLimited(limiter, async () => 'ok', { name: 'Test' });
     return yields;
   } finally {
     spy.mockRestore();

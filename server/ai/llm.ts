@@ -10,8 +10,8 @@ import OpenAI from 'openai';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../config.ts';
 import { ServiceError } from '../errors.ts';
-import { retryAfterMs } from '../providers/http.ts';
 import { closeLimiter, createLimiter, runLimited, throttleFor } from '../outbound/limiter.ts';
+import { retryAfterMs } from '../outbound/retry-after.ts';
 import type { IndexDeclaration, Store } from '../store/port.ts';
 
 export interface ChatMessage {
@@ -171,9 +171,7 @@ function describe(err: unknown): { message: string; wait: number | null; retryab
   if (err instanceof OpenAI.APIConnectionTimeoutError) return { message: 'The model did not answer in time.', wait: null, retryable: false };
   if (err instanceof OpenAI.APIConnectionError) return { message: 'The model could not be reached.', wait: null, retryable: true };
   if (err instanceof OpenAI.APIError && err.status !== undefined) {
-    // OpenAI sends `retry-after-ms` beside the standard header; either may be absent.
-    const ms = Number(err.headers?.get('retry-after-ms') ?? NaN);
-    const wait = Number.isFinite(ms) ? ms : retryAfterMs(err.headers?.get('retry-after') ?? null);
+    const wait = retryAfterMs(err.headers);
     if (err.status === 429) return { message: 'The model is rate limited.', wait, retryable: true };
     if (err.status >= 500) return { message: `The model failed (HTTP ${err.status}).`, wait, retryable: true };
     if (err.status === 401 || err.status === 403) return { message: 'The model refused the API key (check LLM_API_KEY).', wait: null, retryable: false };

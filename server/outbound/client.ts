@@ -16,7 +16,7 @@ import { ServiceError } from '../errors.ts';
 import type { CircuitBreaker } from './circuit-breaker.ts';
 import { duration } from './duration.ts';
 import { runLimited } from './limiter.ts';
-import { withRetries, type Attempt, type AttemptFailure, type RetryPolicy } from './retry.ts';
+import { RETRY_DEFAULTS, withRetries, type Attempt, type AttemptFailure, type RetryPolicy } from './retry.ts';
 
 export interface OutboundClientOptions extends RetryPolicy {
   /** The service's name in messages: `Hunter`, `BrasilAPI`, `The model`. */
@@ -70,7 +70,7 @@ export class OutboundClient {
     signal: AbortSignal | undefined,
     classify: CallOptions['classify'],
   ): Promise<Attempt<T>> {
-    const { timeoutMs = 10_000, maxRetryAfterMs = 10_000 } = this.options;
+    const { timeoutMs = 10_000, maxRetryAfterMs = RETRY_DEFAULTS.maxRetryAfterMs } = this.options;
     // A 429 seen by any call holds every call of this service that got its turn meanwhile; one
     // longer than the caller would wait for its own Retry-After fails the call as that 429 did.
     const pause = this.pause;

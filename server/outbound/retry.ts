@@ -33,6 +33,8 @@ export interface RetryPolicy {
   maxRetryAfterMs?: number;
 }
 
+export const RETRY_DEFAULTS = { maxRetries: 2, backoffMs: 250, maxRetryAfterMs: 10_000 } as const satisfies Required<RetryPolicy>;
+
 export interface RetryOptions extends RetryPolicy {
   /** Aborting ends the wait before a retry, rejecting with the signal's reason. */
   signal?: AbortSignal;
@@ -49,7 +51,8 @@ export function backoff(retry: number, backoffMs: number, maxMs: number): number
 }
 
 export async function withRetries<T>(attempt: () => Promise<Attempt<T>>, options: RetryOptions): Promise<T> {
-  const { signal, breaker, maxRetries = 2, backoffMs = 250, maxRetryAfterMs = 10_000 } = options;
+  const { signal, breaker } = options;
+  const { maxRetries = RETRY_DEFAULTS.maxRetries, backoffMs = RETRY_DEFAULTS.backoffMs, maxRetryAfterMs = RETRY_DEFAULTS.maxRetryAfterMs } = options;
   for (let retry = 0; ; retry++) {
     const outcome = await attempt();
     if ('value' in outcome) {

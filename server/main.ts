@@ -11,6 +11,7 @@ import { createApp } from './app.ts';
 import { bootstrap } from './bootstrap.ts';
 import { controlSocketPath, serveControl } from './cli/control.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { patchBottleneckYield } from './outbound/bottleneck-yield.ts';
 import { DEMO_CREDITS, seedDemo } from './seed/demo.ts';
 import { VERSION } from './version.ts';
 
@@ -29,6 +30,7 @@ function collectStartupGarbage(): void {
 }
 
 async function main(): Promise<void> {
+  patchBottleneckYield();
   const config = loadConfig();
   // Asynchronous writes: a synchronous write per access-log line costs a syscall per request.
   const destination = pino.destination({ dest: 1, sync: false });

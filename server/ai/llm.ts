@@ -1,17 +1,19 @@
 /**
  * The one client for language models: the official `openai` SDK pointed at any OpenAI-compatible
- * endpoint (`LLM_BASE_URL`: OpenAI, Azure OpenAI, OpenRouter, Ollama, vLLM, LM Studio…). Every
- * call waits for the model's Bottleneck limiter; 429 and 5xx are retried through the limiter
- * again, honouring `Retry-After`, a bounded number of times; prompts and answers have token caps;
- * tokens are counted per workspace. Callers get text or an {@link LlmError}, never an SDK error.
+ * endpoint (`LLM_BASE_URL`: OpenAI, Azure OpenAI, OpenRouter, Ollama, vLLM, LM Studio…). Calls
+ * go through the model's {@link OutboundClient}: its Bottleneck limiter, a timeout, and 429 and 5xx
+ * retried through the limiter again, honouring `Retry-After`, a bounded number of times. Prompts
+ * and answers have token caps; tokens are counted per workspace. Callers get text or an
+ * {@link LlmError}, never an SDK error.
  */
 import type Bottleneck from 'bottleneck';
 import OpenAI from 'openai';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../config.ts';
 import { ServiceError } from '../errors.ts';
-import { retryAfterMs } from '../providers/http.ts';
-import { closeLimiter, createLimiter, runLimited, throttleFor } from '../providers/limiter.ts';
+import { OutboundClient } from '../outbound/client.ts';
+import { closeLimiter, createLimiter, throttleFor } from '../outbound/limiter.ts';
+import type { AttemptFailure } from '../outbound/retry.ts';
+import { retryAfterMs } from '../outbound/retry-after.ts';
 import type { IndexDeclaration, Store } from '../store/port.ts';
 
 export interface ChatMessage {
@@ -77,6 +79,7 @@ export interface LlmSettings {
 export class Llm {
   private readonly client: OpenAI;
   private readonly limiter: Bottleneck;
+  private readonly outbound: OutboundClient;
 
   constructor(
     readonly settings: LlmSettings,
@@ -87,8 +90,7 @@ export class Llm {
       baseURL: settings.baseUrl,
       // Local servers (Ollama, vLLM) take no key, but the SDK insists on one.
       apiKey: settings.apiKey ?? 'none',
-      timeout: settings.timeoutMs,
-      // Retries go through the limiter below, so they count against the model's rate too.
+      // Retries and timeouts are the outbound client's, so retries count against the model's rate too.
       maxRetries: 0,
     });
     this.limiter = createLimiter(
@@ -96,6 +98,16 @@ export class Llm {
       throttleFor({ maxConcurrent: settings.maxConcurrent, perMinute: settings.perMinute }),
       redisUrl ? { url: redisUrl } : undefined,
     );
+    this.outbound = new OutboundClient({
+      name: 'The model',
+      limiter: this.limiter,
+      timeoutMs: settings.timeoutMs,
+      maxRetries: settings.maxRetries,
+      backoffMs: 500,
+      // Waiting longer than one answer may take, for a turn or a Retry-After, is not worth it.
+      maxRetryAfterMs: settings.timeoutMs,
+      maxQueueWaitMs: settings.timeoutMs,
+    });
   }
 
   async chat(request: ChatRequest): Promise<ChatAnswer> {
@@ -103,44 +115,38 @@ export class Llm {
     if (promptTokens > this.settings.maxPromptTokens) {
       throw new ServiceError('invalid_request', `the context is too long for the model (about ${promptTokens} tokens; at most ${this.settings.maxPromptTokens})`);
     }
-    for (let retry = 0; ; retry++) {
-      try {
-        const completion = await runLimited(
-          this.limiter,
-          () =>
-            this.client.chat.completions.create(
-              {
-                model: this.settings.model,
-                messages: request.messages,
-                max_tokens: request.maxTokens,
-                temperature: 0.2,
-                ...(request.json ? { response_format: { type: 'json_object' as const } } : {}),
-              },
-              { signal: request.signal },
-            ),
-          { provider: 'The model', signal: request.signal, maxWaitMs: this.settings.timeoutMs },
-        );
-        const choice = completion.choices?.[0];
-        const text = typeof choice?.message?.content === 'string' ? choice.message.content : '';
-        if (choice?.finish_reason === 'content_filter') throw new LlmError('The model refused to answer (content filter).', 'ai_failed');
-        if (!text.trim()) throw new LlmError('The model returned an empty answer.', 'ai_failed');
-        const answer = {
-          text,
-          promptTokens: completion.usage?.prompt_tokens ?? promptTokens,
-          completionTokens: completion.usage?.completion_tokens ?? estimateTokens(text),
-        };
-        await this.record(request, answer);
-        return answer;
-      } catch (err) {
-        if (err instanceof LlmError) throw err;
-        if (err instanceof ServiceError) throw new LlmError(`The model is busy: ${err.message}`, 'ai_unavailable');
-        if (request.signal.aborted) throw err;
-        const { message, wait, retryable } = describe(err);
-        if (!retryable || retry >= this.settings.maxRetries) throw new LlmError(message, 'ai_unavailable');
-        const delay = wait ?? 500 * 2 ** retry;
-        if (delay > this.settings.timeoutMs) throw new LlmError(message, 'ai_unavailable');
-        await sleep(delay, undefined, { signal: request.signal });
-      }
+    const completion = await this.complete(request);
+    const choice = completion.choices?.[0];
+    const text = typeof choice?.message?.content === 'string' ? choice.message.content : '';
+    if (choice?.finish_reason === 'content_filter') throw new LlmError('The model refused to answer (content filter).', 'ai_failed');
+    if (!text.trim()) throw new LlmError('The model returned an empty answer.', 'ai_failed');
+    const answer = {
+      text,
+      promptTokens: completion.usage?.prompt_tokens ?? promptTokens,
+      completionTokens: completion.usage?.completion_tokens ?? estimateTokens(text),
+    };
+    await this.record(request, answer);
+    return answer;
+  }
+
+  private async complete(request: ChatRequest): Promise<OpenAI.ChatCompletion> {
+    const body = {
+      model: this.settings.model,
+      messages: request.messages,
+      max_tokens: request.maxTokens,
+      temperature: 0.2,
+      ...(request.json ? { response_format: { type: 'json_object' as const } } : {}),
+    };
+    try {
+      return await this.outbound.call(async (signal) => ({ value: await this.client.chat.completions.create(body, { signal }) }), {
+        signal: request.signal,
+        classify,
+        fail: (last) => new LlmError(last.failure, 'ai_unavailable'),
+      });
+    } catch (err) {
+      // No turn within the timeout: the model's limiter is full.
+      if (err instanceof ServiceError && !(err instanceof LlmError)) throw new LlmError(`The model is busy: ${err.message}`, 'ai_unavailable');
+      throw err;
     }
   }
 
@@ -167,19 +173,22 @@ export class Llm {
   }
 }
 
-function describe(err: unknown): { message: string; wait: number | null; retryable: boolean } {
-  if (err instanceof OpenAI.APIConnectionTimeoutError) return { message: 'The model did not answer in time.', wait: null, retryable: false };
-  if (err instanceof OpenAI.APIConnectionError) return { message: 'The model could not be reached.', wait: null, retryable: true };
+/**
+ * What the SDK's errors mean, in the messages callers get: 429, 5xx and a lost connection are
+ * worth another attempt; a timeout is not, having already taken LLM_TIMEOUT_MS.
+ */
+function classify(err: unknown, timeout: AttemptFailure | undefined): AttemptFailure {
+  // The SDK's own timeout (10 minutes) can only come first at LLM_TIMEOUT_MS's ceiling.
+  if (timeout || err instanceof OpenAI.APIConnectionTimeoutError) return { failure: 'The model did not answer in time.', kind: 'final' };
+  if (err instanceof OpenAI.APIConnectionError) return { failure: 'The model could not be reached.', kind: 'failed' };
   if (err instanceof OpenAI.APIError && err.status !== undefined) {
-    // OpenAI sends `retry-after-ms` beside the standard header; either may be absent.
-    const ms = Number(err.headers?.get('retry-after-ms') ?? NaN);
-    const wait = Number.isFinite(ms) ? ms : retryAfterMs(err.headers?.get('retry-after') ?? null);
-    if (err.status === 429) return { message: 'The model is rate limited.', wait, retryable: true };
-    if (err.status >= 500) return { message: `The model failed (HTTP ${err.status}).`, wait, retryable: true };
-    if (err.status === 401 || err.status === 403) return { message: 'The model refused the API key (check LLM_API_KEY).', wait: null, retryable: false };
-    return { message: `The model refused the request (HTTP ${err.status}).`, wait: null, retryable: false };
+    const wait = retryAfterMs(err.headers);
+    if (err.status === 429) return { failure: 'The model is rate limited.', kind: 'rate_limited', retryAfterMs: wait };
+    if (err.status >= 500) return { failure: `The model failed (HTTP ${err.status}).`, kind: 'failed', retryAfterMs: wait };
+    if (err.status === 401 || err.status === 403) return { failure: 'The model refused the API key (check LLM_API_KEY).', kind: 'final' };
+    return { failure: `The model refused the request (HTTP ${err.status}).`, kind: 'final' };
   }
-  return { message: 'The model call failed.', wait: null, retryable: false };
+  return { failure: 'The model call failed.', kind: 'final' };
 }
 
 /** The model, or the 503 that says how to configure one. */

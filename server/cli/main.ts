@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { bootstrap } from '../bootstrap.ts';
 import { ConfigError, loadConfig } from '../config.ts';
+import { patchBottleneckYield } from '../outbound/bottleneck-yield.ts';
 import { VERSION } from '../version.ts';
 import { commands, usage } from './commands.ts';
 import { controlSocketPath, runCommand, sendControl, type ControlReply, type ControlRequest } from './control.ts';
@@ -77,6 +78,7 @@ async function execute(request: ControlRequest): Promise<ControlReply> {
 }
 
 async function main(): Promise<void> {
+  patchBottleneckYield();
   let request: ControlRequest;
   try {
     request = parse(process.argv.slice(2));

@@ -3,22 +3,12 @@
  * limits, where its key lives) plus `enrich()`. The catalog, the throttles and the cascade are
  * all generated from declarations, so adding a provider is one file in this folder.
  */
+import type { DeclaredLimits } from '../outbound/limiter.ts';
 import type { Field, FieldValues } from './fields.ts';
 import type { ProviderHttp } from './http.ts';
 
 /** A field a third party's answer may leave out or send as null. */
 export type Maybe<T> = T | null | undefined;
-
-export interface DeclaredLimits {
-  /** Calls per second the provider allows. */
-  perSecond?: number;
-  /** Calls per minute (a quota refilled every minute). */
-  perMinute?: number;
-  /** Calls in flight at once. */
-  maxConcurrent: number;
-  /** Calls allowed to wait in one process before new ones are refused at once. */
-  maxQueued?: number;
-}
 
 export interface ProviderDeclaration {
   id: string;

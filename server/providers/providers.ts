@@ -6,10 +6,10 @@
 import type Bottleneck from 'bottleneck';
 import type { Logger } from 'pino';
 import type { Config, ProviderSettings } from '../config.ts';
-import { CircuitBreaker } from './circuit-breaker.ts';
+import { CircuitBreaker } from '../outbound/circuit-breaker.ts';
 import { ENRICH_FIELDS } from './fields.ts';
 import { ProviderHttp } from './http.ts';
-import { closeLimiter, createLimiter, throttleFor } from './limiter.ts';
+import { closeLimiter, createLimiter, throttleFor } from '../outbound/limiter.ts';
 import type { Provider } from './provider.ts';
 import { buildProviders, type ProviderLookups } from './declared.ts';
 import { fingerprint, type WorkspaceProviderKeys } from './workspace-keys.ts';

@@ -1,12 +1,14 @@
 /**
  * BrasilAPI's CNPJ lookup (public, keyless): a pass-through to minha-receita, so the body is
- * minha-receita's JSON. Every attempt, retries included, goes through the provider's limiter.
+ * minha-receita's JSON. Lookups go through its {@link OutboundClient}: every attempt, retries
+ * included, waits for BrasilAPI's limiter.
  */
 import type Bottleneck from 'bottleneck';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { ServiceError } from '../errors.ts';
-import { duration, runLimited } from '../providers/limiter.ts';
-import type { DeclaredLimits, Maybe } from '../providers/provider.ts';
+import { OutboundClient, type OutboundClientOptions } from '../outbound/client.ts';
+import type { DeclaredLimits } from '../outbound/limiter.ts';
+import type { Attempt, AttemptFailure } from '../outbound/retry.ts';
+import { retryAfterMs } from '../outbound/retry-after.ts';
+import type { Maybe } from '../providers/provider.ts';
 import { VERSION } from '../version.ts';
 import type { CodeAndDescription, CompanyRecord, RegistrationStatus } from './companies.ts';
 
@@ -214,115 +216,60 @@ export function fromMinhaReceita(cnpj: string, body: Partial<BrasilApiCompany>):
   };
 }
 
-/** Milliseconds from a `Retry-After` header (seconds or an HTTP date), or null when absent or unreadable. */
-function retryAfterMs(header: string | null): number | null {
-  if (header === null) return null;
-  const value = header.trim();
-  if (/^\d+$/.test(value)) return Number(value) * 1000;
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? null : Math.max(0, at - Date.now());
-}
-
-type Attempt =
-  | { found: CompanyRecord | null }
-  | { failure: string; retryable: boolean; retryAfterMs: number | null };
-
-export interface BrasilApiOptions {
+export interface BrasilApiOptions extends Omit<OutboundClientOptions, 'name' | 'breaker'> {
   /** Usually {@link BRASILAPI_URL}. */
   baseUrl: string;
   /** The provider's limiter, e.g. `createLimiter('brasilapi', throttleFor(BRASILAPI_LIMITS), redis)`. */
   limiter: Bottleneck;
   fetch?: typeof fetch;
-  /** Retries after a 429, a 5xx, a network error or a timeout. @default 2 */
-  maxRetries?: number;
-  /** A longer `Retry-After` than this is not waited for: the lookup fails at once. @default 10_000 */
-  maxRetryAfterMs?: number;
-  /** First backoff when no `Retry-After` is given; doubles on each retry, with jitter. @default 500 */
+  /** The first backoff when no `Retry-After` is given; doubles on each retry, with jitter. @default 500 */
   backoffMs?: number;
-  /** Per attempt, body included. @default 10_000 */
-  timeoutMs?: number;
-  /** How long an attempt may wait for the limiter. @default 30_000 */
-  maxQueueWaitMs?: number;
+}
+
+/** A lookup is tried again after a timeout or a network error; a body that is not JSON will not improve. */
+function classify(err: unknown, timeout: AttemptFailure | undefined): AttemptFailure {
+  if (timeout) return timeout;
+  if (err instanceof SyntaxError) return { failure: 'unexpected response', kind: 'final' };
+  return { failure: 'network error', kind: 'failed' };
 }
 
 export class BrasilApiSource {
   private readonly baseUrl: string;
-  private readonly limiter: Bottleneck;
   private readonly request: typeof fetch;
-  private readonly maxRetries: number;
-  private readonly maxRetryAfterMs: number;
-  private readonly backoffMs: number;
-  private readonly timeoutMs: number;
-  private readonly maxQueueWaitMs: number;
+  private readonly outbound: OutboundClient;
 
-  constructor(options: BrasilApiOptions) {
-    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
-    this.limiter = options.limiter;
-    this.request = options.fetch ?? fetch;
-    this.maxRetries = options.maxRetries ?? 2;
-    this.maxRetryAfterMs = options.maxRetryAfterMs ?? 10_000;
-    this.backoffMs = options.backoffMs ?? 500;
-    this.timeoutMs = options.timeoutMs ?? 10_000;
-    this.maxQueueWaitMs = options.maxQueueWaitMs ?? 30_000;
+  constructor({ baseUrl, fetch: request, backoffMs = 500, ...outbound }: BrasilApiOptions) {
+    this.baseUrl = baseUrl.replace(/\/+$/, '');
+    this.request = request ?? fetch;
+    this.outbound = new OutboundClient({ ...outbound, backoffMs, name: PROVIDER });
   }
 
-  /** The company with this CNPJ (14 characters, normalized), or null when BrasilAPI does not know it. */
+  /**
+   * The company with this CNPJ (14 characters, normalized), or null when BrasilAPI does not know it.
+   * Fails with a `provider_unavailable` ServiceError, or the reason of an abort.
+   */
   async lookup(cnpj: string, signal?: AbortSignal): Promise<CompanyRecord | null> {
-    for (let retry = 0; ; retry++) {
-      const attempt = await runLimited(this.limiter, () => this.attempt(cnpj, signal), {
-        provider: PROVIDER,
-        signal,
-        maxWaitMs: this.maxQueueWaitMs,
-      });
-      if ('found' in attempt) return attempt.found;
-
-      const wait = attempt.retryAfterMs ?? this.backoff(retry);
-      if (!attempt.retryable || retry >= this.maxRetries || wait > this.maxRetryAfterMs) {
-        const details = attempt.retryAfterMs === null ? {} : { retryAfterSeconds: Math.ceil(attempt.retryAfterMs / 1000) };
-        const message = `${PROVIDER} is unavailable (${attempt.failure}); try again later`;
-        throw new ServiceError('provider_unavailable', message, details);
-      }
-      try {
-        await sleep(wait, undefined, { signal });
-      } catch (err) {
-        throw signal?.aborted ? signal.reason : err;
-      }
-    }
+    return this.outbound.call((attemptSignal) => this.attempt(cnpj, attemptSignal), { signal, classify });
   }
 
-  /** Exponential, with jitter so that instances throttled together do not retry together. */
-  private backoff(retry: number): number {
-    const ceiling = Math.min(this.backoffMs * 2 ** retry, this.maxRetryAfterMs);
-    return ceiling / 2 + Math.random() * (ceiling / 2);
-  }
-
-  private async attempt(cnpj: string, signal: AbortSignal | undefined): Promise<Attempt> {
-    const timeout = AbortSignal.timeout(this.timeoutMs);
-    try {
-      const res = await this.request(`${this.baseUrl}/api/cnpj/v1/${cnpj}`, {
-        headers: { 'User-Agent': USER_AGENT, Accept: 'application/json' },
-        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-      });
-      if (res.status === 200) {
-        const body: unknown = await res.json();
-        if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-          return { failure: 'unexpected response', retryable: false, retryAfterMs: null };
-        }
-        return { found: fromMinhaReceita(cnpj, body) };
+  private async attempt(cnpj: string, signal: AbortSignal): Promise<Attempt<CompanyRecord | null>> {
+    const res = await this.request(`${this.baseUrl}/api/cnpj/v1/${cnpj}`, {
+      headers: { 'User-Agent': USER_AGENT, Accept: 'application/json' },
+      signal,
+    });
+    if (res.status === 200) {
+      const body: unknown = await res.json();
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+        return { failure: 'unexpected response', kind: 'final' };
       }
-      await res.body?.cancel();
-      // 400 is BrasilAPI's "invalid CNPJ": for a CNPJ we validated, the same as unknown.
-      if (res.status === 404 || res.status === 400) return { found: null };
-      const retryable = res.status === 429 || res.status >= 500;
-      const retryAfter = retryable ? retryAfterMs(res.headers.get('retry-after')) : null;
-      return { failure: `HTTP ${res.status}`, retryable, retryAfterMs: retryAfter };
-    } catch (err) {
-      if (signal?.aborted) throw signal.reason;
-      if (timeout.aborted) {
-        return { failure: `no answer within ${duration(this.timeoutMs)}`, retryable: true, retryAfterMs: null };
-      }
-      if (err instanceof SyntaxError) return { failure: 'unexpected response', retryable: false, retryAfterMs: null };
-      return { failure: 'network error', retryable: true, retryAfterMs: null };
+      return { value: fromMinhaReceita(cnpj, body) };
     }
+    await res.body?.cancel();
+    // 400 is BrasilAPI's "invalid CNPJ": for a CNPJ we validated, the same as unknown.
+    if (res.status === 404 || res.status === 400) return { value: null };
+    const failure = `HTTP ${res.status}`;
+    if (res.status === 429) return { failure, kind: 'rate_limited', retryAfterMs: retryAfterMs(res.headers) };
+    if (res.status >= 500) return { failure, kind: 'failed', retryAfterMs: retryAfterMs(res.headers) };
+    return { failure, kind: 'final' };
   }
 }

@@ -10,6 +10,7 @@ import pino from 'pino';
 import { createApp, type AppOptions } from '../../server/app.ts';
 import { bootstrap, type Runtime } from '../../server/bootstrap.ts';
 import { loadConfig } from '../../server/config.ts';
+import { patchBottleneckYield } from '../../server/outbound/bottleneck-yield.ts';
 import type { PlanName } from '../../server/credits/plans.ts';
 import type { Services } from '../../server/services.ts';
 
@@ -39,6 +40,8 @@ export async function startTestApp(
   env: Record<string, string> = {},
   options: AppOptions & { dataDir?: string } = {},
 ): Promise<TestApp> {
+  // As server/main.ts does: the tests' server calls providers as fast as the real one.
+  patchBottleneckYield();
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'prospecta-test-')));
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env });
   const runtime: Runtime = await bootstrap(config, pino({ level: 'silent' }), 'test');

@@ -5,7 +5,6 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CircuitBreaker } from '../../../server/providers/circuit-breaker.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { startFakeHunter, testWorld, type FakeProvider } from '../../helpers/fake-providers.ts';
 import { TEST_REDIS_URL } from '../../helpers/global-setup.ts';
@@ -106,21 +105,5 @@ describe('circuit breaker', () => {
       await app.close();
       hunter.reset();
     }
-  });
-
-  it('lets one trial call through after the cool-down, and closes on its success', () => {
-    let now = 0;
-    const breaker = new CircuitBreaker({ threshold: 2, coolDownMs: 1000, now: () => now });
-    breaker.failure();
-    expect(breaker.allow()).toBe(true);
-    breaker.failure();
-    expect(breaker.allow()).toBe(false);
-    expect(breaker.retryInMs()).toBe(1000);
-    now = 1000;
-    expect(breaker.allow()).toBe(true); // the trial
-    expect(breaker.allow()).toBe(false); // only one
-    breaker.success();
-    expect(breaker.allow()).toBe(true);
-    expect(breaker.retryInMs()).toBe(0);
   });
 });

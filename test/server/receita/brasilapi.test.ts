@@ -2,7 +2,7 @@ import type Bottleneck from 'bottleneck';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ServiceError } from '../../../server/errors.ts';
-import { closeLimiter, createLimiter } from '../../../server/providers/limiter.ts';
+import { closeLimiter, createLimiter } from '../../../server/outbound/limiter.ts';
 import { BrasilApiSource, fromMinhaReceita, type BrasilApiOptions } from '../../../server/receita/brasilapi.ts';
 import { makeCnpj } from '../../helpers/companies.ts';
 import { brasilApiCompany, startFakeBrasilApi, type FakeBrasilApi } from '../../helpers/fake-brasilapi.ts';

@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { closeLimiter, createLimiter, runLimited, type ProviderLimits } from '../../../server/providers/limiter.ts';
+import { patchBottleneckYield } from '../../../server/outbound/bottleneck-yield.ts';
+import { closeLimiter, createLimiter, runLimited, type Throttle } from '../../../server/outbound/limiter.ts';
 import { BrasilApiSource } from '../../../server/receita/brasilapi.ts';
 import { makeCnpj } from '../../helpers/companies.ts';
 import { brasilApiCompany, startFakeBrasilApi, type FakeBrasilApi } from '../../helpers/fake-brasilapi.ts';
@@ -12,7 +13,10 @@ import { TEST_REDIS_URL } from '../../helpers/global-setup.ts';
 const open: Bottleneck[] = [];
 const gates: Gate[] = [];
 
-function limiterFor(limits: ProviderLimits, id = 'test', redis?: { url: string }) {
+// The limiters as the server runs them.
+beforeAll(patchBottleneckYield);
+
+function limiterFor(limits: Throttle, id = 'test', redis?: { url: string }) {
   const limiter = createLimiter(id, limits, redis);
   open.push(limiter);
   return limiter;
@@ -84,7 +88,7 @@ describe('runLimited, in process', () => {
   it('runs no more than maxConcurrent at once', async () => {
     const limiter = limiterFor({ maxConcurrent: 2 });
     const g = gate();
-    const calls = Array.from({ length: 5 }, () => runLimited(limiter, g.task, { provider: 'Test' }));
+    const calls = Array.from({ length: 5 }, () => runLimited(limiter, g.task, { name: 'Test' }));
     await until(() => g.started === 2);
     await sleep(20);
     expect(g.started).toBe(2);
@@ -96,9 +100,9 @@ describe('runLimited, in process', () => {
   it('drops a queued call when its signal aborts: the task never runs', async () => {
     const limiter = limiterFor({ maxConcurrent: 1 });
     const g = gate();
-    const first = runLimited(limiter, g.task, { provider: 'Test' });
+    const first = runLimited(limiter, g.task, { name: 'Test' });
     const controller = new AbortController();
-    const queued = runLimited(limiter, g.task, { provider: 'Test', signal: controller.signal });
+    const queued = runLimited(limiter, g.task, { name: 'Test', signal: controller.signal });
     await until(() => g.started === 1);
     const reason = new Error('gone');
     controller.abort(reason);
@@ -108,14 +112,14 @@ describe('runLimited, in process', () => {
     await first;
     await sleep(20);
     expect(g.started).toBe(1);
-    expect(await runLimited(limiter, async () => 'after', { provider: 'Test' })).toBe('after');
+    expect(await runLimited(limiter, async () => 'after', { name: 'Test' })).toBe('after');
   });
 
   it('rejects at once, without queueing, when the signal has already aborted', async () => {
     const limiter = limiterFor({});
     let ran = false;
     const reason = new Error('too late');
-    const call = runLimited(limiter, async () => (ran = true), { provider: 'Test', signal: AbortSignal.abort(reason) });
+    const call = runLimited(limiter, async () => (ran = true), { name: 'Test', signal: AbortSignal.abort(reason) });
     const err = await rejection(call);
     expect(err).toBe(reason);
     expect(ran).toBe(false);
@@ -124,8 +128,8 @@ describe('runLimited, in process', () => {
   it('gives up with 503 provider_unavailable after maxWaitMs in the queue', async () => {
     const limiter = limiterFor({ maxConcurrent: 1 });
     const g = gate();
-    const first = runLimited(limiter, g.task, { provider: 'Test' });
-    const err = await rejection(runLimited(limiter, g.task, { provider: 'Test', maxWaitMs: 20 }));
+    const first = runLimited(limiter, g.task, { name: 'Test' });
+    const err = await rejection(runLimited(limiter, g.task, { name: 'Test', maxWaitMs: 20 }));
     expect(err).toMatchObject({ code: 'provider_unavailable' });
     expect(err.message).toBe('Test is busy (no turn within 20 ms); try again later');
     g.releaseAll();
@@ -136,10 +140,10 @@ describe('runLimited, in process', () => {
   it('refuses calls beyond maxQueued at once', async () => {
     const limiter = limiterFor({ maxConcurrent: 1, maxQueued: 2 });
     const g = gate();
-    const first = runLimited(limiter, g.task, { provider: 'Test' });
+    const first = runLimited(limiter, g.task, { name: 'Test' });
     await until(() => g.started === 1);
-    const queued = [1, 2].map(() => runLimited(limiter, g.task, { provider: 'Test' }));
-    const err = await rejection(runLimited(limiter, g.task, { provider: 'Test' }));
+    const queued = [1, 2].map(() => runLimited(limiter, g.task, { name: 'Test' }));
+    const err = await rejection(runLimited(limiter, g.task, { name: 'Test' }));
     expect(err).toMatchObject({ code: 'provider_unavailable' });
     expect(err.message).toBe('Test is busy (too many calls waiting); try again later');
     await drain(g, 3);
@@ -148,7 +152,7 @@ describe('runLimited, in process', () => {
 
   it('spends a reservoir: past the quota, calls wait for the refresh', async () => {
     const limiter = limiterFor({ reservoir: { amount: 2, refreshMs: 60_000 } });
-    const call = () => runLimited(limiter, async () => 'ok', { provider: 'Test', maxWaitMs: 50 });
+    const call = () => runLimited(limiter, async () => 'ok', { name: 'Test', maxWaitMs: 50 });
     expect(await Promise.all([call(), call()])).toEqual(['ok', 'ok']);
     expect(await rejection(call())).toMatchObject({ code: 'provider_unavailable' });
   });
@@ -156,9 +160,9 @@ describe('runLimited, in process', () => {
   it('on close, fails queued calls and lets the running one finish', async () => {
     const limiter = createLimiter('test', { maxConcurrent: 1 });
     const g = gate();
-    const running = runLimited(limiter, g.task, { provider: 'Test' });
+    const running = runLimited(limiter, g.task, { name: 'Test' });
     await until(() => g.started === 1);
-    const queued = runLimited(limiter, g.task, { provider: 'Test' });
+    const queued = runLimited(limiter, g.task, { name: 'Test' });
     const closing = closeLimiter(limiter);
     expect(await rejection(queued)).toMatchObject({ code: 'provider_unavailable' });
     g.releaseAll();
@@ -207,7 +211,7 @@ describe('limits shared through Redis', () => {
 
     const limiter = limiterFor({ maxConcurrent: 1 }, id, redis);
     const g = gate();
-    const calls = [1, 2, 3].map(() => runLimited(limiter, g.task, { provider: 'Test' }));
+    const calls = [1, 2, 3].map(() => runLimited(limiter, g.task, { name: 'Test' }));
     await until(() => g.started === 1);
     // Under the old maxConcurrent 3 the other two would be running by now.
     await sleep(50);

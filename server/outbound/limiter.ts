@@ -1,30 +1,34 @@
 /**
- * One Bottleneck limiter per provider, shared by every caller in the process. With a Redis URL the
- * limiter uses Bottleneck's clustering, so all server instances draw on one budget per provider.
+ * One Bottleneck limiter per outside service (a provider, BrasilAPI, the model), shared by every
+ * caller in the process. With a Redis URL the limiter uses Bottleneck's clustering, so all server
+ * instances draw on one budget per service. Processes make Bottleneck's yields cheaper at start-up
+ * (`bottleneck-yield.ts`).
  */
 import Bottleneck from 'bottleneck';
 import { Redis } from 'ioredis';
-import { createRequire } from 'node:module';
 import { ServiceError } from '../errors.ts';
-import type { DeclaredLimits } from './provider.ts';
+import { duration } from './duration.ts';
 
-// Bottleneck's in-process store yields to the event loop with setTimeout(0) a dozen times per
-// call, and each of those waits at least 1 ms: about 6 ms added to every provider call. setImmediate
-// still yields to pending I/O, without the timer's floor. Timed waits (t > 0) are left as they are.
-const LocalDatastore = createRequire(import.meta.url)('bottleneck/lib/LocalDatastore.js') as {
-  prototype: { Promise: PromiseConstructor; yieldLoop(t?: number): Promise<void> };
-};
-LocalDatastore.prototype.yieldLoop = function yieldLoop(this: { Promise: PromiseConstructor }, t = 0) {
-  return new this.Promise<void>((resolve) => (t > 0 ? setTimeout(resolve, t) : setImmediate(resolve)));
-};
+/** A service's documented limits, as a provider declares them. */
+export interface DeclaredLimits {
+  /** Calls per second the service allows. */
+  perSecond?: number;
+  /** Calls per minute (a quota refilled every minute). */
+  perMinute?: number;
+  /** Calls in flight at once. */
+  maxConcurrent: number;
+  /** Calls allowed to wait in one process before new ones are refused at once. */
+  maxQueued?: number;
+}
 
 /**
- * Providers count arrivals, and arrivals jitter (a busy event loop, another instance's call a few
+ * Services count arrivals, and arrivals jitter (a busy event loop, another instance's call a few
  * milliseconds late): pacing at 95 % of a per-second limit keeps a steady stream under it.
  */
 const PACE = 0.95;
 
-export interface ProviderLimits {
+/** Bottleneck's settings for one service, in our terms. */
+export interface Throttle {
   /** Calls in flight at once. */
   maxConcurrent?: number;
   /** Milliseconds between the starts of two calls. */
@@ -39,10 +43,10 @@ export interface ProviderLimits {
 }
 
 /**
- * Bottleneck settings for a provider's documented limits: starts spaced so that no second holds
+ * Bottleneck settings for a service's documented limits: starts spaced so that no second holds
  * more than `perSecond` calls, and a per-minute quota refilled every minute.
  */
-export function throttleFor(limits: DeclaredLimits): ProviderLimits {
+export function throttleFor(limits: DeclaredLimits): Throttle {
   return {
     maxConcurrent: limits.maxConcurrent,
     ...(limits.perSecond ? { minTime: 1000 / (limits.perSecond * PACE) } : {}),
@@ -57,7 +61,7 @@ export interface SharedBudget {
   onError?: (err: Error) => void;
 }
 
-export function createLimiter(id: string, limits: ProviderLimits, redis?: SharedBudget): Bottleneck {
+export function createLimiter(id: string, limits: Throttle, redis?: SharedBudget): Bottleneck {
   const settings = {
     maxConcurrent: limits.maxConcurrent ?? null,
     minTime: limits.minTime ?? 0,
@@ -87,22 +91,18 @@ export function createLimiter(id: string, limits: ProviderLimits, redis?: Shared
 }
 
 export interface LimitedCallOptions {
-  /** The provider's name, for error messages. */
-  provider: string;
-  /** Aborting drops a queued call (the provider is never called) and rejects with the reason. */
+  /** The service's name, for error messages: `Hunter`, `BrasilAPI`, `The model`. */
+  name: string;
+  /** Aborting drops a queued call (the service is never called) and rejects with the reason. */
   signal?: AbortSignal;
   /**
-   * How long a call may wait for its turn before failing with 503 `provider_unavailable`.
+   * How long a call may wait for its turn before failing with a `provider_unavailable` ServiceError.
    * @default 30_000
    */
   maxWaitMs?: number;
 }
 
-/** `250 ms`, `30 s`. */
-export const duration = (ms: number) => (ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`);
-
-const busy = (provider: string, why: string) =>
-  new ServiceError('provider_unavailable', `${provider} is busy (${why}); try again later`);
+const busy = (name: string, why: string) => new ServiceError('provider_unavailable', `${name} is busy (${why}); try again later`);
 
 /**
  * Runs `task` when the limiter allows. Only the wait is bounded and abortable here: once started,
@@ -111,7 +111,7 @@ const busy = (provider: string, why: string) =>
 export function runLimited<T>(
   limiter: Bottleneck,
   task: () => Promise<T>,
-  { provider, signal, maxWaitMs = 30_000 }: LimitedCallOptions,
+  { name, signal, maxWaitMs = 30_000 }: LimitedCallOptions,
 ): Promise<T> {
   if (signal?.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {
@@ -127,7 +127,7 @@ export function runLimited<T>(
       reject(reason);
     };
     const onAbort = () => giveUp(signal!.reason);
-    const timer = setTimeout(() => giveUp(busy(provider, `no turn within ${duration(maxWaitMs)}`)), maxWaitMs);
+    const timer = setTimeout(() => giveUp(busy(name, `no turn within ${duration(maxWaitMs)}`)), maxWaitMs);
     signal?.addEventListener('abort', onAbort, { once: true });
 
     limiter
@@ -144,7 +144,7 @@ export function runLimited<T>(
         (err: unknown) => {
           if (state === 'started') reject(err);
           // Bottleneck refused or dropped the call: the queue is full or the limiter is stopping.
-          else giveUp(busy(provider, 'too many calls waiting'));
+          else giveUp(busy(name, 'too many calls waiting'));
         },
       );
   });

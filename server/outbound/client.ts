@@ -1,0 +1,104 @@
+/**
+ * How prospecta calls a service outside it (a data provider, BrasilAPI, the model). Every
+ * attempt, retries included, waits for the service's limiter, then for any pause a 429 asked
+ * for; each has its own timeout joined to the caller's signal; failures go through the one
+ * retry loop (`retry.ts`), and a circuit breaker, when given, skips a service that keeps failing.
+ * Callers keep what is theirs: how to make an attempt and read its answer, and what a thrown
+ * error means to them.
+ *
+ * A call ends with the value, the caller's error for its last failure, a `provider_unavailable`
+ * ServiceError when the service was not called at all (no turn in time, breaker open), or the
+ * reason of the caller's abort; never with a raw fetch or SDK error.
+ */
+import type Bottleneck from 'bottleneck';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ServiceError } from '../errors.ts';
+import type { CircuitBreaker } from './circuit-breaker.ts';
+import { duration } from './duration.ts';
+import { runLimited } from './limiter.ts';
+import { RETRY_DEFAULTS, withRetries, type Attempt, type AttemptFailure, type RetryPolicy } from './retry.ts';
+
+export interface OutboundClientOptions extends RetryPolicy {
+  /** The service's name in messages: `Hunter`, `BrasilAPI`, `The model`. */
+  name: string;
+  /** The service's limiter (`createLimiter`). */
+  limiter: Bottleneck;
+  /** Skips the service while it keeps failing. @default none */
+  breaker?: CircuitBreaker;
+  /** Per attempt, the answer's body included. @default 10_000 */
+  timeoutMs?: number;
+  /** How long one attempt may wait for its turn. @default 30_000 */
+  maxQueueWaitMs?: number;
+}
+
+export interface CallOptions {
+  /** The caller's: aborting drops a queued attempt, ends the one in flight and any wait. */
+  signal?: AbortSignal;
+  /**
+   * What an error thrown by an attempt means, the caller's abort aside (that ends the call with
+   * its reason). `timeout` is given when the attempt ran out of time, and is usually the answer.
+   * It may throw the caller's own error to end the call at once.
+   */
+  classify(err: unknown, timeout: AttemptFailure | undefined): AttemptFailure;
+  /**
+   * The caller's error for the last failure. @default a `provider_unavailable` ServiceError,
+   * "<name> is unavailable (<failure>); try again later", with the asked-for wait as `retryAfterSeconds`
+   */
+  fail?(last: AttemptFailure): Error;
+}
+
+export class OutboundClient {
+  /** Until when the service asked every call to wait, and the 429 that said so. */
+  private pause: { until: number; said: AttemptFailure } | null = null;
+
+  constructor(private readonly options: OutboundClientOptions) {}
+
+  /** Runs `attempt` (given a signal that also carries the timeout) until it gives a value or retrying stops. */
+  async call<T>(attempt: (signal: AbortSignal) => Promise<Attempt<T>>, { signal, classify, fail }: CallOptions): Promise<T> {
+    const { name, limiter, breaker, maxQueueWaitMs = 30_000, maxRetries, backoffMs, maxRetryAfterMs } = this.options;
+    if (breaker && !breaker.allow()) {
+      throw new ServiceError('provider_unavailable', `${name} is failing; skipped for ${duration(breaker.retryInMs())}`);
+    }
+    return withRetries(
+      () => runLimited(limiter, () => this.attempt(attempt, signal, classify), { name, signal, maxWaitMs: maxQueueWaitMs }),
+      { maxRetries, backoffMs, maxRetryAfterMs, breaker, signal, fail: fail ?? ((last) => this.unavailable(last)) },
+    );
+  }
+
+  private async attempt<T>(
+    attempt: (signal: AbortSignal) => Promise<Attempt<T>>,
+    signal: AbortSignal | undefined,
+    classify: CallOptions['classify'],
+  ): Promise<Attempt<T>> {
+    const { timeoutMs = 10_000, maxRetryAfterMs = RETRY_DEFAULTS.maxRetryAfterMs } = this.options;
+    // A 429 seen by any call holds every call of this service that got its turn meanwhile; one
+    // longer than the caller would wait for its own Retry-After fails the call as that 429 did.
+    const pause = this.pause;
+    const paused = pause ? pause.until - Date.now() : 0;
+    if (pause && paused > maxRetryAfterMs) return { ...pause.said, retryAfterMs: paused };
+    if (paused > 0) {
+      await sleep(paused, undefined, { signal }).catch(() => {
+        throw signal!.reason;
+      });
+    }
+
+    const timeout = AbortSignal.timeout(timeoutMs);
+    let outcome: Attempt<T>;
+    try {
+      outcome = await attempt(signal ? AbortSignal.any([signal, timeout]) : timeout);
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason;
+      outcome = classify(err, timeout.aborted ? { failure: `no answer within ${duration(timeoutMs)}`, kind: 'failed' } : undefined);
+    }
+    if ('kind' in outcome && outcome.kind === 'rate_limited' && outcome.retryAfterMs != null) {
+      const until = Date.now() + outcome.retryAfterMs;
+      if (until > (this.pause?.until ?? 0)) this.pause = { until, said: outcome };
+    }
+    return outcome;
+  }
+
+  private unavailable(last: AttemptFailure): ServiceError {
+    const details = last.retryAfterMs == null ? {} : { retryAfterSeconds: Math.ceil(last.retryAfterMs / 1000) };
+    return new ServiceError('provider_unavailable', `${this.options.name} is unavailable (${last.failure}); try again later`, details);
+  }
+}

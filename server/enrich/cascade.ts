@@ -8,7 +8,8 @@
 import type { Logger } from 'pino';
 import { hasValue, present, type Field, type FieldValues } from '../providers/fields.ts';
 import type { ProviderSlot } from '../providers/providers.ts';
-import { canRun, ProviderFailure } from '../providers/provider.ts';
+import { ProviderFailure } from '../providers/provider-failure.ts';
+import { canRun } from '../providers/provider.ts';
 
 export type Outcome = 'found' | 'not_found' | 'failed' | 'skipped';
 

@@ -5,7 +5,7 @@
  */
 import { textOf } from '../providers/fields.ts';
 import { apolloFields, searchApollo, type ApolloPerson, type ApolloSearch } from '../providers/apollo.ts';
-import { ProviderFailure } from '../providers/provider.ts';
+import { ProviderFailure } from '../providers/provider-failure.ts';
 import { normalizeDomain } from '../enrich/enrich-record.ts';
 import { apolloSizeRange, unsupported, type FilterName } from './filters.ts';
 import type { PersonView } from './person-view.ts';

@@ -5,7 +5,8 @@
  */
 import { textOf, type FieldValues } from './fields.ts';
 import type { HttpAnswer, ProviderHttp } from './http.ts';
-import { ProviderFailure, type Maybe, type Provider } from './provider.ts';
+import { ProviderFailure } from './provider-failure.ts';
+import type { Maybe, Provider } from './provider.ts';
 
 export const APOLLO_URL = 'https://api.apollo.io';
 

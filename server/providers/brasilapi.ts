@@ -5,7 +5,8 @@
 import { BRASILAPI_LIMITS, type BrasilApiSource } from '../receita/brasilapi.ts';
 import { checkCnpj } from '../../shared/cnpj.ts';
 import { companyFields, REGISTRY_COMPANY_OUTPUTS } from './company-fields.ts';
-import { ProviderFailure, type LocalProvider } from './provider.ts';
+import { ProviderFailure } from './provider-failure.ts';
+import type { LocalProvider } from './provider.ts';
 import { ServiceError } from '../errors.ts';
 
 export const brasilApi: LocalProvider<{ remoteCompanies: BrasilApiSource | null }> = {

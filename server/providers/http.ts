@@ -9,7 +9,7 @@ import { CircuitBreaker } from '../outbound/circuit-breaker.ts';
 import { OutboundClient, type OutboundClientOptions } from '../outbound/client.ts';
 import type { Attempt, AttemptFailure } from '../outbound/retry.ts';
 import { retryAfterMs } from '../outbound/retry-after.ts';
-import { ProviderFailure } from './provider.ts';
+import { ProviderFailure } from './provider-failure.ts';
 import { ServiceError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 

@@ -5,7 +5,8 @@
  */
 import { textOf, type EmailStatus, type FieldValues } from './fields.ts';
 import type { HttpAnswer } from './http.ts';
-import { ProviderFailure, type Provider } from './provider.ts';
+import { ProviderFailure } from './provider-failure.ts';
+import type { Provider } from './provider.ts';
 
 export const HUNTER_URL = 'https://api.hunter.io';
 

@@ -3,7 +3,8 @@
  * or a name and company; 200 with `likelihood` and `data` on a match, 404 (free) when none.
  */
 import { textOf, type FieldValues } from './fields.ts';
-import { ProviderFailure, type Provider } from './provider.ts';
+import { ProviderFailure } from './provider-failure.ts';
+import type { Provider } from './provider.ts';
 
 export const PDL_URL = 'https://api.peopledatalabs.com';
 /** PDL's own scale is 1–10; below 6 matches are too often someone else. */

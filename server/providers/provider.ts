@@ -49,17 +49,6 @@ export interface Provider extends ProviderDeclaration {
   enrich(known: FieldValues, call: CallContext): Promise<FieldValues | null>;
 }
 
-/** A call that did not produce an answer; the cascade records it and moves on. */
-export class ProviderFailure extends Error {
-  constructor(
-    message: string,
-    /** Whether the provider was not called at all (circuit open, no turn in time). */
-    readonly skipped = false,
-  ) {
-    super(message);
-    this.name = 'ProviderFailure';
-  }
-}
 
 /** Environment-variable prefix of a provider: `hunter_verifier` → `HUNTER_VERIFIER`. */
 export const envPrefix = (id: string) => id.toUpperCase().replace(/[^A-Z0-9]+/g, '_');

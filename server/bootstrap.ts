@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { createRateLimiter } from './http/rate-limit.ts';
 import { closeLimiter, createLimiter, throttleFor } from './outbound/limiter.ts';
-import { BRASILAPI_LIMITS, BrasilApiSource } from './receita/brasilapi.ts';
+import { BRASILAPI_LIMITS, BrasilApiSource } from './receita/brasilapi-client.ts';
 import { Llm, llmSettings } from './ai/llm.ts';
 import { webSearchFrom } from './ai/web/web-search.ts';
 import { secretFile, WorkspaceProviderKeys } from './providers/workspace-keys.ts';

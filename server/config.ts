@@ -5,7 +5,7 @@
  */
 import { envPrefix } from './providers/provider.ts';
 import { declarations } from './providers/declared.ts';
-import { BRASILAPI_URL } from './receita/brasilapi.ts';
+import { BRASILAPI_URL } from './receita/brasilapi-client.ts';
 
 export interface Config {
   port: number;

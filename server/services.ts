@@ -13,7 +13,7 @@ import { Payment } from './credits/payment.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
 import { Providers } from './providers/providers.ts';
 import { providerKeyIndexes, type WorkspaceProviderKeys } from './providers/workspace-keys.ts';
-import type { BrasilApiSource } from './receita/brasilapi.ts';
+import type { BrasilApiSource } from './receita/brasilapi-client.ts';
 import { People, peopleIndexes } from './people/people.ts';
 import { Companies, companyIndexes } from './receita/companies.ts';
 import { Campaigns, campaignIndexes } from './outreach/campaigns.ts';

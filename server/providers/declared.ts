@@ -4,7 +4,7 @@
  */
 import { PROVIDER_IDS } from '../../shared/schemas/enrichment.ts';
 import type { Companies } from '../receita/companies.ts';
-import type { BrasilApiSource } from '../receita/brasilapi.ts';
+import type { BrasilApiSource } from '../receita/brasilapi-client.ts';
 import { apollo } from './apollo.ts';
 import { brasilApi } from './brasilapi.ts';
 import { hunter, hunterVerifier } from './hunter.ts';

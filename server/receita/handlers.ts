@@ -3,7 +3,7 @@ import { checkCnpj } from '../../shared/cnpj.ts';
 import type { StreamEventOf } from '../../shared/operations/index.ts';
 import { ServiceError } from '../errors.ts';
 import type { Handler, HandlerContext } from '../pipeline/handler.ts';
-import type { BrasilApiSource } from './brasilapi.ts';
+import type { BrasilApiSource } from './brasilapi-client.ts';
 import { companyView, REGISTRY_SOURCE, type CompanyView } from './companies.ts';
 import { startCompanySearch } from './company-search.ts';
 

@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { patchBottleneckYield } from '../../../server/outbound/bottleneck-yield.ts';
 import { closeLimiter, createLimiter, runLimited, type Throttle } from '../../../server/outbound/limiter.ts';
-import { BrasilApiSource } from '../../../server/receita/brasilapi.ts';
+import { BrasilApiSource } from '../../../server/receita/brasilapi-client.ts';
 import { makeCnpj } from '../../helpers/companies.ts';
 import { brasilApiCompany, startFakeBrasilApi, type FakeBrasilApi } from '../../helpers/fake-brasilapi.ts';
 import { TEST_REDIS_URL } from '../../helpers/global-setup.ts';

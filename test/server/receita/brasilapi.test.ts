@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ServiceError } from '../../../server/errors.ts';
 import { closeLimiter, createLimiter } from '../../../server/outbound/limiter.ts';
-import { BrasilApiSource, fromMinhaReceita, type BrasilApiOptions } from '../../../server/receita/brasilapi.ts';
+import { BrasilApiSource, fromMinhaReceita, type BrasilApiOptions } from '../../../server/receita/brasilapi-client.ts';
 import { makeCnpj } from '../../helpers/companies.ts';
 import { brasilApiCompany, startFakeBrasilApi, type FakeBrasilApi } from '../../helpers/fake-brasilapi.ts';
 

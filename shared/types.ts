@@ -9,7 +9,11 @@ import type {
   ProspectEvent as ProspectEventSchema,
   ProspectStatus as ProspectStatusSchema,
 } from './schemas/prospects.ts';
-import type { Person as PersonSchema, StreamDone as StreamDoneSchema } from './schemas/search.ts';
+import type {
+  HydratedLead as HydratedLeadSchema,
+  Person as PersonSchema,
+  StreamDone as StreamDoneSchema,
+} from './schemas/search.ts';
 import type { Sheet as SheetSchema, SheetRow as SheetRowSchema } from './schemas/sheets.ts';
 import type { Template as TemplateSchema } from './schemas/templates.ts';
 
@@ -26,5 +30,6 @@ export type Sheet = Static<typeof SheetSchema>;
 export type SheetRow = Static<typeof SheetRowSchema>;
 export type Credits = Static<typeof CreditsSchema>;
 export type Person = Static<typeof PersonSchema>;
+export type HydratedLead = Static<typeof HydratedLeadSchema>;
 export type Company = Static<typeof CompanySchema>;
 export type StreamDone = Static<typeof StreamDoneSchema>;

@@ -1,6 +1,6 @@
 /** Web research on a record and AI-generated column values. */
 import { Type } from '@sinclair/typebox';
-import { OpenObject, OptionalText as text } from './common.ts';
+import { ClosedObject, CreditsCharged, OptionalText as text } from './common.ts';
 
 const Column = Type.Object(
   {
@@ -25,7 +25,29 @@ export const ResearchBody = Type.Object(
   { additionalProperties: false, description: 'A research prompt; the other fields serve as row context.' },
 );
 
-export const ResearchResult = OpenObject('The research result.');
+const Citation = ClosedObject('A source the answer cites.', {
+  url: Type.String({ description: 'Address of the page.' }),
+  title: Type.String({ description: 'Its title.' }),
+});
+
+const ResearchSource = ClosedObject('A page gathered for the answer.', {
+  url: Type.String({ description: 'Address of the page.' }),
+  title: Type.String({ description: 'Its title.' }),
+  read: Type.Boolean({ description: 'Whether the page itself was read (otherwise only the search snippet was used).' }),
+  error: Type.Optional(Type.String({ description: 'Why the page could not be read.' })),
+});
+
+export const ResearchResult = ClosedObject(
+  'The research result.',
+  {
+    answer: Type.String({ description: 'A few sentences answering the prompt.' }),
+    citations: Type.Array(Citation, { description: 'The sources the answer used.' }),
+    webSearch: Type.Boolean({ description: 'Whether the web was searched.' }),
+    sources: Type.Array(ResearchSource, { description: 'The pages gathered (none without `webSearch`).' }),
+    creditsCharged: CreditsCharged,
+  },
+  { title: 'ResearchResult' },
+);
 
 /** Every property besides `instruction` is row context and must be a string. */
 export const AiColumnBody = Type.Object(
@@ -36,6 +58,12 @@ export const AiColumnBody = Type.Object(
   },
 );
 
-export const AiColumnResult = OpenObject('The generated value.', {
-  value: Type.String({ description: 'A short generated value.' }),
-});
+export const AiColumnResult = ClosedObject(
+  'The generated value.',
+  {
+    value: Type.String({ description: 'A short generated value.' }),
+    cached: Type.Boolean({ description: 'Served from the cache of the same instruction and row (then free).' }),
+    creditsCharged: CreditsCharged,
+  },
+  { title: 'AiColumnResult' },
+);

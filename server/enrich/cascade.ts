@@ -5,23 +5,15 @@
  * The first value found for a field wins (by provider order, not by arrival) and records its
  * source; the walk ends when every wanted field is filled or nobody can add more.
  */
+import type { ProviderAttempt } from '../../shared/types.ts';
 import type { Services } from '../services.ts';
 import { hasValue, present, type Field, type FieldValues } from '../providers/fields.ts';
 import type { ProviderSlot } from '../providers/providers.ts';
 import { canRun, ProviderFailure } from '../providers/provider.ts';
 
-export type Outcome = 'found' | 'not_found' | 'failed' | 'skipped';
-
-export interface Attempt {
-  provider: string;
-  outcome: Outcome;
-  /** Fields this provider filled (first value wins). */
-  fields: Field[];
-  /** Credits this call costs: its price when it returned data, else 0. */
-  cost: number;
-  ms: number;
-  error?: string;
-}
+/** One provider reached (or passed over) by the cascade, as enrich and hydrate report it. */
+export type Attempt = ProviderAttempt;
+export type Outcome = Attempt['outcome'];
 
 export interface CascadeInput {
   known: FieldValues;

@@ -4,33 +4,21 @@
  * person reviewing it is an event, read back in the order it happened.
  */
 import { randomUUID } from 'node:crypto';
-import type { PROSPECT_STATUSES, EVENT_TYPES } from '../../shared/schemas/prospects.ts';
-import type { ProspectEvent as ProspectEventView } from '../../shared/types.ts';
+import { MESSAGE_FIELDS } from '../../shared/schemas/prospects.ts';
+import type { Prospect as ProspectView, ProspectEvent as ProspectEventView, ProspectStatus } from '../../shared/types.ts';
 import { isDuplicateKeyError, type Collection, type IndexDeclaration, type Store } from '../store/port.ts';
 import type { CadenceStep } from './cadence.ts';
 import { emptyCounts, type StatusCounts } from './campaigns.ts';
 import type { Message } from './message-writer.ts';
 
-export type ProspectStatus = (typeof PROSPECT_STATUSES)[number];
-export type EventType = (typeof EVENT_TYPES)[number];
-export const MESSAGE_FIELDS = ['connectionNote', 'emailSubject', 'emailBody'] as const;
 
-export interface ProspectDoc {
+/** A stored prospect: the contract's Prospect, with its workspace and real dates. */
+export type ProspectDoc = Omit<ProspectView, 'prospectId' | 'createdAt' | 'updatedAt'> & {
   _id: string;
   workspaceId: string;
-  campaignId: string;
-  sheetId: string;
-  rowId: string;
-  status: ProspectStatus;
-  connectionNote: string;
-  emailSubject: string;
-  emailBody: string;
-  writer: Message['writer'];
-  cadence: CadenceStep[] | null;
-  context: Record<string, string>;
   createdAt: Date;
   updatedAt: Date;
-}
+};
 
 /** A history entry as stored: one kind of the contract's events (type and data), with its workspace. */
 type StoredEvent<E> = E extends ProspectEventView
@@ -53,7 +41,7 @@ export const prospectIndexes: IndexDeclaration[] = [
   { collection: 'prospect_events', keys: { prospectId: 1, seq: 1 } },
 ];
 
-export function prospectView({ _id, workspaceId, createdAt, updatedAt, ...doc }: ProspectDoc) {
+export function prospectView({ _id, workspaceId, createdAt, updatedAt, ...doc }: ProspectDoc): ProspectView {
   return { prospectId: _id, ...doc, createdAt: createdAt.toISOString(), updatedAt: updatedAt.toISOString() };
 }
 

@@ -2,7 +2,8 @@ import type { Attempt } from '../enrich/cascade.ts';
 import { allFailed, cleanKnown, enrichRecord, spendable } from '../enrich/enrich-record.ts';
 import { ServiceError } from '../errors.ts';
 import { type FieldValues, isField, present } from '../providers/fields.ts';
-import type { Handler, StreamEvent } from '../pipeline/handler.ts';
+import type { StreamEventOf } from '../../shared/operations/index.ts';
+import type { Handler } from '../pipeline/handler.ts';
 import { assemble, type SourceAnswer, startPeopleSearch } from './people-search.ts';
 import { PeopleMerge } from './person-view.ts';
 import type { HydratedLead } from '../../shared/types.ts';
@@ -95,7 +96,7 @@ export const searchPeople: Handler<'searchPeople'> = async (input, ctx) => {
  * sources still working are cancelled; so is everything when the client leaves.
  */
 export const streamPeople: Handler<'streamPeople'> = (input, ctx) =>
-  (async function* (): AsyncGenerator<StreamEvent> {
+  (async function* (): AsyncGenerator<StreamEventOf<'streamPeople'>> {
     const run = await startPeopleSearch(input, ctx);
     const merge = new PeopleMerge();
     const sources = [];

@@ -4,7 +4,7 @@
  * and the agent) are thin bindings over the same handlers, so each rule is written once.
  */
 import type { Logger } from 'pino';
-import type { InputOf, OperationId, OutputOf } from '../../shared/operations/index.ts';
+import type { InputOf, OperationId, OutputOf, StreamEventOf } from '../../shared/operations/index.ts';
 import type { Scope } from '../../shared/operations/types.ts';
 import type { Services } from '../services.ts';
 
@@ -37,14 +37,16 @@ export interface HandlerContext {
   price(units: number): number;
 }
 
+/** A server-sent event as the HTTP binding writes it. */
 export interface StreamEvent {
   event: string;
   data: unknown;
 }
 
+/** A stream operation's handler yields the `page` and `done` events its registry entry declares. */
 export type Handler<Id extends OperationId> = (
   input: InputOf<Id>,
   ctx: HandlerContext,
-) => Promise<OutputOf<Id>> | AsyncIterable<StreamEvent>;
+) => Promise<OutputOf<Id>> | AsyncIterable<StreamEventOf<Id>>;
 
 export type Handlers = { [Id in OperationId]: Handler<Id> };

@@ -6,12 +6,10 @@
  * words the official descriptions never use.
  */
 import { foldText } from '../../shared/fold-text.ts';
+import type { Activity } from '../../shared/types.ts';
 import { words } from './text.ts';
 
-export interface Activity {
-  code: string;
-  description: string;
-}
+export type { Activity };
 
 /**
  * Everyday or English terms → the words of the official descriptions. Keys and values are

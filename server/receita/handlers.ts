@@ -2,7 +2,8 @@ import { ServiceError } from '../errors.ts';
 import { checkCnpj } from '../../shared/cnpj.ts';
 import type { BrasilApiSource } from './brasilapi.ts';
 import { companyView, type CompanyView, REGISTRY_SOURCE } from './companies.ts';
-import type { Handler, HandlerContext, StreamEvent } from '../pipeline/handler.ts';
+import type { StreamEventOf } from '../../shared/operations/index.ts';
+import type { Handler, HandlerContext } from '../pipeline/handler.ts';
 import { startCompanySearch } from './company-search.ts';
 
 const MAX_NAMED = 5;
@@ -94,7 +95,7 @@ export const searchCompanies: Handler<'searchCompanies'> = async (input, ctx) =>
 
 /** The company search as server-sent events: a `page` per source, then `done` with the totals. */
 export const streamCompanies: Handler<'streamCompanies'> = (input, ctx) =>
-  (async function* (): AsyncGenerator<StreamEvent> {
+  (async function* (): AsyncGenerator<StreamEventOf<'streamCompanies'>> {
     const run = await startCompanySearch(input, ctx);
     let total = 0;
     const sources = [];

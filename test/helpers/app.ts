@@ -1,6 +1,7 @@
 /**
  * A fresh prospecta per test file: its own embedded store in a temp dir, the real app on an
- * ephemeral loopback port, and small helpers to create workspaces and send requests.
+ * ephemeral loopback port, and small helpers to create workspaces and send requests. Every answer
+ * `request` receives is checked against the operation's schemas (contract.ts).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
@@ -12,11 +13,15 @@ import { bootstrap, type Runtime } from '../../server/bootstrap.ts';
 import { loadConfig } from '../../server/config.ts';
 import type { PlanName } from '../../server/credits/plans.ts';
 import type { Services } from '../../server/services.ts';
+import { checkResponse } from './contract.ts';
+import { parseEvents, type ReceivedEvent } from './sse.ts';
 
 export interface TestResponse<T = any> {
   status: number;
   headers: Headers;
   body: T;
+  /** The events of a `text/event-stream` answer, read to its end. */
+  events?: ReceivedEvent[];
 }
 
 export interface RequestOptions {
@@ -25,6 +30,11 @@ export interface RequestOptions {
   /** A raw body sent as is (with its own Content-Type header). */
   raw?: string;
   headers?: Record<string, string>;
+  /**
+   * Skip the response contract, for the few tests that swap a handler for a stand-in whose
+   * answers are not the operation's.
+   */
+  unchecked?: boolean;
 }
 
 export interface TestApp {
@@ -49,7 +59,7 @@ export async function startTestApp(
   return {
     url,
     services: runtime.services,
-    async request(method, urlPath, { key, body, raw, headers = {} } = {}) {
+    async request(method, urlPath, { key, body, raw, headers = {}, unchecked = false } = {}) {
       const init: RequestInit = { method, headers: { ...headers } };
       if (key) (init.headers as Record<string, string>).Authorization = `Bearer ${key}`;
       if (raw !== undefined) init.body = raw;
@@ -59,13 +69,15 @@ export async function startTestApp(
       }
       const res = await fetch(url + urlPath, init);
       const text = await res.text();
+      const events = res.headers.get('content-type')?.startsWith('text/event-stream') ? parseEvents(text) : undefined;
       let parsed: unknown = text;
       try {
-        parsed = text ? JSON.parse(text) : undefined;
+        parsed = text && !events ? JSON.parse(text) : text || undefined;
       } catch {
         // not JSON: keep the text, the test will say so
       }
-      return { status: res.status, headers: res.headers, body: parsed as any };
+      if (!unchecked) checkResponse(method, urlPath, res.status, parsed, events);
+      return { status: res.status, headers: res.headers, body: parsed as any, ...(events ? { events } : {}) };
     },
     async workspace(plan = 'trial') {
       const ws = await runtime.services.workspaces.create('Test workspace', plan);

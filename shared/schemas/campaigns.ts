@@ -31,7 +31,7 @@ export const CampaignCreated = ClosedObject('The new draft campaign.', {
   campaignId: IdOf('The new campaign.'),
   campaignName: Type.String({ description: 'Its name.' }),
   created: Type.Integer({ minimum: 0, description: 'Prospects created.' }),
-});
+}, { title: 'CampaignCreated' });
 
 /** The language is set at creation only. */
 export const CampaignUpdateBody = Type.Partial(Type.Object(editableFields, { additionalProperties: false }), {
@@ -50,7 +50,7 @@ export const CadenceUpdated = ClosedObject('The cadence as saved.', {
   campaignId: IdOf('The campaign.'),
   prospectId: Type.Optional(IdOf('The prospect, when its own cadence was edited.')),
   cadence: Cadence,
-});
+}, { title: 'CadenceUpdated' });
 
 export const AddProspectsBody = Type.Object(
   {
@@ -64,7 +64,7 @@ export const ProspectsAdded = ClosedObject('Prospects were added.', {
   ok: Type.Boolean({ description: 'Always true on success.' }),
   added: Type.Integer({ minimum: 0, description: 'Prospects created.' }),
   skipped: Type.Integer({ minimum: 0, description: 'Rows already in the campaign.' }),
-});
+}, { title: 'ProspectsAdded' });
 
 export const StatusCounts = ClosedObject(
   'Prospects in each pipeline status, all six present.',
@@ -98,4 +98,4 @@ export const CampaignDetail = ClosedObject(
 
 export const CampaignList = ClosedObject('Campaigns of the workspace, with prospect counts per status.', {
   campaigns: Type.Array(Campaign, { description: 'Oldest first.' }),
-});
+}, { title: 'CampaignList' });

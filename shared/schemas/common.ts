@@ -61,7 +61,7 @@ export const OpenObject = <T extends TProperties = Record<never, never>>(
 /** The answer of a delete. */
 export const Deleted = ClosedObject('The resource was deleted.', {
   deleted: Type.Boolean({ description: 'Whether the resource was deleted.' }),
-});
+}, { title: 'Deleted' });
 
 export const ErrorBody = ClosedObject(
   'An error: every answer with a status of 400 or more.',

@@ -134,15 +134,15 @@ export const CompanyResults = ClosedObject('Companies found.', {
   results: Type.Array(Company, { description: 'The companies, in CNPJ order.' }),
   ...understood,
   sources: Type.Array(SourceCount, { description: 'What each source added, in `companyOrder`.' }),
-});
+}, { title: 'CompanyResults' });
 
-export const CompanyPage = StreamPage(Company);
+export const CompanyPage = StreamPage(Company, 'CompanyPage');
 
 /** The company stream's `done` also says what the search understood of `industry` and `name`. */
 export const CompanyStreamDone = ClosedObject('Payload of the `done` event that ends the company stream.', {
   ...streamDoneProperties,
   ...understood,
-});
+}, { title: 'CompanyStreamDone' });
 
 export const CnpjBatchBody = Type.Object(
   {
@@ -169,4 +169,4 @@ export const CnpjBatchResults = ClosedObject('Companies found by CNPJ.', {
   notFound: Type.Array(Cnpj, { description: 'Valid CNPJs that were not found.' }),
   invalid: Type.Array(Type.String(), { description: 'CNPJs whose check digits are wrong (digits only).' }),
   sources: Type.Array(CnpjSource, { description: 'What each source found.' }),
-});
+}, { title: 'CnpjBatchResults' });

@@ -59,12 +59,12 @@ export const Prospect = ClosedObject(
 
 export const ProspectList = ClosedObject('Prospects of the workspace.', {
   prospects: Type.Array(Prospect, { description: 'Oldest first.' }),
-});
+}, { title: 'ProspectList' });
 
 export const ProspectDeleted = ClosedObject('The prospect was deleted.', {
   deleted: Type.Boolean({ description: 'Whether the prospect was deleted.' }),
   campaignDeleted: Type.Boolean({ description: 'Always false: the campaign remains, even when empty.' }),
-});
+}, { title: 'ProspectDeleted' });
 
 /** One kind of history entry: its `type` and the `data` it carries. */
 const eventOf = <T extends (typeof EVENT_TYPES)[number], D extends TProperties>(type: T, description: string, data: D) =>
@@ -98,4 +98,4 @@ export const ProspectEvent = Type.Union(
 
 export const ProspectEvents = ClosedObject('The history of a prospect, oldest first.', {
   events: Type.Array(ProspectEvent, { description: 'Oldest first.' }),
-});
+}, { title: 'ProspectEvents' });

@@ -132,7 +132,7 @@ export const Person = ClosedObject(
 export const PeopleResults = ClosedObject('People found.', {
   results: Type.Array(Person, { description: 'The people, by source in `sourceOrder`, duplicates merged.' }),
   sources: Type.Array(SourceCount, { description: 'What each source added, in `sourceOrder`.' }),
-});
+}, { title: 'PeopleResults' });
 
 export const HydrateBody = Type.Object(
   {
@@ -172,16 +172,20 @@ export const HydrateResults = ClosedObject('The leads, enriched.', {
   notProcessed: Type.Optional(
     Type.Integer({ minimum: 1, description: 'Leads left unprocessed because the credit budget ran out.' }),
   ),
-});
+}, { title: 'HydrateResults' });
 
 /** The payload of one `page` event of a stream: the rows one source added. */
-export const StreamPage = <T extends TSchema>(item: T) =>
-  ClosedObject('Payload of a `page` event: the rows one source added.', {
-    source: Type.String({ description: 'The data source of these rows.' }),
-    results: Type.Array(item, { description: 'Rows not sent in an earlier page.' }),
-  });
+export const StreamPage = <T extends TSchema>(item: T, title: string) =>
+  ClosedObject(
+    'Payload of a `page` event: the rows one source added.',
+    {
+      source: Type.String({ description: 'The data source of these rows.' }),
+      results: Type.Array(item, { description: 'Rows not sent in an earlier page.' }),
+    },
+    { title },
+  );
 
-export const PeoplePage = StreamPage(Person);
+export const PeoplePage = StreamPage(Person, 'PeoplePage');
 
 /** What every stream's `done` carries. */
 export const streamDoneProperties = {
@@ -190,4 +194,6 @@ export const streamDoneProperties = {
 };
 
 /** The payload of the single `done` event that ends the people stream. */
-export const StreamDone = ClosedObject('Payload of the `done` event that ends a stream.', streamDoneProperties);
+export const StreamDone = ClosedObject('Payload of the `done` event that ends a stream.', streamDoneProperties, {
+  title: 'StreamDone',
+});

@@ -33,7 +33,7 @@ export const SheetRowsBody = Type.Object(
 export const SheetSaved = ClosedObject('The sheet was saved.', {
   sheetId: IdOf('The sheet.'),
   rowCount: Type.Integer({ minimum: 0, description: 'Rows in the sheet now.' }),
-});
+}, { title: 'SheetSaved' });
 
 export const Sheet = ClosedObject(
   'A sheet and its rows.',

@@ -53,4 +53,4 @@ export const Template = ClosedObject(
 
 export const TemplateList = ClosedObject('The templates of the workspace.', {
   templates: Type.Array(Template, { description: 'By name.' }),
-});
+}, { title: 'TemplateList' });

@@ -50,12 +50,14 @@ export const ResearchResult = ClosedObject(
 );
 
 /** Every property besides `instruction` is row context and must be a string. */
-export const AiColumnBody = Type.Object(
-  { instruction: Type.String({ minLength: 1, description: 'What value to generate.' }) },
-  {
-    additionalProperties: Type.String({ maxLength: 50_000, description: 'Row context: column label → cell value.' }),
-    description: 'An instruction; every other property is a string of row context.',
-  },
+export const AiColumnBody = Type.Unsafe<{ instruction: string } & Record<string, string>>(
+  Type.Object(
+    { instruction: Type.String({ minLength: 1, description: 'What value to generate.' }) },
+    {
+      additionalProperties: Type.String({ maxLength: 50_000, description: 'Row context: column label → cell value.' }),
+      description: 'An instruction; every other property is a string of row context.',
+    },
+  ),
 );
 
 export const AiColumnResult = ClosedObject(

@@ -30,11 +30,6 @@ export interface RequestOptions {
   /** A raw body sent as is (with its own Content-Type header). */
   raw?: string;
   headers?: Record<string, string>;
-  /**
-   * Skip the response contract, for the few tests that swap a handler for a stand-in whose
-   * answers are not the operation's.
-   */
-  unchecked?: boolean;
 }
 
 export interface TestApp {
@@ -59,7 +54,7 @@ export async function startTestApp(
   return {
     url,
     services: runtime.services,
-    async request(method, urlPath, { key, body, raw, headers = {}, unchecked = false } = {}) {
+    async request(method, urlPath, { key, body, raw, headers = {} } = {}) {
       const init: RequestInit = { method, headers: { ...headers } };
       if (key) (init.headers as Record<string, string>).Authorization = `Bearer ${key}`;
       if (raw !== undefined) init.body = raw;
@@ -76,7 +71,7 @@ export async function startTestApp(
       } catch {
         // not JSON: keep the text, the test will say so
       }
-      if (!unchecked) checkResponse(method, urlPath, res.status, parsed, events);
+      checkResponse(method, urlPath, res.status, parsed, events);
       return { status: res.status, headers: res.headers, body: parsed as any, ...(events ? { events } : {}) };
     },
     async workspace(plan = 'trial') {

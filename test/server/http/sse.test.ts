@@ -3,7 +3,8 @@
  * until their issues land: events arrive in order, and a client that leaves stops the work.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { HandlerContext, StreamEvent } from '../../../server/pipeline/handler.ts';
+import type { StreamEventOf } from '../../../shared/operations/index.ts';
+import type { HandlerContext } from '../../../server/pipeline/handler.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { readEvents } from '../../helpers/sse.ts';
 
@@ -11,10 +12,10 @@ let app: TestApp;
 let key: string;
 const seen = { finished: false, aborted: false, pagesSent: 0 };
 
-async function* pages(_input: unknown, _ctx: HandlerContext): AsyncGenerator<StreamEvent> {
+async function* pages(_input: unknown, _ctx: HandlerContext): AsyncGenerator<StreamEventOf<'streamPeople'>> {
   try {
     for (let i = 0; i < 3; i++) {
-      yield { event: 'page', data: { source: `s${i}`, results: [{ name: `p${i}`, source: `s${i}` }] } };
+      yield { event: 'page', data: { source: `s${i}`, results: [{ name: `p${i}`, emailStatus: 'unavailable', source: `s${i}` }] } };
       seen.pagesSent++;
     }
     yield { event: 'done', data: { total: 3, sources: [] } };
@@ -23,7 +24,7 @@ async function* pages(_input: unknown, _ctx: HandlerContext): AsyncGenerator<Str
   }
 }
 
-async function* endless(_input: unknown, ctx: HandlerContext): AsyncGenerator<StreamEvent> {
+async function* endless(_input: unknown, ctx: HandlerContext): AsyncGenerator<StreamEventOf<'streamCompanies'>> {
   ctx.signal.addEventListener('abort', () => (seen.aborted = true));
   try {
     for (;;) {
@@ -37,7 +38,7 @@ async function* endless(_input: unknown, ctx: HandlerContext): AsyncGenerator<St
 }
 
 beforeAll(async () => {
-  app = await startTestApp({}, { handlers: { streamPeople: pages as never, streamCompanies: endless as never } });
+  app = await startTestApp({}, { handlers: { streamPeople: pages, streamCompanies: endless } });
   key = (await app.workspace('active')).apiKey;
 });
 afterAll(() => app.close());
@@ -55,7 +56,7 @@ describe('server-sent events', () => {
     expect(res.headers.get('ratelimit')).toBeTruthy();
     const events = await readEvents(res);
     expect(events.map((e) => e.event)).toEqual(['page', 'page', 'page', 'done']);
-    expect(events[0]!.data).toEqual({ source: 's0', results: [{ name: 'p0', source: 's0' }] });
+    expect(events[0]!.data).toEqual({ source: 's0', results: [{ name: 'p0', emailStatus: 'unavailable', source: 's0' }] });
     expect(seen.finished).toBe(true);
   });
 

@@ -3,7 +3,6 @@
  * that validate requests and that the tests hold every answer to describe them here, so the
  * document cannot drift from the server.
  */
-import type { TSchema } from '@sinclair/typebox';
 import { operations } from '../../shared/operations/index.ts';
 import type { Operation } from '../../shared/operations/types.ts';
 import { ErrorBody } from '../../shared/schemas/common.ts';
@@ -23,14 +22,14 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   503: 'A dependency (AI model or data provider) is unavailable.',
 };
 
+/** What OpenAPI allows as the key of a component. */
+const COMPONENT_NAME = /^[a-zA-Z0-9._-]+$/;
+
 /**
  * The document's schemas. A schema with a `title` is a named record (shared/schemas/common.ts): it
  * is written once under `components.schemas` and referred to wherever it appears, so a client
  * generator sees one `Company` rather than a copy per operation.
  */
-/** What OpenAPI allows as the key of a component. */
-const COMPONENT_NAME = /^[a-zA-Z0-9._-]+$/;
-
 class Components {
   readonly schemas: Record<string, unknown> = {};
   private readonly written = new Map<string, string>();

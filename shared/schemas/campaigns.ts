@@ -27,11 +27,15 @@ export const CampaignCreateBody = Type.Object(
   { additionalProperties: false, description: 'A new draft campaign, with one prospect per selected row.' },
 );
 
-export const CampaignCreated = ClosedObject('The new draft campaign.', {
-  campaignId: IdOf('The new campaign.'),
-  campaignName: Type.String({ description: 'Its name.' }),
-  created: Type.Integer({ minimum: 0, description: 'Prospects created.' }),
-}, { title: 'CampaignCreated' });
+export const CampaignCreated = ClosedObject(
+  'The new draft campaign.',
+  {
+    campaignId: IdOf('The new campaign.'),
+    campaignName: Type.String({ description: 'Its name.' }),
+    created: Type.Integer({ minimum: 0, description: 'Prospects created.' }),
+  },
+  { title: 'CampaignCreated' },
+);
 
 /** The language is set at creation only. */
 export const CampaignUpdateBody = Type.Partial(Type.Object(editableFields, { additionalProperties: false }), {
@@ -46,11 +50,15 @@ export const CadenceUpdateBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const CadenceUpdated = ClosedObject('The cadence as saved.', {
-  campaignId: IdOf('The campaign.'),
-  prospectId: Type.Optional(IdOf('The prospect, when its own cadence was edited.')),
-  cadence: Cadence,
-}, { title: 'CadenceUpdated' });
+export const CadenceUpdated = ClosedObject(
+  'The cadence as saved.',
+  {
+    campaignId: IdOf('The campaign.'),
+    prospectId: Type.Optional(IdOf('The prospect, when its own cadence was edited.')),
+    cadence: Cadence,
+  },
+  { title: 'CadenceUpdated' },
+);
 
 export const AddProspectsBody = Type.Object(
   {
@@ -60,11 +68,15 @@ export const AddProspectsBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const ProspectsAdded = ClosedObject('Prospects were added.', {
-  ok: Type.Boolean({ description: 'Always true on success.' }),
-  added: Type.Integer({ minimum: 0, description: 'Prospects created.' }),
-  skipped: Type.Integer({ minimum: 0, description: 'Rows already in the campaign.' }),
-}, { title: 'ProspectsAdded' });
+export const ProspectsAdded = ClosedObject(
+  'Prospects were added.',
+  {
+    ok: Type.Boolean({ description: 'Always true on success.' }),
+    added: Type.Integer({ minimum: 0, description: 'Prospects created.' }),
+    skipped: Type.Integer({ minimum: 0, description: 'Rows already in the campaign.' }),
+  },
+  { title: 'ProspectsAdded' },
+);
 
 export const StatusCounts = ClosedObject(
   'Prospects in each pipeline status, all six present.',
@@ -96,6 +108,10 @@ export const CampaignDetail = ClosedObject(
   { title: 'CampaignDetail' },
 );
 
-export const CampaignList = ClosedObject('Campaigns of the workspace, with prospect counts per status.', {
-  campaigns: Type.Array(Campaign, { description: 'Oldest first.' }),
-}, { title: 'CampaignList' });
+export const CampaignList = ClosedObject(
+  'Campaigns of the workspace, with prospect counts per status.',
+  {
+    campaigns: Type.Array(Campaign, { description: 'Oldest first.' }),
+  },
+  { title: 'CampaignList' },
+);

@@ -31,6 +31,9 @@ export const StringEnum = <const T extends readonly string[]>(values: T, options
 export const Nullable = <T extends TSchema>(schema: T, description: string | undefined = schema.description) =>
   Type.Union([schema, Type.Null()], description === undefined ? {} : { description });
 
+/** A string, or null when the source does not know it. */
+export const NullableText = (description: string) => Nullable(Type.String(), description);
+
 /** Optional string and string-list properties, the bulk of the search and enrichment filters. */
 export const OptionalText = (description: string) => Type.Optional(Type.String({ description }));
 export const OptionalTexts = (description: string) => Type.Optional(Type.Array(Type.String(), { description }));
@@ -59,9 +62,13 @@ export const OpenObject = <T extends TProperties = Record<never, never>>(
   );
 
 /** The answer of a delete. */
-export const Deleted = ClosedObject('The resource was deleted.', {
-  deleted: Type.Boolean({ description: 'Whether the resource was deleted.' }),
-}, { title: 'Deleted' });
+export const Deleted = ClosedObject(
+  'The resource was deleted.',
+  {
+    deleted: Type.Boolean({ description: 'Whether the resource was deleted.' }),
+  },
+  { title: 'Deleted' },
+);
 
 export const ErrorBody = ClosedObject(
   'An error: every answer with a status of 400 or more.',

@@ -4,6 +4,7 @@ import {
   ClosedObject,
   DateOnly,
   Nullable,
+  NullableText,
   OptionalText as text,
   OptionalTexts as texts,
   SourceCount,
@@ -74,8 +75,6 @@ export const CompanyStreamBody = Type.Object(
   { additionalProperties: false, description: 'Company search filters, all optional.' },
 );
 
-const nullableText = (description: string) => Nullable(Type.String(), description);
-
 /**
  * A company establishment as every company operation returns it, whichever source it came from:
  * every field present, null when the source does not know it.
@@ -86,7 +85,7 @@ export const Company = ClosedObject(
     cnpj: Cnpj,
     root: Type.String({ pattern: '^[0-9A-Z]{8}$', description: 'The first 8 characters, shared by the head office and its branches.' }),
     name: Type.String({ description: 'Legal name (razão social).' }),
-    tradeName: nullableText('Trade name (nome fantasia).'),
+    tradeName: NullableText('Trade name (nome fantasia).'),
     establishment: Nullable(StringEnum(ESTABLISHMENT_TYPES), 'Head office (`MATRIZ`) or branch (`FILIAL`).'),
     registrationStatus: Nullable(StringEnum(REGISTRATION_STATUSES), 'Registration status (situação cadastral).'),
     registrationStatusDate: Nullable(DateOnly('Since when it has this status.')),
@@ -101,7 +100,7 @@ export const Company = ClosedObject(
     meiOption: Nullable(Type.Boolean(), 'Registered as MEI (individual micro-entrepreneur).'),
     address: Address,
     phones: Type.Array(Type.String({ pattern: '^[0-9]+$' }), { description: 'Phone numbers, digits only: area code then number.' }),
-    email: nullableText('Email address, as registered.'),
+    email: NullableText('Email address, as registered.'),
     partners: Type.Array(Partner, { description: 'Partners (sócios) of the company.' }),
     release: Nullable(
       Type.String({ pattern: '^[0-9]{4}-[0-9]{2}$' }),
@@ -130,19 +129,27 @@ const understood = {
   }),
 };
 
-export const CompanyResults = ClosedObject('Companies found.', {
-  results: Type.Array(Company, { description: 'The companies, in CNPJ order.' }),
-  ...understood,
-  sources: Type.Array(SourceCount, { description: 'What each source added, in `companyOrder`.' }),
-}, { title: 'CompanyResults' });
+export const CompanyResults = ClosedObject(
+  'Companies found.',
+  {
+    results: Type.Array(Company, { description: 'The companies, in CNPJ order.' }),
+    ...understood,
+    sources: Type.Array(SourceCount, { description: 'What each source added, in `companyOrder`.' }),
+  },
+  { title: 'CompanyResults' },
+);
 
 export const CompanyPage = StreamPage(Company, 'CompanyPage');
 
 /** The company stream's `done` also says what the search understood of `industry` and `name`. */
-export const CompanyStreamDone = ClosedObject('Payload of the `done` event that ends the company stream.', {
-  ...streamDoneProperties,
-  ...understood,
-}, { title: 'CompanyStreamDone' });
+export const CompanyStreamDone = ClosedObject(
+  'Payload of the `done` event that ends the company stream.',
+  {
+    ...streamDoneProperties,
+    ...understood,
+  },
+  { title: 'CompanyStreamDone' },
+);
 
 export const CnpjBatchBody = Type.Object(
   {
@@ -155,18 +162,22 @@ export const CnpjBatchBody = Type.Object(
   { additionalProperties: false },
 );
 
-const CnpjSource = ClosedObject('What one source found.', {
-  source: Type.String({ description: '`receita_federal` (the imported registry), then `brasilapi` when enabled.' }),
-  count: Type.Integer({ minimum: 0, description: 'Companies this source found.' }),
-  checked: Type.Optional(
-    Type.Integer({ minimum: 0, description: 'CNPJs BrasilAPI was asked about (it answers about one a second).' }),
-  ),
-  error: Type.Optional(Type.String({ description: 'Why this source failed, when it did.' })),
-});
+const CnpjSource = ClosedObject(
+  'What one source found.',
+  {
+    source: Type.String({ description: '`receita_federal` (the imported registry), then `brasilapi` when enabled.' }),
+    count: Type.Integer({ minimum: 0, description: 'Companies this source found.' }),
+    checked: Type.Optional(
+      Type.Integer({ minimum: 0, description: 'CNPJs BrasilAPI was asked about (it answers about one a second).' }),
+    ),
+    error: Type.Optional(Type.String({ description: 'Why this source failed, when it did.' })),
+  });
 
-export const CnpjBatchResults = ClosedObject('Companies found by CNPJ.', {
-  results: Type.Array(Company, { description: 'The companies found, in the order asked.' }),
-  notFound: Type.Array(Cnpj, { description: 'Valid CNPJs that were not found.' }),
-  invalid: Type.Array(Type.String(), { description: 'CNPJs whose check digits are wrong (digits only).' }),
-  sources: Type.Array(CnpjSource, { description: 'What each source found.' }),
-}, { title: 'CnpjBatchResults' });
+  export const CnpjBatchResults = ClosedObject('Companies found by CNPJ.', {
+    results: Type.Array(Company, { description: 'The companies found, in the order asked.' }),
+    notFound: Type.Array(Cnpj, { description: 'Valid CNPJs that were not found.' }),
+    invalid: Type.Array(Type.String(), { description: 'CNPJs whose check digits are wrong (digits only).' }),
+    sources: Type.Array(CnpjSource, { description: 'What each source found.' }),
+  },
+  { title: 'CnpjBatchResults' },
+);

@@ -116,35 +116,35 @@ export const EnrichBody = Type.Object(
 
 type Field = (typeof ENRICH_FIELDS)[number];
 
-const texts = (description: string) => Type.String({ description });
+const textField = (description: string) => Type.String({ description });
 
 /**
  * Every field a cascade can fill, with the type its value has once found. A field holds a value
  * or is absent: empty values are never kept.
  */
 const fieldSchemas = {
-  fullName: texts("The person's full name."),
-  firstName: texts('First name.'),
-  lastName: texts('Last name.'),
-  email: texts('Work email.'),
-  emailStatus: texts('`verified` (a verifier said valid), `accept_all`, `invalid` or `unverified`.'),
-  personalEmail: texts('Personal email.'),
-  phone: texts('Phone number.'),
-  linkedinUrl: texts('Professional-network profile URL.'),
-  title: texts('Job title.'),
-  seniority: texts('Seniority level.'),
-  department: texts('Job function.'),
-  location: texts("The person's location."),
-  country: texts('Country.'),
-  companyName: texts('Company (legal) name.'),
-  companyDomain: texts('Company web domain.'),
-  companyLinkedinUrl: texts("The company's professional-network page."),
-  industry: texts('Industry.'),
+  fullName: textField("The person's full name."),
+  firstName: textField('First name.'),
+  lastName: textField('Last name.'),
+  email: textField('Work email.'),
+  emailStatus: textField('`verified` (a verifier said valid), `accept_all`, `invalid` or `unverified`.'),
+  personalEmail: textField('Personal email.'),
+  phone: textField('Phone number.'),
+  linkedinUrl: textField('Professional-network profile URL.'),
+  title: textField('Job title.'),
+  seniority: textField('Seniority level.'),
+  department: textField('Job function.'),
+  location: textField("The person's location."),
+  country: textField('Country.'),
+  companyName: textField('Company (legal) name.'),
+  companyDomain: textField('Company web domain.'),
+  companyLinkedinUrl: textField("The company's professional-network page."),
+  industry: textField('Industry.'),
   companySize: Type.Union([Type.Integer({ minimum: 0 }), Type.String()], {
     description: 'Headcount (Apollo), or a headcount range such as `51-200` (People Data Labs).',
   }),
   cnpj: Cnpj,
-  tradeName: texts('Trade name (nome fantasia).'),
+  tradeName: textField('Trade name (nome fantasia).'),
   registrationStatus: StringEnum(REGISTRATION_STATUSES, { description: 'Registration status (situação cadastral).' }),
   openingDate: DateOnly('Opening date.'),
   mainActivity: CodeAndDescription,
@@ -155,7 +155,7 @@ const fieldSchemas = {
   simplesOption: Type.Boolean({ description: 'Opted into the Simples Nacional tax regime.' }),
   companyAddress: Address,
   companyPhones: Type.Array(Type.String(), { description: 'Company phone numbers, digits only.' }),
-  companyEmail: texts('Company email, as registered.'),
+  companyEmail: textField('Company email, as registered.'),
   partners: Type.Array(Partner, { description: 'Partners (sócios).' }),
 } satisfies Record<Field, TSchema>; // every field of the vocabulary, and no other
 

@@ -57,14 +57,22 @@ export const Prospect = ClosedObject(
   { title: 'Prospect' },
 );
 
-export const ProspectList = ClosedObject('Prospects of the workspace.', {
-  prospects: Type.Array(Prospect, { description: 'Oldest first.' }),
-}, { title: 'ProspectList' });
+export const ProspectList = ClosedObject(
+  'Prospects of the workspace.',
+  {
+    prospects: Type.Array(Prospect, { description: 'Oldest first.' }),
+  },
+  { title: 'ProspectList' },
+);
 
-export const ProspectDeleted = ClosedObject('The prospect was deleted.', {
-  deleted: Type.Boolean({ description: 'Whether the prospect was deleted.' }),
-  campaignDeleted: Type.Boolean({ description: 'Always false: the campaign remains, even when empty.' }),
-}, { title: 'ProspectDeleted' });
+export const ProspectDeleted = ClosedObject(
+  'The prospect was deleted.',
+  {
+    deleted: Type.Boolean({ description: 'Whether the prospect was deleted.' }),
+    campaignDeleted: Type.Boolean({ description: 'Always false: the campaign remains, even when empty.' }),
+  },
+  { title: 'ProspectDeleted' },
+);
 
 /** One kind of history entry: its `type` and the `data` it carries. */
 const eventOf = <T extends (typeof EVENT_TYPES)[number], D extends TProperties>(type: T, description: string, data: D) =>
@@ -96,6 +104,10 @@ export const ProspectEvent = Type.Union(
   { title: 'ProspectEvent', description: 'One entry of a prospect history.' },
 );
 
-export const ProspectEvents = ClosedObject('The history of a prospect, oldest first.', {
-  events: Type.Array(ProspectEvent, { description: 'Oldest first.' }),
-}, { title: 'ProspectEvents' });
+export const ProspectEvents = ClosedObject(
+  'The history of a prospect, oldest first.',
+  {
+    events: Type.Array(ProspectEvent, { description: 'Oldest first.' }),
+  },
+  { title: 'ProspectEvents' },
+);

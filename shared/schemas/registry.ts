@@ -3,7 +3,7 @@
  * shared by the company records and the enrichment fields taken from them.
  */
 import { Type } from '@sinclair/typebox';
-import { ClosedObject, DateOnly, Nullable } from './common.ts';
+import { ClosedObject, DateOnly, Nullable, NullableText } from './common.ts';
 
 export const REGISTRATION_STATUSES = ['ATIVA', 'BAIXADA', 'INAPTA', 'NULA', 'SUSPENSA'] as const;
 export const ESTABLISHMENT_TYPES = ['MATRIZ', 'FILIAL'] as const;
@@ -19,27 +19,25 @@ export const Cnpj = Type.String({
 /** Registry size codes (porte) as stored: `00` is "not informed". */
 export const STORED_FISCAL_SIZES = ['00', '01', '03', '05'] as const;
 
-const nullableText = (description: string) => Nullable(Type.String(), description);
-
 /** A code of one of the registry's tables, with its description in the release's own table. */
 export const CodeAndDescription = ClosedObject(
   'A registry code and its description (null when the release\'s table lacks the code).',
-  { code: Type.String({ description: 'The code, zero-padded to its width.' }), description: nullableText('Its description.') },
+  { code: Type.String({ description: 'The code, zero-padded to its width.' }), description: NullableText('Its description.') },
   { title: 'CodeAndDescription' },
 );
 
 export const Address = ClosedObject(
   'The establishment\'s address, as registered.',
   {
-    street: nullableText('Street type and name.'),
-    number: nullableText('Number.'),
-    complement: nullableText('Complement.'),
-    district: nullableText('District (bairro).'),
+    street: NullableText('Street type and name.'),
+    number: NullableText('Number.'),
+    complement: NullableText('Complement.'),
+    district: NullableText('District (bairro).'),
     zipCode: Nullable(Type.String({ pattern: '^[0-9]{8}$' }), 'CEP, 8 digits.'),
-    city: nullableText('City.'),
+    city: NullableText('City.'),
     cityCode: Nullable(Type.String({ pattern: '^[0-9]{4}$' }), "Receita Federal's 4-digit municipality code (not IBGE's)."),
-    state: nullableText('State (UF), or `EX` abroad.'),
-    country: nullableText('Country, for an establishment abroad.'),
+    state: NullableText('State (UF), or `EX` abroad.'),
+    country: NullableText('Country, for an establishment abroad.'),
   },
   { title: 'Address' },
 );
@@ -48,8 +46,8 @@ export const Partner = ClosedObject(
   'A partner (sócio) of the company.',
   {
     name: Type.String({ description: 'Name of the person or company.' }),
-    document: nullableText("A company partner's CNPJ, or a person's CPF as published: masked `***NNNNNN**`."),
-    qualification: nullableText('Qualification (e.g. Sócio-Administrador).'),
+    document: NullableText("A company partner's CNPJ, or a person's CPF as published: masked `***NNNNNN**`."),
+    qualification: NullableText('Qualification (e.g. Sócio-Administrador).'),
     since: Nullable(DateOnly('Entry into the company.')),
   },
   { title: 'Partner' },

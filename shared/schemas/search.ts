@@ -5,6 +5,7 @@ import {
   CreditsCharged,
   DateOnly,
   Nullable,
+  NullableText,
   OpenObject,
   OptionalText as text,
   OptionalTexts as texts,
@@ -83,7 +84,8 @@ export const PeopleSearchBody = Type.Object(
   { additionalProperties: false, description: 'People search filters, all optional.' },
 );
 
-const nullableText = (description: string) => Type.Optional(Nullable(Type.String(), description));
+/** A field a source may leave out, or send as null. */
+const maybeText = (description: string) => Type.Optional(NullableText(description));
 
 /**
  * A person as every people source returns it, under the same field names whatever the source, so
@@ -94,33 +96,33 @@ export const Person = ClosedObject(
   'A person found by a search.',
   {
     name: Type.String({ description: 'Full name.' }),
-    firstName: nullableText('First name.'),
-    lastName: nullableText('Last name.'),
-    title: nullableText('Job title; for a registry partner, their qualification (e.g. Sócio-Administrador).'),
-    seniority: nullableText('Seniority level (see `seniorities`).'),
-    department: nullableText('Job function (see `roles`).'),
-    email: nullableText('Work email. Apollo\'s search gives none, only whether it has one.'),
+    firstName: maybeText('First name.'),
+    lastName: maybeText('Last name.'),
+    title: maybeText('Job title; for a registry partner, their qualification (e.g. Sócio-Administrador).'),
+    seniority: maybeText('Seniority level (see `seniorities`).'),
+    department: maybeText('Job function (see `roles`).'),
+    email: maybeText('Work email. Apollo\'s search gives none, only whether it has one.'),
     emailStatus: Type.String({
       description: 'Usually `verified`, `likely to engage`, `unverified` or `unavailable` (no email); Apollo rows carry Apollo\'s own status.',
     }),
-    phone: nullableText('Phone number.'),
-    linkedinUrl: nullableText('Professional-network profile URL.'),
-    company: nullableText('Company name (trade name when there is one).'),
+    phone: maybeText('Phone number.'),
+    linkedinUrl: maybeText('Professional-network profile URL.'),
+    company: maybeText('Company name (trade name when there is one).'),
     legalName: Type.Optional(Type.String({ description: "The company's legal name (registry partners)." })),
-    domain: nullableText('Company web domain.'),
+    domain: maybeText('Company web domain.'),
     cnpj: Type.Optional(Cnpj),
-    industry: nullableText("The company's industry; for a registry partner, its main activity."),
+    industry: maybeText("The company's industry; for a registry partner, its main activity."),
     companySize: Type.Optional(Nullable(Type.Integer({ minimum: 0 }), 'Headcount of the company.')),
-    location: nullableText("The person's location."),
-    companyLocation: nullableText("The company's location."),
-    country: nullableText('Country.'),
-    revenueRange: nullableText("The company's revenue range (imported lists)."),
+    location: maybeText("The person's location."),
+    companyLocation: maybeText("The company's location."),
+    country: maybeText('Country.'),
+    revenueRange: maybeText("The company's revenue range (imported lists)."),
     skills: Type.Optional(Type.Array(Type.String(), { description: 'Skills (imported lists).' })),
     technologies: Type.Optional(Type.Array(Type.String(), { description: 'Technologies the company uses (imported lists).' })),
     languages: Type.Optional(Type.Array(Type.String(), { description: 'Languages spoken (imported lists).' })),
     list: Type.Optional(Type.String({ description: 'The imported list (or the demo set) the row comes from.' })),
     partnerSince: Type.Optional(Nullable(DateOnly('When the partner entered the company (registry partners).'))),
-    apolloId: Type.Optional(Nullable(Type.String(), "Apollo's id of the person.")),
+    apolloId: maybeText("Apollo's id of the person."),
     source: Type.String({ description: 'The source that gave the row first: `lists`, `receita_federal`, `demo` or `apollo`.' }),
     sources: Type.Optional(
       Type.Array(Type.String(), { description: 'Every source that gave this person, when more than one did.' }),
@@ -129,10 +131,14 @@ export const Person = ClosedObject(
   { title: 'Person' },
 );
 
-export const PeopleResults = ClosedObject('People found.', {
-  results: Type.Array(Person, { description: 'The people, by source in `sourceOrder`, duplicates merged.' }),
-  sources: Type.Array(SourceCount, { description: 'What each source added, in `sourceOrder`.' }),
-}, { title: 'PeopleResults' });
+export const PeopleResults = ClosedObject(
+  'People found.',
+  {
+    results: Type.Array(Person, { description: 'The people, by source in `sourceOrder`, duplicates merged.' }),
+    sources: Type.Array(SourceCount, { description: 'What each source added, in `sourceOrder`.' }),
+  },
+  { title: 'PeopleResults' },
+);
 
 export const HydrateBody = Type.Object(
   {
@@ -165,14 +171,18 @@ export const HydratedLead = Type.Union(
   { title: 'HydratedLead', description: 'A lead as sent, with the fields the cascade found.' },
 );
 
-export const HydrateResults = ClosedObject('The leads, enriched.', {
-  results: Type.Array(HydratedLead, { description: 'The leads, in the order sent.' }),
-  enriched: Type.Integer({ minimum: 0, description: 'Leads to which the cascade added at least one field.' }),
-  creditsCharged: CreditsCharged,
-  notProcessed: Type.Optional(
-    Type.Integer({ minimum: 1, description: 'Leads left unprocessed because the credit budget ran out.' }),
-  ),
-}, { title: 'HydrateResults' });
+export const HydrateResults = ClosedObject(
+  'The leads, enriched.',
+  {
+    results: Type.Array(HydratedLead, { description: 'The leads, in the order sent.' }),
+    enriched: Type.Integer({ minimum: 0, description: 'Leads to which the cascade added at least one field.' }),
+    creditsCharged: CreditsCharged,
+    notProcessed: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'Leads left unprocessed because the credit budget ran out.' }),
+    ),
+  },
+  { title: 'HydrateResults' },
+);
 
 /** The payload of one `page` event of a stream: the rows one source added. */
 export const StreamPage = <T extends TSchema>(item: T, title: string) =>

@@ -30,10 +30,14 @@ export const SheetRowsBody = Type.Object(
   { additionalProperties: false, description: 'Rows to insert, or to replace when their `rowId` exists.' },
 );
 
-export const SheetSaved = ClosedObject('The sheet was saved.', {
-  sheetId: IdOf('The sheet.'),
-  rowCount: Type.Integer({ minimum: 0, description: 'Rows in the sheet now.' }),
-}, { title: 'SheetSaved' });
+export const SheetSaved = ClosedObject(
+  'The sheet was saved.',
+  {
+    sheetId: IdOf('The sheet.'),
+    rowCount: Type.Integer({ minimum: 0, description: 'Rows in the sheet now.' }),
+  },
+  { title: 'SheetSaved' },
+);
 
 export const Sheet = ClosedObject(
   'A sheet and its rows.',

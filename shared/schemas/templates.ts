@@ -51,6 +51,10 @@ export const Template = ClosedObject(
   { title: 'Template' },
 );
 
-export const TemplateList = ClosedObject('The templates of the workspace.', {
-  templates: Type.Array(Template, { description: 'By name.' }),
-}, { title: 'TemplateList' });
+export const TemplateList = ClosedObject(
+  'The templates of the workspace.',
+  {
+    templates: Type.Array(Template, { description: 'By name.' }),
+  },
+  { title: 'TemplateList' },
+);

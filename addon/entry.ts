@@ -7,18 +7,18 @@ import type { ProspectaClient } from './api/client.ts';
 import { CAMPAIGN_KEY, createCampaignFromRows, PROSPECTS_TAB, refreshProspects, syncProspects, type CampaignFields } from './features/campaigns.ts';
 import { isOwnColumn } from './features/columns.ts';
 import { plainError, PlainError } from './features/errors.ts';
-import { FIELD_LABELS } from './features/enrich-rows.ts';
+import { FIELD_LABELS, type EnrichOptions } from './features/enrich-rows.ts';
 import { prices, searchLimits } from './features/rules.ts';
 import { searchCompaniesIntoSheet, searchPeopleIntoSheet } from './features/search.ts';
 import { activeJobs, cancelJob, loadJob, runJobs } from './features/job.ts';
-import { clientOf, describeJob, jobDeps, startRun, type RunKind, type Runtime } from './features/runs.ts';
+import { clientOf, describeJob, jobDeps, startRun, type RunKind, type RunOptions, type Runtime } from './features/runs.ts';
 import { loadSettings, saveSettings, SettingsError, testConnection as runTestConnection } from './features/settings.ts';
 import { urlFetch } from './gas/http.ts';
 import { documentProperties, userProperties } from './gas/properties.ts';
 import { documentLock, gasClock, gasTriggers } from './gas/runtime.ts';
 import { sheetNamed, sheetOrNew } from './gas/sheet.ts';
 
-const DEFAULT_FIELDS = ['email', 'emailStatus', 'title', 'linkedinUrl', 'phone'];
+const DEFAULT_FIELDS: EnrichOptions['fields'] = ['email', 'emailStatus', 'title', 'linkedinUrl', 'phone'];
 
 function runtime(): Runtime {
   return { http: urlFetch(), user: userProperties(), document: documentProperties(), sheet: sheetNamed, triggers: gasTriggers, lock: documentLock(), clock: gasClock };
@@ -55,7 +55,7 @@ function selectedRows(purpose = 'to work on'): Selection {
   return rows;
 }
 
-function start(kind: 'cnpj' | 'enrich', options = {}): void {
+function start<K extends 'cnpj' | 'enrich'>(kind: K, options: RunOptions[K]): void {
   try {
     const { sheet, first, last } = selectedRows();
     alert(describeJob(startRun(runtime(), kind, sheet, first, last, options)));
@@ -67,7 +67,7 @@ function start(kind: 'cnpj' | 'enrich', options = {}): void {
 
 /** Menu: company data for the CNPJ column of the selected rows. */
 export function fillCnpj(): void {
-  start('cnpj');
+  start('cnpj', {});
 }
 
 /** Menu: email, title, LinkedIn and phone for the selected people or companies. */
@@ -223,7 +223,7 @@ export function sidebarState() {
       const credits = client.call('getCredits', {});
       balance = `${credits.balance} credits`;
       templates = client.call('listTemplates', {}).templates.map((t) => ({ templateId: t.templateId, name: t.name }));
-      fields = (client.call('listProviders', {}) as { enrichmentFields?: string[] }).enrichmentFields ?? fields;
+      fields = client.call('listProviders', {}).enrichmentFields;
     } catch (err) {
       balance = plainError(err);
     }
@@ -249,9 +249,9 @@ export function sidebarState() {
 }
 
 /** For the sidebar: starts a run on the selected rows. Errors reach the sidebar's failure handler. */
-export function sidebarStart(kind: RunKind, options: Record<string, unknown>) {
+export function sidebarStart<K extends RunKind>(kind: K, options: RunOptions[K]) {
   const { sheet, first, last } = selectedRows();
-  const job = startRun(runtime(), kind, sheet, first, last, options as never);
+  const job = startRun(runtime(), kind, sheet, first, last, options);
   documentProperties().set('prospecta.lastJob', job.id);
   return sidebarState();
 }

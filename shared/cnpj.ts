@@ -6,7 +6,7 @@
  * Check digits: modulo 11 over each character's value (its ASCII code − 48, so digits keep
  * their values and A = 17 … Z = 42), weights 2..9 from the right; a remainder below 2 gives 0.
  */
-import { CNPJ_PATTERN } from './schemas/companies.ts';
+import { CNPJ_PATTERN } from './schemas/registry.ts';
 
 /** What punctuation a user may write a CNPJ with: `12.ABC.345/01DE-35`. */
 const PUNCTUATION = /[.\/\-\s]/g;

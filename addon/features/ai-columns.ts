@@ -45,19 +45,19 @@ function rowContext(cells: string[], headers: string[], chosen: string[], output
   return context;
 }
 
-export function aiColumnProcessor(client: ProspectaClient, http: HttpPort, clock: Clock): Processor {
+export function aiColumnProcessor(client: ProspectaClient, http: HttpPort, clock: Clock): Processor<AiColumnOptions> {
   return {
     chunkRows: PER_FETCH,
     run(rows, headers, job) {
-      const o = job.options as unknown as AiColumnOptions;
+      const o = job.options;
       const contexts = rows.map((row) => rowContext(row.cells, headers, o.context, o.output, AI_CELL_CHARS));
       // `instruction` is the operation's own field; a column of that name goes in under another.
       const inputs = contexts.map((c) => ({ ...Object.fromEntries(Object.entries(c).map(([k, v]) => [k === 'instruction' ? 'instruction (column)' : k, v])), instruction: o.instruction }));
-      const answers = sendAll(client, http, clock, 'aiColumn', inputs as never);
+      const answers = sendAll(client, http, clock, 'aiColumn', inputs);
       return answers.map((a): RowResult => {
         if (!a.ok) return { status: `✗ ${a.error}`, failed: true };
         // The server says what it charged: creditsCharged is always there.
-        const value = a.value as { value: string; cached?: boolean; creditsCharged: number };
+        const value = a.value;
         const credits = value.creditsCharged;
         return { values: { [o.output]: value.value }, status: `✓ ${value.cached ? `from cache · ${credits} credits` : `${credits} credit${credits === 1 ? '' : 's'}`}`, credits };
       });
@@ -65,11 +65,11 @@ export function aiColumnProcessor(client: ProspectaClient, http: HttpPort, clock
   };
 }
 
-export function researchProcessor(client: ProspectaClient, http: HttpPort, clock: Clock): Processor {
+export function researchProcessor(client: ProspectaClient, http: HttpPort, clock: Clock): Processor<ResearchOptions> {
   return {
     chunkRows: PER_FETCH,
     run(rows, headers, job) {
-      const o = job.options as unknown as ResearchOptions;
+      const o = job.options;
       const columns = recogniseColumns(headers);
       const inputs = rows.map((row) => {
         const cell = (field: keyof typeof columns) => (columns[field] ? (row.cells[columns[field]! - 1] ?? '').trim() : '');
@@ -87,7 +87,7 @@ export function researchProcessor(client: ProspectaClient, http: HttpPort, clock
       const answers = sendAll(client, http, clock, 'research', inputs);
       return answers.map((a): RowResult => {
         if (!a.ok) return { status: `✗ ${a.error}`, failed: true };
-        const r = a.value as { answer: string; citations: Array<{ url: string; title: string }>; creditsCharged: number };
+        const r = a.value;
         const credits = r.creditsCharged;
         return {
           values: { [o.output]: r.answer },

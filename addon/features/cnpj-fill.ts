@@ -4,6 +4,7 @@
  * marked here without being sent (the server refuses a whole batch that holds one).
  */
 import { normalizeCnpj } from '../../shared/cnpj.ts';
+import type { Company } from '../../shared/types.ts';
 import { maxItems, ProspectaClient } from '../api/client.ts';
 import type { HttpPort } from '../api/http.ts';
 import { recogniseColumns } from './columns.ts';
@@ -14,23 +15,23 @@ import { sendAll } from './send.ts';
 const BATCH = maxItems('lookupCnpjBatch', 'cnpjs');
 const BATCHES_PER_FETCH = 4;
 
-const SIZES: Record<string, string> = { '01': 'Microempresa', '03': 'Empresa de pequeno porte', '05': 'Demais', '00': 'Não informado' };
+const SIZES: Record<NonNullable<Company['fiscalSize']>, string> = { '01': 'Microempresa', '03': 'Empresa de pequeno porte', '05': 'Demais', '00': 'Não informado' };
 
 /** Output column label → how to read it from a company. */
-export const CNPJ_COLUMNS: Array<[string, (c: Record<string, any>) => string]> = [
-  ['Razão social', (c) => c.name ?? ''],
+export const CNPJ_COLUMNS: Array<[string, (c: Company) => string]> = [
+  ['Razão social', (c) => c.name],
   ['Nome fantasia', (c) => c.tradeName ?? ''],
   ['Situação cadastral', (c) => c.registrationStatus ?? ''],
   ['Atividade principal', (c) => (c.mainActivity ? `${c.mainActivity.code} ${c.mainActivity.description}` : '')],
-  ['Cidade/UF', (c) => [c.address?.city, c.address?.state].filter(Boolean).join('/')],
-  ['Telefone', (c) => (c.phones ?? []).map((p: string) => p.replace(/^(\d{2})(\d{4,5})(\d{4})$/, '($1) $2-$3')).join(', ')],
+  ['Cidade/UF', (c) => [c.address.city, c.address.state].filter(Boolean).join('/')],
+  ['Telefone', (c) => c.phones.map((p) => p.replace(/^(\d{2})(\d{4,5})(\d{4})$/, '($1) $2-$3')).join(', ')],
   ['Email', (c) => c.email ?? ''],
   ['Capital social', (c) => (typeof c.capital === 'number' ? c.capital.toFixed(2) : '')],
-  ['Porte', (c) => SIZES[c.fiscalSize] ?? ''],
-  ['Sócios', (c) => (c.partners ?? []).map((p: { name: string; qualification?: string }) => (p.qualification ? `${p.name} (${p.qualification})` : p.name)).join('; ')],
+  ['Porte', (c) => (c.fiscalSize ? SIZES[c.fiscalSize] : '')],
+  ['Sócios', (c) => c.partners.map((p) => (p.qualification ? `${p.name} (${p.qualification})` : p.name)).join('; ')],
 ];
 
-export function cnpjProcessor(client: ProspectaClient, http: HttpPort, clock: Clock): Processor {
+export function cnpjProcessor(client: ProspectaClient, http: HttpPort, clock: Clock): Processor<Record<string, never>> {
   return {
     chunkRows: BATCH * BATCHES_PER_FETCH,
     run(rows, headers) {
@@ -54,8 +55,8 @@ export function cnpjProcessor(client: ProspectaClient, http: HttpPort, clock: Cl
           for (const w of batch) results[w.index] = { status: `✗ ${answer.error}`, failed: true };
           return;
         }
-        const found = new Map(answer.value.results.map((c) => [c.cnpj, c as Record<string, any>]));
-        const invalid = new Set(answer.value.invalid as string[]);
+        const found = new Map(answer.value.results.map((c) => [c.cnpj, c]));
+        const invalid = new Set(answer.value.invalid);
         for (const w of batch) {
           const company = found.get(w.cnpj);
           if (company) {

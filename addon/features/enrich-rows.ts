@@ -6,6 +6,8 @@
  * whose wanted columns are all filled is skipped unless the user asked to overwrite.
  */
 import { maxItems, ProspectaClient } from '../api/client.ts';
+import type { InputOf } from '../../shared/operations/index.ts';
+import type { EnrichResult } from '../../shared/types.ts';
 import type { HttpPort } from '../api/http.ts';
 import { recogniseColumns, type InputField } from './columns.ts';
 import type { InputRow, Processor, RowResult } from './job.ts';
@@ -39,14 +41,18 @@ export const FIELD_LABELS: Record<string, string> = {
   companyEmail: 'Company email',
 };
 
+type EnrichInput = InputOf<'enrich'>;
+
 export interface EnrichOptions {
-  fields: string[];
-  providerOrder?: string[];
+  /** The fields wanted, as `goalFields` names them. */
+  fields: NonNullable<EnrichInput['goalFields']>;
+  providerOrder?: EnrichInput['providerOrder'];
   maxCredits?: number;
   overwrite?: boolean;
 }
 
 type Known = Partial<Record<InputField, string>>;
+type FieldSources = EnrichResult['sources'];
 
 function knownOf(row: InputRow, columns: Partial<Record<InputField, number>>): Known {
   const known: Known = {};
@@ -64,7 +70,7 @@ const isCompany = (k: Known) => Boolean(k.companyDomain || k.companyName || k.cn
 const text = (value: unknown) => (value === null || value === undefined ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value));
 
 /** "hunter: email, title · apollo: seniority" */
-function sourcesText(sources: Record<string, string> | undefined, wanted: string[]): string {
+function sourcesText(sources: FieldSources, wanted: EnrichOptions['fields']): string {
   const by = new Map<string, string[]>();
   for (const field of wanted) {
     const source = sources?.[field];
@@ -73,11 +79,11 @@ function sourcesText(sources: Record<string, string> | undefined, wanted: string
   return [...by].map(([provider, fields]) => `${provider}: ${fields.join(', ')}`).join(' · ');
 }
 
-export function enrichProcessor(client: ProspectaClient, http: HttpPort, clock: Clock): Processor {
+export function enrichProcessor(client: ProspectaClient, http: HttpPort, clock: Clock): Processor<EnrichOptions> {
   return {
     chunkRows: LEADS_PER_HYDRATE * HYDRATES_PER_FETCH,
     run(rows, headers, job) {
-      const options = job.options as unknown as EnrichOptions;
+      const options = job.options;
       const columns = recogniseColumns(headers);
       const labels = options.fields.map((f) => FIELD_LABELS[f] ?? f);
       const results: RowResult[] = rows.map(() => ({ status: '' }));
@@ -117,7 +123,7 @@ export function enrichProcessor(client: ProspectaClient, http: HttpPort, clock: 
             results[p.index] = { status: `✗ ${answer.error}`, failed: true };
             return;
           }
-          const lead = answer.value.results[j] as Record<string, any>;
+          const lead = answer.value.results[j];
           if (!lead?.enriched) {
             results[p.index] = { status: lead && 'providers' in lead ? '– nothing found · 0 credits' : '– not processed (credit cap)', skipped: true };
             return;
@@ -137,8 +143,8 @@ export function enrichProcessor(client: ProspectaClient, http: HttpPort, clock: 
         'enrich',
         companies.map((c) => ({
           ...c.known,
-          goalFields: options.fields as never,
-          ...(options.providerOrder ? { providerOrder: options.providerOrder as never } : {}),
+          goalFields: options.fields,
+          ...(options.providerOrder ? { providerOrder: options.providerOrder } : {}),
           ...(options.maxCredits !== undefined ? { maxCredits: options.maxCredits } : {}),
         })),
       );
@@ -148,7 +154,7 @@ export function enrichProcessor(client: ProspectaClient, http: HttpPort, clock: 
           results[c.index] = { status: `✗ ${answer.error}`, failed: true };
           return;
         }
-        const { record, sources, creditsCharged } = answer.value as unknown as { record: Record<string, unknown>; sources: Record<string, string>; creditsCharged: number };
+        const { record, sources, creditsCharged } = answer.value;
         const values = Object.fromEntries(options.fields.flatMap((f) => (record[f] !== undefined && sources[f] !== 'input' ? [[FIELD_LABELS[f] ?? f, text(record[f])]] : [])));
         results[c.index] = Object.keys(values).length
           ? { values, status: `✓ ${sourcesText(sources, options.fields)} · ${creditsCharged} credit${creditsCharged === 1 ? '' : 's'}`, credits: creditsCharged }

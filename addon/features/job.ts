@@ -16,14 +16,15 @@ export const CONTINUE_HANDLER = 'continueJobs';
 export const DEFAULT_BUDGET_MS = 4.5 * 60_000;
 const JOBS_KEY = 'prospecta.jobs';
 
-export interface Job {
+/** A run over rows; `O` is what its kind of run was asked to do (RunOptions in runs.ts). */
+export interface Job<O extends object = object> {
   id: string;
   kind: string;
   sheet: string;
   first: number;
   last: number;
   next: number;
-  options: Record<string, unknown>;
+  options: O;
   state: 'running' | 'done' | 'stopped' | 'cancelled';
   error?: string;
   totals: { done: number; failed: number; skipped: number; credits: number };
@@ -46,10 +47,10 @@ export interface RowResult {
   note?: { label: string; text: string };
 }
 
-export interface Processor {
+export interface Processor<O extends object = object> {
   /** Rows handled per chunk (per `fetchAll`). */
   chunkRows: number;
-  run(rows: InputRow[], headers: string[], job: Job): RowResult[];
+  run(rows: InputRow[], headers: string[], job: Job<O>): RowResult[];
 }
 
 /** The job cannot go on (bad key, no credits): it stops with this message. */
@@ -84,9 +85,9 @@ export function activeJobs(props: PropertiesPort): string[] {
   return JSON.parse(props.get(JOBS_KEY) ?? '[]');
 }
 
-export function newJob(props: PropertiesPort, fields: Pick<Job, 'kind' | 'sheet' | 'first' | 'last' | 'options'>, clock: Clock): Job {
+export function newJob<O extends object>(props: PropertiesPort, fields: Pick<Job<O>, 'kind' | 'sheet' | 'first' | 'last' | 'options'>, clock: Clock): Job<O> {
   const id = (clock.now().toString(36) + Math.random().toString(36).slice(2, 6)).slice(-8);
-  const job: Job = { id, ...fields, next: fields.first, state: 'running', totals: { done: 0, failed: 0, skipped: 0, credits: 0 }, executions: 0 };
+  const job: Job<O> = { id, ...fields, next: fields.first, state: 'running', totals: { done: 0, failed: 0, skipped: 0, credits: 0 }, executions: 0 };
   saveJob(props, job);
   return job;
 }

@@ -7,7 +7,7 @@ import type { HttpPort } from '../api/http.ts';
 import { aiColumnProcessor, researchProcessor, type AiColumnOptions, type ResearchOptions } from './ai-columns.ts';
 import { cnpjProcessor } from './cnpj-fill.ts';
 import { enrichProcessor, type EnrichOptions } from './enrich-rows.ts';
-import { newJob, runJobs, type Job, type JobDeps } from './job.ts';
+import { newJob, runJobs, type Job, type JobDeps, type Processor } from './job.ts';
 import type { Clock, LockPort, PropertiesPort, SheetPort, TriggerPort } from './ports.ts';
 import { PlainError } from './errors.ts';
 import { loadSettings, NOT_CONFIGURED } from './settings.ts';
@@ -45,17 +45,24 @@ export function jobDeps(rt: Runtime): JobDeps {
       enrich: enrichProcessor(client, rt.http, rt.clock),
       aiColumn: aiColumnProcessor(client, rt.http, rt.clock),
       research: researchProcessor(client, rt.http, rt.clock),
-    },
+    } satisfies { [K in RunKind]: Processor<RunOptions[K]> },
     ...(rt.budgetMs !== undefined ? { budgetMs: rt.budgetMs } : {}),
   };
 }
 
-/** Rows `first`…`last` of a sheet (the header row excluded), run now and continued by triggers. */
-export type RunKind = 'cnpj' | 'enrich' | 'aiColumn' | 'research';
+/** What each kind of run is asked to do. */
+export interface RunOptions {
+  cnpj: Record<string, never>;
+  enrich: EnrichOptions;
+  aiColumn: AiColumnOptions;
+  research: ResearchOptions;
+}
+export type RunKind = keyof RunOptions;
 
-export function startRun(rt: Runtime, kind: RunKind, sheetName: string, first: number, last: number, options: EnrichOptions | AiColumnOptions | ResearchOptions | Record<string, never> = {}): Job {
+/** Rows `first`…`last` of a sheet (the header row excluded), run now and continued by triggers. */
+export function startRun<K extends RunKind>(rt: Runtime, kind: K, sheetName: string, first: number, last: number, options: RunOptions[K]): Job {
   const deps = jobDeps(rt);
-  const job = newJob(rt.document, { kind, sheet: sheetName, first: Math.max(first, 2), last, options: options as Record<string, unknown> }, rt.clock);
+  const job = newJob(rt.document, { kind, sheet: sheetName, first: Math.max(first, 2), last, options }, rt.clock);
   const ran = runJobs(deps).find((j) => j.id === job.id);
   return ran ?? job;
 }

@@ -17,21 +17,36 @@ interface SidebarState {
   run: { id: string; text: string; running: boolean } | null;
 }
 
-declare const google: {
-  script: {
-    run: {
-      withSuccessHandler(fn: (value: any) => void): any;
-    };
-  };
+/**
+ * The add-on functions the sidebar calls (addon/entry.ts). The sidebar is compiled on its own, for
+ * the browser, so they are declared here rather than imported.
+ */
+interface AddonFunctions {
+  sidebarState(): SidebarState;
+  sidebarStart(kind: string, options: Record<string, unknown>): SidebarState;
+  sidebarCancel(): SidebarState;
+  sidebarSearch(kind: 'people' | 'companies', filters: Record<string, unknown>): string;
+  sidebarCreateCampaign(fields: Record<string, string>): string;
+  sidebarSaveSettings(apiKey: string, serverUrl: string): string;
+}
+
+/** google.script.run: each function takes its arguments and answers through the handlers set first. */
+type Calls = { [Name in keyof AddonFunctions]: (...args: Parameters<AddonFunctions[Name]>) => void };
+type ScriptRun = Calls & {
+  withSuccessHandler<T>(fn: (value: T) => void): ScriptRun;
+  withFailureHandler(fn: (err: Error) => void): ScriptRun;
 };
+
+declare const google: { script: { run: ScriptRun } };
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 let state: SidebarState | null = null;
 let polling: ReturnType<typeof setInterval> | null = null;
 
-function call(name: string, ...args: unknown[]): Promise<any> {
+function call<Name extends keyof AddonFunctions>(name: Name, ...args: Parameters<AddonFunctions[Name]>): Promise<ReturnType<AddonFunctions[Name]>> {
   return new Promise((resolve, reject) => {
-    google.script.run.withSuccessHandler(resolve).withFailureHandler((err: Error) => reject(err))[name](...args);
+    const runner: Calls = google.script.run.withSuccessHandler(resolve).withFailureHandler((err: Error) => reject(err));
+    runner[name](...args);
   });
 }
 

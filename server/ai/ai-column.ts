@@ -5,6 +5,7 @@
  * for 24 hours, free; identical requests in flight at once share one model call.
  */
 import { createHash } from 'node:crypto';
+import type { AiColumnResult } from '../../shared/types.ts';
 import type { IndexDeclaration, Store } from '../store/port.ts';
 import { LlmError, requireLlm, type Llm } from './llm.ts';
 import { framing } from './untrusted-data.ts';
@@ -22,10 +23,8 @@ interface CacheDoc {
 /** Cached values go away on their own a day after they were made. */
 export const aiCacheIndexes: IndexDeclaration[] = [{ collection: 'ai_cache', keys: { createdAt: 1 }, options: { expireAfterSeconds: CACHE_MS / 1000 } }];
 
-export interface ColumnValue {
-  value: string;
-  cached: boolean;
-}
+/** The AI column's answer, before the handler says what it charged. */
+export type ColumnValue = Omit<AiColumnResult, 'creditsCharged'>;
 
 /** Phrases models put before the value they were asked for. */
 const PREAMBLE = /^(sure|certainly|of course|okay|ok|claro|certo|por supuesto)\b[^:\n]*[:\n]\s*|^(here is|here's|the value is|answer|value|resposta|valor|respuesta)\s*[:\-]\s*/i;

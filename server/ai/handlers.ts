@@ -20,8 +20,8 @@ export const research: Handler<'research'> = async (input, ctx) => {
  * failure is a 502/503 raised before the charge.
  */
 export const aiColumn: Handler<'aiColumn'> = async ({ instruction, ...context }, ctx) => {
-  checkContextSize(context as Record<string, string>);
-  const result = await ctx.services.aiColumns.value(ctx.workspaceId, instruction, context as Record<string, string>, ctx.signal);
+  checkContextSize(context);
+  const result = await ctx.services.aiColumns.value(ctx.workspaceId, instruction, context, ctx.signal);
   const charged = await ctx.charge(result.cached ? 0 : 1, 'AI column value');
   return { value: result.value, cached: result.cached, creditsCharged: charged };
 };

@@ -5,6 +5,7 @@
  * refused (502) when it is still unusable or repeats the system prompt.
  */
 import type { InputOf } from '../../shared/operations/index.ts';
+import type { ResearchResult } from '../../shared/types.ts';
 import { ServiceError } from '../errors.ts';
 import { LlmError, requireLlm, type Llm } from './llm.ts';
 import { framing } from './untrusted-data.ts';
@@ -18,20 +19,10 @@ const PAGE_CHARS = 6000;
 
 export type ResearchInput = InputOf<'research'>;
 
-export interface Source {
-  url: string;
-  title: string;
-  /** Whether the page itself was read (otherwise only the search snippet was used). */
-  read: boolean;
-  error?: string;
-}
-
-export interface ResearchAnswer {
-  answer: string;
-  citations: Array<{ url: string; title: string }>;
-  webSearch: boolean;
-  sources: Source[];
-}
+/** The research answer, before the handler says what it charged. */
+export type ResearchAnswer = Omit<ResearchResult, 'creditsCharged'>;
+/** A page gathered for the answer, and whether it was read. */
+export type Source = ResearchAnswer['sources'][number];
 
 export interface ResearchDeps {
   llm: Llm | null;

@@ -55,7 +55,7 @@ async function existingWorkspace(services: Services, args: Args) {
 /** A provider that takes a key: keyless sources have nothing to store. */
 function keyedProvider(services: Services, args: Args): string {
   const id = required(args, 'provider');
-  const keyed = services.providers.all.filter((p) => p.keyVariable).map((p) => p.id);
+  const keyed: string[] = services.providers.all.filter((p) => p.keyVariable).map((p) => p.id);
   if (!keyed.includes(id)) throw new UsageError(`--provider must be one of ${keyed.join(', ')}`);
   return id;
 }

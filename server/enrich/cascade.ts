@@ -6,23 +6,15 @@
  * source; the walk ends when every wanted field is filled or nobody can add more.
  */
 import type { Logger } from 'pino';
+import type { ProviderAttempt } from '../../shared/types.ts';
 import { hasValue, present, type Field, type FieldValues } from '../providers/fields.ts';
 import type { ProviderSlot } from '../providers/providers.ts';
 import { ProviderFailure } from '../providers/provider-failure.ts';
 import { canRun } from '../providers/provider.ts';
 
-export type Outcome = 'found' | 'not_found' | 'failed' | 'skipped';
-
-export interface Attempt {
-  provider: string;
-  outcome: Outcome;
-  /** Fields this provider filled (first value wins). */
-  fields: Field[];
-  /** Credits this call costs: its price when it returned data, else 0. */
-  cost: number;
-  ms: number;
-  error?: string;
-}
+/** One provider reached (or passed over) by the cascade, as enrich and hydrate report it. */
+export type Attempt = ProviderAttempt;
+export type Outcome = Attempt['outcome'];
 
 export interface CascadeInput {
   known: FieldValues;

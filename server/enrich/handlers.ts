@@ -2,7 +2,7 @@
 import { ENRICH_IDENTIFIERS } from '../../shared/schemas/enrichment.ts';
 import { ServiceError } from '../errors.ts';
 import type { Handler } from '../pipeline/handler.ts';
-import type { FieldValues } from '../providers/fields.ts';
+import type { FieldValues, FoundFields } from '../providers/fields.ts';
 import { allFailed, cleanKnown, enrichRecord } from './enrich-record.ts';
 
 /**
@@ -35,7 +35,9 @@ export const enrich: Handler<'enrich'> = async (input, ctx) => {
   }
   const goals = input.goalFields && input.goalFields.length > 0 ? input.goalFields : null;
   return {
-    record: result.record,
+    // What was sent is the body's identifiers (strings, the CNPJ normalized) and what was found is
+    // typed by the providers' ProviderFields, so every value is the contract's.
+    record: result.record as FoundFields,
     sources: result.sources,
     providers: result.attempts,
     creditsCharged,

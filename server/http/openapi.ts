@@ -1,8 +1,8 @@
 /**
  * The OpenAPI 3.1 document, generated from the operation registry at start-up: the same schemas
- * that validate requests describe them here, so the document cannot drift from the server.
+ * that validate requests and that the tests hold every answer to describe them here, so the
+ * document cannot drift from the server.
  */
-import type { TSchema } from '@sinclair/typebox';
 import { operations } from '../../shared/operations/index.ts';
 import type { Operation } from '../../shared/operations/types.ts';
 import { ErrorBody } from '../../shared/schemas/common.ts';
@@ -22,12 +22,48 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   503: 'A dependency (AI model or data provider) is unavailable.',
 };
 
-/** JSON Schema without TypeBox's symbol keys and with `$id`s removed (OpenAPI uses components). */
-function plain(schema: TSchema): unknown {
-  return JSON.parse(JSON.stringify(schema), (key, value) => (key === '$id' ? undefined : value));
+/** What OpenAPI allows as the key of a component. */
+const COMPONENT_NAME = /^[a-zA-Z0-9._-]+$/;
+
+/**
+ * The document's schemas. A schema with a `title` is a named record (shared/schemas/common.ts): it
+ * is written once under `components.schemas` and referred to wherever it appears, so a client
+ * generator sees one `Company` rather than a copy per operation.
+ */
+class Components {
+  readonly schemas: Record<string, unknown> = {};
+  private readonly written = new Map<string, string>();
+
+  /** JSON Schema for the document: TypeBox's symbol keys and `$id`s dropped, named records referred to. */
+  schema(node: unknown): unknown {
+    if (Array.isArray(node)) return node.map((item) => this.schema(item));
+    if (typeof node !== 'object' || node === null) return node;
+    const out: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(node)) {
+      // Property maps hold schemas under their names, `properties.title` included.
+      if (key !== '$id') out[key] = key === 'properties' || key === 'patternProperties' ? this.map(value) : this.schema(value);
+    }
+    const title = out.title;
+    return typeof title === 'string' ? this.named(title, out) : out;
+  }
+
+  private map(properties: unknown): unknown {
+    if (typeof properties !== 'object' || properties === null) return properties;
+    return Object.fromEntries(Object.entries(properties).map(([name, schema]) => [name, this.schema(schema)]));
+  }
+
+  private named(title: string, schema: Record<string, unknown>): unknown {
+    if (!COMPONENT_NAME.test(title)) throw new Error(`OpenAPI: ${title} cannot name a component`);
+    const json = JSON.stringify(schema);
+    const earlier = this.written.get(title);
+    if (earlier !== undefined && earlier !== json) throw new Error(`OpenAPI: two different schemas are named ${title}`);
+    this.written.set(title, json);
+    this.schemas[title] = schema;
+    return { $ref: `#/components/schemas/${title}` };
+  }
 }
 
-function parameters(op: Operation) {
+function parameters(op: Operation, components: Components) {
   const out: unknown[] = [];
   for (const [where, schema] of [
     ['path', op.request.params],
@@ -36,7 +72,7 @@ function parameters(op: Operation) {
     if (!schema) continue;
     const required = new Set<string>((schema.required as string[] | undefined) ?? []);
     for (const [name, prop] of Object.entries(schema.properties)) {
-      out.push({ name, in: where, required: where === 'path' || required.has(name), schema: plain(prop) });
+      out.push({ name, in: where, required: where === 'path' || required.has(name), schema: components.schema(prop) });
     }
   }
   out.push({
@@ -54,15 +90,21 @@ const RATE_HEADERS = {
   'Service-Version': { schema: { type: 'string' } },
 };
 
-function responses(op: Operation) {
+function responses(op: Operation, components: Components) {
   const out: Record<string, unknown> = {};
   for (const [status, schema] of Object.entries(op.responses)) {
     out[status] = {
       description: op.stream ? 'Server-sent events: `page` events, then one `done`.' : 'Success.',
       headers: RATE_HEADERS,
       content: op.stream
-        ? { 'text/event-stream': { schema: { type: 'string' }, 'x-event-schema': plain(schema) } }
-        : { 'application/json': { schema: plain(schema) } },
+        ? {
+            'text/event-stream': {
+              schema: { type: 'string' },
+              // OpenAPI 3.1 cannot type the events of a stream: the payload of each event, by name.
+              'x-events': { page: components.schema(op.stream.page), done: components.schema(op.stream.done) },
+            },
+          }
+        : { 'application/json': { schema: components.schema(schema) } },
     };
   }
   // The interface lists per-operation statuses; these apply to every operation of a kind.
@@ -79,13 +121,14 @@ function responses(op: Operation) {
     out[status] = {
       description: ERROR_DESCRIPTIONS[status] ?? 'Error.',
       headers: status === 429 ? { ...RATE_HEADERS, 'Retry-After': { schema: { type: 'integer' } } } : RATE_HEADERS,
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      content: { 'application/json': { schema: components.schema(ErrorBody) } },
     };
   }
   return out;
 }
 
 export function buildOpenApi(version: string) {
+  const components = new Components();
   const paths: Record<string, Record<string, unknown>> = {};
   for (const [id, op] of Object.entries(operations) as Array<[string, Operation]>) {
     const security = op.scope ? [{ bearerAuth: [] }] : [];
@@ -95,11 +138,11 @@ export function buildOpenApi(version: string) {
       description: op.description,
       tags: [op.tag],
       security,
-      parameters: parameters(op),
+      parameters: parameters(op, components),
       ...(op.request.body
-        ? { requestBody: { required: true, content: { 'application/json': { schema: plain(op.request.body) } } } }
+        ? { requestBody: { required: true, content: { 'application/json': { schema: components.schema(op.request.body) } } } }
         : {}),
-      responses: responses(op),
+      responses: responses(op, components),
       'x-scope': op.scope,
       'x-credits': op.credits,
       'x-requires-plan': op.requiresPlan,
@@ -118,7 +161,7 @@ export function buildOpenApi(version: string) {
     servers: [{ url: '/v1' }, { url: '/' }],
     paths,
     components: {
-      schemas: { Error: plain(ErrorBody) },
+      schemas: components.schemas,
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'Workspace API key `service_live_…`.' },
       },

@@ -4,14 +4,10 @@
  * each prospect's own message fills, so one cadence serves every prospect; a prospect may still
  * get its own.
  */
+import type { CadenceStep } from '../../shared/types.ts';
 import { languageOf } from './message-writer.ts';
 
-export interface CadenceStep {
-  day: number;
-  channel: 'email' | 'linkedin' | 'whatsapp';
-  subject?: string;
-  body: string;
-}
+export type { CadenceStep };
 
 const FOLLOW_UPS = {
   en: {

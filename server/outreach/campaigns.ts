@@ -7,36 +7,28 @@
 import { randomUUID } from 'node:crypto';
 import { PROSPECT_STATUSES } from '../../shared/schemas/prospects.ts';
 import type { Collection, IndexDeclaration, Store } from '../store/port.ts';
-import type { CadenceStep } from './cadence.ts';
+import type { CadenceStep, Campaign, StatusCounts } from '../../shared/types.ts';
 
-export interface CampaignConfig {
-  name: string;
-  offering: string;
-  senderName?: string;
-  tone?: string;
-  businessContext?: string;
-  language?: string;
-}
+/** What a campaign is configured with: the contract's campaign fields a client writes. */
+export type CampaignConfig = Pick<Campaign, 'name' | 'offering' | 'senderName' | 'tone' | 'businessContext' | 'language'>;
 
-export interface CampaignDoc extends CampaignConfig {
+/** A stored campaign: the contract's Campaign, less what is computed when it is read (`counts`). */
+export type CampaignDoc = Omit<Campaign, 'campaignId' | 'counts' | 'createdAt' | 'updatedAt'> & {
   _id: string;
   workspaceId: string;
-  status: 'draft';
-  templateId: string | null;
-  cadence: CadenceStep[] | null;
   /** Prospects in the campaign, reserved before they are inserted. */
   prospectCount: number;
   createdAt: Date;
   updatedAt: Date;
-}
+};
 
-export type StatusCounts = Record<(typeof PROSPECT_STATUSES)[number], number>;
+export type { StatusCounts };
 
 export const campaignIndexes: IndexDeclaration[] = [{ collection: 'campaigns', keys: { workspaceId: 1, createdAt: 1 } }];
 
 export const emptyCounts = (): StatusCounts => Object.fromEntries(PROSPECT_STATUSES.map((s) => [s, 0])) as StatusCounts;
 
-export function campaignView({ _id, workspaceId, prospectCount, createdAt, updatedAt, ...doc }: CampaignDoc, counts: StatusCounts) {
+export function campaignView({ _id, workspaceId, prospectCount, createdAt, updatedAt, ...doc }: CampaignDoc, counts: StatusCounts): Campaign {
   return { campaignId: _id, ...doc, counts, createdAt: createdAt.toISOString(), updatedAt: updatedAt.toISOString() };
 }
 

@@ -7,6 +7,7 @@
  */
 import Bottleneck from 'bottleneck';
 import { ProspectUpdateBody } from '../../shared/schemas/prospects.ts';
+import type { Prospect } from '../../shared/types.ts';
 import { LlmError, type Llm } from '../ai/llm.ts';
 import { framing } from '../ai/untrusted-data.ts';
 import { headerMeaning, type HeaderMeaning } from '../../shared/column-headers.ts';
@@ -21,7 +22,7 @@ export interface Message {
   emailSubject: string;
   emailBody: string;
   /** Who wrote it: the model, or the built-in writer. */
-  writer: 'model' | 'built-in';
+  writer: Prospect['writer'];
 }
 
 export interface Brief {

@@ -4,43 +4,35 @@
  * person reviewing it is an event, read back in the order it happened.
  */
 import { randomUUID } from 'node:crypto';
-import type { PROSPECT_STATUSES, EVENT_TYPES } from '../../shared/schemas/prospects.ts';
+import { MESSAGE_FIELDS } from '../../shared/schemas/prospects.ts';
+import type { Prospect as ProspectView, ProspectEvent as ProspectEventView, ProspectStatus } from '../../shared/types.ts';
 import { isDuplicateKeyError, type Collection, type IndexDeclaration, type Store } from '../store/port.ts';
 import type { CadenceStep } from './cadence.ts';
 import { emptyCounts, type StatusCounts } from './campaigns.ts';
 import type { Message } from './message-writer.ts';
 
-export type ProspectStatus = (typeof PROSPECT_STATUSES)[number];
-export type EventType = (typeof EVENT_TYPES)[number];
-export const MESSAGE_FIELDS = ['connectionNote', 'emailSubject', 'emailBody'] as const;
 
-export interface ProspectDoc {
+/** A stored prospect: the contract's Prospect, with its workspace and real dates. */
+export type ProspectDoc = Omit<ProspectView, 'prospectId' | 'createdAt' | 'updatedAt'> & {
   _id: string;
   workspaceId: string;
-  campaignId: string;
-  sheetId: string;
-  rowId: string;
-  status: ProspectStatus;
-  connectionNote: string;
-  emailSubject: string;
-  emailBody: string;
-  writer: Message['writer'];
-  cadence: CadenceStep[] | null;
-  context: Record<string, string>;
   createdAt: Date;
   updatedAt: Date;
-}
+};
 
-interface EventDoc {
-  _id: string;
-  workspaceId: string;
-  prospectId: string;
-  at: Date;
-  /** Orders events written in the same millisecond. */
-  seq: number;
-  type: EventType;
-  data: Record<string, unknown>;
-}
+/** A history entry as stored: one kind of the contract's events (type and data), with its workspace. */
+type StoredEvent<E> = E extends ProspectEventView
+  ? Omit<E, 'eventId' | 'at'> & {
+      _id: string;
+      workspaceId: string;
+      at: Date;
+      /** Orders events written in the same millisecond. */
+      seq: number;
+    }
+  : never;
+type EventDoc = StoredEvent<ProspectEventView>;
+/** An event to record: its kind, data and whose it is. */
+type NewEvent = EventDoc extends infer E ? (E extends EventDoc ? Omit<E, '_id' | 'at' | 'seq'> : never) : never;
 
 export const prospectIndexes: IndexDeclaration[] = [
   { collection: 'prospects', keys: { campaignId: 1, sheetId: 1, rowId: 1 }, options: { unique: true } },
@@ -49,11 +41,11 @@ export const prospectIndexes: IndexDeclaration[] = [
   { collection: 'prospect_events', keys: { prospectId: 1, seq: 1 } },
 ];
 
-export function prospectView({ _id, workspaceId, createdAt, updatedAt, ...doc }: ProspectDoc) {
+export function prospectView({ _id, workspaceId, createdAt, updatedAt, ...doc }: ProspectDoc): ProspectView {
   return { prospectId: _id, ...doc, createdAt: createdAt.toISOString(), updatedAt: updatedAt.toISOString() };
 }
 
-export function eventView({ _id, workspaceId, seq, at, ...doc }: EventDoc) {
+export function eventView({ _id, workspaceId, seq, at, ...doc }: EventDoc): ProspectEventView {
   return { eventId: _id, ...doc, at: at.toISOString() };
 }
 
@@ -189,7 +181,7 @@ export class Prospects {
     return this.events.find({ prospectId }, { sort: { seq: 1 } }).toArray();
   }
 
-  private async record(events: Array<Pick<EventDoc, 'workspaceId' | 'prospectId' | 'type' | 'data'>>): Promise<void> {
+  private async record(events: NewEvent[]): Promise<void> {
     if (events.length === 0) return;
     const at = new Date();
     await this.events.bulkWrite(events.map((e) => ({ insertOne: { document: { _id: randomUUID(), at, seq: nextSeq(), ...e } } })));

@@ -4,12 +4,10 @@
  * upsert of 1000 rows is one bulk write and a campaign reads only the rows it needs.
  */
 import { randomUUID } from 'node:crypto';
+import type { SheetRow } from '../../shared/types.ts';
 import type { Collection, IndexDeclaration, Store } from '../store/port.ts';
 
-export interface SheetRow {
-  rowId: string;
-  values: Record<string, string>;
-}
+export type { SheetRow };
 
 export interface SheetDoc {
   _id: string;

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { InputOf } from '../../shared/operations/index.ts';
+import type { Template } from '../../shared/types.ts';
 import { ServiceError, notFound } from '../errors.ts';
 import { isDuplicateKeyError, type Collection, type IndexDeclaration, type Store } from '../store/port.ts';
 
@@ -21,7 +22,7 @@ export const templateIndexes: IndexDeclaration[] = [
   { collection: 'templates', keys: { workspaceId: 1, name: 1 }, options: { unique: true } },
 ];
 
-export function templateView({ _id, workspaceId, createdAt, updatedAt, ...doc }: TemplateDoc) {
+export function templateView({ _id, workspaceId, createdAt, updatedAt, ...doc }: TemplateDoc): Template {
   return { templateId: _id, ...doc, createdAt: createdAt.toISOString(), updatedAt: updatedAt.toISOString() };
 }
 

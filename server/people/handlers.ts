@@ -7,6 +7,7 @@ import type { Handler, HandlerContext } from '../pipeline/handler.ts';
 import { isField, present, type FieldValues } from '../providers/fields.ts';
 import { assemble, startPeopleSearch, type PeopleSearchRun, type SourceAnswer } from './people-search.ts';
 import { PeopleMerge } from './person-view.ts';
+import type { HydratedLead } from '../../shared/types.ts';
 
 /** Names a search row or a sheet may use for the cascade's fields. */
 const ALIASES: Record<string, string> = {
@@ -29,8 +30,6 @@ function knownOf(lead: Record<string, unknown>): FieldValues {
   return present(known);
 }
 
-type Settled = Record<string, unknown> & { enriched: boolean };
-
 /**
  * Up to 25 leads through the cascade at once. A lead counts as enriched, and is charged (the
  * registry's price per lead), when the cascade added at least one field. With `maxCredits` (or a
@@ -45,7 +44,7 @@ export const hydratePeople: Handler<'hydratePeople'> = async ({ leads, maxCredit
   if (leads.length > 0) spendable.requireBalanceFor(perLead, 'a lead enriched');
   /** Leads that may still be started: the ones the budget could pay for. */
   let budget = perLead > 0 ? Math.floor(spendable.credits / perLead) : leads.length;
-  const results: Settled[] = leads.map((lead) => ({ ...lead, enriched: false }));
+  const results: HydratedLead[] = leads.map((lead) => ({ ...lead, enriched: false }));
 
   let next = 0;
   const worker = async (): Promise<void> => {

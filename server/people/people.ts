@@ -4,33 +4,37 @@
  * stores can index and match them the way the company search does.
  */
 import { createHash } from 'node:crypto';
+import type { Person } from '../../shared/types.ts';
 import { words } from '../receita/text.ts';
 import type { Collection, Filter, IndexDeclaration, Store } from '../store/port.ts';
 
-export interface PersonRecord {
-  name: string;
-  firstName: string | null;
-  lastName: string | null;
-  title: string | null;
-  seniority: string | null;
-  department: string | null;
-  email: string | null;
-  /** `verified`, `likely to engage`, `unverified` or `unavailable` (no email). */
-  emailStatus: string;
-  phone: string | null;
-  linkedinUrl: string | null;
-  company: string | null;
-  domain: string | null;
-  industry: string | null;
-  companySize: number | null;
-  companyLocation: string | null;
-  location: string | null;
-  country: string | null;
-  revenueRange: string | null;
-  skills: string[];
-  technologies: string[];
-  languages: string[];
-}
+/** What a list (or the demo set) holds about a person: those of the contract's Person fields, each present (null when unknown). */
+export type PersonRecord = Required<
+  Pick<
+    Person,
+    | 'name'
+    | 'firstName'
+    | 'lastName'
+    | 'title'
+    | 'seniority'
+    | 'department'
+    | 'email'
+    | 'emailStatus'
+    | 'phone'
+    | 'linkedinUrl'
+    | 'company'
+    | 'domain'
+    | 'industry'
+    | 'companySize'
+    | 'companyLocation'
+    | 'location'
+    | 'country'
+    | 'revenueRange'
+    | 'skills'
+    | 'technologies'
+    | 'languages'
+  >
+>;
 
 export interface PersonDoc extends PersonRecord {
   _id: string;

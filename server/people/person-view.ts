@@ -3,33 +3,11 @@
  * row can be merged with its duplicates and handed back to hydrate or enrich unchanged.
  */
 import { foldText } from '../../shared/fold-text.ts';
+import type { Person } from '../../shared/types.ts';
 import type { PersonDoc } from './people.ts';
 
-export interface PersonView {
-  name: string;
-  firstName?: string | null;
-  lastName?: string | null;
-  title?: string | null;
-  seniority?: string | null;
-  department?: string | null;
-  email?: string | null;
-  emailStatus: string;
-  phone?: string | null;
-  linkedinUrl?: string | null;
-  company?: string | null;
-  domain?: string | null;
-  cnpj?: string;
-  industry?: string | null;
-  companySize?: number | null;
-  location?: string | null;
-  companyLocation?: string | null;
-  country?: string | null;
-  /** The source that gave the row first. */
-  source: string;
-  /** Every source that gave this person, when more than one did. */
-  sources?: string[];
-  [more: string]: unknown;
-}
+/** The contract's Person: what every source's rows look like. */
+export type PersonView = Person;
 
 /** A row of an imported list or of the demo set. */
 export function listPersonView(doc: PersonDoc, source: string): PersonView {
@@ -63,9 +41,7 @@ export class PeopleMerge {
     const keys = identityKeys(person);
     const earlier = keys.map((k) => this.byKey.get(k)).find(Boolean);
     if (earlier) {
-      for (const [field, value] of Object.entries(person)) {
-        if (value !== null && value !== undefined && (earlier[field] === null || earlier[field] === undefined)) earlier[field] = value;
-      }
+      fillMissing(earlier, person);
       const sources = earlier.sources ?? [earlier.source];
       if (!sources.includes(person.source)) earlier.sources = [...sources, person.source];
       for (const key of keys) this.byKey.set(key, earlier);
@@ -75,5 +51,12 @@ export class PeopleMerge {
     for (const key of keys) this.byKey.set(key, row);
     this.rows.push(row);
     return row;
+  }
+}
+
+/** Copies into `target` the values of `from` that it lacks (null or absent). */
+function fillMissing<T extends object>(target: T, from: T): void {
+  for (const field of Object.keys(from) as Array<keyof T>) {
+    if (from[field] !== null && from[field] !== undefined && (target[field] === null || target[field] === undefined)) target[field] = from[field];
   }
 }

@@ -3,7 +3,7 @@
  * enrichment, and people search (`POST /api/v1/mixed_people/api_search`), which is free at Apollo
  * and returns no emails. Authenticated with the master key in `x-api-key`.
  */
-import { textOf, type FieldValues } from './fields.ts';
+import { textOf, type ProviderFields } from './fields.ts';
 import type { HttpAnswer, ProviderHttp } from './http.ts';
 import { ProviderFailure } from './provider-failure.ts';
 import type { Maybe, Provider } from './provider.ts';
@@ -40,7 +40,7 @@ export interface ApolloPerson {
 }
 
 /** The fields an Apollo person record gives. Its email counts as verified only when Apollo verified it. */
-export function apolloFields(person: ApolloPerson): FieldValues {
+export function apolloFields(person: ApolloPerson): ProviderFields {
   const org = person.organization ?? {};
   const email = textOf(person.email);
   const status = textOf(person.email_status);

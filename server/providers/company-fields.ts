@@ -1,11 +1,11 @@
 /** A registry company (imported or from BrasilAPI) as enrichment fields. */
 import { REGISTRY_FIELDS } from '../../shared/schemas/enrichment.ts';
 import type { CompanyRecord } from '../receita/companies.ts';
-import type { FieldValues } from './fields.ts';
+import type { ProviderFields } from './fields.ts';
 
 export const REGISTRY_COMPANY_OUTPUTS = ['companyName', ...REGISTRY_FIELDS] as const;
 
-export function companyFields(record: CompanyRecord): FieldValues {
+export function companyFields(record: CompanyRecord): ProviderFields {
   return {
     companyName: record.name,
     tradeName: record.tradeName,

@@ -4,12 +4,22 @@
  * part of the contract, so they live with the schemas.
  */
 export { COMPANY_FIELDS, ENRICH_FIELDS, PERSON_FIELDS } from '../../shared/schemas/enrichment.ts';
-import { ENRICH_FIELDS } from '../../shared/schemas/enrichment.ts';
+import type { Static } from '@sinclair/typebox';
+import { ENRICH_FIELDS, type EnrichedFields } from '../../shared/schemas/enrichment.ts';
 
 export type Field = (typeof ENRICH_FIELDS)[number];
 
-/** A record being enriched: any subset of the fields. */
+/**
+ * A record being enriched: any subset of the fields. Values are unknown: hydrate passes a lead's
+ * own values through as the client sent them.
+ */
 export type FieldValues = Partial<Record<Field, unknown>>;
+
+/** Each field's value as the contract types it (`record` of an enrich answer). */
+export type FoundFields = Static<typeof EnrichedFields>;
+
+/** What a provider answers: contract-typed values, null (or absent) for what it does not know. */
+export type ProviderFields = { [F in Field]?: FoundFields[F] | null };
 
 /**
  * What an email status means here. Only a verifier's "valid" makes an email `verified`; a

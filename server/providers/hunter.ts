@@ -3,7 +3,7 @@
  * providers with one key (`HUNTER_API_KEY`, sent as `X-API-KEY`) and their own documented limits.
  * Failed lookups are free at Hunter, and here.
  */
-import { textOf, type EmailStatus, type FieldValues } from './fields.ts';
+import { textOf, type EmailStatus, type ProviderFields } from './fields.ts';
 import type { HttpAnswer } from './http.ts';
 import { ProviderFailure } from './provider-failure.ts';
 import type { Provider } from './provider.ts';
@@ -77,7 +77,7 @@ export const hunter: Provider = {
     const email = textOf(found?.email);
     if (!found || !email) return null;
     const verification = found.verification as { status?: unknown } | null | undefined;
-    const fields: FieldValues = {
+    const fields: ProviderFields = {
       email,
       emailStatus: emailStatusOf(verification?.status),
       title: textOf(found.position),

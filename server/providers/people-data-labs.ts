@@ -2,7 +2,7 @@
  * People Data Labs person enrichment: `GET /v5/person/enrich` with a LinkedIn profile, an email,
  * or a name and company; 200 with `likelihood` and `data` on a match, 404 (free) when none.
  */
-import { textOf, type FieldValues } from './fields.ts';
+import { textOf, type ProviderFields } from './fields.ts';
 import { ProviderFailure } from './provider-failure.ts';
 import type { Provider } from './provider.ts';
 
@@ -18,7 +18,7 @@ const url = (value: unknown) => {
 };
 const titleCase = (value: string | null) => value?.replace(/\b\p{L}/gu, (c) => c.toUpperCase()) ?? null;
 
-export function pdlFields(data: Record<string, unknown>): FieldValues {
+export function pdlFields(data: Record<string, unknown>): ProviderFields {
   return {
     fullName: titleCase(textOf(data.full_name)),
     firstName: titleCase(textOf(data.first_name)),

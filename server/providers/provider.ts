@@ -3,15 +3,16 @@
  * limits, where its key lives) plus `enrich()`. The catalog, the throttles and the cascade are
  * all generated from declarations, so adding a provider is one file in this folder.
  */
+import type { ProviderId } from '../../shared/schemas/enrichment.ts';
 import type { DeclaredLimits } from '../outbound/limiter.ts';
-import type { Field, FieldValues } from './fields.ts';
+import type { Field, FieldValues, ProviderFields } from './fields.ts';
 import type { ProviderHttp } from './http.ts';
 
 /** A field a third party's answer may leave out or send as null. */
 export type Maybe<T> = T | null | undefined;
 
 export interface ProviderDeclaration {
-  id: string;
+  id: ProviderId;
   name: string;
   kind: 'person' | 'company' | 'email';
   /** Sets of fields it can work from: it can run once every field of one set is known. */
@@ -46,7 +47,7 @@ export interface Provider extends ProviderDeclaration {
    * The fields it found for this record, or null when it has no match (a miss, free everywhere).
    * A failure (rate limit, timeout, garbage) throws a {@link ProviderFailure}.
    */
-  enrich(known: FieldValues, call: CallContext): Promise<FieldValues | null>;
+  enrich(known: FieldValues, call: CallContext): Promise<ProviderFields | null>;
 }
 
 

@@ -5,6 +5,7 @@
  */
 import type Bottleneck from 'bottleneck';
 import type { Logger } from 'pino';
+import type { ProviderCatalog } from '../../shared/types.ts';
 import type { Config, ProviderSettings } from '../config.ts';
 import { CircuitBreaker } from '../outbound/circuit-breaker.ts';
 import { ENRICH_FIELDS } from './fields.ts';
@@ -50,7 +51,7 @@ export class Providers {
   }
 
   /** `GET /api/providers`: every provider, whether it can be called here, and the fields on offer. */
-  catalog() {
+  catalog(): ProviderCatalog {
     const list = this.all.map((p) => {
       const s = this.settings(p.id);
       return {

@@ -6,16 +6,12 @@
  * words the official descriptions never use.
  */
 import { foldText } from '../../shared/fold-text.ts';
+import type { Activity } from '../../shared/types.ts';
 import { words } from './text.ts';
 
 /** One row of the release's CNAE table, as the importer stores it in `cnaes`. */
 export interface CnaeDoc {
   _id: string;
-  description: string;
-}
-
-export interface Activity {
-  code: string;
   description: string;
 }
 

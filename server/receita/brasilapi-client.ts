@@ -10,6 +10,7 @@ import type { Attempt, AttemptFailure } from '../outbound/retry.ts';
 import { retryAfterMs } from '../outbound/retry-after.ts';
 import type { Maybe } from '../providers/provider.ts';
 import { VERSION } from '../version.ts';
+import { REGISTRATION_STATUSES, STORED_FISCAL_SIZES } from '../../shared/schemas/registry.ts';
 import type { CodeAndDescription, CompanyRecord, RegistrationStatus } from './companies.ts';
 
 export const BRASILAPI_URL = 'https://brasilapi.com.br';
@@ -131,7 +132,7 @@ function list(value: unknown): Record<string, unknown>[] {
   return Array.isArray(value) ? value.filter((item) => typeof item === 'object' && item !== null) : [];
 }
 
-const STATUSES: readonly RegistrationStatus[] = ['ATIVA', 'BAIXADA', 'INAPTA', 'NULA', 'SUSPENSA'];
+const STATUSES: readonly RegistrationStatus[] = REGISTRATION_STATUSES;
 const STATUS_CODES: Record<number, RegistrationStatus> = {
   1: 'NULA',
   2: 'ATIVA',
@@ -139,7 +140,6 @@ const STATUS_CODES: Record<number, RegistrationStatus> = {
   4: 'INAPTA',
   8: 'BAIXADA',
 };
-const FISCAL_SIZES = ['00', '01', '03', '05'] as const;
 
 function registrationStatus(description: unknown, statusCode: unknown): RegistrationStatus | null {
   const label = text(description)?.toUpperCase();
@@ -183,7 +183,7 @@ export function fromMinhaReceita(cnpj: string, body: Partial<BrasilApiCompany>):
     }),
     legalNature: codeAndDescription(code(b.codigo_natureza_juridica, 4), b.natureza_juridica),
     capital: capital(b.capital_social),
-    fiscalSize: FISCAL_SIZES.find((size) => size === fiscalSize) ?? null,
+    fiscalSize: STORED_FISCAL_SIZES.find((size) => size === fiscalSize) ?? null,
     simplesOption: typeof b.opcao_pelo_simples === 'boolean' ? b.opcao_pelo_simples : null,
     meiOption: typeof b.opcao_pelo_mei === 'boolean' ? b.opcao_pelo_mei : null,
     address: {

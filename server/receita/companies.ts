@@ -2,6 +2,7 @@
  * Companies of Brazil's public registry: one document per establishment, keyed by its CNPJ,
  * written by the Receita Federal importer and read by the batch lookup and the search.
  */
+import type { Company } from '../../shared/types.ts';
 import type { Collection, Filter, FindOptions, IndexDeclaration, Store } from '../store/port.ts';
 import { ActivityMatcher, type CnaeDoc } from './activities.ts';
 import { planSearch, type CompanyFilters, type SearchPlan } from './search-plan.ts';
@@ -10,63 +11,15 @@ import { words } from './text.ts';
 
 export const REGISTRY_SOURCE = 'receita_federal';
 
-export interface CodeAndDescription {
-  code: string;
-  description: string | null;
-}
+export type { CodeAndDescription, Partner } from '../../shared/types.ts';
 
-/** A company establishment as the API returns it, whichever source it came from. */
-export interface CompanyRecord {
-  /** The CNPJ, 14 characters, no punctuation. */
-  cnpj: string;
-  /** The first 8 characters, shared by a company's head office and branches. */
-  root: string;
-  name: string;
-  tradeName: string | null;
-  establishment: 'MATRIZ' | 'FILIAL' | null;
-  registrationStatus: RegistrationStatus | null;
-  registrationStatusDate: string | null;
-  registrationStatusReason: CodeAndDescription | null;
-  openingDate: string | null;
-  mainActivity: CodeAndDescription | null;
-  secondaryActivities: CodeAndDescription[];
-  legalNature: CodeAndDescription | null;
-  /** Share capital in BRL (two decimal places). */
-  capital: number | null;
-  /** Registry size code (porte): `01` micro, `03` small (EPP), `05` other, `00` not informed. */
-  fiscalSize: '00' | '01' | '03' | '05' | null;
-  simplesOption: boolean | null;
-  meiOption: boolean | null;
-  address: {
-    street: string | null;
-    number: string | null;
-    complement: string | null;
-    district: string | null;
-    zipCode: string | null;
-    city: string | null;
-    /** Receita Federal's 4-digit municipality code (not IBGE's). */
-    cityCode: string | null;
-    /** UF, or `EX` abroad. */
-    state: string | null;
-    country: string | null;
-  };
-  /** Digits only: area code then number. */
-  phones: string[];
-  email: string | null;
-  partners: Partner[];
-  /** The open-data release it was imported from, `YYYY-MM`; null for a remote source. */
-  release: string | null;
-}
+/** A company establishment as the API returns it, whichever source it came from (the contract's Company). */
+export type CompanyView = Company;
 
-export type RegistrationStatus = 'ATIVA' | 'BAIXADA' | 'INAPTA' | 'NULA' | 'SUSPENSA';
+/** A company's registry data: what a source gives, before it is named as the source. */
+export type CompanyRecord = Omit<CompanyView, 'source'>;
 
-export interface Partner {
-  name: string;
-  /** A PJ partner's CNPJ, or a person's CPF as published: masked `***NNNNNN**`. */
-  document: string | null;
-  qualification: string | null;
-  since: string | null;
-}
+export type RegistrationStatus = NonNullable<CompanyRecord['registrationStatus']>;
 
 /**
  * Derived fields the search filters on, kept beside the record so that both stores can index
@@ -128,9 +81,6 @@ export const companyIndexes: IndexDeclaration[] = [
 
 /** What a stored company holds beyond its record, for search and import only: never read back. */
 const INTERNAL_FIELDS = { _id: 0, search: 0, importRun: 0 } as const;
-
-/** A company as the API returns it: its registry data and where it came from. */
-export type CompanyView = CompanyRecord & { source: string };
 
 export function companyView(record: CompanyRecord, source = REGISTRY_SOURCE): CompanyView {
   return { ...record, source };

@@ -6,7 +6,7 @@
  */
 import type { InputOf } from '../../shared/operations/index.ts';
 import { ServiceError } from '../errors.ts';
-import type { Activity } from './activities.ts';
+import type { Activity } from '../../shared/types.ts';
 import { companyView, REGISTRY_SOURCE, type Companies, type CompanyView } from './companies.ts';
 
 export const COMPANY_SOURCES = [REGISTRY_SOURCE, 'brasilapi'] as const;

@@ -9,7 +9,8 @@
 import type { InputOf } from '../../shared/operations/index.ts';
 import { ServiceError } from '../errors.ts';
 import type { Filter } from '../store/port.ts';
-import type { Activity, ActivityMatcher } from './activities.ts';
+import type { Activity } from '../../shared/types.ts';
+import type { ActivityMatcher } from './activities.ts';
 import { normalizeCnpj } from '../../shared/cnpj.ts';
 import type { CompanyDoc } from './companies.ts';
 import { foldText } from '../../shared/fold-text.ts';

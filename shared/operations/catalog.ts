@@ -1,5 +1,4 @@
-import { Type } from '@sinclair/typebox';
-import { OpenObject } from '../schemas/common.ts';
+import { Health, ProviderCatalog } from '../schemas/catalog.ts';
 import { defineOperations } from './types.ts';
 
 export const catalogOperations = defineOperations({
@@ -14,13 +13,7 @@ export const catalogOperations = defineOperations({
     credits: { rule: 'free' },
     rateClass: 'standard',
     request: {},
-    responses: {
-      200: OpenObject('Health of the service.', {
-        status: Type.String(),
-        version: Type.String(),
-        store: Type.String(),
-      }),
-    },
+    responses: { 200: Health },
     errors: [],
   },
   listProviders: {
@@ -34,7 +27,7 @@ export const catalogOperations = defineOperations({
     credits: { rule: 'free' },
     rateClass: 'standard',
     request: {},
-    responses: { 200: OpenObject('Provider catalog.') },
+    responses: { 200: ProviderCatalog },
     errors: [],
   },
 });

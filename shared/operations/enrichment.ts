@@ -1,4 +1,4 @@
-import { EnrichBody, EnrichedRecord } from '../schemas/enrichment.ts';
+import { EnrichBody, EnrichResult } from '../schemas/enrichment.ts';
 import { defineOperations } from './types.ts';
 
 export const enrichmentOperations = defineOperations({
@@ -15,7 +15,7 @@ export const enrichmentOperations = defineOperations({
     credits: { rule: 'provider_sum' },
     rateClass: 'standard',
     request: { body: EnrichBody },
-    responses: { 200: EnrichedRecord },
+    responses: { 200: EnrichResult },
     errors: [400, 401, 402, 429, 500],
   },
 });

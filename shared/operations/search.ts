@@ -12,8 +12,8 @@ import { defineOperations } from './types.ts';
 
 const searchErrors = [400, 401, 402, 429, 500];
 const streamDescription =
-  ' Answers `text/event-stream`: a `page` event (schema below) each time a source adds rows, then one `done` event ' +
-  '(`{total, sources: [{source, count, error?}]}`).';
+  ' Answers `text/event-stream`: a `page` event each time a source adds rows, then one `done` event with the ' +
+  "totals per source; both payloads' schemas are under `x-events` of the 200 response.";
 
 export const searchOperations = defineOperations({
   searchPeople: {

@@ -1,6 +1,6 @@
 /** Web research on a record and AI-generated column values. */
 import { Type } from '@sinclair/typebox';
-import { OpenObject, OptionalText as text } from './common.ts';
+import { ClosedObject, CreditsCharged, OptionalText as text } from './common.ts';
 
 const Column = Type.Object(
   {
@@ -25,17 +25,47 @@ export const ResearchBody = Type.Object(
   { additionalProperties: false, description: 'A research prompt; the other fields serve as row context.' },
 );
 
-export const ResearchResult = OpenObject('The research result.');
+const Citation = ClosedObject('A source the answer cites.', {
+  url: Type.String({ description: 'Address of the page.' }),
+  title: Type.String({ description: 'Its title.' }),
+});
 
-/** Every property besides `instruction` is row context and must be a string. */
-export const AiColumnBody = Type.Object(
-  { instruction: Type.String({ minLength: 1, description: 'What value to generate.' }) },
+const ResearchSource = ClosedObject('A page gathered for the answer.', {
+  url: Type.String({ description: 'Address of the page.' }),
+  title: Type.String({ description: 'Its title.' }),
+  read: Type.Boolean({ description: 'Whether the page itself was read (otherwise only the search snippet was used).' }),
+  error: Type.Optional(Type.String({ description: 'Why the page could not be read.' })),
+});
+
+export const ResearchResult = ClosedObject(
+  'The research result.',
   {
-    additionalProperties: Type.String({ maxLength: 50_000, description: 'Row context: column label → cell value.' }),
-    description: 'An instruction; every other property is a string of row context.',
+    answer: Type.String({ description: 'A few sentences answering the prompt.' }),
+    citations: Type.Array(Citation, { description: 'The sources the answer used.' }),
+    webSearch: Type.Boolean({ description: 'Whether the web was searched.' }),
+    sources: Type.Array(ResearchSource, { description: 'The pages gathered (none without `webSearch`).' }),
+    creditsCharged: CreditsCharged,
   },
+  { title: 'ResearchResult' },
 );
 
-export const AiColumnResult = OpenObject('The generated value.', {
-  value: Type.String({ description: 'A short generated value.' }),
-});
+/** Every property besides `instruction` is row context and must be a string. */
+export const AiColumnBody = Type.Unsafe<{ instruction: string } & Record<string, string>>(
+  Type.Object(
+    { instruction: Type.String({ minLength: 1, description: 'What value to generate.' }) },
+    {
+      additionalProperties: Type.String({ maxLength: 50_000, description: 'Row context: column label → cell value.' }),
+      description: 'An instruction; every other property is a string of row context.',
+    },
+  ),
+);
+
+export const AiColumnResult = ClosedObject(
+  'The generated value.',
+  {
+    value: Type.String({ description: 'A short generated value.' }),
+    cached: Type.Boolean({ description: 'Served from the cache of the same instruction and row (then free).' }),
+    creditsCharged: CreditsCharged,
+  },
+  { title: 'AiColumnResult' },
+);

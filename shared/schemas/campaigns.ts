@@ -1,7 +1,7 @@
 /** Campaigns: outreach configuration, a cadence and prospects created from sheet rows. */
 import { Type, type TInteger } from '@sinclair/typebox';
 import { Cadence } from './cadences.ts';
-import { IdOf, OpenObject, StringEnum, Timestamp } from './common.ts';
+import { ClosedObject, IdOf, Nullable, StringEnum, Timestamp } from './common.ts';
 import { PROSPECT_STATUSES, Prospect } from './prospects.ts';
 import { RowId } from './sheets.ts';
 import { BusinessContext, Language, Name, Offering, SenderName, Tone } from './templates.ts';
@@ -27,13 +27,14 @@ export const CampaignCreateBody = Type.Object(
   { additionalProperties: false, description: 'A new draft campaign, with one prospect per selected row.' },
 );
 
-export const CampaignCreated = Type.Object(
+export const CampaignCreated = ClosedObject(
+  'The new draft campaign.',
   {
     campaignId: IdOf('The new campaign.'),
-    campaignName: Type.String(),
+    campaignName: Type.String({ description: 'Its name.' }),
     created: Type.Integer({ minimum: 0, description: 'Prospects created.' }),
   },
-  { additionalProperties: false },
+  { title: 'CampaignCreated' },
 );
 
 /** The language is set at creation only. */
@@ -49,11 +50,15 @@ export const CadenceUpdateBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const CadenceUpdated = OpenObject('The cadence as saved.', {
-  campaignId: IdOf('The campaign.'),
-  prospectId: Type.Optional(IdOf('The prospect, when its own cadence was edited.')),
-  cadence: Cadence,
-});
+export const CadenceUpdated = ClosedObject(
+  'The cadence as saved.',
+  {
+    campaignId: IdOf('The campaign.'),
+    prospectId: Type.Optional(IdOf('The prospect, when its own cadence was edited.')),
+    cadence: Cadence,
+  },
+  { title: 'CadenceUpdated' },
+);
 
 export const AddProspectsBody = Type.Object(
   {
@@ -63,21 +68,24 @@ export const AddProspectsBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const ProspectsAdded = Type.Object(
+export const ProspectsAdded = ClosedObject(
+  'Prospects were added.',
   {
-    ok: Type.Boolean(),
+    ok: Type.Boolean({ description: 'Always true on success.' }),
     added: Type.Integer({ minimum: 0, description: 'Prospects created.' }),
     skipped: Type.Integer({ minimum: 0, description: 'Rows already in the campaign.' }),
   },
-  { additionalProperties: false },
+  { title: 'ProspectsAdded' },
 );
 
-const StatusCounts = Type.Object(
-  Object.fromEntries(PROSPECT_STATUSES.map((status) => [status, Type.Integer({ minimum: 0 })])) as Record<
+export const StatusCounts = ClosedObject(
+  'Prospects in each pipeline status, all six present.',
+  Object.fromEntries(
+    PROSPECT_STATUSES.map((status) => [status, Type.Integer({ minimum: 0, description: `Prospects in \`${status}\`.` })]),
+  ) as Record<
     (typeof PROSPECT_STATUSES)[number],
     TInteger
   >,
-  { additionalProperties: false, description: 'Prospects in each pipeline status.' },
 );
 
 const campaignProperties = {
@@ -85,20 +93,25 @@ const campaignProperties = {
   ...editableFields,
   language: Type.Optional(Language),
   status: StringEnum(['draft'], { description: 'A campaign is created as a draft.' }),
-  templateId: Type.Union([IdOf('The template it was created from.'), Type.Null()]),
-  cadence: Type.Union([Cadence, Type.Null()], { description: 'Null until the campaign first receives prospects.' }),
+  templateId: Nullable(IdOf('The template it was created from.'), 'The template it was created from, or null.'),
+  cadence: Nullable(Cadence, 'Null until the campaign first receives prospects.'),
   counts: StatusCounts,
   createdAt: Timestamp,
   updatedAt: Timestamp,
 };
 
-export const Campaign = OpenObject('A campaign.', campaignProperties);
+export const Campaign = ClosedObject('A campaign.', campaignProperties, { title: 'Campaign' });
 
-export const CampaignDetail = OpenObject('A campaign and all its prospects.', {
-  ...campaignProperties,
-  prospects: Type.Array(Prospect),
-});
+export const CampaignDetail = ClosedObject(
+  'A campaign and all its prospects.',
+  { ...campaignProperties, prospects: Type.Array(Prospect, { description: 'Oldest first.' }) },
+  { title: 'CampaignDetail' },
+);
 
-export const CampaignList = OpenObject('Campaigns of the workspace, with prospect counts per status.', {
-  campaigns: Type.Array(Campaign),
-});
+export const CampaignList = ClosedObject(
+  'Campaigns of the workspace, with prospect counts per status.',
+  {
+    campaigns: Type.Array(Campaign, { description: 'Oldest first.' }),
+  },
+  { title: 'CampaignList' },
+);

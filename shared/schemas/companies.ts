@@ -1,10 +1,28 @@
 /** Company search (Brazil's open registry data and providers), its stream, and the CNPJ batch lookup. */
 import { Type } from '@sinclair/typebox';
-import { OpenObject, OptionalText as text, OptionalTexts as texts, StringEnum } from './common.ts';
-import { SearchLimit, StreamDone, StreamPage } from './search.ts';
+import {
+  ClosedObject,
+  DateOnly,
+  Nullable,
+  NullableText,
+  OptionalText as text,
+  OptionalTexts as texts,
+  SourceCount,
+  StringEnum,
+} from './common.ts';
+import {
+  Address,
+  Cnpj,
+  CodeAndDescription,
+  ESTABLISHMENT_TYPES,
+  Partner,
+  REGISTRATION_STATUSES,
+  STORED_FISCAL_SIZES,
+} from './registry.ts';
+import { SearchLimit, StreamPage, streamDoneProperties } from './search.ts';
 
-export const REGISTRATION_STATUSES = ['ATIVA', 'BAIXADA', 'INAPTA', 'NULA', 'SUSPENSA'] as const;
-export const ESTABLISHMENT_TYPES = ['MATRIZ', 'FILIAL'] as const;
+export { CNPJ_PATTERN, ESTABLISHMENT_TYPES, REGISTRATION_STATUSES } from './registry.ts';
+
 export const FISCAL_SIZES = ['01', '02', '03', '05'] as const;
 
 const flag = (description: string) => Type.Optional(Type.Boolean({ description }));
@@ -57,30 +75,81 @@ export const CompanyStreamBody = Type.Object(
   { additionalProperties: false, description: 'Company search filters, all optional.' },
 );
 
-/** 14 characters without punctuation: letters or digits, then two check digits (IN RFB 2.229/2024). */
-export const CNPJ_PATTERN = '^[0-9A-Z]{12}[0-9]{2}$';
+/**
+ * A company establishment as every company operation returns it, whichever source it came from:
+ * every field present, null when the source does not know it.
+ */
+export const Company = ClosedObject(
+  'A company establishment of Brazil\'s registry.',
+  {
+    cnpj: Cnpj,
+    root: Type.String({ pattern: '^[0-9A-Z]{8}$', description: 'The first 8 characters, shared by the head office and its branches.' }),
+    name: Type.String({ description: 'Legal name (razão social).' }),
+    tradeName: NullableText('Trade name (nome fantasia).'),
+    establishment: Nullable(StringEnum(ESTABLISHMENT_TYPES), 'Head office (`MATRIZ`) or branch (`FILIAL`).'),
+    registrationStatus: Nullable(StringEnum(REGISTRATION_STATUSES), 'Registration status (situação cadastral).'),
+    registrationStatusDate: Nullable(DateOnly('Since when it has this status.')),
+    registrationStatusReason: Nullable(CodeAndDescription, 'Why it has this status (motivo).'),
+    openingDate: Nullable(DateOnly('Opening date.')),
+    mainActivity: Nullable(CodeAndDescription, 'Main CNAE activity.'),
+    secondaryActivities: Type.Array(CodeAndDescription, { description: 'Secondary CNAE activities.' }),
+    legalNature: Nullable(CodeAndDescription, 'Legal nature (natureza jurídica).'),
+    capital: Nullable(Type.Number({ minimum: 0 }), 'Share capital, in BRL.'),
+    fiscalSize: Nullable(StringEnum(STORED_FISCAL_SIZES), 'Size code (porte): `01` micro, `03` small (EPP), `05` other, `00` not informed.'),
+    simplesOption: Nullable(Type.Boolean(), 'Opted into the Simples Nacional tax regime.'),
+    meiOption: Nullable(Type.Boolean(), 'Registered as MEI (individual micro-entrepreneur).'),
+    address: Address,
+    phones: Type.Array(Type.String({ pattern: '^[0-9]+$' }), { description: 'Phone numbers, digits only: area code then number.' }),
+    email: NullableText('Email address, as registered.'),
+    partners: Type.Array(Partner, { description: 'Partners (sócios) of the company.' }),
+    release: Nullable(
+      Type.String({ pattern: '^[0-9]{4}-[0-9]{2}$' }),
+      'The open-data release it was imported from, `YYYY-MM`; null when a remote source answered.',
+    ),
+    source: Type.String({ description: 'The data source that returned it: `receita_federal` or `brasilapi`.' }),
+  },
+  { title: 'Company' },
+);
 
-const Cnpj = Type.String({
-  pattern: CNPJ_PATTERN,
-  description: 'A CNPJ without punctuation: 14 characters, letters allowed in the first 12 (alphanumeric CNPJs, July 2026).',
-});
+/** A CNAE activity the search's `industry`, `keywords` or `cnaes` stood for. */
+export const Activity = ClosedObject(
+  'A CNAE activity the search filtered on.',
+  {
+    code: Type.String({ pattern: '^[0-9]{7}$', description: 'CNAE subclass, 7 digits.' }),
+    description: Type.String({ description: 'Its description (empty for a code the release does not list).' }),
+  },
+  { title: 'Activity' },
+);
 
-export const Company = OpenObject('A company.', {
-  cnpj: Cnpj,
-  name: Type.String({ description: 'Legal name.' }),
-  source: Type.String({ description: 'The data source that returned the company.' }),
-});
+/** What the search understood of `industry`, `keywords` and `cnaes`. */
+const understood = {
+  activities: Type.Array(Activity, { description: 'The CNAE activities the activity filters stood for.' }),
+  nameTerms: Type.Array(Type.String(), {
+    description: 'Industry or keyword terms that named no activity and were matched against company names instead.',
+  }),
+};
 
-export const CompanyResults = OpenObject('Companies found.', { results: Type.Array(Company) });
+export const CompanyResults = ClosedObject(
+  'Companies found.',
+  {
+    results: Type.Array(Company, { description: 'The companies, in CNPJ order.' }),
+    ...understood,
+    sources: Type.Array(SourceCount, { description: 'What each source added, in `companyOrder`.' }),
+  },
+  { title: 'CompanyResults' },
+);
 
-export const CompanyPage = StreamPage(Company);
+export const CompanyPage = StreamPage(Company, 'CompanyPage');
 
 /** The company stream's `done` also says what the search understood of `industry` and `name`. */
-export const CompanyStreamDone = OpenObject(StreamDone.description ?? '', {
-  ...StreamDone.properties,
-  activities: Type.Array(OpenObject('A CNAE activity an `industry` or keyword term stood for.')),
-  nameTerms: Type.Array(Type.String(), { description: 'Terms that named no activity, looked for in company names.' }),
-});
+export const CompanyStreamDone = ClosedObject(
+  'Payload of the `done` event that ends the company stream.',
+  {
+    ...streamDoneProperties,
+    ...understood,
+  },
+  { title: 'CompanyStreamDone' },
+);
 
 export const CnpjBatchBody = Type.Object(
   {
@@ -93,8 +162,22 @@ export const CnpjBatchBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const CnpjBatchResults = OpenObject('Companies found by CNPJ.', {
-  results: Type.Array(Company),
-  notFound: Type.Array(Cnpj, { description: 'Valid CNPJs that were not found.' }),
-  invalid: Type.Array(Type.String(), { description: 'Identifiers that are not valid CNPJs.' }),
-});
+const CnpjSource = ClosedObject(
+  'What one source found.',
+  {
+    source: Type.String({ description: '`receita_federal` (the imported registry), then `brasilapi` when enabled.' }),
+    count: Type.Integer({ minimum: 0, description: 'Companies this source found.' }),
+    checked: Type.Optional(
+      Type.Integer({ minimum: 0, description: 'CNPJs BrasilAPI was asked about (it answers about one a second).' }),
+    ),
+    error: Type.Optional(Type.String({ description: 'Why this source failed, when it did.' })),
+  });
+
+  export const CnpjBatchResults = ClosedObject('Companies found by CNPJ.', {
+    results: Type.Array(Company, { description: 'The companies found, in the order asked.' }),
+    notFound: Type.Array(Cnpj, { description: 'Valid CNPJs that were not found.' }),
+    invalid: Type.Array(Type.String(), { description: 'CNPJs whose check digits are wrong (digits only).' }),
+    sources: Type.Array(CnpjSource, { description: 'What each source found.' }),
+  },
+  { title: 'CnpjBatchResults' },
+);

@@ -1,6 +1,14 @@
 /** Cascade enrichment of one person or company record. */
-import { Type } from '@sinclair/typebox';
-import { OpenObject, OptionalText as text, StringEnum } from './common.ts';
+import { Type, type TOptional, type TSchema, type TString } from '@sinclair/typebox';
+import { ClosedObject, CreditsCharged, DateOnly, OptionalText as text, StringEnum } from './common.ts';
+import {
+  Address,
+  Cnpj,
+  CodeAndDescription,
+  Partner,
+  REGISTRATION_STATUSES,
+  STORED_FISCAL_SIZES,
+} from './registry.ts';
 
 /** Fields a cascade can fill for a person… */
 export const PERSON_FIELDS = [
@@ -51,6 +59,7 @@ export const ENRICH_FIELDS = [...PERSON_FIELDS, ...COMPANY_FIELDS] as const;
 
 /** The data providers' ids, the vocabulary of `providerOrder` (the catalog describes each). */
 export const PROVIDER_IDS = ['receita_federal', 'brasilapi', 'apollo', 'hunter', 'hunter_verifier', 'pdl'] as const;
+export type ProviderId = (typeof PROVIDER_IDS)[number];
 
 /** A per-request cap on credits, a backwards-compatible addition to the interface. */
 export const MaxCredits = Type.Optional(
@@ -105,4 +114,97 @@ export const EnrichBody = Type.Object(
   },
 );
 
-export const EnrichedRecord = OpenObject('The enriched record, with the provenance of its fields.');
+type Field = (typeof ENRICH_FIELDS)[number];
+
+const textField = (description: string) => Type.String({ description });
+
+/**
+ * Every field a cascade can fill, with the type its value has once found. A field holds a value
+ * or is absent: empty values are never kept.
+ */
+const fieldSchemas = {
+  fullName: textField("The person's full name."),
+  firstName: textField('First name.'),
+  lastName: textField('Last name.'),
+  email: textField('Work email.'),
+  emailStatus: textField('`verified` (a verifier said valid), `accept_all`, `invalid` or `unverified`.'),
+  personalEmail: textField('Personal email.'),
+  phone: textField('Phone number.'),
+  linkedinUrl: textField('Professional-network profile URL.'),
+  title: textField('Job title.'),
+  seniority: textField('Seniority level.'),
+  department: textField('Job function.'),
+  location: textField("The person's location."),
+  country: textField('Country.'),
+  companyName: textField('Company (legal) name.'),
+  companyDomain: textField('Company web domain.'),
+  companyLinkedinUrl: textField("The company's professional-network page."),
+  industry: textField('Industry.'),
+  companySize: Type.Union([Type.Integer({ minimum: 0 }), Type.String()], {
+    description: 'Headcount (Apollo), or a headcount range such as `51-200` (People Data Labs).',
+  }),
+  cnpj: Cnpj,
+  tradeName: textField('Trade name (nome fantasia).'),
+  registrationStatus: StringEnum(REGISTRATION_STATUSES, { description: 'Registration status (situação cadastral).' }),
+  openingDate: DateOnly('Opening date.'),
+  mainActivity: CodeAndDescription,
+  secondaryActivities: Type.Array(CodeAndDescription, { description: 'Secondary CNAE activities.' }),
+  legalNature: CodeAndDescription,
+  capital: Type.Number({ minimum: 0, description: 'Share capital, in BRL.' }),
+  fiscalSize: StringEnum(STORED_FISCAL_SIZES, { description: 'Size code (porte).' }),
+  simplesOption: Type.Boolean({ description: 'Opted into the Simples Nacional tax regime.' }),
+  companyAddress: Address,
+  companyPhones: Type.Array(Type.String(), { description: 'Company phone numbers, digits only.' }),
+  companyEmail: textField('Company email, as registered.'),
+  partners: Type.Array(Partner, { description: 'Partners (sócios).' }),
+} satisfies Record<Field, TSchema>; // every field of the vocabulary, and no other
+
+type Optionals<T extends Record<string, TSchema>> = { [K in keyof T]: TOptional<T[K]> };
+const optional = <T extends Record<string, TSchema>>(schemas: T) =>
+  Object.fromEntries(Object.entries(schemas).map(([name, schema]) => [name, Type.Optional(schema)])) as Optionals<T>;
+
+/** The record a cascade built: what was sent and what providers found. */
+export const EnrichedFields = ClosedObject('The record: the fields sent and the fields found.', optional(fieldSchemas), {
+  title: 'EnrichedFields',
+});
+
+/** Field → who gave its value. */
+export const FieldSources = ClosedObject(
+  'Field → the provider that gave its value, or `input` for what was sent.',
+  optional(
+    Object.fromEntries(ENRICH_FIELDS.map((field) => [field, Type.String({ description: `Who gave \`${field}\`.` })])) as Record<Field, TString>,
+  ),
+  { title: 'FieldSources' },
+);
+
+export const OUTCOMES = ['found', 'not_found', 'failed', 'skipped'] as const;
+
+/** One provider the cascade reached, or chose not to call. */
+export const Attempt = ClosedObject(
+  'One provider the cascade reached, or chose not to call.',
+  {
+    provider: Type.String({ description: 'The provider id (see the catalog).' }),
+    outcome: StringEnum(OUTCOMES, {
+      description: '`found` (returned data), `not_found`, `failed` (an error), or `skipped` (not called: budget, circuit open, not configured).',
+    }),
+    fields: Type.Array(StringEnum(ENRICH_FIELDS), { description: 'Fields this provider filled (the first value found wins).' }),
+    cost: Type.Integer({ minimum: 0, description: 'Credits this call costs: its price when it returned data, else 0.' }),
+    ms: Type.Integer({ minimum: 0, description: 'How long the call took, in milliseconds.' }),
+    error: Type.Optional(Type.String({ description: 'Why it failed or was skipped.' })),
+  },
+  { title: 'ProviderAttempt' },
+);
+
+export const EnrichResult = ClosedObject(
+  'The enriched record, with the provenance of its fields.',
+  {
+    record: EnrichedFields,
+    sources: FieldSources,
+    providers: Type.Array(Attempt, { description: 'Every provider the cascade reached, in order.' }),
+    creditsCharged: CreditsCharged,
+    missing: Type.Optional(
+      Type.Array(StringEnum(ENRICH_FIELDS), { description: 'The `goalFields` still without a value (only when `goalFields` was sent).' }),
+    ),
+  },
+  { title: 'EnrichResult' },
+);

@@ -1,7 +1,19 @@
 /** People search, its stream and hydrate, plus the stream event payloads shared with company search. */
 import { Type, type TSchema } from '@sinclair/typebox';
-import { OpenObject, OptionalText as text, OptionalTexts as texts, StringEnum } from './common.ts';
-import { MaxCredits } from './enrichment.ts';
+import {
+  ClosedObject,
+  CreditsCharged,
+  DateOnly,
+  Nullable,
+  NullableText,
+  OpenObject,
+  OptionalText as text,
+  OptionalTexts as texts,
+  SourceCount,
+  StringEnum,
+} from './common.ts';
+import { Cnpj } from './registry.ts';
+import { Attempt, FieldSources, MaxCredits } from './enrichment.ts';
 
 export const EMAIL_STATUSES = ['verified', 'likely to engage', 'unverified', 'unavailable'] as const;
 
@@ -72,12 +84,61 @@ export const PeopleSearchBody = Type.Object(
   { additionalProperties: false, description: 'People search filters, all optional.' },
 );
 
-export const Person = OpenObject('A person found by a search.', {
-  name: Type.String({ description: 'Full name.' }),
-  source: Type.String({ description: 'The data source that returned the person.' }),
-});
+/** A field a source may leave out, or send as null. */
+const maybeText = (description: string) => Type.Optional(NullableText(description));
 
-export const PeopleResults = OpenObject('People found.', { results: Type.Array(Person) });
+/**
+ * A person as every people source returns it, under the same field names whatever the source, so
+ * a row can be merged with its duplicates and handed to hydrate or enrich unchanged. A source
+ * sends the fields it knows of; rows of one person merged from several sources carry the union.
+ */
+export const Person = ClosedObject(
+  'A person found by a search.',
+  {
+    name: Type.String({ description: 'Full name.' }),
+    firstName: maybeText('First name.'),
+    lastName: maybeText('Last name.'),
+    title: maybeText('Job title; for a registry partner, their qualification (e.g. Sócio-Administrador).'),
+    seniority: maybeText('Seniority level (see `seniorities`).'),
+    department: maybeText('Job function (see `roles`).'),
+    email: maybeText('Work email. Apollo\'s search gives none, only whether it has one.'),
+    emailStatus: Type.String({
+      description: 'Usually `verified`, `likely to engage`, `unverified` or `unavailable` (no email); Apollo rows carry Apollo\'s own status.',
+    }),
+    phone: maybeText('Phone number.'),
+    linkedinUrl: maybeText('Professional-network profile URL.'),
+    company: maybeText('Company name (trade name when there is one).'),
+    legalName: Type.Optional(Type.String({ description: "The company's legal name (registry partners)." })),
+    domain: maybeText('Company web domain.'),
+    cnpj: Type.Optional(Cnpj),
+    industry: maybeText("The company's industry; for a registry partner, its main activity."),
+    companySize: Type.Optional(Nullable(Type.Integer({ minimum: 0 }), 'Headcount of the company.')),
+    location: maybeText("The person's location."),
+    companyLocation: maybeText("The company's location."),
+    country: maybeText('Country.'),
+    revenueRange: maybeText("The company's revenue range (imported lists)."),
+    skills: Type.Optional(Type.Array(Type.String(), { description: 'Skills (imported lists).' })),
+    technologies: Type.Optional(Type.Array(Type.String(), { description: 'Technologies the company uses (imported lists).' })),
+    languages: Type.Optional(Type.Array(Type.String(), { description: 'Languages spoken (imported lists).' })),
+    list: Type.Optional(Type.String({ description: 'The imported list (or the demo set) the row comes from.' })),
+    partnerSince: Type.Optional(Nullable(DateOnly('When the partner entered the company (registry partners).'))),
+    apolloId: maybeText("Apollo's id of the person."),
+    source: Type.String({ description: 'The source that gave the row first: `lists`, `receita_federal`, `demo` or `apollo`.' }),
+    sources: Type.Optional(
+      Type.Array(Type.String(), { description: 'Every source that gave this person, when more than one did.' }),
+    ),
+  },
+  { title: 'Person' },
+);
+
+export const PeopleResults = ClosedObject(
+  'People found.',
+  {
+    results: Type.Array(Person, { description: 'The people, by source in `sourceOrder`, duplicates merged.' }),
+    sources: Type.Array(SourceCount, { description: 'What each source added, in `sourceOrder`.' }),
+  },
+  { title: 'PeopleResults' },
+);
 
 export const HydrateBody = Type.Object(
   {
@@ -90,30 +151,59 @@ export const HydrateBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const HydrateResults = OpenObject('The leads, enriched.', {
-  results: Type.Array(OpenObject('An enriched lead.')),
-});
+/**
+ * A lead as sent, with what the cascade found. It stays open: it echoes the client's own lead,
+ * whose fields are the client's (their values come back as sent). A lead the credit budget left
+ * unprocessed comes back as sent with `enriched: false`: whatever `sources` or `providers` it
+ * carries are then the client's own.
+ */
+export const HydratedLead = Type.Union(
+  [
+    OpenObject('A lead that went through the cascade: its fields, with the fields found added.', {
+      enriched: Type.Boolean({ description: 'Whether the cascade added at least one field (the lead is then charged).' }),
+      sources: FieldSources,
+      providers: Type.Array(Attempt, { description: 'Every provider the cascade reached, in order.' }),
+    }),
+    OpenObject('A lead the credit budget left unprocessed, as sent.', {
+      enriched: Type.Literal(false, { description: 'Not enriched: the budget ran out before this lead.' }),
+    }),
+  ],
+  { title: 'HydratedLead', description: 'A lead as sent, with the fields the cascade found.' },
+);
+
+export const HydrateResults = ClosedObject(
+  'The leads, enriched.',
+  {
+    results: Type.Array(HydratedLead, { description: 'The leads, in the order sent.' }),
+    enriched: Type.Integer({ minimum: 0, description: 'Leads to which the cascade added at least one field.' }),
+    creditsCharged: CreditsCharged,
+    notProcessed: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'Leads left unprocessed because the credit budget ran out.' }),
+    ),
+  },
+  { title: 'HydrateResults' },
+);
 
 /** The payload of one `page` event of a stream: the rows one source added. */
-export const StreamPage = <T extends TSchema>(item: T) =>
-  OpenObject('Payload of a `page` event: the rows one source added.', {
-    source: Type.String({ description: 'The data source of these rows.' }),
-    results: Type.Array(item),
-  });
+export const StreamPage = <T extends TSchema>(item: T, title: string) =>
+  ClosedObject(
+    'Payload of a `page` event: the rows one source added.',
+    {
+      source: Type.String({ description: 'The data source of these rows.' }),
+      results: Type.Array(item, { description: 'Rows not sent in an earlier page.' }),
+    },
+    { title },
+  );
 
-export const PeoplePage = StreamPage(Person);
+export const PeoplePage = StreamPage(Person, 'PeoplePage');
 
-/** The payload of the single `done` event that ends a stream. */
-export const StreamDone = OpenObject('Payload of the `done` event that ends a stream.', {
+/** What every stream's `done` carries. */
+export const streamDoneProperties = {
   total: Type.Integer({ minimum: 0, description: 'Rows sent in all pages.' }),
-  sources: Type.Array(
-    Type.Object(
-      {
-        source: Type.String(),
-        count: Type.Integer({ minimum: 0, description: 'Rows this source added.' }),
-        error: Type.Optional(Type.String({ description: 'Why this source failed, when it did.' })),
-      },
-      { additionalProperties: true },
-    ),
-  ),
+  sources: Type.Array(SourceCount, { description: 'What each source added, in the order the pages went out.' }),
+};
+
+/** The payload of the single `done` event that ends the people stream. */
+export const StreamDone = ClosedObject('Payload of the `done` event that ends a stream.', streamDoneProperties, {
+  title: 'StreamDone',
 });

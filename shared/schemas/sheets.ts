@@ -1,17 +1,19 @@
 /** Sheets: prospecta's extension holding the rows campaigns are created from. */
 import { Type } from '@sinclair/typebox';
-import { IdOf, OpenObject, Timestamp } from './common.ts';
+import { ClosedObject, IdOf, Timestamp } from './common.ts';
 
 export const RowId = Type.String({ minLength: 1, maxLength: 64, description: 'Row identifier, 1 to 64 characters.' });
 
-export const SheetRow = Type.Object(
+export const SheetRow = ClosedObject(
+  'One row of a sheet.',
   {
     rowId: RowId,
     values: Type.Record(Type.String(), Type.String({ maxLength: 5000 }), {
+      additionalProperties: false, // every key matches the pattern: says only that this map is all strings
       description: 'Column label → cell value (at most 5000 characters).',
     }),
   },
-  { additionalProperties: false, description: 'One row of a sheet.' },
+  { title: 'SheetRow' },
 );
 
 const Rows = Type.Array(SheetRow, { maxItems: 1000, description: 'At most 1000 rows per call.' });
@@ -28,16 +30,24 @@ export const SheetRowsBody = Type.Object(
   { additionalProperties: false, description: 'Rows to insert, or to replace when their `rowId` exists.' },
 );
 
-export const SheetSaved = Type.Object(
-  { sheetId: IdOf('The sheet.'), rowCount: Type.Integer({ minimum: 0, description: 'Rows in the sheet now.' }) },
-  { additionalProperties: false },
+export const SheetSaved = ClosedObject(
+  'The sheet was saved.',
+  {
+    sheetId: IdOf('The sheet.'),
+    rowCount: Type.Integer({ minimum: 0, description: 'Rows in the sheet now.' }),
+  },
+  { title: 'SheetSaved' },
 );
 
-export const Sheet = OpenObject('A sheet and its rows.', {
-  sheetId: IdOf('The sheet.'),
-  name: Type.String(),
-  rowCount: Type.Integer({ minimum: 0 }),
-  rows: Type.Array(SheetRow),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-});
+export const Sheet = ClosedObject(
+  'A sheet and its rows.',
+  {
+    sheetId: IdOf('The sheet.'),
+    name: Type.String({ description: 'Its name.' }),
+    rowCount: Type.Integer({ minimum: 0, description: 'Rows in the sheet.' }),
+    rows: Type.Array(SheetRow, { description: 'Every row, in the order they were first sent.' }),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { title: 'Sheet' },
+);

@@ -3,7 +3,7 @@
  * Template").
  */
 import { Type } from '@sinclair/typebox';
-import { IdOf, OpenObject, Timestamp } from './common.ts';
+import { ClosedObject, IdOf, Timestamp } from './common.ts';
 
 export const Name = Type.String({ minLength: 1, maxLength: 120, description: 'Name, 1 to 120 characters.' });
 export const Offering = Type.String({
@@ -45,11 +45,16 @@ export const TemplateUpdateBody = Type.Partial(TemplateCreateBody, {
   description: 'Template fields to change; omitted fields keep their value.',
 });
 
-export const Template = OpenObject('A reusable outreach configuration.', {
-  templateId: IdOf('The template.'),
-  ...templateFields,
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-});
+export const Template = ClosedObject(
+  'A reusable outreach configuration.',
+  { templateId: IdOf('The template.'), ...templateFields, createdAt: Timestamp, updatedAt: Timestamp },
+  { title: 'Template' },
+);
 
-export const TemplateList = OpenObject('The templates of the workspace.', { templates: Type.Array(Template) });
+export const TemplateList = ClosedObject(
+  'The templates of the workspace.',
+  {
+    templates: Type.Array(Template, { description: 'By name.' }),
+  },
+  { title: 'TemplateList' },
+);

@@ -12,6 +12,7 @@ import { ProspectaClient } from '../../addon/api/client.ts';
 import type { HttpPort, HttpRequest } from '../../addon/api/http.ts';
 import { createCampaignFromSelection, sidebarCreateCampaign, sidebarSearch } from '../../addon/entry.ts';
 import { CAMPAIGN_KEY, CAMPAIGN_RUN_KEY, createCampaignFromRows, PROSPECTS_TAB, refreshProspects, ROW_ID_COLUMN, syncProspects } from '../../addon/features/campaigns.ts';
+import type { EnrichOptions } from '../../addon/features/enrich-rows.ts';
 import { jobDeps, startRun, type Runtime } from '../../addon/features/runs.ts';
 import { searchCompaniesIntoSheet, searchPeopleIntoSheet } from '../../addon/features/search.ts';
 import { saveSettings } from '../../addon/features/settings.ts';
@@ -207,7 +208,7 @@ describe('enrich selected rows', () => {
       ['Nobody Here', 'Nowhere', 'nowhere.example', ''],
       ['', '', '', ''],
     ]);
-    const options = { fields: ['email', 'title', 'linkedinUrl'] };
+    const options: EnrichOptions = { fields: ['email', 'title', 'linkedinUrl'] };
     const job = startRun(runtime(), 'enrich', 'Leads', 2, 5, options);
     expect(job.state).toBe('done');
     expect(sheet.column('Email')).toEqual(['ana.souza@acme.com.br', 'carla.mendes@globex.com', '', '']);

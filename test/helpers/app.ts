@@ -1,6 +1,7 @@
 /**
  * A fresh prospecta per test file: its own embedded store in a temp dir, the real app on an
- * ephemeral loopback port, and small helpers to create workspaces and send requests.
+ * ephemeral loopback port, and small helpers to create workspaces and send requests. Every answer
+ * `request` receives is checked against the operation's schemas (contract.ts).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
@@ -13,11 +14,15 @@ import { loadConfig } from '../../server/config.ts';
 import { patchBottleneckYield } from '../../server/outbound/bottleneck-yield.ts';
 import type { PlanName } from '../../server/credits/plans.ts';
 import type { Services } from '../../server/services.ts';
+import { checkResponse } from './contract.ts';
+import { parseEvents, type ReceivedEvent } from './sse.ts';
 
 export interface TestResponse<T = any> {
   status: number;
   headers: Headers;
   body: T;
+  /** The events of a `text/event-stream` answer, read to its end. */
+  events?: ReceivedEvent[];
 }
 
 export interface RequestOptions {
@@ -62,13 +67,15 @@ export async function startTestApp(
       }
       const res = await fetch(url + urlPath, init);
       const text = await res.text();
+      const events = res.headers.get('content-type')?.startsWith('text/event-stream') ? parseEvents(text) : undefined;
       let parsed: unknown = text;
       try {
-        parsed = text ? JSON.parse(text) : undefined;
+        parsed = text && !events ? JSON.parse(text) : text || undefined;
       } catch {
         // not JSON: keep the text, the test will say so
       }
-      return { status: res.status, headers: res.headers, body: parsed as any };
+      checkResponse(method, urlPath, res.status, parsed, events);
+      return { status: res.status, headers: res.headers, body: parsed as any, ...(events ? { events } : {}) };
     },
     async workspace(plan = 'trial') {
       const ws = await runtime.services.workspaces.create('Test workspace', plan);

@@ -4,6 +4,7 @@
  * new sheets), PropertiesService, ScriptApp time-driven triggers, LockService, Utilities.sleep and
  * UrlFetchApp, whose fetch/fetchAll make real synchronous HTTP calls to a real server.
  */
+import { checkResponse } from './contract.ts';
 import { syncHttp } from './sync-http.ts';
 
 type Cell = string | number | boolean | Date | null;
@@ -152,7 +153,9 @@ export function installFakeGas(): FakeGas {
   });
   type Params = { url?: string; method?: string; headers?: Record<string, string>; payload?: string; muteHttpExceptions?: boolean };
   const toRequest = (url: string, p: Params) => ({ url, method: (p.method ?? 'get') as 'get', headers: p.headers ?? {}, ...(p.payload !== undefined ? { payload: p.payload } : {}) });
-  const checked = (r: { status: number; headers: Record<string, string>; body: string }, p: Params) => {
+  const checked = (r: { status: number; headers: Record<string, string>; body: string }, p: Params & { url: string }) => {
+    // What the add-on receives is held to the same response contract as the server tests' client.
+    checkResponse((p.method ?? 'get').toUpperCase(), new URL(p.url).pathname, r.status, r.body ? JSON.parse(r.body) : undefined);
     if (r.status >= 400 && !p.muteHttpExceptions) throw new Error(`Exception: Request failed returned code ${r.status}`);
     return response(r);
   };
@@ -199,7 +202,7 @@ export function installFakeGas(): FakeGas {
     },
     Utilities: { sleep: (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms) },
     UrlFetchApp: {
-      fetch: (url: string, p: Params = {}) => checked(http.fetch(toRequest(url, p)), p),
+      fetch: (url: string, p: Params = {}) => checked(http.fetch(toRequest(url, p)), { ...p, url }),
       fetchAll: (requests: Array<Params & { url: string }>) =>
         http.fetchAll(requests.map((p) => toRequest(p.url, p))).map((r, i) => checked(r, requests[i]!)),
     },

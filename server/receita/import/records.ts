@@ -6,6 +6,7 @@
  */
 import type { CodeAndDescription, CompanyRecord, Partner, RegistrationStatus } from '../companies.ts';
 import type { LookupKind } from './release-files.ts';
+import { STORED_FISCAL_SIZES } from '../../../shared/schemas/registry.ts';
 
 export type Lookups = Record<LookupKind, Map<string, string>>;
 
@@ -29,7 +30,7 @@ export const COLUMNS = {
 } as const;
 
 const STATUSES: Record<string, RegistrationStatus> = { '1': 'NULA', '2': 'ATIVA', '3': 'SUSPENSA', '4': 'INAPTA', '8': 'BAIXADA' };
-const SIZES = new Set(['00', '01', '03', '05']);
+const SIZES = new Set<string>(STORED_FISCAL_SIZES);
 const ROOT = /^[0-9A-Z]{8}$/;
 
 /** `YYYYMMDD` as `YYYY-MM-DD`; null for the nulls (``, `0`, `00000000`) and for impossible dates (seen: years 202 and 4100). */

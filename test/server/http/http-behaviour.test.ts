@@ -190,4 +190,26 @@ describe('catalog and OpenAPI', () => {
     }
     expect(JSON.stringify(doc)).not.toContain('"$id"');
   });
+
+  it('names the records once in components.schemas and refers to them from the operations', async () => {
+    const doc = (await app.request('GET', '/openapi.json')).body;
+    const schemas = doc.components.schemas;
+    for (const name of ['Company', 'Person', 'Campaign', 'Prospect', 'Template', 'Sheet', 'Credits', 'EnrichResult', 'Error']) {
+      expect(schemas[name], name).toMatchObject({ type: 'object', additionalProperties: false });
+    }
+    const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+    const json = (path: string, method: string, status: string) => doc.paths[path][method].responses[status].content['application/json'].schema;
+    expect(json('/api/prospecting/templates/{templateId}', 'patch', '200')).toEqual(ref('Template'));
+    expect(json('/api/credits', 'get', '200')).toEqual(ref('Credits'));
+    expect(json('/api/enrich', 'post', '200')).toEqual(ref('EnrichResult'));
+    expect(json('/api/enrich', 'post', '402')).toEqual(ref('Error'));
+    expect(schemas.CnpjBatchResults.properties.results.items).toEqual(ref('Company'));
+    expect(schemas.CampaignDetail.properties.prospects.items).toEqual(ref('Prospect'));
+    const stream = doc.paths['/api/companies/search/stream'].post.responses['200'].content['text/event-stream'];
+    expect(stream['x-events']).toEqual({ page: ref('CompanyPage'), done: ref('CompanyStreamDone') });
+    // Every reference resolves, and every component is used.
+    const used = new Set([...JSON.stringify(doc).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]));
+    expect([...used].filter((name) => !schemas[name!])).toEqual([]);
+    expect(Object.keys(schemas).filter((name) => !used.has(name))).toEqual([]);
+  });
 });

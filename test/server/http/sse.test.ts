@@ -15,7 +15,7 @@ const seen = { finished: false, aborted: false, pagesSent: 0 };
 async function* pages(_input: InputOf<'streamPeople'>, _ctx: HandlerContext): AsyncGenerator<StreamEventOf<'streamPeople'>> {
   try {
     for (let i = 0; i < 3; i++) {
-      yield { event: 'page', data: { source: `s${i}`, results: [{ name: `p${i}`, source: `s${i}` }] } };
+      yield { event: 'page', data: { source: `s${i}`, results: [{ name: `p${i}`, emailStatus: 'unavailable', source: `s${i}` }] } };
       seen.pagesSent++;
     }
     yield { event: 'done', data: { total: 3, sources: [] } };
@@ -56,7 +56,7 @@ describe('server-sent events', () => {
     expect(res.headers.get('ratelimit')).toBeTruthy();
     const events = await readEvents(res);
     expect(events.map((e) => e.event)).toEqual(['page', 'page', 'page', 'done']);
-    expect(events[0]!.data).toEqual({ source: 's0', results: [{ name: 'p0', source: 's0' }] });
+    expect(events[0]!.data).toEqual({ source: 's0', results: [{ name: 'p0', emailStatus: 'unavailable', source: 's0' }] });
     expect(seen.finished).toBe(true);
   });
 

@@ -127,6 +127,14 @@ describe('templates', () => {
 });
 
 describe('campaigns and prospects', () => {
+  it('PATCH changes the fields sent and keeps the others, the language and the counts', async () => {
+    const { campaignId } = (await call('POST', '/prospecting/campaigns', { name: 'Draft', offering: 'Audits', tone: 'warm', language: 'pt-BR', sheetId: await sheet(), rowIds: ['r1'] })).body;
+    const res = await call('PATCH', `/prospecting/campaigns/${campaignId}`, { name: 'Renamed', senderName: 'Rui' });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ campaignId, name: 'Renamed', senderName: 'Rui', offering: 'Audits', tone: 'warm', language: 'pt-BR', status: 'draft' });
+    expect(res.body.counts).toEqual({ ready: 1, sending: 0, awaiting_reply: 0, replied: 0, paused: 0, failed: 0 });
+  });
+
   it('an empty draft has no cadence yet: editing it is 409', async () => {
     const { campaignId, created } = (await call('POST', '/prospecting/campaigns', { name: 'Empty', offering: 'x' })).body;
     expect(created).toBe(0);

@@ -12,7 +12,6 @@ import { DEMO_PEOPLE, seedDemoPeople } from '../../../server/seed/demo-people.ts
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
 import { startFakeApollo, testWorld, type FakeProvider } from '../../helpers/fake-providers.ts';
-import { readEvents } from '../../helpers/sse.ts';
 
 let app: TestApp;
 let apollo: FakeProvider;
@@ -208,13 +207,12 @@ describe('POST /api/sourcing/people/stream', () => {
   it('sends the fast sources first, Apollo when it answers, then done', async () => {
     apollo.latencyMs = 400;
     try {
-      const res = await fetch(`${app.url}/v1/api/sourcing/people/stream`, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${workspace.apiKey}`, 'Content-Type': 'application/json' },
-        body: JSON.stringify({ jobTitle: 'CTO', sourceOrder: ['apollo', 'lists'], limit: 5 }),
+      const res = await app.request('POST', '/v1/api/sourcing/people/stream', {
+        key: workspace.apiKey,
+        body: { jobTitle: 'CTO', sourceOrder: ['apollo', 'lists'], limit: 5 },
       });
       expect(res.status).toBe(200);
-      const events = await readEvents(res);
+      const events = res.events!;
       expect(events).toEqual([
         { event: 'page', data: { source: 'lists', results: [expect.objectContaining({ name: 'Rita Moraes' })] } },
         { event: 'page', data: { source: 'apollo', results: [expect.objectContaining({ name: 'Bruno Lima', source: 'apollo' })] } },
@@ -230,12 +228,11 @@ describe('POST /api/sourcing/people/stream', () => {
   it('stops asking once it has limit people: a slow source still working is cancelled', async () => {
     apollo.latencyMs = 5000;
     try {
-      const res = await fetch(`${app.url}/v1/api/sourcing/people/stream`, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${workspace.apiKey}`, 'Content-Type': 'application/json' },
-        body: JSON.stringify({ sourceOrder: ['apollo', 'demo'], limit: 3 }),
+      const res = await app.request('POST', '/v1/api/sourcing/people/stream', {
+        key: workspace.apiKey,
+        body: { sourceOrder: ['apollo', 'demo'], limit: 3 },
       });
-      const events = await readEvents(res);
+      const events = res.events!;
       expect(events.at(-1)).toEqual({
         event: 'done',
         data: { total: 3, sources: [{ source: 'demo', count: 3 }, { source: 'apollo', count: 0, error: 'cancelled' }] },

@@ -18,10 +18,12 @@ let pipeline: Pipeline;
 const ran: string[] = [];
 const options: InvokeOptions = { log: pino({ level: 'silent' }), signal: new AbortController().signal };
 
+const person = (name: string, source: string) => ({ name, source, emailStatus: 'unavailable' });
+
 const spies: Partial<Handlers> = {
   searchPeople: async (input, ctx) => {
     ran.push('searchPeople');
-    const rows = Array.from({ length: input.limit ?? 3 }, (_, i) => ({ name: `Person ${i}`, source: 'demo' }));
+    const rows = Array.from({ length: input.limit ?? 3 }, (_, i) => person(`Person ${i}`, 'demo'));
     await ctx.charge(rows.length, `${rows.length} people`);
     return { results: rows, sources: [{ source: 'demo', count: rows.length }] };
   },
@@ -29,7 +31,7 @@ const spies: Partial<Handlers> = {
     ran.push('streamPeople');
     for (const source of ['lists', 'demo']) {
       await ctx.charge(2, `2 people from ${source}`);
-      yield { event: 'page', data: { source, results: [{ name: `A ${source}`, source }, { name: `B ${source}`, source }] } };
+      yield { event: 'page', data: { source, results: [person(`A ${source}`, source), person(`B ${source}`, source)] } };
     }
     yield { event: 'done', data: { total: 4, sources: [] } };
   },

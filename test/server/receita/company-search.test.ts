@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CompanyDoc } from '../../../server/receita/companies.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
-import { readEvents } from '../../helpers/sse.ts';
 
 let app: TestApp;
 let key: string;
@@ -155,13 +154,9 @@ describe('POST /api/companies/search', () => {
 
 describe('POST /api/companies/search/stream', () => {
   it('sends a page per source, then one done with the totals', async () => {
-    const res = await fetch(`${app.url}/v1/api/companies/search/stream`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ cnaes: ['6201501'], limit: 25 }),
-    });
+    const res = await app.request('POST', '/v1/api/companies/search/stream', { key, body: { cnaes: ['6201501'], limit: 25 } });
     expect(res.headers.get('content-type')).toContain('text/event-stream');
-    const events = await readEvents(res);
+    const events = res.events!;
     expect(events.map((e) => e.event)).toEqual(['page', 'done']);
     expect(events[0]!.data).toMatchObject({ source: 'receita_federal', results: expect.any(Array) });
     expect((events[0]!.data as { results: unknown[] }).results).toHaveLength(3);

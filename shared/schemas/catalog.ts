@@ -1,0 +1,52 @@
+/** The unauthenticated catalog: the service's health and the data providers it can call. */
+import { Type } from '@sinclair/typebox';
+import { ClosedObject, Nullable, StringEnum } from './common.ts';
+import { ENRICH_FIELDS, PROVIDER_IDS } from './enrichment.ts';
+
+export const Health = ClosedObject(
+  'Health of the service.',
+  {
+    status: StringEnum(['ok'], { description: '`ok` while the service answers.' }),
+    version: Type.String({ description: 'The server version.' }),
+    store: StringEnum(['embedded', 'mongodb'], { description: 'The store in use: the embedded one in DATA_DIR, or MongoDB.' }),
+  },
+  { title: 'Health' },
+);
+
+const Field = StringEnum(ENRICH_FIELDS);
+const perPeriod = (period: string) =>
+  Nullable(Type.Number({ exclusiveMinimum: 0 }), `Calls per ${period} the service allows itself; null when the provider sets no such limit.`);
+
+export const ProviderInfo = ClosedObject(
+  'One data provider, as this server runs it.',
+  {
+    id: StringEnum(PROVIDER_IDS, { description: 'Its id, as `providerOrder` names it.' }),
+    name: Type.String({ description: 'Its name.' }),
+    kind: StringEnum(['person', 'company', 'email'], { description: 'What it enriches.' }),
+    inputs: Type.Array(Type.Array(Field), {
+      description: 'Sets of fields it can work from: it can run once every field of one set is known.',
+    }),
+    outputs: Type.Array(Field, { description: 'Fields it can return.' }),
+    cost: Type.Integer({ minimum: 0, description: "Credits a call that returns data costs (0 with a workspace's own key)." }),
+    configured: Type.Boolean({ description: 'Whether the service can call it (its key is set, or it needs none).' }),
+    limits: ClosedObject('The throttle in use.', {
+      perSecond: perPeriod('second'),
+      perMinute: perPeriod('minute'),
+      maxConcurrent: Type.Integer({ minimum: 1, description: 'Calls in flight at once.' }),
+    }),
+    keyVariable: Type.Optional(Type.String({ description: "Environment variable holding the service's key." })),
+    switchVariable: Type.Optional(
+      Type.String({ description: 'For an opt-in keyless provider: the variable that must be `true` before it is called.' }),
+    ),
+  },
+  { title: 'Provider' },
+);
+
+export const ProviderCatalog = ClosedObject(
+  'The data providers and the fields on offer.',
+  {
+    providers: Type.Array(ProviderInfo, { description: 'Every provider, configured or not.' }),
+    enrichmentFields: Type.Array(Field, { description: 'Fields at least one configured provider can return.' }),
+  },
+  { title: 'ProviderCatalog' },
+);

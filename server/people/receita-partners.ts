@@ -5,7 +5,8 @@
  * they have no email. Filters about things the registry does not hold are refused by name.
  */
 import { ServiceError } from '../errors.ts';
-import type { Companies, CompanyRecord, Partner } from '../receita/companies.ts';
+import type { Companies } from '../receita/companies.ts';
+import type { CompanyRecord, Partner } from '../receita/company-record.ts';
 import type { CompanyFilters } from '../receita/search-plan.ts';
 import { foldText } from '../../shared/fold-text.ts';
 import { words } from '../receita/text.ts';

@@ -1,6 +1,7 @@
 /** The imported Receita Federal registry as an enrichment source: free to reach, always configured. */
 import { checkCnpj } from '../../shared/cnpj.ts';
-import { REGISTRY_SOURCE, type Companies } from '../receita/companies.ts';
+import type { Companies } from '../receita/companies.ts';
+import { REGISTRY_SOURCE } from '../receita/company-record.ts';
 import { companyFields, REGISTRY_COMPANY_OUTPUTS } from './company-fields.ts';
 import type { LocalProvider } from './provider.ts';
 

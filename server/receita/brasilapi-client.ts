@@ -11,7 +11,7 @@ import { retryAfterMs } from '../outbound/retry-after.ts';
 import type { Maybe } from '../providers/provider.ts';
 import { VERSION } from '../version.ts';
 import { REGISTRATION_STATUSES, STORED_FISCAL_SIZES } from '../../shared/schemas/registry.ts';
-import type { CodeAndDescription, CompanyRecord, RegistrationStatus } from './companies.ts';
+import type { CodeAndDescription, CompanyRecord, RegistrationStatus } from './company-record.ts';
 
 export const BRASILAPI_URL = 'https://brasilapi.com.br';
 

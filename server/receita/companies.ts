@@ -1,66 +1,11 @@
 /**
- * Companies of Brazil's public registry: one document per establishment, keyed by its CNPJ,
+ * The repository of Brazil's public registry: one document per establishment, keyed by its CNPJ,
  * written by the Receita Federal importer and read by the batch lookup and the search.
  */
-import type { Company } from '../../shared/types.ts';
 import type { Collection, Filter, FindOptions, IndexDeclaration, Store } from '../store/port.ts';
 import { ActivityMatcher, type CnaeDoc } from './activities.ts';
+import type { CompanyDoc, CompanyRecord } from './company-record.ts';
 import { planSearch, type CompanyFilters, type SearchPlan } from './search-plan.ts';
-import { foldText } from '../../shared/fold-text.ts';
-import { words } from './text.ts';
-
-export const REGISTRY_SOURCE = 'receita_federal';
-
-export type { CodeAndDescription, Partner } from '../../shared/types.ts';
-
-/** A company establishment as the API returns it, whichever source it came from (the contract's Company). */
-export type CompanyView = Company;
-
-/** A company's registry data: what a source gives, before it is named as the source. */
-export type CompanyRecord = Omit<CompanyView, 'source'>;
-
-export type RegistrationStatus = NonNullable<CompanyRecord['registrationStatus']>;
-
-/**
- * Derived fields the search filters on, kept beside the record so that both stores can index
- * them: folded words for name and partner search, every activity code, presence flags.
- */
-export interface SearchKeys {
-  name: string[];
-  partners: string[];
-  partnerDocuments: string[];
-  activities: string[];
-  city: string | null;
-  hasPhone: boolean;
-  hasEmail: boolean;
-}
-
-export interface CompanyDoc extends CompanyRecord {
-  /** The CNPJ. */
-  _id: string;
-  release: string;
-  /** The import that wrote it: a complete import removes what it did not write. */
-  importRun: string;
-  search: SearchKeys;
-}
-
-export function searchKeys(record: Omit<CompanyRecord, 'release'>): SearchKeys {
-  return {
-    name: [...new Set([...words(record.name), ...words(record.tradeName)])],
-    partners: [...new Set(record.partners.flatMap((p) => words(p.name)))],
-    partnerDocuments: [...new Set(record.partners.flatMap((p) => (p.document ? [p.document] : [])))],
-    activities: [
-      ...new Set([record.mainActivity, ...record.secondaryActivities].flatMap((a) => (a ? [a.code] : []))),
-    ],
-    city: record.address.city ? foldText(record.address.city) : null,
-    hasPhone: record.phones.length > 0,
-    hasEmail: record.email !== null,
-  };
-}
-
-export function companyDocument(record: Omit<CompanyRecord, 'release'>, stamp: { release: string; importRun: string }): CompanyDoc {
-  return { _id: record.cnpj, ...record, ...stamp, search: searchKeys(record) };
-}
 
 /**
  * What the search filters need: an index per field it can narrow on. The embedded store picks
@@ -81,10 +26,6 @@ export const companyIndexes: IndexDeclaration[] = [
 
 /** What a stored company holds beyond its record, for search and import only: never read back. */
 const INTERNAL_FIELDS = { _id: 0, search: 0, importRun: 0 } as const;
-
-export function companyView(record: CompanyRecord, source = REGISTRY_SOURCE): CompanyView {
-  return { ...record, source };
-}
 
 /** How long a process trusts its copy of the CNAE table when another process may import. */
 const ACTIVITIES_TTL_MS = 5 * 60_000;

@@ -7,7 +7,8 @@
 import type { InputOf } from '../../shared/operations/index.ts';
 import { ServiceError } from '../errors.ts';
 import type { Activity } from '../../shared/types.ts';
-import { companyView, REGISTRY_SOURCE, type Companies, type CompanyView } from './companies.ts';
+import type { Companies } from './companies.ts';
+import { companyView, REGISTRY_SOURCE, type CompanyView } from './company-record.ts';
 
 export const COMPANY_SOURCES = [REGISTRY_SOURCE, 'brasilapi'] as const;
 const DEFAULT_LIMIT = 10;

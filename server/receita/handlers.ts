@@ -4,7 +4,7 @@ import type { StreamEventOf } from '../../shared/operations/index.ts';
 import { ServiceError } from '../errors.ts';
 import type { Handler, HandlerContext } from '../pipeline/handler.ts';
 import type { BrasilApiSource } from './brasilapi-client.ts';
-import { companyView, REGISTRY_SOURCE, type CompanyView } from './companies.ts';
+import { companyView, REGISTRY_SOURCE, type CompanyView } from './company-record.ts';
 import { startCompanySearch } from './company-search.ts';
 
 const MAX_NAMED = 5;

@@ -12,7 +12,7 @@ import type { Filter } from '../store/port.ts';
 import type { Activity } from '../../shared/types.ts';
 import type { ActivityMatcher } from './activities.ts';
 import { normalizeCnpj } from '../../shared/cnpj.ts';
-import type { CompanyDoc } from './companies.ts';
+import type { CompanyDoc } from './company-record.ts';
 import { foldText } from '../../shared/fold-text.ts';
 import { words } from './text.ts';
 

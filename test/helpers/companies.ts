@@ -1,6 +1,6 @@
 /** Company documents shaped as the Receita Federal importer writes them. */
 import { cnpjCheckDigits } from '../../shared/cnpj.ts';
-import { companyDocument, type CompanyDoc, type CompanyRecord } from '../../server/receita/companies.ts';
+import { companyDocument, type CompanyDoc, type CompanyRecord } from '../../server/receita/company-record.ts';
 
 /** A valid CNPJ from a root and an establishment order (`0001` is usually the head office). */
 export function makeCnpj(root: string, order = '0001'): string {

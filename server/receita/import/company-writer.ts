@@ -10,7 +10,7 @@
  */
 import { availableParallelism } from 'node:os';
 import type { BulkLoader, Collection, Store } from '../../store/port.ts';
-import type { CompanyDoc } from '../companies.ts';
+import type { CompanyDoc } from '../company-record.ts';
 import { DocumentThread } from './document-thread.ts';
 import { companyDocuments, type DocumentContext, type EstablishmentBatch } from './documents.ts';
 import { Interner } from './interner.ts';

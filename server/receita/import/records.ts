@@ -4,7 +4,7 @@
  * missing code keeps its code with a null description), dates become ISO dates or null, and
  * the capital's comma decimal becomes a number.
  */
-import type { CodeAndDescription, CompanyRecord, Partner, RegistrationStatus } from '../companies.ts';
+import type { CodeAndDescription, CompanyRecord, Partner, RegistrationStatus } from '../company-record.ts';
 import type { LookupKind } from './release-files.ts';
 import { STORED_FISCAL_SIZES } from '../../../shared/schemas/registry.ts';
 

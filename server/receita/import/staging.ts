@@ -9,7 +9,7 @@
  */
 import type { Store } from '../../store/port.ts';
 import type { RootData } from './records.ts';
-import type { Partner } from '../companies.ts';
+import type { Partner } from '../company-record.ts';
 
 export interface Staging {
   /** Whether staged data survives the process, so a resumed import need not read it again. */

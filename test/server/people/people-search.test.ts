@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCommand } from '../../../server/cli/control.ts';
-import type { CompanyDoc } from '../../../server/receita/companies.ts';
+import type { CompanyDoc } from '../../../server/receita/company-record.ts';
 import { DEMO_PEOPLE, seedDemoPeople } from '../../../server/seed/demo-people.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';

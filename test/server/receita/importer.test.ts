@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { CompanyDoc } from '../../../server/receita/companies.ts';
+import type { CompanyDoc } from '../../../server/receita/company-record.ts';
 import { importRelease, type ImportOptions } from '../../../server/receita/import/importer.ts';
 import type { Problem } from '../../../server/receita/import/rows.ts';
 import { openEmbeddedStore } from '../../../server/store/embedded/store.ts';

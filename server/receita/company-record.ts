@@ -1,0 +1,64 @@
+/**
+ * A company of Brazil's registry: the record the API returns (the contract's Company, whichever
+ * source gave it) and the document the store keeps for it, with the keys the search filters on.
+ */
+import type { Company } from '../../shared/types.ts';
+import { foldText } from '../../shared/fold-text.ts';
+import { words } from './text.ts';
+
+export const REGISTRY_SOURCE = 'receita_federal';
+
+export type { CodeAndDescription, Partner } from '../../shared/types.ts';
+
+/** A company establishment as the API returns it, whichever source it came from (the contract's Company). */
+export type CompanyView = Company;
+
+/** A company's registry data: what a source gives, before it is named as the source. */
+export type CompanyRecord = Omit<CompanyView, 'source'>;
+
+export type RegistrationStatus = NonNullable<CompanyRecord['registrationStatus']>;
+
+/**
+ * Derived fields the search filters on, kept beside the record so that both stores can index
+ * them: folded words for name and partner search, every activity code, presence flags.
+ */
+export interface SearchKeys {
+  name: string[];
+  partners: string[];
+  partnerDocuments: string[];
+  activities: string[];
+  city: string | null;
+  hasPhone: boolean;
+  hasEmail: boolean;
+}
+
+export interface CompanyDoc extends CompanyRecord {
+  /** The CNPJ. */
+  _id: string;
+  release: string;
+  /** The import that wrote it: a complete import removes what it did not write. */
+  importRun: string;
+  search: SearchKeys;
+}
+
+export function searchKeys(record: Omit<CompanyRecord, 'release'>): SearchKeys {
+  return {
+    name: [...new Set([...words(record.name), ...words(record.tradeName)])],
+    partners: [...new Set(record.partners.flatMap((p) => words(p.name)))],
+    partnerDocuments: [...new Set(record.partners.flatMap((p) => (p.document ? [p.document] : [])))],
+    activities: [
+      ...new Set([record.mainActivity, ...record.secondaryActivities].flatMap((a) => (a ? [a.code] : []))),
+    ],
+    city: record.address.city ? foldText(record.address.city) : null,
+    hasPhone: record.phones.length > 0,
+    hasEmail: record.email !== null,
+  };
+}
+
+export function companyDocument(record: Omit<CompanyRecord, 'release'>, stamp: { release: string; importRun: string }): CompanyDoc {
+  return { _id: record.cnpj, ...record, ...stamp, search: searchKeys(record) };
+}
+
+export function companyView(record: CompanyRecord, source = REGISTRY_SOURCE): CompanyView {
+  return { ...record, source };
+}

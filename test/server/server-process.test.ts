@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { controlSocketPath, sendControl } from '../../server/cli/control.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { runCli, startServer } from '../helpers/processes.ts';
 
 const dirs: string[] = [];
@@ -83,7 +84,7 @@ describe('npm start', () => {
         }
       }
     });
-    while (acknowledged.length < 200) await new Promise((r) => setTimeout(r, 5));
+    await eventually(() => expect(acknowledged.length).toBeGreaterThanOrEqual(200), { timeoutMs: 30_000, message: '200 acknowledged writes' });
     server.child.kill('SIGKILL');
     stop = true;
     await Promise.all(writers);

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Collection } from '../../../server/store/port.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { eventually } from '../../helpers/eventually.ts';
 import { dataBlocks, startFakeLlm, type ChatBody, type FakeLlm } from '../../helpers/fake-llm.ts';
 
 let app: TestApp;
@@ -349,14 +350,18 @@ describe('messages written by a model', () => {
       body: JSON.stringify({ name: 'Abandoned', offering: 'x', sheetId, rowIds: ['r1', 'r2', 'r3'] }),
       signal: controller.signal,
     }).catch(() => null);
-    while (llm.requests.length < 3) await new Promise((r) => setTimeout(r, 10));
+    await eventually(() => expect(llm.requests).toHaveLength(3), { message: 'the three calls to the model' });
     controller.abort();
     await request;
-    while (llm.cancelled < 3) await new Promise((r) => setTimeout(r, 10));
+    await eventually(() => expect(llm.cancelled).toBe(3), { message: 'the model to see its three calls cancelled' });
     llm.latencyMs = 0;
-    // Give the server a moment to undo.
-    await new Promise((r) => setTimeout(r, 100));
-    expect((await withModel.request('GET', '/v1/api/prospecting/campaigns', { key: apiKey })).body.campaigns).toEqual([]);
-    expect((await withModel.request('GET', '/v1/api/prospecting/prospects', { key: apiKey })).body.prospects).toEqual([]);
+    // The server undoes after the calls fail: wait for that, not for a fixed time.
+    await eventually(
+      async () => {
+        expect((await withModel.request('GET', '/v1/api/prospecting/campaigns', { key: apiKey })).body.campaigns).toEqual([]);
+        expect((await withModel.request('GET', '/v1/api/prospecting/prospects', { key: apiKey })).body.prospects).toEqual([]);
+      },
+      { message: 'the abandoned campaign to be undone' },
+    );
   });
 });

@@ -11,6 +11,7 @@ import type { CompanyDoc } from '../../../server/receita/companies.ts';
 import { DEMO_PEOPLE, seedDemoPeople } from '../../../server/seed/demo-people.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
+import { eventually } from '../../helpers/eventually.ts';
 import { startFakeApollo, testWorld, type FakeProvider } from '../../helpers/fake-providers.ts';
 import { readEvents } from '../../helpers/sse.ts';
 
@@ -240,7 +241,7 @@ describe('POST /api/sourcing/people/stream', () => {
         event: 'done',
         data: { total: 3, sources: [{ source: 'demo', count: 3 }, { source: 'apollo', count: 0, error: 'cancelled' }] },
       });
-      await waitFor(() => apollo.cancelled === 1);
+      await eventually(() => expect(apollo.cancelled).toBe(1), { message: 'Apollo to see its call cancelled' });
     } finally {
       apollo.latencyMs = 0;
     }
@@ -259,9 +260,9 @@ describe('POST /api/sourcing/people/stream', () => {
       });
       const reader = res.body!.getReader();
       await reader.read(); // the lists page
-      await waitFor(() => apollo.requests.length === 1);
+      await eventually(() => expect(apollo.requests).toHaveLength(1), { message: 'the call to Apollo' });
       controller.abort();
-      await waitFor(() => apollo.cancelled === 1);
+      await eventually(() => expect(apollo.cancelled).toBe(1), { message: 'Apollo to see its call cancelled' });
       // The page that went out was charged, once; Apollo's, never sent, was not.
       expect(before - (await balance())).toBe(1);
     } finally {
@@ -269,11 +270,3 @@ describe('POST /api/sourcing/people/stream', () => {
     }
   });
 });
-
-async function waitFor(condition: () => boolean, ms = 3000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { eventually } from '../../helpers/eventually.ts';
 import { startFakeApollo, startFakeHunter, startFakePdl, testWorld, type FakeProvider } from '../../helpers/fake-providers.ts';
 
 let apollo: FakeProvider;
@@ -213,10 +214,10 @@ describe('POST /api/enrich', () => {
         body: JSON.stringify({ email: 'carla.mendes@globex.com', providerOrder: ['apollo'], onlyListed: true }),
         signal: controller.signal,
       }).catch(() => null);
-      while (apollo.requests.length === 0) await new Promise((r) => setTimeout(r, 10));
+      await eventually(() => expect(apollo.requests).toHaveLength(1), { message: 'the call to Apollo' });
       controller.abort();
       await request;
-      while (apollo.cancelled === 0) await new Promise((r) => setTimeout(r, 10));
+      await eventually(() => expect(apollo.cancelled).toBe(1), { message: 'Apollo to see its call cancelled' });
     } finally {
       apollo.latencyMs = 0;
     }

@@ -1,10 +1,10 @@
 import type Bottleneck from 'bottleneck';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../server/errors.ts';
 import { closeLimiter, createLimiter } from '../../../server/providers/limiter.ts';
 import { BrasilApiSource, fromMinhaReceita, type BrasilApiOptions } from '../../../server/receita/brasilapi.ts';
 import { makeCnpj } from '../../helpers/companies.ts';
+import { eventually } from '../../helpers/eventually.ts';
 import { brasilApiCompany, startFakeBrasilApi, type FakeBrasilApi } from '../../helpers/fake-brasilapi.ts';
 
 const known = makeCnpj('11222333');
@@ -250,7 +250,7 @@ describe('BrasilApiSource.lookup', () => {
     const first = brasilApi.lookup(known);
     const controller = new AbortController();
     const queued = brasilApi.lookup(unknown, controller.signal);
-    await vi.waitFor(() => expect(fake.requests).toHaveLength(1));
+    await eventually(() => expect(fake.requests).toHaveLength(1), { message: 'the first call to BrasilAPI' });
     const reason = new Error('client went away');
     controller.abort(reason);
 
@@ -264,21 +264,22 @@ describe('BrasilApiSource.lookup', () => {
     fake.next({ hang: true }, Infinity);
     const controller = new AbortController();
     const lookup = source().lookup(known, controller.signal);
-    await vi.waitFor(() => expect(fake.requests).toHaveLength(1));
+    await eventually(() => expect(fake.requests).toHaveLength(1), { message: 'the first call to BrasilAPI' });
     const reason = new Error('stop');
     controller.abort(reason);
 
     expect(await rejection(lookup)).toBe(reason);
-    await sleep(50);
+    // The hang-up reaching BrasilAPI is the last thing the abandoned lookup causes (its retry loop
+    // ended with the rejection); counted after it, a retry would show as a second request.
+    await eventually(() => expect(fake.inFlight).toBe(0), { message: 'BrasilAPI to see the call hung up' });
     expect(fake.requests).toHaveLength(1);
-    await vi.waitFor(() => expect(fake.inFlight).toBe(0));
   });
 
   it('stops waiting to retry on abort', async () => {
     fake.next({ status: 429 });
     const controller = new AbortController();
     const lookup = source({ backoffMs: 5_000 }).lookup(known, controller.signal);
-    await vi.waitFor(() => expect(fake.requests).toHaveLength(1));
+    await eventually(() => expect(fake.requests).toHaveLength(1), { message: 'the first call to BrasilAPI' });
     const reason = new Error('stop');
     controller.abort(reason);
     expect(await rejection(lookup)).toBe(reason);

@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { encodeDocuments } from '../../../server/store/embedded/bulk-load.ts';
 import { openEmbeddedStore, type EmbeddedStoreOptions } from '../../../server/store/embedded/store.ts';
 import { DUPLICATE_KEY, type Store } from '../../../server/store/port.ts';
+import { eventually } from '../../helpers/eventually.ts';
 
 interface Doc {
   _id: string;
@@ -48,7 +49,7 @@ describe('embedded store', () => {
     await docs().insertOne({ _id: 'old', at: new Date(Date.now() - 61_000) });
     await docs().insertOne({ _id: 'fresh', at: new Date() });
     await docs().insertOne({ _id: 'no-date', name: 'kept' });
-    await vi.waitFor(async () => expect(await docs().findOne({ _id: 'old' })).toBeNull(), { timeout: 2000, interval: 20 });
+    await eventually(async () => expect(await docs().findOne({ _id: 'old' })).toBeNull(), { message: 'the TTL sweep to remove the expired document' });
     expect((await docs().find({}, { sort: { _id: 1 } }).toArray()).map((d) => d._id)).toEqual(['fresh', 'no-date']);
   });
 

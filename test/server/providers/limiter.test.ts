@@ -1,11 +1,11 @@
 import type Bottleneck from 'bottleneck';
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { closeLimiter, createLimiter, runLimited, type ProviderLimits } from '../../../server/providers/limiter.ts';
 import { BrasilApiSource } from '../../../server/receita/brasilapi.ts';
 import { makeCnpj } from '../../helpers/companies.ts';
+import { eventually } from '../../helpers/eventually.ts';
 import { brasilApiCompany, startFakeBrasilApi, type FakeBrasilApi } from '../../helpers/fake-brasilapi.ts';
 import { TEST_REDIS_URL } from '../../helpers/global-setup.ts';
 
@@ -61,17 +61,17 @@ function gate(): Gate {
   return g;
 }
 
-const until = async (condition: () => boolean) => {
-  while (!condition()) await sleep(2);
-};
+const until = (condition: () => boolean) => eventually(condition, { intervalMs: 2 });
 
 /** Lets every task of `g` finish, the queued ones included, until `total` have run. */
-async function drain(g: Gate, total: number) {
-  while (g.started < total || g.running > 0) {
-    g.releaseAll();
-    await sleep(2);
-  }
-}
+const drain = (g: Gate, total: number) =>
+  eventually(
+    () => {
+      g.releaseAll();
+      return g.started >= total && g.running === 0;
+    },
+    { intervalMs: 2, message: `${total} tasks to run` },
+  );
 
 async function rejection(promise: Promise<unknown>): Promise<any> {
   return promise.then(
@@ -86,7 +86,8 @@ describe('runLimited, in process', () => {
     const g = gate();
     const calls = Array.from({ length: 5 }, () => runLimited(limiter, g.task, { provider: 'Test' }));
     await until(() => g.started === 2);
-    await sleep(20);
+    // The limiter itself says a third would not start now (no waiting to see that it does not).
+    expect(await limiter.check()).toBe(false);
     expect(g.started).toBe(2);
     await drain(g, 5);
     expect(await Promise.all(calls)).toEqual(['done', 'done', 'done', 'done', 'done']);
@@ -106,9 +107,10 @@ describe('runLimited, in process', () => {
     expect(await rejection(queued)).toBe(reason);
     g.releaseAll();
     await first;
-    await sleep(20);
+    // Turns are first come, first served: once a later call has had its turn, the dropped one's
+    // has passed (had its task run, it would still hold the only slot and this would time out).
+    expect(await runLimited(limiter, async () => 'after', { provider: 'Test', maxWaitMs: 5_000 })).toBe('after');
     expect(g.started).toBe(1);
-    expect(await runLimited(limiter, async () => 'after', { provider: 'Test' })).toBe('after');
   });
 
   it('rejects at once, without queueing, when the signal has already aborted', async () => {
@@ -209,8 +211,8 @@ describe('limits shared through Redis', () => {
     const g = gate();
     const calls = [1, 2, 3].map(() => runLimited(limiter, g.task, { provider: 'Test' }));
     await until(() => g.started === 1);
-    // Under the old maxConcurrent 3 the other two would be running by now.
-    await sleep(50);
+    // Under the old maxConcurrent 3, the budget in Redis would let another start now.
+    expect(await limiter.check()).toBe(false);
     expect(g.started).toBe(1);
     await drain(g, 3);
     await Promise.all(calls);

@@ -1,20 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { controlSocketPath, sendControl } from '../../server/cli/control.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { runCli, startServer } from '../helpers/processes.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
-const dirs: string[] = [];
-async function freshDataDir() {
-  const dir = await mkdtemp(path.join(tmpdir(), 'prospecta-proc-'));
-  dirs.push(dir);
-  return dir;
-}
-afterEach(async () => {
-  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
-});
+const freshDataDir = () => tempDir('proc');
 
 const auth = (key: string) => ({ headers: { Authorization: `Bearer ${key}` } });
 

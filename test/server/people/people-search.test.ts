@@ -2,8 +2,7 @@
  * People search and its stream through the real server: a workspace's imported list, the
  * registry's partners, the demo set and a loopback Apollo, merged, filtered, charged per row.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCommand } from '../../../server/cli/control.ts';
@@ -14,6 +13,7 @@ import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { startFakeApollo, testWorld, type FakeProvider } from '../../helpers/fake-providers.ts';
 import { readEvents } from '../../helpers/sse.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
 
 let app: TestApp;
 let apollo: FakeProvider;
@@ -33,7 +33,7 @@ const LIST = [
 beforeAll(async () => {
   apollo = await startFakeApollo(testWorld());
   app = await startTestApp({ APOLLO_API_KEY: apollo.key, APOLLO_URL: apollo.url });
-  dir = await mkdtemp(path.join(tmpdir(), 'prospecta-people-'));
+  dir = await tempDir('people');
   workspace = await app.workspace();
   await app.services.store.collection<CompanyDoc>('companies').bulkWrite(
     [
@@ -64,7 +64,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await app.close();
   await apollo.close();
-  await rm(dir, { recursive: true, force: true });
 });
 
 beforeEach(() => apollo.reset());

@@ -2,16 +2,14 @@
  * A fresh prospecta per test file: its own embedded store in a temp dir, the real app on an
  * ephemeral loopback port, and small helpers to create workspaces and send requests.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import pino from 'pino';
 import { createApp, type AppOptions } from '../../server/app.ts';
 import { bootstrap, type Runtime } from '../../server/bootstrap.ts';
 import { loadConfig } from '../../server/config.ts';
 import type { PlanName } from '../../server/credits/plans.ts';
 import type { Services } from '../../server/services.ts';
+import { tempDir } from './temp-dir.ts';
 
 export interface TestResponse<T = any> {
   status: number;
@@ -39,7 +37,7 @@ export async function startTestApp(
   env: Record<string, string> = {},
   options: AppOptions & { dataDir?: string } = {},
 ): Promise<TestApp> {
-  const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'prospecta-test-')));
+  const dataDir = options.dataDir ?? (await tempDir('test'));
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env });
   const runtime: Runtime = await bootstrap(config, pino({ level: 'silent' }), 'test');
   const server = createApp(runtime.services, options).listen(0, '127.0.0.1');
@@ -77,7 +75,6 @@ export async function startTestApp(
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
       await runtime.close();
-      if (!options.dataDir) await rm(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { controlSocketPath, sendControl } from '../../server/cli/control.ts';
 import { eventually } from '../helpers/eventually.ts';
-import { runCli, startServer } from '../helpers/processes.ts';
+import { runCli, startServer, TEST_DEMO_SEED_COMPANIES } from '../helpers/processes.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 const freshDataDir = () => tempDir('proc');
@@ -15,6 +15,7 @@ describe('npm start', () => {
     try {
       const key = /(service_live_[0-9A-Za-z]+)/.exec(server.stderr())?.[1];
       expect(key, server.stderr()).toBeDefined();
+      expect(server.stderr()).toContain(`${TEST_DEMO_SEED_COMPANIES} synthetic registry companies`);
       const res = await fetch(`${server.url}/v1/api/credits`, auth(key!));
       expect(res.status).toBe(200);
       expect(await res.json()).toMatchObject({ balance: 10_000, plan: { name: 'active' } });

@@ -1,13 +1,12 @@
 import type Bottleneck from 'bottleneck';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { closeLimiter, createLimiter, runLimited, type ProviderLimits } from '../../../server/providers/limiter.ts';
 import { BrasilApiSource } from '../../../server/receita/brasilapi.ts';
 import { makeCnpj } from '../../helpers/companies.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { brasilApiCompany, startFakeBrasilApi, type FakeBrasilApi } from '../../helpers/fake-brasilapi.ts';
-import { TEST_REDIS_URL } from '../../helpers/global-setup.ts';
 
 const open: Bottleneck[] = [];
 const gates: Gate[] = [];
@@ -170,9 +169,12 @@ describe('runLimited, in process', () => {
   });
 });
 
-describe('limits shared through Redis', () => {
+/** Null without a Redis server: the global setup has said so, and these skip. */
+const redisUrl = inject('redisUrl');
+
+describe.skipIf(!redisUrl)('limits shared through Redis', () => {
   const runId = `test-${randomUUID()}`;
-  const redis = { url: TEST_REDIS_URL };
+  const redis = { url: redisUrl! };
   let fake: FakeBrasilApi;
   const cnpj = makeCnpj('11222333');
 
@@ -182,7 +184,7 @@ describe('limits shared through Redis', () => {
   });
   afterAll(async () => {
     await fake.close();
-    const client = new Redis(TEST_REDIS_URL);
+    const client = new Redis(redisUrl!);
     const keys = await client.keys(`b_prospecta:provider:${runId}*`);
     if (keys.length > 0) await client.del(...keys);
     await client.quit();

@@ -342,7 +342,8 @@ describe('messages written by a model', () => {
     const { apiKey } = await withModel.workspace();
     const sheetId = (await withModel.request('POST', '/v1/api/sheets', { key: apiKey, body: { name: 'S', rows: ROWS } })).body.sheetId;
     llm.reset();
-    llm.latencyMs = 2000;
+    // Longer than any wait below, so no answer can beat the hang-up however slow the machine.
+    llm.latencyMs = 30_000;
     const controller = new AbortController();
     const request = fetch(`${withModel.url}/v1/api/prospecting/campaigns`, {
       method: 'POST',

@@ -228,7 +228,7 @@ describe('POST /api/sourcing/people/stream', () => {
   });
 
   it('stops asking once it has limit people: a slow source still working is cancelled', async () => {
-    apollo.latencyMs = 5000;
+    apollo.latencyMs = 30_000; // still working whenever the others finish, however slow the machine
     try {
       const res = await fetch(`${app.url}/v1/api/sourcing/people/stream`, {
         method: 'POST',
@@ -247,7 +247,7 @@ describe('POST /api/sourcing/people/stream', () => {
   });
 
   it('a client that hangs up cancels the provider call still running', async () => {
-    apollo.latencyMs = 5000;
+    apollo.latencyMs = 30_000; // still working whenever the others finish, however slow the machine
     try {
       const before = await balance();
       const controller = new AbortController();

@@ -205,7 +205,8 @@ describe('POST /api/enrich', () => {
   it('a client that leaves before the answer is not charged for data it never got, and a finished one exactly once', async () => {
     const { workspaceId, apiKey } = await app.workspace();
     const before = await balance(apiKey);
-    apollo.latencyMs = 400;
+    // Longer than any wait below, so the answer cannot beat the hang-up however slow the machine.
+    apollo.latencyMs = 30_000;
     try {
       const controller = new AbortController();
       const request = fetch(`${app.url}/v1/api/enrich`, {

@@ -36,6 +36,8 @@ export type Fault =
   /** 200 with a body that is not what the service sends. */
   | { garbage: true }
   | { delayMs: number }
+  /** Answers normally once `until` settles: the test decides when, whatever the machine's speed. */
+  | { until: Promise<unknown> }
   | { hang: true }
   /** Drops the connection without answering. */
   | { reset: true };
@@ -226,6 +228,11 @@ export async function startFake(options: {
     if ('delayMs' in fault) {
       const timer = setTimeout(() => send(res, options.route(recorded)), fault.delayMs);
       res.on('close', () => clearTimeout(timer));
+      return;
+    }
+    if ('until' in fault) {
+      const go = () => void (res.writableEnded || res.destroyed || send(res, options.route(recorded)));
+      void fault.until.then(go, go);
       return;
     }
     if ('garbage' in fault) return answer(() => ({ status: 200, body: '<html>maintenance</html>' }));

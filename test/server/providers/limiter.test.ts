@@ -126,6 +126,7 @@ describe('runLimited, in process', () => {
     const limiter = limiterFor({ maxConcurrent: 1 });
     const g = gate();
     const first = runLimited(limiter, g.task, { provider: 'Test' });
+    await until(() => g.started === 1);
     const err = await rejection(runLimited(limiter, g.task, { provider: 'Test', maxWaitMs: 20 }));
     expect(err).toMatchObject({ code: 'provider_unavailable' });
     expect(err.message).toBe('Test is busy (no turn within 20 ms); try again later');
@@ -149,9 +150,10 @@ describe('runLimited, in process', () => {
 
   it('spends a reservoir: past the quota, calls wait for the refresh', async () => {
     const limiter = limiterFor({ reservoir: { amount: 2, refreshMs: 60_000 } });
-    const call = () => runLimited(limiter, async () => 'ok', { provider: 'Test', maxWaitMs: 50 });
+    // Only the call past the quota has a short wait: the first two may take their time to start.
+    const call = (maxWaitMs = 30_000) => runLimited(limiter, async () => 'ok', { provider: 'Test', maxWaitMs });
     expect(await Promise.all([call(), call()])).toEqual(['ok', 'ok']);
-    expect(await rejection(call())).toMatchObject({ code: 'provider_unavailable' });
+    expect(await rejection(call(50))).toMatchObject({ code: 'provider_unavailable' });
   });
 
   it('on close, fails queued calls and lets the running one finish', async () => {

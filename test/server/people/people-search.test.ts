@@ -12,6 +12,7 @@ import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { startFakeApollo, testWorld, type FakeProvider } from '../../helpers/fake-providers.ts';
+import { latch } from '../../helpers/latch.ts';
 import { readEvents } from '../../helpers/sse.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 
@@ -32,7 +33,14 @@ const LIST = [
 
 beforeAll(async () => {
   apollo = await startFakeApollo(testWorld());
-  app = await startTestApp({ APOLLO_API_KEY: apollo.key, APOLLO_URL: apollo.url });
+  // No pacing of Apollo calls (5 a second by default): a test's call is not held back by the
+  // previous test's, however quickly that one ran. Pacing is tested in throttle.test.ts.
+  app = await startTestApp({
+    APOLLO_API_KEY: apollo.key,
+    APOLLO_URL: apollo.url,
+    APOLLO_RATE_PER_SECOND: '1000',
+    APOLLO_RATE_PER_MINUTE: '100000',
+  });
   dir = await tempDir('people');
   workspace = await app.workspace();
   await app.services.store.collection<CompanyDoc>('companies').bulkWrite(
@@ -206,7 +214,10 @@ describe('POST /api/sourcing/people', () => {
 
 describe('POST /api/sourcing/people/stream', () => {
   it('sends the fast sources first, Apollo when it answers, then done', async () => {
-    apollo.latencyMs = 400;
+    // Apollo answers only once the client has the lists page: the order is arranged, not left to
+    // a race between Apollo's latency and the lists query on a busy machine.
+    const apolloAnswers = latch();
+    apollo.next({ until: apolloAnswers.promise });
     try {
       const res = await fetch(`${app.url}/v1/api/sourcing/people/stream`, {
         method: 'POST',
@@ -214,7 +225,15 @@ describe('POST /api/sourcing/people/stream', () => {
         body: JSON.stringify({ jobTitle: 'CTO', sourceOrder: ['apollo', 'lists'], limit: 5 }),
       });
       expect(res.status).toBe(200);
-      const events = await readEvents(res);
+      const [watched, read] = res.body!.tee();
+      void (async () => {
+        let text = '';
+        for await (const chunk of watched.pipeThrough(new TextDecoderStream())) {
+          text += chunk;
+          if (text.includes('"source":"lists"')) apolloAnswers.open();
+        }
+      })();
+      const events = await readEvents(new Response(read));
       expect(events).toEqual([
         { event: 'page', data: { source: 'lists', results: [expect.objectContaining({ name: 'Rita Moraes' })] } },
         { event: 'page', data: { source: 'apollo', results: [expect.objectContaining({ name: 'Bruno Lima', source: 'apollo' })] } },
@@ -223,7 +242,7 @@ describe('POST /api/sourcing/people/stream', () => {
       // No email from a search: Apollo only says whether it has one.
       expect((events[1]!.data as { results: Array<Record<string, unknown>> }).results[0]!.email).toBeUndefined();
     } finally {
-      apollo.latencyMs = 0;
+      apolloAnswers.open();
     }
   });
 

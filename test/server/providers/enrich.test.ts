@@ -24,7 +24,8 @@ function providerEnv(extra: Record<string, string> = {}): Record<string, string>
     HUNTER_VERIFIER_URL: hunter.url,
     PDL_API_KEY: pdl.key,
     PDL_URL: pdl.url,
-    PDL_TIMEOUT_MS: '300',
+    // Every PDL answer must come within this, the normal ones too: 1 s, however busy the machine.
+    PDL_TIMEOUT_MS: '1000',
     PROVIDER_KEY_SECRET: SECRET,
     ...extra,
   };

@@ -75,6 +75,8 @@ export interface FakeProvider {
   readonly cancelled: number;
   /** The most requests started within any one second (less `slackMs`). */
   maxPerSecond(slackMs?: number): number;
+  /** The most requests started within any `windowMs` (they arrived less than that apart). */
+  maxWithin(windowMs: number): number;
   next(fault: Fault, times?: number): void;
   /** Added to every answer (the service's own latency). */
   latencyMs: number | ((req: Recorded) => number);
@@ -152,9 +154,12 @@ export async function startFake(options: {
       return cancelled;
     },
     maxPerSecond(slackMs = 0) {
+      return fake.maxWithin(1000 - slackMs);
+    },
+    maxWithin(windowMs) {
       let best = 0;
       for (let i = 0, j = 0; i < starts.length; i++) {
-        while (starts[i]! - starts[j]! >= 1000 - slackMs) j++;
+        while (starts[i]! - starts[j]! >= windowMs) j++;
         best = Math.max(best, i - j + 1);
       }
       return best;

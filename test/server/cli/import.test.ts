@@ -85,7 +85,7 @@ describe('prospecta import cnpj', () => {
     expect(again.json).toMatchObject({ resumed: false, establishments: ESTABLISHMENTS, removed: 0 });
   });
 
-  it('sends the import to a running server holding the store, which searches it at once', { timeout: 30_000 }, async () => {
+  it('sends the import to a running server holding the store, which searches it at once', async () => {
     const env = { DATA_DIR: path.join(work, 'served') };
     const server = await startServer(env);
     try {

@@ -28,6 +28,8 @@ export interface Config {
   webAllowLoopback: boolean;
   rateLimitPerMinute: number;
   campaignMaxProspects: number;
+  /** Synthetic registry companies (establishments) the demo data imports on an empty store. */
+  demoSeedCompanies: number;
   oauth: { issuer: string | undefined; audience: string | undefined; jwksUrl: string | undefined };
   logLevel: string;
   /** Seconds a cached API-key lookup may serve before re-reading the store (see docs/architecture.md). */
@@ -154,6 +156,8 @@ export function loadConfig(env: Env = process.env): Config {
     webAllowLoopback: flag(env, 'WEB_FETCH_ALLOW_LOOPBACK', false),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 10_000_000),
     campaignMaxProspects: integer(env, 'CAMPAIGN_MAX_PROSPECTS', 1000, 1, 10_000_000),
+    // Imports in about a second, and every search filter finds something.
+    demoSeedCompanies: integer(env, 'DEMO_SEED_COMPANIES', 5_000, 1, 10_000_000),
     oauth: {
       issuer: text(env, 'OAUTH_ISSUER'),
       audience: text(env, 'OAUTH_AUDIENCE'),

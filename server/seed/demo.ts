@@ -14,8 +14,6 @@ import type { Services } from '../services.ts';
 import { seedDemoPeople } from './demo-people.ts';
 
 export const DEMO_CREDITS = 10_000;
-/** Small enough to import in about a second, large enough for every filter to find something. */
-export const DEMO_ESTABLISHMENTS = 5_000;
 
 interface MarkerDoc {
   _id: string;
@@ -40,12 +38,15 @@ export async function seedDemo(
   return { workspaceId: workspace._id, apiKey, created: true, companiesImported, peopleAdded };
 }
 
-/** Imports a synthetic release when the registry is empty; returns how many establishments. */
+/**
+ * Imports a synthetic release of `DEMO_SEED_COMPANIES` establishments when the registry is empty;
+ * returns how many.
+ */
 async function seedCompanies(services: Services): Promise<number> {
   if ((await services.companies.collection.findOne({})) !== null) return 0;
   const dir = await mkdtemp(path.join(tmpdir(), 'prospecta-demo-release-'));
   try {
-    await generateRelease({ dir, establishments: DEMO_ESTABLISHMENTS });
+    await generateRelease({ dir, establishments: services.config.demoSeedCompanies });
     const summary = await importRelease(services.store, { dir, release: '2026-10' });
     services.companies.changed();
     return summary.establishments;

@@ -3,8 +3,7 @@
  * adapters, real synchronous HTTP to a real prospecta server (its own process, with an imported
  * synthetic registry and fake providers in another process), columns out.
  */
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { activeJobs, loadJob, newJob, runJobs } from '../../addon/features/job.ts';
@@ -24,6 +23,7 @@ import { controlSocketPath, sendControl } from '../../server/cli/control.ts';
 import { cnpjCheckDigits } from '../../shared/cnpj.ts';
 import { installFakeGas, type FakeGas } from '../helpers/fake-gas.ts';
 import { runCli, startFakeProviderProcess, startServer, type ServerProcess } from '../helpers/processes.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 import { unzip } from '../helpers/zip.ts';
 
 let server: ServerProcess;
@@ -45,7 +45,7 @@ async function workspace(credits: number): Promise<string> {
 }
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(path.join(tmpdir(), 'prospecta-addon-runs-'));
+  dataDir = await tempDir('addon-runs');
   const release = path.join(dataDir, 'release');
   await runCli(['generate', 'cnpj', '--dir', release, '--establishments', '800'], {});
   const imported = await runCli(['import', 'cnpj', '--dir', release], { DATA_DIR: dataDir });
@@ -61,7 +61,6 @@ afterAll(async () => {
   server.child.kill('SIGTERM');
   await server.exited;
   providers.stop();
-  await rm(dataDir, { recursive: true, force: true });
 });
 
 let now = 0;

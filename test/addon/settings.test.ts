@@ -1,6 +1,3 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProspectaClient } from '../../addon/api/client.ts';
 import type { PropertiesPort } from '../../addon/features/ports.ts';
@@ -8,6 +5,7 @@ import { loadSettings, saveSettings, SettingsError, testConnection } from '../..
 import { controlSocketPath, sendControl } from '../../server/cli/control.ts';
 import { startServer, type ServerProcess } from '../helpers/processes.ts';
 import { syncHttp } from '../helpers/sync-http.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 function memoryProperties(): PropertiesPort & { all: Map<string, string> } {
   const all = new Map<string, string>();
@@ -26,13 +24,12 @@ async function command(name: string, args: Record<string, string>): Promise<any>
 }
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(path.join(tmpdir(), 'prospecta-addon-'));
+  dataDir = await tempDir('addon');
   server = await startServer({ DATA_DIR: dataDir });
 });
 afterAll(async () => {
   server.child.kill('SIGTERM');
   await server.exited;
-  await rm(dataDir, { recursive: true, force: true });
 });
 
 describe('add-on settings', () => {

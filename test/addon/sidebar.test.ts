@@ -3,14 +3,14 @@
  * google.script.run stubbed: it renders, validates its forms, shows progress and errors.
  * Screenshots of each state go to test-results/sidebar (not in git).
  */
-import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { buildAddon } from '../../addon/build.mjs';
 import { prices, searchLimits } from '../../addon/features/rules.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** Null without Chromium: the global setup has said so (or failed the run under CI=true), and these skip. */
+const chromiumPath = inject('chromiumPath');
 const SHOTS = new URL('../../test-results/sidebar/', import.meta.url).pathname;
 
 let browser: Browser;
@@ -54,12 +54,12 @@ async function open(responses: Record<string, unknown>): Promise<Page> {
 
 const calls = (page: Page) => page.evaluate(() => (globalThis as unknown as { calls: Array<[string, unknown[]]> }).calls);
 
-describe.skipIf(!existsSync(CHROMIUM))('sidebar', () => {
+describe.skipIf(!chromiumPath)('sidebar', () => {
   beforeAll(async () => {
     await buildAddon();
     html = await readFile(new URL('../../addon/dist/Sidebar.html', import.meta.url), 'utf8');
     await mkdir(SHOTS, { recursive: true });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    browser = await chromium.launch({ executablePath: chromiumPath!, args: ['--no-sandbox'] });
   });
   afterAll(() => browser?.close());
 

@@ -3,10 +3,7 @@
  * ephemeral loopback port, and small helpers to create workspaces and send requests. Every answer
  * `request` receives is checked against the operation's schemas (contract.ts).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import pino from 'pino';
 import { createApp, type AppOptions } from '../../server/app.ts';
 import { bootstrap, type Runtime } from '../../server/bootstrap.ts';
@@ -16,6 +13,7 @@ import type { PlanName } from '../../server/credits/plans.ts';
 import type { Services } from '../../server/services.ts';
 import { checkResponse } from './contract.ts';
 import { parseEvents, type ReceivedEvent } from './sse.ts';
+import { tempDir } from './temp-dir.ts';
 
 export interface TestResponse<T = any> {
   status: number;
@@ -31,6 +29,8 @@ export interface RequestOptions {
   /** A raw body sent as is (with its own Content-Type header). */
   raw?: string;
   headers?: Record<string, string>;
+  /** Called with the body read so far, each time more arrives (to act in the middle of a stream). */
+  onText?: (textSoFar: string) => unknown;
 }
 
 export interface TestApp {
@@ -47,7 +47,7 @@ export async function startTestApp(
 ): Promise<TestApp> {
   // As server/main.ts does: the tests' server calls providers as fast as the real one.
   patchBottleneckYield();
-  const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'prospecta-test-')));
+  const dataDir = options.dataDir ?? (await tempDir('test'));
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env });
   const runtime: Runtime = await bootstrap(config, pino({ level: 'silent' }), 'test');
   const server = createApp(runtime.services, options).listen(0, '127.0.0.1');
@@ -57,7 +57,7 @@ export async function startTestApp(
   return {
     url,
     services: runtime.services,
-    async request(method, urlPath, { key, body, raw, headers = {} } = {}) {
+    async request(method, urlPath, { key, body, raw, headers = {}, onText } = {}) {
       const init: RequestInit = { method, headers: { ...headers } };
       if (key) (init.headers as Record<string, string>).Authorization = `Bearer ${key}`;
       if (raw !== undefined) init.body = raw;
@@ -66,7 +66,7 @@ export async function startTestApp(
         (init.headers as Record<string, string>)['Content-Type'] ??= 'application/json';
       }
       const res = await fetch(url + urlPath, init);
-      const text = await res.text();
+      const text = await readText(res, onText);
       const events = res.headers.get('content-type')?.startsWith('text/event-stream') ? parseEvents(text) : undefined;
       let parsed: unknown = text;
       try {
@@ -87,7 +87,16 @@ export async function startTestApp(
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
       await runtime.close();
-      if (!options.dataDir) await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+async function readText(res: Response, onText?: (textSoFar: string) => unknown): Promise<string> {
+  if (!onText || !res.body) return res.text();
+  let text = '';
+  for await (const chunk of res.body.pipeThrough(new TextDecoderStream())) {
+    text += chunk;
+    onText(text);
+  }
+  return text;
 }

@@ -14,6 +14,8 @@ export type Fault =
   | { status: 500 | 502 | 503 }
   /** Answers normally, late. */
   | { delayMs: number }
+  /** Answers normally once `until` settles: the test decides when, whatever the machine's speed. */
+  | { until: Promise<unknown> }
   /** Accepts the request and never answers. */
   | { hang: true };
 
@@ -175,6 +177,11 @@ export async function startFakeBrasilApi(): Promise<FakeBrasilApi> {
     if ('delayMs' in fault) {
       const timer = setTimeout(() => answer(res, path), fault.delayMs);
       res.on('close', () => clearTimeout(timer));
+      return;
+    }
+    if ('until' in fault) {
+      const go = () => void (res.writableEnded || res.destroyed || answer(res, path));
+      void fault.until.then(go, go);
       return;
     }
     if (fault.status === 429 && fault.retryAfter !== undefined) {

@@ -36,6 +36,8 @@ export type Fault =
   /** 200 with a body that is not what the service sends. */
   | { garbage: true }
   | { delayMs: number }
+  /** Answers normally once `until` settles: the test decides when, whatever the machine's speed. */
+  | { until: Promise<unknown> }
   | { hang: true }
   /** Drops the connection without answering. */
   | { reset: true };
@@ -73,6 +75,8 @@ export interface FakeProvider {
   readonly cancelled: number;
   /** The most requests started within any one second (less `slackMs`). */
   maxPerSecond(slackMs?: number): number;
+  /** The most requests started within any `windowMs` (they arrived less than that apart). */
+  maxWithin(windowMs: number): number;
   next(fault: Fault, times?: number): void;
   /** Added to every answer (the service's own latency). */
   latencyMs: number | ((req: Recorded) => number);
@@ -150,9 +154,12 @@ export async function startFake(options: {
       return cancelled;
     },
     maxPerSecond(slackMs = 0) {
+      return fake.maxWithin(1000 - slackMs);
+    },
+    maxWithin(windowMs) {
       let best = 0;
       for (let i = 0, j = 0; i < starts.length; i++) {
-        while (starts[i]! - starts[j]! >= 1000 - slackMs) j++;
+        while (starts[i]! - starts[j]! >= windowMs) j++;
         best = Math.max(best, i - j + 1);
       }
       return best;
@@ -226,6 +233,11 @@ export async function startFake(options: {
     if ('delayMs' in fault) {
       const timer = setTimeout(() => send(res, options.route(recorded)), fault.delayMs);
       res.on('close', () => clearTimeout(timer));
+      return;
+    }
+    if ('until' in fault) {
+      const go = () => void (res.writableEnded || res.destroyed || send(res, options.route(recorded)));
+      void fault.until.then(go, go);
       return;
     }
     if ('garbage' in fault) return answer(() => ({ status: 200, body: '<html>maintenance</html>' }));

@@ -1,19 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { controlSocketPath, sendControl } from '../../server/cli/control.ts';
-import { runCli, startServer } from '../helpers/processes.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { runCli, startServer, TEST_DEMO_SEED_COMPANIES } from '../helpers/processes.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
-const dirs: string[] = [];
-async function freshDataDir() {
-  const dir = await mkdtemp(path.join(tmpdir(), 'prospecta-proc-'));
-  dirs.push(dir);
-  return dir;
-}
-afterEach(async () => {
-  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
-});
+const freshDataDir = () => tempDir('proc');
 
 const auth = (key: string) => ({ headers: { Authorization: `Bearer ${key}` } });
 
@@ -24,6 +15,7 @@ describe('npm start', () => {
     try {
       const key = /(service_live_[0-9A-Za-z]+)/.exec(server.stderr())?.[1];
       expect(key, server.stderr()).toBeDefined();
+      expect(server.stderr()).toContain(`${TEST_DEMO_SEED_COMPANIES} synthetic registry companies`);
       const res = await fetch(`${server.url}/v1/api/credits`, auth(key!));
       expect(res.status).toBe(200);
       expect(await res.json()).toMatchObject({ balance: 10_000, plan: { name: 'active' } });
@@ -83,7 +75,7 @@ describe('npm start', () => {
         }
       }
     });
-    while (acknowledged.length < 200) await new Promise((r) => setTimeout(r, 5));
+    await eventually(() => expect(acknowledged.length).toBeGreaterThanOrEqual(200), { timeoutMs: 30_000, message: '200 acknowledged writes' });
     server.child.kill('SIGKILL');
     stop = true;
     await Promise.all(writers);

@@ -1,17 +1,14 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startServer } from '../../helpers/processes.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
 
 let dataDir: string;
 let env: Record<string, string>;
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(path.join(tmpdir(), 'prospecta-cli-'));
+  dataDir = await tempDir('cli');
   env = { DATA_DIR: dataDir };
 });
-afterAll(() => rm(dataDir, { recursive: true, force: true }));
 
 describe('prospecta CLI on the embedded store', () => {
   it('manages workspaces, keys, plans and credits with JSON on stdout', async () => {

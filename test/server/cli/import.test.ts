@@ -4,12 +4,11 @@
  * to a running server that holds the store, which can search the companies at once.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, startServer } from '../../helpers/processes.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runCli, startServer, track } from '../../helpers/processes.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 const ESTABLISHMENTS = 20_000;
@@ -17,7 +16,7 @@ let work: string;
 let release: string;
 
 beforeAll(async () => {
-  work = await mkdtemp(path.join(tmpdir(), 'prospecta-import-'));
+  work = await tempDir('import');
   release = path.join(work, '2026-10');
   const generated = await runCli(['generate', 'cnpj', '--dir', release, '--establishments', String(ESTABLISHMENTS), '--seed', '7'], {
     DATA_DIR: path.join(work, 'unused'),
@@ -25,16 +24,17 @@ beforeAll(async () => {
   expect(generated.code, generated.stderr).toBe(0);
   expect(generated.json).toMatchObject({ establishments: ESTABLISHMENTS, files: expect.any(Array) });
 });
-afterAll(() => rm(work, { recursive: true, force: true }));
 
 /** Runs an import until `count` files are reported done on stderr, then kills it with SIGKILL. */
 function importKilledAfter(count: number, env: Record<string, string>): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/prospecta.mjs', 'import', 'cnpj', '--dir', release], {
-      cwd: root,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const child = track(
+      spawn(process.execPath, ['bin/prospecta.mjs', 'import', 'cnpj', '--dir', release], {
+        cwd: root,
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      }),
+    );
     let stderr = '';
     child.stderr.on('data', (d) => {
       stderr += d;
@@ -85,7 +85,7 @@ describe('prospecta import cnpj', () => {
     expect(again.json).toMatchObject({ resumed: false, establishments: ESTABLISHMENTS, removed: 0 });
   });
 
-  it('sends the import to a running server holding the store, which searches it at once', { timeout: 30_000 }, async () => {
+  it('sends the import to a running server holding the store, which searches it at once', async () => {
     const env = { DATA_DIR: path.join(work, 'served') };
     const server = await startServer(env);
     try {

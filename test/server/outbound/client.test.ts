@@ -4,7 +4,6 @@
  * reason of its abort; never what the transport threw).
  */
 import type Bottleneck from 'bottleneck';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ServiceError } from '../../../server/errors.ts';
 import { patchBottleneckYield } from '../../../server/outbound/bottleneck-yield.ts';
@@ -12,6 +11,7 @@ import { CircuitBreaker } from '../../../server/outbound/circuit-breaker.ts';
 import { OutboundClient, type CallOptions, type OutboundClientOptions } from '../../../server/outbound/client.ts';
 import { closeLimiter, createLimiter } from '../../../server/outbound/limiter.ts';
 import type { Attempt, AttemptFailure } from '../../../server/outbound/retry.ts';
+import { eventually } from '../../helpers/eventually.ts';
 
 beforeAll(patchBottleneckYield);
 
@@ -98,8 +98,9 @@ describe('OutboundClient.call', () => {
   it('ends with the reason of the caller’s abort, in flight or queued', async () => {
     const controller = new AbortController();
     const classifySpy = vi.fn(classify);
-    const call = client().call(hang, { signal: controller.signal, classify: classifySpy });
-    await sleep(10);
+    const attempt = vi.fn(hang);
+    const call = client().call(attempt, { signal: controller.signal, classify: classifySpy });
+    await eventually(() => attempt.mock.calls.length === 1, { message: 'the attempt to start' });
     const reason = new Error('client went away');
     controller.abort(reason);
     expect(await rejection(call)).toBe(reason);

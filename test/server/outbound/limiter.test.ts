@@ -1,14 +1,13 @@
 import type Bottleneck from 'bottleneck';
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { patchBottleneckYield } from '../../../server/outbound/bottleneck-yield.ts';
 import { closeLimiter, createLimiter, runLimited, type Throttle } from '../../../server/outbound/limiter.ts';
 import { BrasilApiSource } from '../../../server/receita/brasilapi-client.ts';
 import { makeCnpj } from '../../helpers/companies.ts';
+import { eventually } from '../../helpers/eventually.ts';
 import { brasilApiCompany, startFakeBrasilApi, type FakeBrasilApi } from '../../helpers/fake-brasilapi.ts';
-import { TEST_REDIS_URL } from '../../helpers/global-setup.ts';
 
 const open: Bottleneck[] = [];
 const gates: Gate[] = [];
@@ -65,17 +64,17 @@ function gate(): Gate {
   return g;
 }
 
-const until = async (condition: () => boolean) => {
-  while (!condition()) await sleep(2);
-};
+const until = (condition: () => boolean) => eventually(condition, { intervalMs: 2 });
 
 /** Lets every task of `g` finish, the queued ones included, until `total` have run. */
-async function drain(g: Gate, total: number) {
-  while (g.started < total || g.running > 0) {
-    g.releaseAll();
-    await sleep(2);
-  }
-}
+const drain = (g: Gate, total: number) =>
+  eventually(
+    () => {
+      g.releaseAll();
+      return g.started >= total && g.running === 0;
+    },
+    { intervalMs: 2, message: `${total} tasks to run` },
+  );
 
 async function rejection(promise: Promise<unknown>): Promise<any> {
   return promise.then(
@@ -90,7 +89,8 @@ describe('runLimited, in process', () => {
     const g = gate();
     const calls = Array.from({ length: 5 }, () => runLimited(limiter, g.task, { name: 'Test' }));
     await until(() => g.started === 2);
-    await sleep(20);
+    // The limiter itself says a third would not start now (no waiting to see that it does not).
+    expect(await limiter.check()).toBe(false);
     expect(g.started).toBe(2);
     await drain(g, 5);
     expect(await Promise.all(calls)).toEqual(['done', 'done', 'done', 'done', 'done']);
@@ -110,9 +110,10 @@ describe('runLimited, in process', () => {
     expect(await rejection(queued)).toBe(reason);
     g.releaseAll();
     await first;
-    await sleep(20);
+    // Turns are first come, first served: once a later call has had its turn, the dropped one's
+    // has passed (had its task run, it would still hold the only slot and this would time out).
+    expect(await runLimited(limiter, async () => 'after', { name: 'Test', maxWaitMs: 5_000 })).toBe('after');
     expect(g.started).toBe(1);
-    expect(await runLimited(limiter, async () => 'after', { name: 'Test' })).toBe('after');
   });
 
   it('rejects at once, without queueing, when the signal has already aborted', async () => {
@@ -129,6 +130,7 @@ describe('runLimited, in process', () => {
     const limiter = limiterFor({ maxConcurrent: 1 });
     const g = gate();
     const first = runLimited(limiter, g.task, { name: 'Test' });
+    await until(() => g.started === 1);
     const err = await rejection(runLimited(limiter, g.task, { name: 'Test', maxWaitMs: 20 }));
     expect(err).toMatchObject({ code: 'provider_unavailable' });
     expect(err.message).toBe('Test is busy (no turn within 20 ms); try again later');
@@ -152,9 +154,10 @@ describe('runLimited, in process', () => {
 
   it('spends a reservoir: past the quota, calls wait for the refresh', async () => {
     const limiter = limiterFor({ reservoir: { amount: 2, refreshMs: 60_000 } });
-    const call = () => runLimited(limiter, async () => 'ok', { name: 'Test', maxWaitMs: 50 });
+    // Only the call past the quota has a short wait: the first two may take their time to start.
+    const call = (maxWaitMs = 30_000) => runLimited(limiter, async () => 'ok', { name: 'Test', maxWaitMs });
     expect(await Promise.all([call(), call()])).toEqual(['ok', 'ok']);
-    expect(await rejection(call())).toMatchObject({ code: 'provider_unavailable' });
+    expect(await rejection(call(50))).toMatchObject({ code: 'provider_unavailable' });
   });
 
   it('on close, fails queued calls and lets the running one finish', async () => {
@@ -172,9 +175,12 @@ describe('runLimited, in process', () => {
   });
 });
 
-describe('limits shared through Redis', () => {
+/** Null without a Redis server: the global setup has said so, and these skip. */
+const redisUrl = inject('redisUrl');
+
+describe.skipIf(!redisUrl)('limits shared through Redis', () => {
   const runId = `test-${randomUUID()}`;
-  const redis = { url: TEST_REDIS_URL };
+  const redis = { url: redisUrl! };
   let fake: FakeBrasilApi;
   const cnpj = makeCnpj('11222333');
 
@@ -184,7 +190,7 @@ describe('limits shared through Redis', () => {
   });
   afterAll(async () => {
     await fake.close();
-    const client = new Redis(TEST_REDIS_URL);
+    const client = new Redis(redisUrl!);
     const keys = await client.keys(`b_prospecta:provider:${runId}*`);
     if (keys.length > 0) await client.del(...keys);
     await client.quit();
@@ -213,8 +219,8 @@ describe('limits shared through Redis', () => {
     const g = gate();
     const calls = [1, 2, 3].map(() => runLimited(limiter, g.task, { name: 'Test' }));
     await until(() => g.started === 1);
-    // Under the old maxConcurrent 3 the other two would be running by now.
-    await sleep(50);
+    // Under the old maxConcurrent 3, the budget in Redis would let another start now.
+    expect(await limiter.check()).toBe(false);
     expect(g.started).toBe(1);
     await drain(g, 3);
     await Promise.all(calls);

@@ -7,7 +7,9 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Collection } from '../../../server/store/port.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { eventually } from '../../helpers/eventually.ts';
 import { dataBlocks, startFakeLlm, type ChatBody, type FakeLlm } from '../../helpers/fake-llm.ts';
+import { latch } from '../../helpers/latch.ts';
 
 let app: TestApp;
 let key: string;
@@ -324,18 +326,22 @@ describe('messages written by a model', () => {
   it('writes each row with the model, concurrently, and falls back to the built-in writer when it fails', async () => {
     const { apiKey } = await withModel.workspace();
     const sheetId = (await withModel.request('POST', '/v1/api/sheets', { key: apiKey, body: { name: 'S', rows: ROWS } })).body.sheetId;
-    llm.latencyMs = 200;
-    const created = await withModel.request('POST', '/v1/api/prospecting/campaigns', {
+    // The model answers once all three rows are with it: concurrency seen, not hoped for in a delay.
+    const answers = latch();
+    llm.next({ until: answers.promise }, 3);
+    const creating = withModel.request('POST', '/v1/api/prospecting/campaigns', {
       key: apiKey,
       body: { name: 'Model', offering: 'Agenda', language: 'pt-BR', sheetId, rowIds: ['r1', 'r2', 'r3'] },
     });
+    await eventually(() => expect(llm.requests).toHaveLength(3), { message: 'the three rows at the model at once' });
+    answers.open();
+    const created = await creating;
     expect(created.body.created).toBe(3);
     expect(llm.maxInFlight).toBe(3);
     const prospects = (await withModel.request('GET', `/v1/api/prospecting/prospects?campaignId=${created.body.campaignId}`, { key: apiKey })).body.prospects;
     expect(prospects.find((p: { rowId: string }) => p.rowId === 'r2')).toMatchObject({ connectionNote: 'Oi Bruno Lima!', emailSubject: 'Para Globex', writer: 'model' });
 
     // Too long twice (the model ignored the limit), then the built-in writer.
-    llm.latencyMs = 0;
     const respond = llm.respond;
     llm.respond = () => JSON.stringify({ connectionNote: 'x'.repeat(301), emailSubject: 's', emailBody: 'b' });
     const fallback = await withModel.request('POST', '/v1/api/prospecting/campaigns', { key: apiKey, body: { name: 'Fallback', offering: 'Agenda', sheetId, rowIds: ['r1'] } });
@@ -349,7 +355,8 @@ describe('messages written by a model', () => {
     const { apiKey } = await withModel.workspace();
     const sheetId = (await withModel.request('POST', '/v1/api/sheets', { key: apiKey, body: { name: 'S', rows: ROWS } })).body.sheetId;
     llm.reset();
-    llm.latencyMs = 2000;
+    // Longer than any wait below, so no answer can beat the hang-up however slow the machine.
+    llm.latencyMs = 30_000;
     const controller = new AbortController();
     const request = fetch(`${withModel.url}/v1/api/prospecting/campaigns`, {
       method: 'POST',
@@ -357,14 +364,18 @@ describe('messages written by a model', () => {
       body: JSON.stringify({ name: 'Abandoned', offering: 'x', sheetId, rowIds: ['r1', 'r2', 'r3'] }),
       signal: controller.signal,
     }).catch(() => null);
-    while (llm.requests.length < 3) await new Promise((r) => setTimeout(r, 10));
+    await eventually(() => expect(llm.requests).toHaveLength(3), { message: 'the three calls to the model' });
     controller.abort();
     await request;
-    while (llm.cancelled < 3) await new Promise((r) => setTimeout(r, 10));
+    await eventually(() => expect(llm.cancelled).toBe(3), { message: 'the model to see its three calls cancelled' });
     llm.latencyMs = 0;
-    // Give the server a moment to undo.
-    await new Promise((r) => setTimeout(r, 100));
-    expect((await withModel.request('GET', '/v1/api/prospecting/campaigns', { key: apiKey })).body.campaigns).toEqual([]);
-    expect((await withModel.request('GET', '/v1/api/prospecting/prospects', { key: apiKey })).body.prospects).toEqual([]);
+    // The server undoes after the calls fail: wait for that, not for a fixed time.
+    await eventually(
+      async () => {
+        expect((await withModel.request('GET', '/v1/api/prospecting/campaigns', { key: apiKey })).body.campaigns).toEqual([]);
+        expect((await withModel.request('GET', '/v1/api/prospecting/prospects', { key: apiKey })).body.prospects).toEqual([]);
+      },
+      { message: 'the abandoned campaign to be undone' },
+    );
   });
 });

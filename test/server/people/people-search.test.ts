@@ -2,8 +2,7 @@
  * People search and its stream through the real server: a workspace's imported list, the
  * registry's partners, the demo set and a loopback Apollo, merged, filtered, charged per row.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCommand } from '../../../server/cli/control.ts';
@@ -11,7 +10,10 @@ import type { CompanyDoc } from '../../../server/receita/company-record.ts';
 import { DEMO_PEOPLE, seedDemoPeople } from '../../../server/seed/demo-people.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
+import { eventually } from '../../helpers/eventually.ts';
 import { startFakeApollo, testWorld, type FakeProvider } from '../../helpers/fake-providers.ts';
+import { latch } from '../../helpers/latch.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
 
 let app: TestApp;
 let apollo: FakeProvider;
@@ -30,8 +32,15 @@ const LIST = [
 
 beforeAll(async () => {
   apollo = await startFakeApollo(testWorld());
-  app = await startTestApp({ APOLLO_API_KEY: apollo.key, APOLLO_URL: apollo.url });
-  dir = await mkdtemp(path.join(tmpdir(), 'prospecta-people-'));
+  // No pacing of Apollo calls (5 a second by default): a test's call is not held back by the
+  // previous test's, however quickly that one ran. Pacing is tested in throttle.test.ts.
+  app = await startTestApp({
+    APOLLO_API_KEY: apollo.key,
+    APOLLO_URL: apollo.url,
+    APOLLO_RATE_PER_SECOND: '1000',
+    APOLLO_RATE_PER_MINUTE: '100000',
+  });
+  dir = await tempDir('people');
   workspace = await app.workspace();
   await app.services.store.collection<CompanyDoc>('companies').bulkWrite(
     [
@@ -62,7 +71,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await app.close();
   await apollo.close();
-  await rm(dir, { recursive: true, force: true });
 });
 
 beforeEach(() => apollo.reset());
@@ -205,11 +213,16 @@ describe('POST /api/sourcing/people', () => {
 
 describe('POST /api/sourcing/people/stream', () => {
   it('sends the fast sources first, Apollo when it answers, then done', async () => {
-    apollo.latencyMs = 400;
+    // Apollo answers only once the client has the lists page: the order is arranged, not left to
+    // a race between Apollo's latency and the lists query on a busy machine.
+    const apolloAnswers = latch();
+    apollo.next({ until: apolloAnswers.promise });
     try {
       const res = await app.request('POST', '/v1/api/sourcing/people/stream', {
         key: workspace.apiKey,
         body: { jobTitle: 'CTO', sourceOrder: ['apollo', 'lists'], limit: 5 },
+        // Apollo answers once the lists page is out, however the machine schedules the two.
+        onText: (text) => text.includes('"source":"lists"') && apolloAnswers.open(),
       });
       expect(res.status).toBe(200);
       const events = res.events!;
@@ -221,12 +234,12 @@ describe('POST /api/sourcing/people/stream', () => {
       // No email from a search: Apollo only says whether it has one.
       expect((events[1]!.data as { results: Array<Record<string, unknown>> }).results[0]!.email).toBeUndefined();
     } finally {
-      apollo.latencyMs = 0;
+      apolloAnswers.open();
     }
   });
 
   it('stops asking once it has limit people: a slow source still working is cancelled', async () => {
-    apollo.latencyMs = 5000;
+    apollo.latencyMs = 30_000; // still working whenever the others finish, however slow the machine
     try {
       const res = await app.request('POST', '/v1/api/sourcing/people/stream', {
         key: workspace.apiKey,
@@ -237,14 +250,14 @@ describe('POST /api/sourcing/people/stream', () => {
         event: 'done',
         data: { total: 3, sources: [{ source: 'demo', count: 3 }, { source: 'apollo', count: 0, error: 'cancelled' }] },
       });
-      await waitFor(() => apollo.cancelled === 1);
+      await eventually(() => expect(apollo.cancelled).toBe(1), { message: 'Apollo to see its call cancelled' });
     } finally {
       apollo.latencyMs = 0;
     }
   });
 
   it('a client that hangs up cancels the provider call still running', async () => {
-    apollo.latencyMs = 5000;
+    apollo.latencyMs = 30_000; // still working whenever the others finish, however slow the machine
     try {
       const before = await balance();
       const controller = new AbortController();
@@ -256,9 +269,9 @@ describe('POST /api/sourcing/people/stream', () => {
       });
       const reader = res.body!.getReader();
       await reader.read(); // the lists page
-      await waitFor(() => apollo.requests.length === 1);
+      await eventually(() => expect(apollo.requests).toHaveLength(1), { message: 'the call to Apollo' });
       controller.abort();
-      await waitFor(() => apollo.cancelled === 1);
+      await eventually(() => expect(apollo.cancelled).toBe(1), { message: 'Apollo to see its call cancelled' });
       // The page that went out was charged, once; Apollo's, never sent, was not.
       expect(before - (await balance())).toBe(1);
     } finally {
@@ -266,11 +279,3 @@ describe('POST /api/sourcing/people/stream', () => {
     }
   });
 });
-
-async function waitFor(condition: () => boolean, ms = 3000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { eventually } from '../../helpers/eventually.ts';
 import { startFakeApollo, startFakeHunter, startFakePdl, testWorld, type FakeProvider } from '../../helpers/fake-providers.ts';
 
 let apollo: FakeProvider;
@@ -23,7 +24,8 @@ function providerEnv(extra: Record<string, string> = {}): Record<string, string>
     HUNTER_VERIFIER_URL: hunter.url,
     PDL_API_KEY: pdl.key,
     PDL_URL: pdl.url,
-    PDL_TIMEOUT_MS: '300',
+    // Every PDL answer must come within this, the normal ones too: 1 s, however busy the machine.
+    PDL_TIMEOUT_MS: '1000',
     PROVIDER_KEY_SECRET: SECRET,
     ...extra,
   };
@@ -204,7 +206,8 @@ describe('POST /api/enrich', () => {
   it('a client that leaves before the answer is not charged for data it never got, and a finished one exactly once', async () => {
     const { workspaceId, apiKey } = await app.workspace();
     const before = await balance(apiKey);
-    apollo.latencyMs = 400;
+    // Longer than any wait below, so the answer cannot beat the hang-up however slow the machine.
+    apollo.latencyMs = 30_000;
     try {
       const controller = new AbortController();
       const request = fetch(`${app.url}/v1/api/enrich`, {
@@ -213,10 +216,10 @@ describe('POST /api/enrich', () => {
         body: JSON.stringify({ email: 'carla.mendes@globex.com', providerOrder: ['apollo'], onlyListed: true }),
         signal: controller.signal,
       }).catch(() => null);
-      while (apollo.requests.length === 0) await new Promise((r) => setTimeout(r, 10));
+      await eventually(() => expect(apollo.requests).toHaveLength(1), { message: 'the call to Apollo' });
       controller.abort();
       await request;
-      while (apollo.cancelled === 0) await new Promise((r) => setTimeout(r, 10));
+      await eventually(() => expect(apollo.cancelled).toBe(1), { message: 'Apollo to see its call cancelled' });
     } finally {
       apollo.latencyMs = 0;
     }

@@ -4,16 +4,33 @@
  * through Redis; a failing provider trips its circuit breaker and stops being called.
  */
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { startFakeHunter, testWorld, type FakeProvider } from '../../helpers/fake-providers.ts';
-import { TEST_REDIS_URL } from '../../helpers/global-setup.ts';
 
-// The global setup has checked that it answers: this test runs wherever the suite does.
-const redisUrl = TEST_REDIS_URL;
+/** Null without a Redis server: the global setup has said so, and the shared-budget test skips. */
+const redisUrl = inject('redisUrl');
 /** 4 calls a second, 2 at once: what the fake enforces and what the server is told. */
 const LIMITS = { HUNTER_VERIFIER_RATE_PER_SECOND: '4', HUNTER_VERIFIER_MAX_CONCURRENT: '2' };
-const SLACK_MS = 40;
+/**
+ * The rate is measured where the provider measures it, on arrival, and arrivals jitter: a call
+ * the limiter started on time can reach the fake late when the machine is busy (its process
+ * descheduled, a Redis round trip slow), which bunches it with later ones. 40 ms of forgiveness
+ * was not enough beside a CPU-heavy process (one 429 among the two instances' calls); 150 ms is.
+ * The server paces at 3.8 a second, so 5 arrivals span 1,052 ms, and 9 span 2,105 ms.
+ */
+const SLACK_MS = 150;
+
+/**
+ * No more than 4 calls in any second (give or take the slack): the fake refuses the fifth, so
+ * none may be refused; and, over the whole burst, no more than 8 in any two seconds, which holds
+ * the sustained rate to 4.3 a second while forgiving 250 ms of jitter.
+ */
+function expectWithinRate(provider: FakeProvider): void {
+  expect(provider.overLimit).toBe(0);
+  expect(provider.maxPerSecond(SLACK_MS)).toBeLessThanOrEqual(4);
+  expect(provider.maxWithin(2000 - SLACK_MS)).toBeLessThanOrEqual(8);
+}
 
 let hunter: FakeProvider;
 beforeAll(async () => {
@@ -57,27 +74,25 @@ describe('declared limits', () => {
       await app.close();
     }
     expect(hunter.requests).toHaveLength(12);
-    expect(hunter.overLimit).toBe(0);
+    expectWithinRate(hunter);
     expect(hunter.maxInFlight).toBeLessThanOrEqual(2);
-    expect(hunter.maxPerSecond(SLACK_MS)).toBeLessThanOrEqual(4);
   });
 
-  it('two instances sharing Redis share one budget', async () => {
-    const redis = new Redis(redisUrl);
+  it.skipIf(!redisUrl)('two instances sharing Redis share one budget', async () => {
+    const redis = new Redis(redisUrl!);
     const stale = await redis.keys('b_prospecta:provider:hunter_verifier*');
     if (stale.length) await redis.del(...stale);
     await redis.quit();
     hunter.reset();
-    const [a, b] = await Promise.all([startTestApp(env({ REDIS_URL: redisUrl })), startTestApp(env({ REDIS_URL: redisUrl }))]);
+    const [a, b] = await Promise.all([startTestApp(env({ REDIS_URL: redisUrl! })), startTestApp(env({ REDIS_URL: redisUrl! }))]);
     try {
       const statuses = await Promise.all([verifyMany(a, 6), verifyMany(b, 6)]);
       expect(statuses.flat()).toEqual(Array(12).fill(200));
     } finally {
       await Promise.all([a.close(), b.close()]);
     }
-    expect(hunter.overLimit).toBe(0);
+    expectWithinRate(hunter);
     expect(hunter.maxInFlight).toBeLessThanOrEqual(2);
-    expect(hunter.maxPerSecond(SLACK_MS)).toBeLessThanOrEqual(4);
   });
 });
 

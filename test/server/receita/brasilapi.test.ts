@@ -1,10 +1,11 @@
 import type Bottleneck from 'bottleneck';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../server/errors.ts';
 import { closeLimiter, createLimiter } from '../../../server/outbound/limiter.ts';
 import { BrasilApiSource, fromMinhaReceita, type BrasilApiOptions } from '../../../server/receita/brasilapi-client.ts';
 import { makeCnpj } from '../../helpers/companies.ts';
+import { eventually } from '../../helpers/eventually.ts';
+import { latch } from '../../helpers/latch.ts';
 import { brasilApiCompany, startFakeBrasilApi, type FakeBrasilApi } from '../../helpers/fake-brasilapi.ts';
 
 const known = makeCnpj('11222333');
@@ -228,7 +229,8 @@ describe('BrasilApiSource.lookup', () => {
 
   it('times out a hung request and retries it', async () => {
     fake.next({ hang: true });
-    expect(await source({ timeoutMs: 100 }).lookup(known)).toMatchObject({ cnpj: known });
+    // The retry must be answered within this timeout too: 1 s, however busy the machine.
+    expect(await source({ timeoutMs: 1000 }).lookup(known)).toMatchObject({ cnpj: known });
     expect(fake.requests).toHaveLength(2);
 
     fake.next({ hang: true }, 2);
@@ -246,15 +248,17 @@ describe('BrasilApiSource.lookup', () => {
 
   it('drops a queued lookup whose signal aborts: BrasilAPI is never called for it', async () => {
     const brasilApi = source();
-    fake.next({ delayMs: 100 });
+    const answerFirst = latch();
+    fake.next({ until: answerFirst.promise });
     const first = brasilApi.lookup(known);
     const controller = new AbortController();
     const queued = brasilApi.lookup(unknown, controller.signal);
-    await vi.waitFor(() => expect(fake.requests).toHaveLength(1));
+    await eventually(() => expect(fake.requests).toHaveLength(1), { message: 'the first call to BrasilAPI' });
     const reason = new Error('client went away');
     controller.abort(reason);
 
     expect(await rejection(queued)).toBe(reason);
+    answerFirst.open();
     expect(await first).toMatchObject({ cnpj: known });
     expect(await brasilApi.lookup(known)).toMatchObject({ cnpj: known });
     expect(fake.requests.map((r) => r.path)).toEqual([`/api/cnpj/v1/${known}`, `/api/cnpj/v1/${known}`]);
@@ -264,21 +268,22 @@ describe('BrasilApiSource.lookup', () => {
     fake.next({ hang: true }, Infinity);
     const controller = new AbortController();
     const lookup = source().lookup(known, controller.signal);
-    await vi.waitFor(() => expect(fake.requests).toHaveLength(1));
+    await eventually(() => expect(fake.requests).toHaveLength(1), { message: 'the first call to BrasilAPI' });
     const reason = new Error('stop');
     controller.abort(reason);
 
     expect(await rejection(lookup)).toBe(reason);
-    await sleep(50);
+    // The hang-up reaching BrasilAPI is the last thing the abandoned lookup causes (its retry loop
+    // ended with the rejection); counted after it, a retry would show as a second request.
+    await eventually(() => expect(fake.inFlight).toBe(0), { message: 'BrasilAPI to see the call hung up' });
     expect(fake.requests).toHaveLength(1);
-    await vi.waitFor(() => expect(fake.inFlight).toBe(0));
   });
 
   it('stops waiting to retry on abort', async () => {
     fake.next({ status: 429 });
     const controller = new AbortController();
     const lookup = source({ backoffMs: 5_000 }).lookup(known, controller.signal);
-    await vi.waitFor(() => expect(fake.requests).toHaveLength(1));
+    await eventually(() => expect(fake.requests).toHaveLength(1), { message: 'the first call to BrasilAPI' });
     const reason = new Error('stop');
     controller.abort(reason);
     expect(await rejection(lookup)).toBe(reason);
@@ -288,20 +293,30 @@ describe('BrasilApiSource.lookup', () => {
   it('keeps to the limiter’s maxConcurrent', async () => {
     await closeLimiter(limiter);
     limiter = createLimiter('brasilapi', { maxConcurrent: 2 });
-    fake.next({ delayMs: 30 }, Infinity);
-    const results = await Promise.all(Array.from({ length: 8 }, () => source().lookup(known)));
+    // BrasilAPI answers once two are in flight: the limiter is seen to allow two, not assumed to
+    // have overlapped them within a delay.
+    const answer = latch();
+    fake.next({ until: answer.promise }, Infinity);
+    const lookups = Array.from({ length: 8 }, () => source().lookup(known));
+    await eventually(() => expect(fake.inFlight).toBe(2), { message: 'two lookups at BrasilAPI at once' });
+    answer.open();
+    const results = await Promise.all(lookups);
     expect(results.every((r) => r?.cnpj === known)).toBe(true);
     expect(fake.requests).toHaveLength(8);
     expect(fake.maxInFlight).toBe(2);
   });
 
   it('fails with 503 when no turn comes within maxQueueWaitMs', async () => {
-    fake.next({ delayMs: 150 });
-    const brasilApi = source({ maxQueueWaitMs: 50 });
-    const first = brasilApi.lookup(known);
-    const err = await rejection(brasilApi.lookup(known));
+    // The first holds the only turn until the test lets BrasilAPI answer, and waits as long as it
+    // needs for that turn: only the second's 50 ms is under test.
+    const answerFirst = latch();
+    fake.next({ until: answerFirst.promise });
+    const first = source().lookup(known);
+    await eventually(() => expect(fake.requests).toHaveLength(1), { message: 'the first call to BrasilAPI' });
+    const err = await rejection(source({ maxQueueWaitMs: 50 }).lookup(known));
     expect(err).toMatchObject({ code: 'provider_unavailable' });
     expect(err.message).toBe('BrasilAPI is busy (no turn within 50 ms); try again later');
+    answerFirst.open();
     await first;
     expect(fake.requests).toHaveLength(1);
   });

@@ -1,5 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CompanyDoc } from '../../../server/receita/company-record.ts';
@@ -9,6 +8,7 @@ import { openEmbeddedStore } from '../../../server/store/embedded/store.ts';
 import type { Store } from '../../../server/store/port.ts';
 import { makeCnpj } from '../../helpers/companies.ts';
 import { csv, estabelecimento, writeExtracted, writeZip } from '../../helpers/release-files.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
 
 const head = makeCnpj('11222333');
 const branch = makeCnpj('11222333', '0002');
@@ -55,15 +55,13 @@ const DOCUMENT_WORKER = new URL('../../../dist/document-worker.mjs', import.meta
 let documentWorker: URL | undefined;
 
 beforeEach(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'prospecta-release-'));
-  dataDir = await mkdtemp(path.join(tmpdir(), 'prospecta-store-'));
+  dir = await tempDir('release');
+  dataDir = await tempDir('store');
   store = await openEmbeddedStore(dataDir, { oneShot });
   problems = [];
 });
 afterEach(async () => {
   await store.close();
-  await rm(dir, { recursive: true, force: true });
-  await rm(dataDir, { recursive: true, force: true });
 });
 
 async function reopen(): Promise<void> {

@@ -1,8 +1,7 @@
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import Papa from 'papaparse';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { checkCnpj } from '../../../shared/cnpj.ts';
 import {
   CNAE_SUBCLASSES,
@@ -14,6 +13,7 @@ import {
   type CodeTableEntry,
 } from '../../../server/receita/code-tables.ts';
 import { generateRelease, type GeneratedRelease } from '../../../server/seed/release-generator.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
 import { unzip, type Entry } from '../../helpers/zip.ts';
 
 const ESTABLISHMENTS = 3000;
@@ -59,7 +59,7 @@ function rows(kind: string): string[][] {
 const codes = (kind: string) => new Set(rows(kind).map((row) => row[0]));
 
 beforeAll(async () => {
-  workDir = await mkdtemp(path.join(tmpdir(), 'prospecta-generator-'));
+  workDir = await tempDir('generator');
   release = await generateRelease({ dir: path.join(workDir, 'zip'), establishments: ESTABLISHMENTS, seed: SEED });
   for (const file of release.files) {
     const [entry, ...more] = await unzip(file);
@@ -67,7 +67,6 @@ beforeAll(async () => {
     entries.set(path.basename(file), entry!);
   }
 });
-afterAll(() => rm(workDir, { recursive: true, force: true }));
 
 describe('generateRelease', () => {
   it('writes the 37 published zips, each holding one CSV under its legacy name', async () => {

@@ -4,14 +4,12 @@
  * mongo-server.ts) and is skipped, saying why, without one; the embedded half always runs.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { MongoClient } from 'mongodb';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openEmbeddedStore } from '../../../server/store/embedded/store.ts';
 import { openMongoStore } from '../../../server/store/mongo.ts';
 import { DUPLICATE_KEY, type Filter, type Store } from '../../../server/store/port.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
 import { mongoForTests } from './mongo-server.ts';
 
 interface Opened {
@@ -484,11 +482,8 @@ function conformance(openFresh: () => Promise<Opened>): void {
 }
 
 describe('embedded store', () => {
-  const dirs: string[] = [];
-  afterAll(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }))));
   conformance(async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'prospecta-store-'));
-    dirs.push(dir);
+    const dir = await tempDir('store');
     const store = await openEmbeddedStore(dir);
     return { store, dispose: () => store.close() };
   });

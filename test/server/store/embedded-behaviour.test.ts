@@ -3,13 +3,14 @@
  * slow or awkward to show there (TTL), and the embedded store's own guarantees (all-or-nothing
  * writes, string ids, refusing values the journal cannot hold, stopping after a failed fsync).
  */
-import { mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { open, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { encodeDocuments } from '../../../server/store/embedded/bulk-load.ts';
 import { openEmbeddedStore, type EmbeddedStoreOptions } from '../../../server/store/embedded/store.ts';
 import { DUPLICATE_KEY, type Store } from '../../../server/store/port.ts';
+import { eventually } from '../../helpers/eventually.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
 
 interface Doc {
   _id: string;
@@ -30,13 +31,12 @@ async function reopen(options: EmbeddedStoreOptions = {}): Promise<void> {
 }
 
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'prospecta-embedded-'));
+  dir = await tempDir('embedded');
   store = await openEmbeddedStore(dir);
 });
 
 afterEach(async () => {
   await store.close();
-  await rm(dir, { recursive: true, force: true });
 });
 
 const docs = () => store.collection<Doc>('docs');
@@ -48,7 +48,7 @@ describe('embedded store', () => {
     await docs().insertOne({ _id: 'old', at: new Date(Date.now() - 61_000) });
     await docs().insertOne({ _id: 'fresh', at: new Date() });
     await docs().insertOne({ _id: 'no-date', name: 'kept' });
-    await vi.waitFor(async () => expect(await docs().findOne({ _id: 'old' })).toBeNull(), { timeout: 2000, interval: 20 });
+    await eventually(async () => expect(await docs().findOne({ _id: 'old' })).toBeNull(), { message: 'the TTL sweep to remove the expired document' });
     expect((await docs().find({}, { sort: { _id: 1 } }).toArray()).map((d) => d._id)).toEqual(['fresh', 'no-date']);
   });
 

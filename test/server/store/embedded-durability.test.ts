@@ -5,25 +5,25 @@
  * with esbuild (they import the store's TypeScript, which Node 20 cannot run directly).
  */
 import { spawn } from 'node:child_process';
-import { appendFile, mkdir, mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { appendFile, mkdir, open, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { openEmbeddedStore } from '../../../server/store/embedded/store.ts';
 import type { Store } from '../../../server/store/port.ts';
+import { track } from '../../helpers/processes.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 const children = fileURLToPath(new URL('./children', import.meta.url));
 let bundles: string;
-const dirs: string[] = [];
 
 beforeAll(async () => {
   // Under the repository so the bundles' bare imports (mingo) resolve from its node_modules.
   const cache = join(root, 'node_modules', '.cache', 'prospecta-test');
   await mkdir(cache, { recursive: true });
-  bundles = await mkdtemp(join(cache, 'store-'));
+  bundles = await tempDir('store', { parent: cache });
   await build({
     entryPoints: [join(children, 'write-until-killed.ts'), join(children, 'try-open.ts')],
     outdir: bundles,
@@ -37,19 +37,11 @@ beforeAll(async () => {
   });
 });
 
-afterAll(async () => {
-  await Promise.all([bundles, ...dirs].map((dir) => rm(dir, { recursive: true, force: true })));
-});
-
-async function freshDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'prospecta-durable-'));
-  dirs.push(dir);
-  return dir;
-}
+const freshDir = () => tempDir('durable');
 
 function runChild(script: string, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(bundles, script), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = track(spawn(process.execPath, [join(bundles, script), ...args], { stdio: ['ignore', 'pipe', 'inherit'] }));
     let out = '';
     child.stdout.on('data', (chunk) => (out += chunk));
     child.on('error', reject);
@@ -146,7 +138,7 @@ describe('embedded store durability', () => {
 
   it('takes over a lock left by a process that is gone', async () => {
     const dir = await freshDir();
-    const gone = spawn(process.execPath, ['-e', '']);
+    const gone = track(spawn(process.execPath, ['-e', '']));
     await new Promise((resolve) => gone.on('close', resolve));
     await writeFile(join(dir, 'LOCK'), `${gone.pid}\n`);
     const store = await openEmbeddedStore(dir);
@@ -246,9 +238,11 @@ describe('embedded store durability', () => {
 
   it('after a SIGKILL during concurrent writes and compactions, has every acknowledged write', async () => {
     const dir = await freshDir();
-    const child = spawn(process.execPath, [join(bundles, 'write-until-killed.mjs'), dir, String(16 * 1024)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const child = track(
+      spawn(process.execPath, [join(bundles, 'write-until-killed.mjs'), dir, String(16 * 1024)], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      }),
+    );
     const inserted: string[] = [];
     const counts = new Map<string, number>();
     let buffered = '';

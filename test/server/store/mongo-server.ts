@@ -1,7 +1,8 @@
 /**
  * Finds a MongoDB for the MongoDB half of the store tests: MONGODB_URI when set, else a
- * mongodb-memory-server instance. That needs a mongod binary (on PATH, cached, or downloaded);
- * offline with none, it fails within seconds and the half is skipped with the reason printed.
+ * mongodb-memory-server instance over a mongod binary already here (on PATH, named by
+ * MONGOMS_SYSTEM_BINARY, or in its cache). Tests never download one: without any, the half is
+ * skipped with the reason printed.
  */
 import { existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
@@ -25,8 +26,8 @@ export async function mongoForTests(): Promise<MongoForTests> {
 
   const onPath = mongodOnPath();
   if (onPath) process.env.MONGOMS_SYSTEM_BINARY ??= onPath;
-  // One download attempt is enough to learn there is no network; the default retries take seconds.
-  process.env.MONGOMS_MAX_RETRIES ??= '0';
+  // Machines running the tests may not fetch binaries (and here cannot): only a mongod already present is used.
+  process.env.MONGOMS_RUNTIME_DOWNLOAD ??= 'false';
 
   // It prints a long stack when it fails; the caller prints the one line that matters instead.
   const warn = console.warn;

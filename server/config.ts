@@ -10,6 +10,8 @@ import { BRASILAPI_URL } from './receita/brasilapi-client.ts';
 export interface Config {
   port: number;
   host: string;
+  /** The address clients reach the service at, without a trailing slash: every absolute URL it serves starts with it. */
+  publicUrl: string;
   dataDir: string;
   mongodbUri: string | undefined;
   redisUrl: string | undefined;
@@ -30,7 +32,8 @@ export interface Config {
   campaignMaxProspects: number;
   /** Synthetic registry companies (establishments) the demo data imports on an empty store. */
   demoSeedCompanies: number;
-  oauth: { issuer: string | undefined; audience: string | undefined; jwksUrl: string | undefined };
+  /** The external authorization server whose JWT access tokens are accepted; unset: API keys only. */
+  oauth: { issuer: string | undefined; audience: string; jwksUrl: string | undefined; autoSignup: boolean };
   logLevel: string;
   /** Seconds a cached API-key lookup may serve before re-reading the store (see docs/architecture.md). */
   keyCacheSeconds: number;
@@ -133,8 +136,11 @@ function secret(env: Env, name: string): Buffer | undefined {
 }
 
 export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const publicUrl = (url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(/\/+$/, '');
   return {
-    port: integer(env, 'PORT', 8080, 0, 65535),
+    port,
+    publicUrl,
     host: text(env, 'HOST') ?? '0.0.0.0',
     dataDir: text(env, 'DATA_DIR') ?? './data',
     mongodbUri: url(env, 'MONGODB_URI', ['mongodb:', 'mongodb+srv:']),
@@ -160,8 +166,9 @@ export function loadConfig(env: Env = process.env): Config {
     demoSeedCompanies: integer(env, 'DEMO_SEED_COMPANIES', 5_000, 1, 10_000_000),
     oauth: {
       issuer: text(env, 'OAUTH_ISSUER'),
-      audience: text(env, 'OAUTH_AUDIENCE'),
+      audience: text(env, 'OAUTH_AUDIENCE') ?? `${publicUrl}/mcp`,
       jwksUrl: url(env, 'OAUTH_JWKS_URL', ['http:', 'https:']),
+      autoSignup: flag(env, 'OAUTH_AUTO_SIGNUP', true),
     },
     logLevel: text(env, 'LOG_LEVEL') ?? 'info',
     keyCacheSeconds: integer(env, 'KEY_CACHE_SECONDS', 5, 0, 3600),

@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'insufficient_credits'
   | 'plan_required'
   | 'insufficient_scope'
+  | 'no_workspace'
   | 'not_found'
   | 'method_not_allowed'
   | 'name_taken'

@@ -7,8 +7,9 @@ import type { Scope } from '../../shared/operations/types.ts';
 import { ServiceError } from '../errors.ts';
 
 export interface Principal {
-  kind: 'api_key';
-  /** Stable id of the credential, used for rate limiting and logs. */
+  /** An API key, or an OAuth access token of a subject linked to the workspace. */
+  kind: 'api_key' | 'oauth';
+  /** Stable id of the credential (the key, or the token's subject), used for rate limiting and logs. */
   credentialId: string;
   workspaceId: string;
   scopes: Scope[];

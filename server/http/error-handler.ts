@@ -33,28 +33,29 @@ function fromHttpError(err: HttpLikeError): ServiceError | null {
   }
 }
 
-export function errorHandler(): Middleware {
+/** `resourceMetadata`: the protected-resource metadata URL named in every `WWW-Authenticate`. */
+export function errorHandler(resourceMetadata?: string): Middleware {
   return async (ctx, next) => {
     try {
       await next();
     } catch (err) {
       const known = err instanceof ServiceError ? err : fromHttpError(err as HttpLikeError);
       if (known) {
-        send(ctx, known);
+        send(ctx, known, resourceMetadata);
         if (STATUS_OF[known.code] >= 500) ctx.state.log.warn({ code: known.code, message: known.message }, 'request failed');
         return;
       }
       ctx.state.log.error({ err }, 'unexpected error');
-      send(ctx, new ServiceError('internal_error', `Something went wrong on our side (request ${ctx.state.requestId}).`));
+      send(ctx, new ServiceError('internal_error', `Something went wrong on our side (request ${ctx.state.requestId}).`), resourceMetadata);
     }
   };
 }
 
-function send(ctx: AppContext, err: ServiceError) {
+function send(ctx: AppContext, err: ServiceError, resourceMetadata?: string) {
   if (ctx.headerSent) return;
   // An unread request body would be taken for the next request on a kept-alive connection.
   if (!ctx.req.complete) ctx.set('Connection', 'close');
-  ctx.set(errorHeaders(err));
+  ctx.set(errorHeaders(err, resourceMetadata));
   ctx.status = STATUS_OF[err.code];
   ctx.body = { error: err.code, message: err.message };
 }

@@ -13,6 +13,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   insufficient_credits: 402,
   plan_required: 402,
   insufficient_scope: 403,
+  no_workspace: 403,
   not_found: 404,
   method_not_allowed: 405,
   name_taken: 409,
@@ -27,12 +28,16 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   provider_unavailable: 503,
 };
 
-const REALM = 'Bearer realm="prospecta"';
-
-export function errorHeaders({ code, details }: ServiceError): Record<string, string> {
+/**
+ * `resourceMetadata`: where the protected-resource metadata (RFC 9728) is, so an OAuth client
+ * that was refused learns where to get a token.
+ */
+export function errorHeaders({ code, details }: ServiceError, resourceMetadata?: string): Record<string, string> {
   const headers: Record<string, string> = {};
-  if (code === 'unauthorized') headers['WWW-Authenticate'] = details.credentialRefused ? `${REALM}, error="invalid_token"` : REALM;
-  if (code === 'insufficient_scope') headers['WWW-Authenticate'] = `${REALM}, error="insufficient_scope", scope="${details.scope}"`;
+  const challenge = (...params: string[]) =>
+    ['Bearer realm="prospecta"', ...params, ...(resourceMetadata ? [`resource_metadata="${resourceMetadata}"`] : [])].join(', ');
+  if (code === 'unauthorized') headers['WWW-Authenticate'] = details.credentialRefused ? challenge('error="invalid_token"') : challenge();
+  if (code === 'insufficient_scope') headers['WWW-Authenticate'] = challenge('error="insufficient_scope"', `scope="${details.scope}"`);
   if (details.retryAfterSeconds !== undefined) headers['Retry-After'] = String(details.retryAfterSeconds);
   return headers;
 }

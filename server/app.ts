@@ -9,6 +9,7 @@
 import Koa from 'koa';
 import type { Handlers } from './pipeline/handler.ts';
 import { handlers as defaultHandlers } from './pipeline/handlers.ts';
+import { MCP_PATH, mcpRoute } from './mcp/route.ts';
 import { createPipeline } from './pipeline/pipeline.ts';
 import { identify } from './http/authenticate.ts';
 import { jsonBody } from './http/body.ts';
@@ -48,6 +49,11 @@ export function createApp(services: Services, options: AppOptions = {}): Koa<App
     throttle(services.rateLimiter),
     versioning(),
     stripVersionPrefix(),
+    mcpRoute({
+      pipeline,
+      version: services.version,
+      resourceMetadata: `${services.config.publicUrl}/.well-known/oauth-protected-resource${MCP_PATH}`,
+    }),
     jsonBody(),
     unmatchedRoutes(),
   ];

@@ -28,7 +28,8 @@ export function requestContext(log: Logger): Middleware {
         {
           method: ctx.method,
           path: requestPath(ctx),
-          status: ctx.status,
+          // A binding that answers on the raw response (MCP) leaves Koa's status unset.
+          status: ctx.respond === false ? ctx.res.statusCode : ctx.status,
           ms: Math.round(ms * 10) / 10,
           workspaceId: ctx.state.principal?.workspaceId,
         },

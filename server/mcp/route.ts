@@ -1,0 +1,94 @@
+/**
+ * `POST /mcp` (and `/v1/mcp`): the MCP binding on the Koa app. It comes after identification and
+ * the rate limit, like any request, so the same request id, access log and quota apply. The
+ * credential is checked before the body is read; then the JSON-RPC body is read here (1 MiB, one
+ * message: batches were dropped from MCP in 2025-06-18) and handed to a fresh server and
+ * stateless transport, which answer on the raw response.
+ */
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { ServiceError } from '../errors.ts';
+import { MAX_BODY_BYTES } from '../http/body.ts';
+import { errorHeaders, STATUS_OF } from '../http/error-status.ts';
+import type { AppContext, Middleware } from '../http/state.ts';
+import type { Pipeline } from '../pipeline/pipeline.ts';
+import { createMcpServer } from './server.ts';
+
+export const MCP_PATH = '/mcp';
+
+export interface McpRouteOptions {
+  pipeline: Pipeline;
+  version: string;
+  /** The protected-resource metadata of `/mcp` (RFC 9728), named in a 401's WWW-Authenticate. */
+  resourceMetadata: string;
+}
+
+export function mcpRoute({ pipeline, version, resourceMetadata }: McpRouteOptions): Middleware {
+  return async (ctx, next) => {
+    if (ctx.path !== MCP_PATH) return next();
+    if (ctx.method !== 'POST') {
+      ctx.set('Allow', 'POST');
+      throw new ServiceError('method_not_allowed', `${MCP_PATH} is stateless: send every message as a POST.`);
+    }
+    const caller = { principal: ctx.state.principal, refused: ctx.state.authProblem };
+    if (!caller.principal) {
+      const err = new ServiceError(
+        'unauthorized',
+        caller.refused ?? 'MCP needs a credential: send "Authorization: Bearer" with an API key or an OAuth access token.',
+        { credentialRefused: caller.refused !== null },
+      );
+      return answer(ctx, STATUS_OF[err.code], { error: err.code, message: err.message }, errorHeaders(err, resourceMetadata));
+    }
+
+    const message = await readMessage(ctx);
+    if ('error' in message) return answer(ctx, message.status, { jsonrpc: '2.0', id: null, error: message.error });
+
+    const server = createMcpServer({ pipeline, caller, log: ctx.state.log, version });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    ctx.res.once('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    // The transport writes the answer itself (JSON or an event stream); Koa must not.
+    ctx.respond = false;
+    await transport.handleRequest(ctx.req, ctx.res, message.body);
+  };
+}
+
+function answer(ctx: AppContext, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  ctx.set(headers);
+  ctx.status = status;
+  ctx.body = body;
+}
+
+type Read = { body: unknown } | { status: number; error: { code: number; message: string } };
+
+const rpcError = (status: number, code: number, message: string): Read => ({ status, error: { code, message } });
+
+/** The body as one JSON-RPC message, or the JSON-RPC error that says why it is not one. */
+async function readMessage(ctx: AppContext): Promise<Read> {
+  if (!ctx.is('application/json')) return rpcError(415, -32000, 'Unsupported Media Type: send the message as application/json.');
+  const encoding = ctx.get('Content-Encoding');
+  if (encoding && encoding !== 'identity') return rpcError(415, -32000, `Unsupported Content-Encoding: ${encoding}.`);
+  if (Number(ctx.get('Content-Length')) > MAX_BODY_BYTES) return rpcError(413, -32000, 'The message is larger than 1 MiB.');
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) {
+      ctx.set('Connection', 'close');
+      return rpcError(413, -32000, 'The message is larger than 1 MiB.');
+    }
+    chunks.push(chunk);
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks)));
+  } catch {
+    return rpcError(400, -32700, 'Parse error: the body is not valid UTF-8 JSON.');
+  }
+  if (Array.isArray(body)) return rpcError(400, -32600, 'Invalid Request: JSON-RPC batches are not supported; send one message per POST.');
+  if (typeof body !== 'object' || body === null) return rpcError(400, -32600, 'Invalid Request: the body must be one JSON-RPC message object.');
+  return { body };
+}
+

@@ -1,0 +1,141 @@
+/**
+ * The operation registry as MCP tools, generated once: one tool per operation, named by its id in
+ * snake_case, taking one object that merges the operation's path, query and body fields, and
+ * answering its success body. The built-in agent offers the same definitions to its model.
+ */
+import type { TSchema } from '@sinclair/typebox';
+import { operations, type OperationId } from '../../shared/operations/index.ts';
+import type { Operation, Scope } from '../../shared/operations/types.ts';
+import type { RawInput } from '../pipeline/pipeline.ts';
+import { invalidRequest } from '../errors.ts';
+
+type JsonSchema = Record<string, unknown>;
+
+export interface ToolDefinition {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: JsonSchema & { type: 'object' };
+  outputSchema: JsonSchema & { type: 'object' };
+  annotations: { title: string; readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
+}
+
+export interface Tool {
+  operationId: OperationId;
+  operation: Operation;
+  /** The scope a credential must hold to see and call it; null for open operations. */
+  scope: Scope | null;
+  definition: ToolDefinition;
+  /** The tool's one argument object, split back into the operation's request parts. */
+  split(args: Record<string, unknown>): RawInput;
+}
+
+const PARTS = ['params', 'query', 'body'] as const;
+
+/** `lookupCnpjBatch` → `lookup_cnpj_batch`. */
+export const toolName = (operationId: string) => operationId.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/** A TypeBox schema as plain JSON Schema (its symbols dropped). */
+const plain = (schema: TSchema): JsonSchema => JSON.parse(JSON.stringify(schema)) as JsonSchema;
+
+function objectParts(op: Operation): Array<{ part: (typeof PARTS)[number]; schema: JsonSchema }> {
+  return PARTS.flatMap((part) => {
+    const schema = op.request[part];
+    return schema ? [{ part, schema: plain(schema) }] : [];
+  });
+}
+
+/**
+ * One object schema over every request part. A field name used by two parts would make the
+ * split ambiguous, so it is refused when the tools are built, not guessed at.
+ */
+function mergedInput(id: string, op: Operation): ToolDefinition['inputSchema'] {
+  const properties: Record<string, unknown> = {};
+  const required: string[] = [];
+  const extra: JsonSchema = {};
+  let additionalProperties: unknown = false;
+  for (const { part, schema } of objectParts(op)) {
+    if (schema.type !== 'object') throw new Error(`MCP tools: ${id}.request.${part} is not an object schema`);
+    for (const [name, property] of Object.entries((schema.properties ?? {}) as Record<string, unknown>)) {
+      if (name in properties) throw new Error(`MCP tools: ${id} has a field ${name} in two request parts`);
+      properties[name] = property;
+    }
+    required.push(...((schema.required ?? []) as string[]));
+    // The body's own constraints over its fields (enrich's "at least one identifier") still hold.
+    for (const keyword of ['anyOf', 'oneOf', 'allOf'] as const) if (schema[keyword]) extra[keyword] = schema[keyword];
+    if (part === 'body' && typeof schema.description === 'string') extra.description = schema.description;
+    // A body open to fields of its own (the AI column's row) stays open in the tool.
+    if (part === 'body' && schema.additionalProperties !== undefined) additionalProperties = schema.additionalProperties;
+  }
+  return { type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties, ...extra };
+}
+
+/** What the tool answers: the success body, or for a stream every page merged with its `done`. */
+function output(id: string, op: Operation): ToolDefinition['outputSchema'] {
+  if (op.stream) {
+    const page = plain(op.stream.page);
+    const done = plain(op.stream.done);
+    const pageProperties = page.properties as Record<string, unknown>;
+    return {
+      type: 'object',
+      description: 'Every page of the stream merged: all the results, then what its `done` event says.',
+      properties: { results: pageProperties.results, ...(done.properties as Record<string, unknown>) },
+      required: ['results', ...((done.required ?? []) as string[])],
+      additionalProperties: false,
+    };
+  }
+  const success = op.responses[Number(Object.keys(op.responses)[0])];
+  const schema = success && plain(success);
+  if (!schema || schema.type !== 'object') throw new Error(`MCP tools: ${id}'s success response is not an object schema`);
+  return schema as ToolDefinition['outputSchema'];
+}
+
+function definition(id: OperationId, op: Operation): ToolDefinition {
+  const readOnly = op.method === 'GET';
+  return {
+    name: toolName(id),
+    title: op.summary,
+    description: op.description ?? op.summary,
+    inputSchema: mergedInput(id, op),
+    outputSchema: output(id, op),
+    annotations: {
+      title: op.summary,
+      readOnlyHint: readOnly,
+      destructiveHint: op.method === 'DELETE',
+      idempotentHint: readOnly || op.method === 'PUT' || op.method === 'DELETE',
+      // Searches and enrichment reach data providers and the web; the rest stays in the workspace.
+      openWorldHint: op.scope === 'search:write' || op.scope === 'enrich:write' || op.scope === 'research:write',
+    },
+  };
+}
+
+function splitter(op: Operation): Tool['split'] {
+  const owners = new Map<string, (typeof PARTS)[number]>();
+  for (const { part, schema } of objectParts(op)) {
+    for (const name of Object.keys((schema.properties ?? {}) as object)) owners.set(name, part);
+  }
+  // A field no part declares goes where the validator will name it as unknown.
+  const fallback = (['body', 'query', 'params'] as const).find((part) => op.request[part]);
+  return (args) => {
+    const raw: Record<(typeof PARTS)[number], Record<string, unknown>> = { params: {}, query: {}, body: {} };
+    for (const [name, value] of Object.entries(args)) {
+      const part = owners.get(name) ?? fallback;
+      if (!part) throw invalidRequest(`unknown property ${name}`);
+      raw[part][name] = value;
+    }
+    return raw;
+  };
+}
+
+function buildTools(): Map<string, Tool> {
+  const tools = new Map<string, Tool>();
+  for (const id of Object.keys(operations) as OperationId[]) {
+    const operation: Operation = operations[id];
+    const tool: Tool = { operationId: id, operation, scope: operation.scope, definition: definition(id, operation), split: splitter(operation) };
+    tools.set(tool.definition.name, tool);
+  }
+  return tools;
+}
+
+/** Every tool by name, built once from the registry. */
+export const tools: ReadonlyMap<string, Tool> = buildTools();

@@ -1,0 +1,254 @@
+/**
+ * The MCP binding through the official SDK client over real HTTP: every registry operation is a
+ * tool, called exactly as over HTTP (same body, same errors, same credits and ledger), filtered
+ * by scope, and the transport refuses what is not one JSON-RPC message with a credential.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { TSchema } from '@sinclair/typebox';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { operations } from '../../../shared/operations/index.ts';
+import { SCOPES, type Scope } from '../../../shared/operations/types.ts';
+import type { CompanyDoc } from '../../../server/receita/company-record.ts';
+import { toolName } from '../../../server/mcp/tools.ts';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
+import { assertMatches } from '../../helpers/contract.ts';
+
+let app: TestApp;
+const open: Client[] = [];
+const acme = makeCnpj('11222333');
+const branch = makeCnpj('11222333', '0002');
+
+async function connect(key: string): Promise<Client> {
+  const client = new Client({ name: 'prospecta-tests', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(`${app.url}/mcp`), {
+    requestInit: { headers: { Authorization: `Bearer ${key}` } },
+  });
+  await client.connect(transport);
+  open.push(client);
+  return client;
+}
+
+async function keyFor(plan: 'trial' | 'active' | 'none' = 'trial', scopes: Scope[] = [...SCOPES]) {
+  const { workspaceId } = await app.workspace(plan);
+  const { apiKey } = await app.services.keys.create(workspaceId, scopes);
+  return { workspaceId, apiKey };
+}
+
+const call = (client: Client, name: string, args: Record<string, unknown> = {}) =>
+  client.callTool({ name, arguments: args }) as Promise<CallToolResult>;
+
+/** Raw JSON-RPC over HTTP, for what a well-behaved client never sends. */
+const post = (body: string, headers: Record<string, string> = {}) =>
+  fetch(`${app.url}/mcp`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
+    body,
+  });
+
+beforeAll(async () => {
+  app = await startTestApp({ RATE_LIMIT_PER_MINUTE: '1000' });
+  const companies = app.services.store.collection<CompanyDoc>('companies');
+  for (const cnpj of [acme, branch]) await companies.insertOne(companyDoc(cnpj));
+});
+afterAll(async () => {
+  await Promise.all(open.map((client) => client.close()));
+  await app.close();
+});
+
+describe('tools', () => {
+  it('initializes as prospecta, with instructions', async () => {
+    const client = await connect((await keyFor()).apiKey);
+    expect(client.getServerVersion()?.name).toBe('prospecta');
+    expect(client.getInstructions()).toMatch(/CNPJ/);
+  });
+
+  it('lists one tool per registry operation, named in snake_case, with merged input and output schemas', async () => {
+    const client = await connect((await keyFor()).apiKey);
+    const { tools } = await client.listTools();
+    const expected = Object.keys(operations).map(toolName).sort();
+    expect(tools.map((t) => t.name).sort()).toEqual(expected);
+    expect(expected).toContain('lookup_cnpj_batch');
+
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    for (const [id, op] of Object.entries(operations)) {
+      const tool = byName.get(toolName(id))!;
+      expect(tool.title).toBe(op.summary);
+      expect(tool.annotations).toMatchObject({
+        title: op.summary,
+        readOnlyHint: op.method === 'GET',
+        destructiveHint: op.method === 'DELETE',
+        idempotentHint: ['GET', 'PUT', 'DELETE'].includes(op.method),
+      });
+      expect(tool.inputSchema.type).toBe('object');
+      expect(tool.outputSchema?.type).toBe('object');
+      // Path, query and body fields in one object.
+      const fields = Object.values(op.request).flatMap((schema: TSchema) => Object.keys(schema.properties ?? {}));
+      expect(Object.keys(tool.inputSchema.properties ?? {}).sort()).toEqual(fields.sort());
+    }
+    expect(byName.get('get_prospect')!.inputSchema.required).toEqual(['prospectId']);
+    // The AI column's row fields are free-form, as over HTTP.
+    expect(byName.get('ai_column')!.inputSchema.additionalProperties).toEqual(JSON.parse(JSON.stringify(operations.aiColumn.request.body.additionalProperties)));
+    expect(byName.get('stream_people')!.outputSchema!.required).toEqual(expect.arrayContaining(['results', 'total', 'sources']));
+  });
+
+  it('lists only the tools whose scope the key holds; calling another says which scope it lacks', async () => {
+    const client = await connect((await keyFor('trial', ['credits:read'])).apiKey);
+    const names = (await client.listTools()).tools.map((t) => t.name).sort();
+    const allowed = Object.entries(operations).filter(([, op]) => op.scope === null || op.scope === 'credits:read');
+    expect(names).toEqual(allowed.map(([id]) => toolName(id)).sort());
+    expect(names).toContain('get_credits');
+    const refused = await call(client, 'lookup_cnpj_batch', { cnpjs: [acme] });
+    expect(refused.isError).toBe(true);
+    expect(refused.structuredContent).toEqual({ error: 'insufficient_scope', message: 'This operation needs the search:write scope.' });
+  });
+
+  it('answers exactly the HTTP body, and charges and records it exactly as HTTP does', async () => {
+    const viaMcp = await keyFor();
+    const viaHttp = await keyFor();
+    const client = await connect(viaMcp.apiKey);
+    const args = { cnpjs: [acme, branch, makeCnpj('44555666')] };
+    const result = await call(client, 'lookup_cnpj_batch', args);
+    const http = await app.request('POST', '/v1/api/companies/cnpj/batch', { key: viaHttp.apiKey, body: args });
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toEqual(http.body);
+    expect(JSON.parse((result.content[0] as { text: string }).text)).toEqual(http.body);
+    assertMatches(operations.lookupCnpjBatch.responses[200], result.structuredContent, 'lookup_cnpj_batch');
+
+    const movements = async (workspaceId: string) =>
+      (await app.services.credits.view(workspaceId))!.movements.map(({ amount, operation, detail, balanceAfter }) => ({ amount, operation, detail, balanceAfter }));
+    expect(await movements(viaMcp.workspaceId)).toEqual(await movements(viaHttp.workspaceId));
+    expect((await movements(viaMcp.workspaceId))[0]).toMatchObject({ amount: -2, operation: 'lookupCnpjBatch' });
+  });
+
+  it('reads path and query fields from the one argument object', async () => {
+    const client = await connect((await keyFor()).apiKey);
+    const created = await call(client, 'create_template', { name: 'Intro', offering: 'Data for analysts' });
+    expect(created.isError).toBeFalsy();
+    const { templateId } = created.structuredContent as { templateId: string };
+    const renamed = await call(client, 'update_template', { templateId, name: 'Intro v2' });
+    expect(renamed.structuredContent).toMatchObject({ templateId, name: 'Intro v2' });
+    const listed = await call(client, 'list_templates');
+    expect((listed.structuredContent as { templates: unknown[] }).templates).toEqual([expect.objectContaining({ name: 'Intro v2' })]);
+  });
+
+  it('answers every error HTTP would as isError with the same code and message, so a model can correct itself', async () => {
+    const { apiKey } = await keyFor();
+    const client = await connect(apiKey);
+    const cases: Array<[string, Record<string, unknown>, string, string]> = [
+      ['search_people', { limit: 26 }, 'POST /v1/api/sourcing/people', 'invalid_request'],
+      ['search_people', { shoeSize: 42 }, 'POST /v1/api/sourcing/people', 'invalid_request'],
+      ['lookup_cnpj_batch', { cnpjs: ['nope'] }, 'POST /v1/api/companies/cnpj/batch', 'invalid_cnpj'],
+      ['get_prospect', { prospectId: '6a1a2f3e-1111-4111-8111-111111111111' }, 'GET /v1/api/prospecting/prospects/6a1a2f3e-1111-4111-8111-111111111111', 'not_found'],
+    ];
+    for (const [tool, args, route, code] of cases) {
+      const result = await call(client, tool, args);
+      const [method, path] = route.split(' ') as [string, string];
+      const http = await app.request(method, path, { key: apiKey, ...(method === 'POST' ? { body: args } : {}) });
+      expect(result.isError, tool).toBe(true);
+      expect(result.structuredContent).toEqual({ error: code, message: http.body.message });
+      expect(http.body.error).toBe(code);
+    }
+    expect((await call(client, 'get_health', { verbose: true })).structuredContent).toMatchObject({ error: 'invalid_request', message: 'unknown property verbose' });
+  });
+
+  it('gates plan-requiring tools on the plan, like HTTP; the credits read stays open', async () => {
+    const client = await connect((await keyFor('none')).apiKey);
+    const blocked = await call(client, 'lookup_cnpj_batch', { cnpjs: [acme] });
+    expect(blocked).toMatchObject({ isError: true, structuredContent: { error: 'plan_required' } });
+    const credits = await call(client, 'get_credits');
+    expect(credits.structuredContent).toMatchObject({ balance: 0, plan: { name: 'none' } });
+  });
+
+  it('an unknown tool is a JSON-RPC invalid-params error', async () => {
+    const client = await connect((await keyFor()).apiKey);
+    const err = await call(client, 'launch_rockets').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(McpError);
+    expect((err as McpError).code).toBe(ErrorCode.InvalidParams);
+  });
+
+  it('a stream tool answers every page merged, with one progress notification per page', async () => {
+    const client = await connect((await keyFor()).apiKey);
+    const progress: Array<{ progress: number; message?: string }> = [];
+    const result = (await client.callTool(
+      { name: 'stream_people', arguments: { sourceOrder: ['demo', 'lists'], limit: 3 } },
+      undefined,
+      { onprogress: (p) => void progress.push(p) },
+    )) as CallToolResult;
+    const body = result.structuredContent as { results: unknown[]; total: number; sources: Array<{ source: string }> };
+    expect(body.total).toBe(body.results.length);
+    expect(body.sources.map((s) => s.source)).toEqual(expect.arrayContaining(['demo', 'lists']));
+    expect(progress.map((p) => p.progress)).toEqual([1, 2]);
+  });
+
+  it('keeps workspaces apart', async () => {
+    const a = await connect((await keyFor()).apiKey);
+    const b = await connect((await keyFor()).apiKey);
+    const created = await call(a, 'create_template', { name: 'Mine', offering: 'Secret offer' });
+    const { templateId } = created.structuredContent as { templateId: string };
+    expect((await call(b, 'list_templates')).structuredContent).toEqual({ templates: [] });
+    expect((await call(b, 'delete_template', { templateId })).structuredContent).toMatchObject({ error: 'not_found' });
+  });
+});
+
+describe('the transport', () => {
+  it('answers 401 with the resource metadata when no credential, or a bad one, is sent', async () => {
+    for (const headers of [{}, { Authorization: 'Bearer service_live_nope' }] as Array<Record<string, string>>) {
+      const res = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), headers);
+      expect(res.status).toBe(401);
+      expect(await res.json()).toMatchObject({ error: 'unauthorized' });
+      expect(res.headers.get('www-authenticate')).toContain('resource_metadata="http://localhost:8080/.well-known/oauth-protected-resource/mcp"');
+    }
+  });
+
+  it('GET and DELETE answer 405 with Allow: POST, also under /v1', async () => {
+    const { apiKey } = await keyFor();
+    for (const [method, path] of [['GET', '/mcp'], ['DELETE', '/mcp'], ['GET', '/v1/mcp']] as const) {
+      const res = await app.request(method, path, { key: apiKey });
+      expect(res.status).toBe(405);
+      expect(res.headers.get('allow')).toBe('POST');
+      expect(res.body.error).toBe('method_not_allowed');
+    }
+  });
+
+  it('refuses what is not one JSON-RPC message with a JSON-RPC error, never a 500', async () => {
+    const auth = { Authorization: `Bearer ${(await keyFor()).apiKey}` };
+    const cases: Array<[string, number, number]> = [
+      ['{not json', 400, -32700],
+      ['[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]', 400, -32600],
+      ['"just a string"', 400, -32600],
+      [JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { x: 'y'.repeat(1024 * 1024) } }), 413, -32000],
+    ];
+    for (const [body, status, code] of cases) {
+      const res = await post(body, auth);
+      expect(res.status, body.slice(0, 30)).toBe(status);
+      expect(((await res.json()) as { error: { code: number } }).error.code).toBe(code);
+    }
+    const unknown = await post(JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/teleport' }), auth);
+    const text = await unknown.text();
+    expect(text).toContain('-32601');
+  });
+
+  it('counts MCP requests against the same rate limit as HTTP', async () => {
+    const limited = await startTestApp({ RATE_LIMIT_PER_MINUTE: '2' });
+    try {
+      const { workspaceId } = await limited.workspace();
+      const { apiKey } = await limited.services.keys.create(workspaceId);
+      const send = () =>
+        fetch(`${limited.url}/mcp`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${apiKey}` },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+        });
+      expect((await send()).status).toBe(200);
+      expect((await limited.request('GET', '/v1/api/credits', { key: apiKey })).status).toBe(200);
+      const third = await send();
+      expect(third.status).toBe(429);
+      expect(third.headers.get('retry-after')).toMatch(/^\d+$/);
+    } finally {
+      await limited.close();
+    }
+  });
+});

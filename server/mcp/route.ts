@@ -43,8 +43,12 @@ export function mcpRoute({ pipeline, version, resourceMetadata }: McpRouteOption
     if ('error' in message) return answer(ctx, message.status, { jsonrpc: '2.0', id: null, error: message.error });
 
     const server = createMcpServer({ pipeline, caller, log: ctx.state.log, version });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    // One JSON answer unless the client asked for progress, which needs an event stream to travel in.
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgress(message.body) });
+    // A client that leaves before its answer aborts the call in progress; after a complete answer
+    // there is nothing to stop, and closing would only build a "connection closed" error to drop.
     ctx.res.once('close', () => {
+      if (ctx.res.writableFinished) return;
       void transport.close();
       void server.close();
     });
@@ -53,6 +57,11 @@ export function mcpRoute({ pipeline, version, resourceMetadata }: McpRouteOption
     ctx.respond = false;
     await transport.handleRequest(ctx.req, ctx.res, message.body);
   };
+}
+
+function wantsProgress(message: unknown): boolean {
+  const params = (message as { params?: { _meta?: { progressToken?: unknown } } }).params;
+  return params?._meta?.progressToken !== undefined;
 }
 
 function answer(ctx: AppContext, status: number, body: unknown, headers: Record<string, string> = {}): void {

@@ -123,6 +123,23 @@ describe('tools', () => {
     expect((await movements(viaMcp.workspaceId))[0]).toMatchObject({ amount: -2, operation: 'lookupCnpjBatch' });
   });
 
+  it('answers the HTTP body for a sample of read and search operations', async () => {
+    const { apiKey } = await keyFor();
+    const client = await connect(apiKey);
+    const sample: Array<[string, Record<string, unknown>, string, string]> = [
+      ['get_health', {}, 'GET', '/v1/health'],
+      ['list_providers', {}, 'GET', '/v1/api/providers'],
+      ['search_companies', { state: 'SP', limit: 5 }, 'POST', '/v1/api/companies/search'],
+      ['list_campaigns', {}, 'GET', '/v1/api/prospecting/campaigns'],
+    ];
+    for (const [tool, args, method, path] of sample) {
+      const result = await call(client, tool, args);
+      const http = await app.request(method, path, { key: apiKey, ...(method === 'POST' ? { body: args } : {}) });
+      expect(result.isError, tool).toBeFalsy();
+      expect(result.structuredContent, tool).toEqual(http.body);
+    }
+  });
+
   it('reads path and query fields from the one argument object', async () => {
     const client = await connect((await keyFor()).apiKey);
     const created = await call(client, 'create_template', { name: 'Intro', offering: 'Data for analysts' });

@@ -32,6 +32,12 @@ const KNOWN_SCOPES = new Set<string>(SCOPES);
 export interface VerifiedToken {
   issuer: string;
   subject: string;
+  /**
+   * A hash of (issuer, subject): the principal's `credentialId`, stable across the subject's
+   * tokens (the rate limit counts per subject) and free of e-mail addresses or directory ids
+   * (it reaches logs). Computed once per token, not per request.
+   */
+  subjectId: string;
   /** The token's scopes that this service knows; others are ignored. */
   scopes: Scope[];
   /** `email`, else `name`: what a workspace created for the subject is called. */
@@ -137,7 +143,12 @@ export class AccessTokens {
 function toVerified(payload: JWTPayload): VerifiedToken {
   const subject = payload.sub;
   if (typeof subject !== 'string' || subject.length === 0 || subject.length > 1024) throw new TokenRefused('claims_invalid');
-  return { issuer: payload.iss!, subject, scopes: scopesOf(payload), displayName: displayNameOf(payload) };
+  const issuer = payload.iss!;
+  return { issuer, subject, subjectId: subjectId(issuer, subject), scopes: scopesOf(payload), displayName: displayNameOf(payload) };
+}
+
+export function subjectId(iss: string, sub: string): string {
+  return `sub_${createHash('sha256').update(JSON.stringify([iss, sub])).digest('base64url').slice(0, 32)}`;
 }
 
 /** `scope` is space-separated (RFC 9068); `scp` is an array (Okta) or, from Entra ID, a string. */

@@ -4,10 +4,10 @@
  * exactly as before; anything else, when an issuer is configured, is tried as an OAuth access
  * token; without one, it is simply a wrong key.
  *
- * An OAuth principal's `credentialId` is a hash of its subject, stable across its tokens, so the
- * rate limit counts per subject and logs carry no e-mail address or directory id.
+ * An OAuth principal's `credentialId` is a hash of its subject (`VerifiedToken.subjectId`),
+ * stable across its tokens, so the rate limit counts per subject and logs carry no e-mail
+ * address or directory id.
  */
-import { createHash } from 'node:crypto';
 import type { AccessTokens } from './access-tokens.ts';
 import { KEY_PREFIX } from './key-format.ts';
 import type { ApiKeys } from './keys.ts';
@@ -26,10 +26,6 @@ export interface OAuth {
 }
 
 const BAD_KEY: Refusal = { code: 'unauthorized', message: 'The API key is invalid or has been revoked.' };
-
-export function subjectCredentialId(iss: string, sub: string): string {
-  return `sub_${createHash('sha256').update(JSON.stringify([iss, sub])).digest('base64url').slice(0, 32)}`;
-}
 
 export class Credentials {
   constructor(
@@ -61,7 +57,7 @@ export class Credentials {
     return {
       principal: {
         kind: 'oauth',
-        credentialId: subjectCredentialId(token.issuer, token.subject),
+        credentialId: token.subjectId,
         workspaceId: workspace,
         scopes: token.scopes,
       },

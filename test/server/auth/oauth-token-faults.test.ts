@@ -161,6 +161,20 @@ describe('tokens', () => {
     expect(issuer.fetches.jwks).toBe(fetched + 2);
   });
 
+  it('a token remembered as verified is refused once it expires', async () => {
+    const token = await sign(issuer.claims('short-lived', { scope: 'credits:read', exp: now() + 120 }));
+    expect((await credits(app, token)).status).toBe(200);
+    expect((await credits(app, token)).status).toBe(200);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(Date.now() + 200_000); // past exp and its 60 s of leeway
+      expectInvalidToken(await credits(app, token), 'expired after it was cached');
+      expect(refusals(logs).at(-1)).toBe('expired');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('never put the token in the log', () => {
     expect(presented.length).toBeGreaterThan(30);
     const text = logs.text();

@@ -4,7 +4,7 @@
  * unique (iss, sub) index can decide.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { VerifiedToken } from '../../../server/auth/access-tokens.ts';
+import { subjectId, type VerifiedToken } from '../../../server/auth/access-tokens.ts';
 import { Members } from '../../../server/auth/members.ts';
 import { Subjects } from '../../../server/auth/subjects.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
@@ -22,7 +22,13 @@ function instance(autoSignup = true): Subjects {
   return new Subjects({ members: new Members(store, config.keyCacheSeconds * 1000), workspaces, credits, log }, autoSignup);
 }
 
-const token = (subject: string, displayName: string | null = null): VerifiedToken => ({ issuer: ISSUER, subject, scopes: ['credits:read'], displayName });
+const token = (subject: string, displayName: string | null = null): VerifiedToken => ({
+  issuer: ISSUER,
+  subject,
+  subjectId: subjectId(ISSUER, subject),
+  scopes: ['credits:read'],
+  displayName,
+});
 
 async function ledgerOf(workspaceId: string) {
   return app.services.store.collection<{ _id: string; workspaceId: string; operation: string }>('ledger').find({ workspaceId }).toArray();

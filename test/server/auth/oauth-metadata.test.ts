@@ -14,10 +14,11 @@ describe('protected-resource metadata (RFC 9728) with an issuer', () => {
   afterAll(() => app.close());
 
   it('is served at both well-known addresses, for the resource {PUBLIC_URL}/mcp', async () => {
-    for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']) {
+    for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp', '/v1/.well-known/oauth-protected-resource']) {
       const res = await app.request('GET', path);
       expect(res.status, path).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(res.headers.get('cache-control')).toBe('public, max-age=3600');
       expect(res.body).toEqual({
         resource: `${PUBLIC_URL}/mcp`,
         authorization_servers: [ISSUER],

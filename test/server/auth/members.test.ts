@@ -3,10 +3,13 @@
  * removes them, in process (the functions the control socket runs) and through the real CLI
  * reaching a running server.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { subjectKey, type MemberDoc } from '../../../server/auth/members.ts';
 import { runCommand } from '../../../server/cli/control.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { startAuthorizationServer, type AuthorizationServer } from '../../helpers/authorization-server.ts';
+import { eventually } from '../../helpers/eventually.ts';
 import { runCli, startServer } from '../../helpers/processes.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 
@@ -146,5 +149,39 @@ describe('the prospecta CLI and a running server', () => {
     expect(again.code).not.toBe(0);
     expect(again.stdout).toBe('');
     expect(again.stderr).toMatch(/^prospecta: subject grace of .* is not a member/);
+  });
+});
+
+/** Null without a Redis server: the global setup has said so, and this part skips. */
+const redisUrl = inject('redisUrl');
+
+describe.skipIf(!redisUrl)('member changes across instances, through Redis', () => {
+  it('are announced to the others, and an announcement drops the cached lookup', async () => {
+    const ISSUER = 'https://idp.example';
+    const shared = await startTestApp({ REDIS_URL: redisUrl!, OAUTH_ISSUER: ISSUER });
+    const listener = new Redis(redisUrl!);
+    try {
+      const heard: string[] = [];
+      await listener.subscribe('prospecta:members:changed');
+      listener.on('message', (_channel: string, message: string) => heard.push(message));
+      const { workspaceId } = await shared.workspace();
+
+      await runCommand(shared.services, { command: 'member add', args: { workspace: workspaceId, subject: 'zoe' } });
+      await eventually(() => expect(heard).toEqual([subjectKey(ISSUER, 'zoe')]), { message: 'the addition to be announced' });
+
+      // Another instance removes zoe: its store write, then its announcement.
+      expect(await shared.services.members.find(ISSUER, 'zoe')).toMatchObject({ removedAt: null }); // now cached here
+      await shared.services.store.collection<MemberDoc>('members').updateOne({ iss: ISSUER, sub: 'zoe' }, { $set: { removedAt: new Date() } });
+      expect(await shared.services.members.find(ISSUER, 'zoe')).toMatchObject({ removedAt: null }); // still the cached lookup
+      const publisher = new Redis(redisUrl!);
+      await publisher.publish('prospecta:members:changed', subjectKey(ISSUER, 'zoe'));
+      publisher.disconnect();
+      await eventually(async () => expect(await shared.services.members.find(ISSUER, 'zoe')).toMatchObject({ removedAt: expect.any(Date) }), {
+        message: 'the announcement to drop the cached lookup',
+      });
+    } finally {
+      listener.disconnect();
+      await shared.close();
+    }
   });
 });

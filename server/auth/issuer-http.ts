@@ -32,7 +32,7 @@ export async function getJson(url: string, timeoutMs: number): Promise<{ status:
   try {
     res = await boundedFetch()(url, { signal, headers: { accept: 'application/json' } });
   } catch (err) {
-    throw new IssuerHttpError(signal.aborted ? `no answer within ${timeoutMs} ms` : describe(err));
+    throw new IssuerHttpError(signal.aborted ? `no answer within ${timeoutMs} ms` : problemOf(err));
   }
   if (res.status !== 200) return { status: res.status, json: undefined };
   try {
@@ -64,7 +64,7 @@ async function readCapped(res: Response, maxBytes: number): Promise<Uint8Array> 
 }
 
 /** undici's "fetch failed" hides the useful part (ECONNREFUSED, ENOTFOUND…) in its cause. */
-export function describe(err: unknown): string {
+export function problemOf(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
   return cause?.code ?? cause?.message ?? err.message;

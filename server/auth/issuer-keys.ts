@@ -23,7 +23,7 @@ import {
 } from 'jose';
 import type { Logger } from 'pino';
 import { Backoff } from './backoff.ts';
-import { boundedFetch, describe } from './issuer-http.ts';
+import { boundedFetch, problemOf } from './issuer-http.ts';
 import { TokenRefused } from './token-refusal.ts';
 
 export interface IssuerKeysOptions {
@@ -69,7 +69,7 @@ export function issuerKeys(url: URL, options: IssuerKeysOptions, log: Logger): J
     } catch (err) {
       if (TOKEN_VERDICTS.has((err as { code?: string }).code ?? '')) throw err;
       backoff.failed();
-      log.warn({ jwksUri: url.href, reason: 'keys_unavailable', problem: describe(err) }, 'oauth key set unavailable');
+      log.warn({ jwksUri: url.href, reason: 'keys_unavailable', problem: problemOf(err) }, 'oauth key set unavailable');
       return lastGood(header, token);
     }
   };

@@ -150,7 +150,7 @@ export class Members {
 
   async list(workspaceId: string): Promise<MemberInfo[]> {
     const docs = await this.collection.find({ workspaceId }, { sort: { createdAt: 1 } }).toArray();
-    return docs.map(info);
+    return docs.map(memberInfo);
   }
 
   /** Drops a cached lookup; for changes made here and for announcements from other instances. */
@@ -165,7 +165,7 @@ export class Members {
   }
 }
 
-export function info(d: MemberDoc): MemberInfo {
+export function memberInfo(d: MemberDoc): MemberInfo {
   return {
     memberId: d._id,
     issuer: d.iss,

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { info as memberInfo } from '../auth/members.ts';
+import { memberInfo } from '../auth/members.ts';
 import { PLAN_NAMES, type PlanName } from '../credits/plans.ts';
 import { importPeople, PeopleFileError } from '../people/import-people.ts';
 import { importRelease, type ImportProgress } from '../receita/import/importer.ts';

@@ -7,6 +7,7 @@
  * route can fail, so every response carries them.
  */
 import Koa from 'koa';
+import { protectedResourceMetadata, RESOURCE_METADATA_PATH, resourceMetadataUrl } from './auth/resource-metadata.ts';
 import type { Handlers } from './pipeline/handler.ts';
 import { handlers as defaultHandlers } from './pipeline/handlers.ts';
 import { MCP_PATH, mcpRoute } from './mcp/route.ts';
@@ -36,16 +37,22 @@ export function createApp(services: Services, options: AppOptions = {}): Koa<App
 
   const openapi = buildOpenApi(services.version);
   const pipeline = createPipeline(services, { ...defaultHandlers, ...options.handlers });
+  const resourceMetadata = protectedResourceMetadata(services.config);
   const router = buildRouter(pipeline, (r) => {
     r.get('/openapi.json', (ctx) => {
       ctx.body = openapi;
+    });
+    r.get([RESOURCE_METADATA_PATH, `${RESOURCE_METADATA_PATH}/mcp`], (ctx) => {
+      // Clients read it once per authorization; it changes only with the configuration.
+      ctx.set('Cache-Control', 'public, max-age=3600');
+      ctx.body = resourceMetadata;
     });
   });
 
   const middleware = [
     requestContext(services.log),
-    errorHandler(),
-    identify(services.keys),
+    errorHandler(resourceMetadataUrl(services.config)),
+    identify(services.credentials),
     throttle(services.rateLimiter),
     versioning(),
     stripVersionPrefix(),

@@ -15,6 +15,7 @@ import { createServices, indexDeclarations, type Services } from './services.ts'
 import { ensureIndexes, openStore } from './store/open.ts';
 
 const REVOKED_CHANNEL = 'prospecta:keys:revoked';
+const MEMBERS_CHANNEL = 'prospecta:members:changed';
 
 export interface Runtime {
   services: Services;
@@ -81,10 +82,15 @@ export async function bootstrap(config: Config, log: Logger, version: string, ro
     closers.unshift(() => services.providers.close());
 
     if (redis && subscriber) {
-      // Other instances drop a revoked key from their caches as soon as it is revoked here.
+      // Other instances drop a revoked key, or a member added or removed, from their caches as
+      // soon as it changes here.
       services.keys.onRevoke = (hash) => void redis!.publish(REVOKED_CHANNEL, hash).catch(() => {});
-      await subscriber.subscribe(REVOKED_CHANNEL);
-      subscriber.on('message', (_channel, hash: string) => services.keys.forget(hash));
+      services.members.onChange = (key) => void redis!.publish(MEMBERS_CHANNEL, key).catch(() => {});
+      await subscriber.subscribe(REVOKED_CHANNEL, MEMBERS_CHANNEL);
+      subscriber.on('message', (channel: string, message: string) => {
+        if (channel === REVOKED_CHANNEL) services.keys.forget(message);
+        else if (channel === MEMBERS_CHANNEL) services.members.forget(message);
+      });
     }
 
     await services.credits.recover();

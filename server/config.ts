@@ -33,7 +33,14 @@ export interface Config {
   /** Synthetic registry companies (establishments) the demo data imports on an empty store. */
   demoSeedCompanies: number;
   /** The external authorization server whose JWT access tokens are accepted; unset: API keys only. */
-  oauth: { issuer: string | undefined; audience: string; jwksUrl: string | undefined; autoSignup: boolean };
+  oauth: {
+    issuer: string | undefined;
+    audience: string;
+    jwksUrl: string | undefined;
+    autoSignup: boolean;
+    /** How long one fetch of the issuer's metadata or keys may take (OAUTH_FETCH_TIMEOUT_MS). */
+    fetchTimeoutMs: number;
+  };
   logLevel: string;
   /** Seconds a cached API-key lookup may serve before re-reading the store (see docs/architecture.md). */
   keyCacheSeconds: number;
@@ -165,10 +172,12 @@ export function loadConfig(env: Env = process.env): Config {
     // Imports in about a second, and every search filter finds something.
     demoSeedCompanies: integer(env, 'DEMO_SEED_COMPANIES', 5_000, 1, 10_000_000),
     oauth: {
-      issuer: text(env, 'OAUTH_ISSUER'),
+      // Kept exactly as written (a trailing slash included): a token's `iss` must equal it.
+      issuer: url(env, 'OAUTH_ISSUER', ['https:', 'http:']),
       audience: text(env, 'OAUTH_AUDIENCE') ?? `${publicUrl}/mcp`,
       jwksUrl: url(env, 'OAUTH_JWKS_URL', ['http:', 'https:']),
       autoSignup: flag(env, 'OAUTH_AUTO_SIGNUP', true),
+      fetchTimeoutMs: integer(env, 'OAUTH_FETCH_TIMEOUT_MS', 5_000, 100, 60_000),
     },
     logLevel: text(env, 'LOG_LEVEL') ?? 'info',
     keyCacheSeconds: integer(env, 'KEY_CACHE_SECONDS', 5, 0, 3600),

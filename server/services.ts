@@ -6,7 +6,11 @@ import type { Logger } from 'pino';
 import { aiCacheIndexes, AiColumns } from './ai/ai-column.ts';
 import { aiUsageIndexes, type Llm } from './ai/llm.ts';
 import type { WebSearch } from './ai/web/web-search.ts';
+import { AccessTokens } from './auth/access-tokens.ts';
+import { Credentials, type OAuth } from './auth/credentials.ts';
 import { ApiKeys, apiKeyIndexes } from './auth/keys.ts';
+import { memberIndexes, Members } from './auth/members.ts';
+import { Subjects } from './auth/subjects.ts';
 import type { Config } from './config.ts';
 import { Credits, ledgerIndexes } from './credits/ledger.ts';
 import { Payment } from './credits/payment.ts';
@@ -30,6 +34,12 @@ export interface Services {
   log: Logger;
   workspaces: Workspaces;
   keys: ApiKeys;
+  /** Which workspace each OAuth subject acts for. */
+  members: Members;
+  /** OAuth access tokens and their subjects; null unless OAUTH_ISSUER is set. */
+  oauth: OAuth | null;
+  /** Bearer credential → principal: API keys, and tokens when `oauth` is set. */
+  credentials: Credentials;
   credits: Credits;
   /** Every 402: the plan gate, charges, budgets. */
   payment: Payment;
@@ -58,6 +68,7 @@ export interface Services {
 export const indexDeclarations: IndexDeclaration[] = [
   ...workspaceIndexes,
   ...apiKeyIndexes,
+  ...memberIndexes,
   ...ledgerIndexes,
   ...companyIndexes,
   ...providerKeyIndexes,
@@ -84,10 +95,16 @@ export function createServices(deps: {
   const workspaces = new Workspaces(deps.store);
   const credits = new Credits(deps.store, workspaces);
   const companies = new Companies(deps.store);
+  const keys = new ApiKeys(deps.store, deps.config.keyCacheSeconds * 1000);
+  const members = new Members(deps.store, deps.config.keyCacheSeconds * 1000);
+  const oauth = oauthOf(deps.config, deps.log, { members, workspaces, credits });
   return {
     ...deps,
     workspaces,
-    keys: new ApiKeys(deps.store, deps.config.keyCacheSeconds * 1000),
+    keys,
+    members,
+    oauth,
+    credentials: new Credentials(keys, oauth),
     credits,
     payment: new Payment(credits, workspaces),
     companies,
@@ -104,5 +121,14 @@ export function createServices(deps: {
     campaigns: new Campaigns(deps.store),
     prospects: new Prospects(deps.store),
     messageWriter: new MessageWriter(deps.llm),
+  };
+}
+
+function oauthOf(config: Config, log: Logger, deps: { members: Members; workspaces: Workspaces; credits: Credits }): OAuth | null {
+  const { issuer, audience, jwksUrl, autoSignup, fetchTimeoutMs } = config.oauth;
+  if (!issuer) return null;
+  return {
+    tokens: new AccessTokens({ issuer, audience, jwksUrl, fetchTimeoutMs, log }),
+    subjects: new Subjects({ ...deps, log }, autoSignup),
   };
 }

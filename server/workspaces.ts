@@ -33,14 +33,18 @@ export class Workspaces {
     this.collection = store.collection<WorkspaceDoc>('workspaces');
   }
 
-  /** Creates a workspace; a trial starts with its 500 credits already granted as a movement. */
-  async create(name: string, planName: PlanName = 'trial', now = new Date()): Promise<WorkspaceDoc> {
+  /**
+   * Creates a workspace; a trial starts with its 500 credits already granted as a movement. `id`
+   * is chosen by the caller when something must name the workspace before it exists (an OAuth
+   * sign-up claims its subject first); inserting an id twice fails with a duplicate-key error.
+   */
+  async create(name: string, planName: PlanName = 'trial', now = new Date(), id: string = randomUUID()): Promise<WorkspaceDoc> {
     const grant: Movement | null =
       planName === 'trial'
         ? newMovement(TRIAL_CREDITS, 'trial_grant', 'Free trial credits', now)
         : null;
     const doc: WorkspaceDoc = {
-      _id: randomUUID(),
+      _id: id,
       name,
       plan: planFor(planName, now),
       balance: grant ? grant.amount : 0,

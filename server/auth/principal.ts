@@ -15,10 +15,20 @@ export interface Principal {
   scopes: Scope[];
 }
 
+/**
+ * Why a presented credential was not turned into a principal: `unauthorized` for a bad key or
+ * token, `no_workspace` for a valid token whose subject acts for no workspace (none linked and no
+ * sign-up, or its membership removed). The message is for people and never quotes the credential.
+ */
+export interface Refusal {
+  code: 'unauthorized' | 'no_workspace';
+  message: string;
+}
+
 export interface Caller {
   principal: Principal | null;
   /** Why a presented credential was refused; null when none was presented (or it was accepted). */
-  refused: string | null;
+  refused: Refusal | null;
 }
 
 export const anonymous: Caller = { principal: null, refused: null };
@@ -28,10 +38,11 @@ export function authorize(caller: Caller, scope: Scope | null): Principal | null
   if (!scope) return caller.principal;
   const { principal, refused } = caller;
   if (!principal) {
+    if (refused) throw new ServiceError(refused.code, refused.message, { credentialRefused: true });
     throw new ServiceError(
       'unauthorized',
-      refused ?? 'This operation needs an API key: send "Authorization: Bearer service_live_…".',
-      { credentialRefused: refused !== null },
+      'This operation needs a credential: send "Authorization: Bearer " and an API key or an OAuth access token.',
+      { credentialRefused: false },
     );
   }
   if (!principal.scopes.includes(scope)) {

@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { memberInfo } from '../auth/members.ts';
 import { PLAN_NAMES, type PlanName } from '../credits/plans.ts';
 import { importPeople, PeopleFileError } from '../people/import-people.ts';
 import { importRelease, type ImportProgress } from '../receita/import/importer.ts';
@@ -52,6 +53,16 @@ async function existingWorkspace(services: Services, args: Args) {
   return workspace;
 }
 
+/**
+ * The issuer of a member's tokens: --issuer, else OAUTH_ISSUER of the process that runs the
+ * command (the server's, when the CLI reaches a running server), the issuer whose tokens it accepts.
+ */
+function issuer(services: Services, args: Args): string {
+  const value = args.issuer ?? services.config.oauth.issuer;
+  if (!value) throw new UsageError('--issuer is required when OAUTH_ISSUER is unset');
+  return value;
+}
+
 /** A provider that takes a key: keyless sources have nothing to store. */
 function keyedProvider(services: Services, args: Args): string {
   const id = required(args, 'provider');
@@ -94,6 +105,38 @@ export const commands: Record<string, Command> = {
         throw new UsageError(`key ${keyId} not found in workspace ${workspace._id}`);
       }
       return { keyId, revoked: true };
+    },
+  },
+  'member add': {
+    usage: 'member add --workspace ID --subject SUB [--issuer ISS]  (an OAuth subject acts for the workspace; issuer: OAUTH_ISSUER)',
+    async run(services, args) {
+      const workspace = await existingWorkspace(services, args);
+      const subject = required(args, 'subject');
+      const iss = issuer(services, args);
+      const result = await services.members.add(iss, subject, workspace._id);
+      if ('alreadyIn' in result) {
+        throw new UsageError(`subject ${subject} of ${iss} is a member of workspace ${result.alreadyIn}; remove it there first`);
+      }
+      return memberInfo(result.added);
+    },
+  },
+  'member list': {
+    usage: 'member list --workspace ID',
+    async run(services, args) {
+      const workspace = await existingWorkspace(services, args);
+      return { workspaceId: workspace._id, members: await services.members.list(workspace._id) };
+    },
+  },
+  'member remove': {
+    usage: 'member remove --workspace ID --subject SUB [--issuer ISS]  (its tokens are refused at once)',
+    async run(services, args) {
+      const workspace = await existingWorkspace(services, args);
+      const subject = required(args, 'subject');
+      const iss = issuer(services, args);
+      if (!(await services.members.remove(iss, subject, workspace._id))) {
+        throw new UsageError(`subject ${subject} of ${iss} is not a member of workspace ${workspace._id}`);
+      }
+      return { workspaceId: workspace._id, issuer: iss, subject, removed: true };
     },
   },
   'plan set': {

@@ -38,6 +38,8 @@ function parse(argv: string[]): ControlRequest {
       file: { type: 'string' },
       list: { type: 'string' },
       provider: { type: 'string' },
+      subject: { type: 'string' },
+      issuer: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });

@@ -1,29 +1,31 @@
 /**
- * Identifies the caller from `Authorization: Bearer <key>` once per request, without failing:
- * rate limiting needs to know who is calling even on routes that need no credential. Whether the
- * caller may run an operation is the pipeline's decision (`auth/principal.ts`).
+ * Identifies the caller from `Authorization: Bearer <credential>` once per request, without
+ * failing: rate limiting needs to know who is calling even on routes that need no credential.
+ * The credential is an API key or an OAuth access token (`auth/credentials.ts`); whether the
+ * caller may run an operation is the pipeline's decision (`auth/principal.ts`). MCP mounts this
+ * same middleware, so a credential that works on /v1 works on /mcp.
  */
-import type { ApiKeys } from '../auth/keys.ts';
+import type { Credentials } from '../auth/credentials.ts';
 import type { Middleware } from './state.ts';
 
-export function identify(keys: ApiKeys): Middleware {
+export function identify(credentials: Credentials): Middleware {
   return async (ctx, next) => {
     const header = ctx.get('Authorization');
     if (header) {
       const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
       if (!match) {
-        ctx.state.authProblem = 'The Authorization header must be "Bearer <API key>".';
+        ctx.state.authProblem = {
+          code: 'unauthorized',
+          message: 'The Authorization header must be "Bearer <API key or access token>".',
+        };
       } else {
-        const key = await keys.authenticate(match[1]!);
-        if (key) {
-          ctx.state.principal = {
-            kind: 'api_key',
-            credentialId: key._id,
-            workspaceId: key.workspaceId,
-            scopes: key.scopes,
-          };
+        const found = await credentials.identify(match[1]!);
+        if ('principal' in found) {
+          ctx.state.principal = found.principal;
         } else {
-          ctx.state.authProblem = 'The API key is invalid or has been revoked.';
+          ctx.state.authProblem = found.refused;
+          // The reason code only: the token, its claims and its subject stay out of the logs.
+          if (found.reason) ctx.state.log.info({ reason: found.reason }, 'access token refused');
         }
       }
     }

@@ -163,7 +163,12 @@ export function buildOpenApi(version: string) {
     components: {
       schemas: components.schemas,
       securitySchemes: {
-        bearerAuth: { type: 'http', scheme: 'bearer', description: 'Workspace API key `service_live_…`.' },
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'A workspace API key `service_live_…`, or an OAuth access token (JWT) of the issuer the server trusts; its protected-resource metadata is at /.well-known/oauth-protected-resource.',
+        },
       },
     },
   };

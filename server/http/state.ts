@@ -1,6 +1,6 @@
 import type { Next, ParameterizedContext } from 'koa';
 import type { Logger } from 'pino';
-import type { Principal } from '../auth/principal.ts';
+import type { Principal, Refusal } from '../auth/principal.ts';
 
 /** What the middleware chain learns about a request, in the order it learns it. */
 export interface AppState {
@@ -8,8 +8,8 @@ export interface AppState {
   log: Logger;
   /** The authenticated caller, or null. */
   principal: Principal | null;
-  /** Why a presented credential was refused; answered as 401 only by routes that need one. */
-  authProblem: string | null;
+  /** Why a presented credential was refused; answered (401, or 403 no_workspace) only by routes that need one. */
+  authProblem: Refusal | null;
 }
 
 export type AppContext = ParameterizedContext<AppState>;

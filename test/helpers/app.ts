@@ -4,7 +4,7 @@
  * `request` receives is checked against the operation's schemas (contract.ts).
  */
 import type { AddressInfo } from 'node:net';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { createApp, type AppOptions } from '../../server/app.ts';
 import { bootstrap, type Runtime } from '../../server/bootstrap.ts';
 import { loadConfig } from '../../server/config.ts';
@@ -43,13 +43,13 @@ export interface TestApp {
 
 export async function startTestApp(
   env: Record<string, string> = {},
-  options: AppOptions & { dataDir?: string } = {},
+  options: AppOptions & { dataDir?: string; /** The server's logger (a test reading the logs); silent by default. */ log?: Logger } = {},
 ): Promise<TestApp> {
   // As server/main.ts does: the tests' server calls providers as fast as the real one.
   patchBottleneckYield();
   const dataDir = options.dataDir ?? (await tempDir('test'));
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env });
-  const runtime: Runtime = await bootstrap(config, pino({ level: 'silent' }), 'test');
+  const runtime: Runtime = await bootstrap(config, options.log ?? pino({ level: 'silent' }), 'test');
   const server = createApp(runtime.services, options).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

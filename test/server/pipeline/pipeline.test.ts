@@ -56,7 +56,7 @@ describe('invoke', () => {
       details: { credentialRefused: false },
     });
     await expect(
-      pipeline.invoke('searchPeople', { principal: null, refused: 'The API key is invalid or has been revoked.' }, { body: {} }, options),
+      pipeline.invoke('searchPeople', { principal: null, refused: { code: 'unauthorized', message: 'The API key is invalid or has been revoked.' } }, { body: {} }, options),
     ).rejects.toMatchObject({ code: 'unauthorized', message: 'The API key is invalid or has been revoked.', details: { credentialRefused: true } });
     const reader = await caller('trial', ['credits:read']);
     await expect(pipeline.invoke('searchPeople', reader, { body: {} }, options)).rejects.toMatchObject({

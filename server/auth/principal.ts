@@ -36,17 +36,20 @@ export const anonymous: Caller = { principal: null, refused: null };
 /** The principal allowed to run an operation needing `scope` (null for open operations), or 401/403. */
 export function authorize(caller: Caller, scope: Scope | null): Principal | null {
   if (!scope) return caller.principal;
-  const { principal, refused } = caller;
-  if (!principal) {
-    if (refused) throw new ServiceError(refused.code, refused.message, { credentialRefused: true });
-    throw new ServiceError(
-      'unauthorized',
-      'This operation needs a credential: send "Authorization: Bearer " and an API key or an OAuth access token.',
-      { credentialRefused: false },
-    );
-  }
+  const principal = requireCredential(caller);
   if (!principal.scopes.includes(scope)) {
     throw new ServiceError('insufficient_scope', `This operation needs the ${scope} scope.`, { scope });
   }
   return principal;
+}
+
+/** The caller's principal, or the 401 (or 403 `no_workspace`) that says why there is none. */
+export function requireCredential({ principal, refused }: Caller): Principal {
+  if (principal) return principal;
+  if (refused) throw new ServiceError(refused.code, refused.message, { credentialRefused: true });
+  throw new ServiceError(
+    'unauthorized',
+    'This operation needs a credential: send "Authorization: Bearer " and an API key or an OAuth access token.',
+    { credentialRefused: false },
+  );
 }

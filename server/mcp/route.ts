@@ -6,6 +6,7 @@
  * stateless transport, which answer on the raw response.
  */
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { requireCredential } from '../auth/principal.ts';
 import { ServiceError } from '../errors.ts';
 import { MAX_BODY_BYTES } from '../http/body.ts';
 import { errorHeaders, STATUS_OF } from '../http/error-status.ts';
@@ -30,12 +31,10 @@ export function mcpRoute({ pipeline, version, resourceMetadata }: McpRouteOption
       throw new ServiceError('method_not_allowed', `${MCP_PATH} is stateless: send every message as a POST.`);
     }
     const caller = { principal: ctx.state.principal, refused: ctx.state.authProblem };
-    if (!caller.principal) {
-      const err = new ServiceError(
-        'unauthorized',
-        caller.refused ?? 'MCP needs a credential: send "Authorization: Bearer" with an API key or an OAuth access token.',
-        { credentialRefused: caller.refused !== null },
-      );
+    try {
+      requireCredential(caller);
+    } catch (err) {
+      if (!(err instanceof ServiceError)) throw err;
       return answer(ctx, STATUS_OF[err.code], { error: err.code, message: err.message }, errorHeaders(err, resourceMetadata));
     }
 

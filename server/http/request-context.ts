@@ -28,8 +28,7 @@ export function requestContext(log: Logger): Middleware {
         {
           method: ctx.method,
           path: requestPath(ctx),
-          // A binding that answers on the raw response (MCP) leaves Koa's status unset.
-          status: ctx.respond === false ? ctx.res.statusCode : ctx.status,
+          status: ctx.status,
           ms: Math.round(ms * 10) / 10,
           workspaceId: ctx.state.principal?.workspaceId,
         },

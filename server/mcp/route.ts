@@ -3,9 +3,11 @@
  * the rate limit, like any request, so the same request id, access log and quota apply. The
  * credential is checked before the body is read; then the JSON-RPC body is read here (1 MiB, one
  * message: batches were dropped from MCP in 2025-06-18) and handed to a fresh server and
- * stateless transport, which answer on the raw response.
+ * stateless transport (the SDK's web-standard one), whose answer Koa writes.
  */
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { requireCredential } from '../auth/principal.ts';
 import { ServiceError } from '../errors.ts';
 import { MAX_BODY_BYTES } from '../http/body.ts';
@@ -43,7 +45,7 @@ export function mcpRoute({ pipeline, version, resourceMetadata }: McpRouteOption
 
     const server = createMcpServer({ pipeline, caller, log: ctx.state.log, version });
     // One JSON answer unless the client asked for progress, which needs an event stream to travel in.
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgress(message.body) });
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgress(message.body) });
     // A client that leaves before its answer aborts the call in progress; after a complete answer
     // there is nothing to stop, and closing would only build a "connection closed" error to drop.
     ctx.res.once('close', () => {
@@ -52,10 +54,24 @@ export function mcpRoute({ pipeline, version, resourceMetadata }: McpRouteOption
       void server.close();
     });
     await server.connect(transport);
-    // The transport writes the answer itself (JSON or an event stream); Koa must not.
-    ctx.respond = false;
-    await transport.handleRequest(ctx.req, ctx.res, message.body);
+    // The web-standard transport, given the body already read, needs only the method and headers;
+    // its answer is written by Koa like any other, so headers, status and the access log agree.
+    const response = await transport.handleRequest(new Request(new URL(ctx.originalUrl, 'http://mcp.invalid'), { method: 'POST', headers: headersOf(ctx) }), {
+      parsedBody: message.body,
+    });
+    ctx.status = response.status;
+    response.headers.forEach((value, name) => ctx.set(name, value));
+    const streamed = response.headers.get('content-type')?.startsWith('text/event-stream');
+    ctx.body = !response.body ? null : streamed ? Readable.fromWeb(response.body as WebReadableStream) : Buffer.from(await response.arrayBuffer());
   };
+}
+
+function headersOf(ctx: AppContext): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(ctx.req.headers)) {
+    if (typeof value === 'string') headers.set(name, value);
+  }
+  return headers;
 }
 
 function wantsProgress(message: unknown): boolean {

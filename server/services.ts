@@ -9,7 +9,9 @@ import type { WebSearch } from './ai/web/web-search.ts';
 import { ApiKeys, apiKeyIndexes } from './auth/keys.ts';
 import type { Config } from './config.ts';
 import { Credits, ledgerIndexes } from './credits/ledger.ts';
+import { allowanceIndexes, DailyAllowances } from './credits/allowance.ts';
 import { Payment } from './credits/payment.ts';
+import { Conversations, conversationIndexes } from './agent/conversations.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
 import { Providers } from './providers/providers.ts';
 import { providerKeyIndexes, type WorkspaceProviderKeys } from './providers/workspace-keys.ts';
@@ -50,6 +52,8 @@ export interface Services {
   campaigns: Campaigns;
   prospects: Prospects;
   messageWriter: MessageWriter;
+  /** The agent's conversations, per workspace. */
+  conversations: Conversations;
   rateLimiter: RateLimiter;
   version: string;
 }
@@ -68,6 +72,8 @@ export const indexDeclarations: IndexDeclaration[] = [
   ...sheetIndexes,
   ...campaignIndexes,
   ...prospectIndexes,
+  ...allowanceIndexes,
+  ...conversationIndexes,
 ];
 
 export function createServices(deps: {
@@ -89,7 +95,8 @@ export function createServices(deps: {
     workspaces,
     keys: new ApiKeys(deps.store, deps.config.keyCacheSeconds * 1000),
     credits,
-    payment: new Payment(credits, workspaces),
+    payment: new Payment(credits, workspaces, new DailyAllowances(deps.store)),
+    conversations: new Conversations(deps.store),
     companies,
     providers: new Providers({
       config: deps.config,

@@ -1,4 +1,5 @@
 /** The registry: every operation of every area, checked once when this module loads. */
+import { agentOperations } from './agent.ts';
 import { aiOperations } from './ai.ts';
 import { campaignOperations } from './campaigns.ts';
 import { catalogOperations } from './catalog.ts';
@@ -38,6 +39,7 @@ export const operations = mergeAreas(
   prospectOperations,
   sheetOperations,
   creditsOperations,
+  agentOperations,
 );
 
 export type Operations = typeof operations;

@@ -1,5 +1,5 @@
 /** The built-in agent: its chat (events or one JSON answer) and the conversations it keeps. */
-import { CloneType, Type } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { ClosedObject, ErrorBody, IdOf, StringEnum, Timestamp } from './common.ts';
 
 export const AGENT_MESSAGE_MAX = 4000;
@@ -32,7 +32,11 @@ export const AgentChatBody = ClosedObject('A message to the agent.', {
 
 const CallId = Type.String({ description: 'Pairs a `tool_call` with its `tool_result`.' });
 const ToolName = Type.String({ description: 'The tool: an operation id in snake_case, as MCP names it.' });
-const ToolInput = Type.Record(Type.String(), Type.Unknown(), { description: 'The arguments the model gave the tool.' });
+// Any tool's arguments: every property name is allowed (the pattern), so none is left unsaid.
+const ToolInput = Type.Record(Type.String(), Type.Unknown(), {
+  additionalProperties: false,
+  description: 'The arguments the model gave the tool (empty when they were not a JSON object).',
+});
 const Charged = Type.Integer({ minimum: 0, description: 'Credits this call charged (0 when it failed).' });
 const Steps = Type.Integer({ minimum: 0, description: 'Tool calls made for this message.' });
 
@@ -80,7 +84,8 @@ export const AgentChatResult = ClosedObject(
       { description: 'The tool calls, in the order they were made.' },
     ),
     creditsCharged: Type.Integer({ minimum: 0, description: 'Credits the tools of this message charged in all.' }),
-    error: Type.Optional(CloneType(ErrorBody, { description: 'When a step failed midway: why the answer stops there.' })),
+    // The Error record itself (a copy with its own description would be a second schema named Error).
+    error: Type.Optional(ErrorBody),
   },
   { title: 'AgentChatResult' },
 );

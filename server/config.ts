@@ -24,6 +24,8 @@ export interface Config {
     perMinute: number | undefined;
     maxPromptTokens: number;
   };
+  /** The built-in agent: tool calls per message, and messages a day for a workspace without a plan. */
+  agent: { maxSteps: number; freeMessagesPerDay: number };
   /** Web search for research: SearXNG when its URL is set, else Brave with its key. */
   webSearch: { searxngUrl: string | undefined; braveApiKey: string | undefined; braveUrl: string };
   /** Lets research read pages on loopback addresses (tests); off by default. */
@@ -160,6 +162,10 @@ export function loadConfig(env: Env = process.env): Config {
       maxConcurrent: integer(env, 'LLM_MAX_CONCURRENT', 10, 1, 10_000),
       perMinute: text(env, 'LLM_RATE_PER_MINUTE') === undefined ? undefined : integer(env, 'LLM_RATE_PER_MINUTE', 0, 1, 10_000_000),
       maxPromptTokens: integer(env, 'LLM_MAX_PROMPT_TOKENS', 16_000, 1000, 2_000_000),
+    },
+    agent: {
+      maxSteps: integer(env, 'AGENT_MAX_STEPS', 8, 1, 100),
+      freeMessagesPerDay: integer(env, 'AGENT_FREE_MESSAGES_PER_DAY', 20, 0, 1_000_000),
     },
     webSearch: {
       searxngUrl: url(env, 'SEARXNG_URL', ['http:', 'https:']),

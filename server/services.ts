@@ -13,7 +13,9 @@ import { memberIndexes, Members } from './auth/members.ts';
 import { Subjects } from './auth/subjects.ts';
 import type { Config } from './config.ts';
 import { Credits, ledgerIndexes } from './credits/ledger.ts';
+import { allowanceIndexes, DailyAllowances } from './credits/allowance.ts';
 import { Payment } from './credits/payment.ts';
+import { Conversations, conversationIndexes } from './agent/conversations.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
 import { Providers } from './providers/providers.ts';
 import { providerKeyIndexes, type WorkspaceProviderKeys } from './providers/workspace-keys.ts';
@@ -60,6 +62,8 @@ export interface Services {
   campaigns: Campaigns;
   prospects: Prospects;
   messageWriter: MessageWriter;
+  /** The agent's conversations, per workspace. */
+  conversations: Conversations;
   rateLimiter: RateLimiter;
   version: string;
 }
@@ -79,6 +83,8 @@ export const indexDeclarations: IndexDeclaration[] = [
   ...sheetIndexes,
   ...campaignIndexes,
   ...prospectIndexes,
+  ...allowanceIndexes,
+  ...conversationIndexes,
 ];
 
 export function createServices(deps: {
@@ -106,7 +112,8 @@ export function createServices(deps: {
     oauth,
     credentials: new Credentials(keys, oauth),
     credits,
-    payment: new Payment(credits, workspaces),
+    payment: new Payment(credits, workspaces, new DailyAllowances(deps.store)),
+    conversations: new Conversations(deps.store),
     companies,
     providers: new Providers({
       config: deps.config,

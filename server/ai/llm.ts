@@ -39,6 +39,56 @@ export interface ChatAnswer {
   completionTokens: number;
 }
 
+/** A message of a conversation with tools, as the chat completions API takes it. */
+export type ToolChatMessage =
+  | { role: 'system' | 'user'; content: string }
+  | { role: 'assistant'; content: string | null; tool_calls?: ToolCallRequest[] }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+export interface ToolCallRequest {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export interface FunctionTool {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+export interface ToolChatRequest {
+  messages: ToolChatMessage[];
+  tools: FunctionTool[];
+  /** 'none' once the caller will run no more tools, so the model writes its answer. */
+  toolChoice: 'auto' | 'none';
+  maxTokens: number;
+  /** Ask for the answer as server-sent deltas, each given to `onText` as it arrives. */
+  stream: boolean;
+  onText?: (delta: string) => void;
+  workspaceId: string;
+  purpose: string;
+  signal: AbortSignal;
+}
+
+export interface ToolChatAnswer extends ChatAnswer {
+  /** The calls the model asked for, arguments as it wrote them (possibly not JSON at all). */
+  toolCalls: Array<{ id: string; name: string; arguments: string }>;
+}
+
+/** What a prompt with tools weighs, by the same rough count as the prompt-size cap. */
+export function estimatePromptTokens(messages: ToolChatMessage[], tools: FunctionTool[] = []): number {
+  let n = tools.length ? estimateTokens(JSON.stringify(tools)) : 0;
+  for (const m of messages) {
+    n += estimateTokens(m.content ?? '') + 4;
+    if (m.role === 'assistant') for (const call of m.tool_calls ?? []) n += estimateTokens(call.function.name + call.function.arguments) + 4;
+  }
+  return n;
+}
+
+/** Text already reached the caller when the answer broke off: another attempt would repeat it. */
+class BrokenStream extends Error {}
+
 /**
  * Why a model call gave nothing usable: `ai_unavailable` when the model is unreachable, busy
  * or slow, `ai_failed` when it answered but not usably. A ServiceError, so it reaches the client
@@ -129,7 +179,7 @@ export class Llm {
     return answer;
   }
 
-  private async complete(request: ChatRequest): Promise<OpenAI.ChatCompletion> {
+  private complete(request: ChatRequest): Promise<OpenAI.ChatCompletion> {
     const body = {
       model: this.settings.model,
       messages: request.messages,
@@ -137,9 +187,108 @@ export class Llm {
       temperature: 0.2,
       ...(request.json ? { response_format: { type: 'json_object' as const } } : {}),
     };
+    return this.run((signal) => this.client.chat.completions.create(body, { signal }), request.signal);
+  }
+
+  /**
+   * One turn of a conversation with tools (function calling, `tool_choice` auto or none),
+   * streamed or not, through the same limiter, timeout, retries and usage record as `chat`.
+   * A streamed answer holds its limiter turn until it ends, and is retried only while nothing of
+   * it has reached the caller.
+   */
+  async chatWithTools(request: ToolChatRequest): Promise<ToolChatAnswer> {
+    const promptTokens = estimatePromptTokens(request.messages, request.tools);
+    if (promptTokens > this.settings.maxPromptTokens) {
+      throw new ServiceError('invalid_request', `the conversation is too long for the model (about ${promptTokens} tokens; at most ${this.settings.maxPromptTokens})`);
+    }
+    const body = {
+      model: this.settings.model,
+      messages: request.messages as OpenAI.ChatCompletionMessageParam[],
+      max_tokens: request.maxTokens,
+      temperature: 0.2,
+      ...(request.tools.length
+        ? {
+            tools: request.tools.map((t) => ({ type: 'function' as const, function: t })),
+            tool_choice: request.toolChoice,
+          }
+        : {}),
+    };
+    const answer = await this.run(
+      (signal) => (request.stream ? this.streamed(body, request.onText, signal) : this.whole(body, signal)),
+      request.signal,
+    );
+    const result = {
+      ...answer,
+      promptTokens: answer.promptTokens || promptTokens,
+      completionTokens: answer.completionTokens || estimateTokens(answer.text + JSON.stringify(answer.toolCalls)),
+    };
+    await this.record(request, result);
+    return result;
+  }
+
+  private async whole(body: OpenAI.ChatCompletionCreateParamsNonStreaming, signal: AbortSignal): Promise<ToolChatAnswer> {
+    const completion = await this.client.chat.completions.create(body, { signal });
+    const choice = completion.choices?.[0];
+    if (choice?.finish_reason === 'content_filter') throw new LlmError('The model refused to answer (content filter).', 'ai_failed');
+    const message = choice?.message;
+    return {
+      text: typeof message?.content === 'string' ? message.content : '',
+      toolCalls: (message?.tool_calls ?? []).flatMap((call) =>
+        call.type === 'function' ? [{ id: call.id, name: call.function.name, arguments: call.function.arguments ?? '' }] : [],
+      ),
+      promptTokens: completion.usage?.prompt_tokens ?? 0,
+      completionTokens: completion.usage?.completion_tokens ?? 0,
+    };
+  }
+
+  /** Reads the deltas: text as it comes, tool calls assembled by index from their pieces. */
+  private async streamed(
+    body: OpenAI.ChatCompletionCreateParamsNonStreaming,
+    onText: ((delta: string) => void) | undefined,
+    signal: AbortSignal,
+  ): Promise<ToolChatAnswer> {
+    const stream = await this.client.chat.completions.create(
+      { ...body, stream: true, stream_options: { include_usage: true } },
+      { signal },
+    );
+    let text = '';
+    const calls: Array<{ id: string; name: string; arguments: string }> = [];
+    let usage: OpenAI.CompletionUsage | undefined;
     try {
-      return await this.outbound.call(async (signal) => ({ value: await this.client.chat.completions.create(body, { signal }) }), {
-        signal: request.signal,
+      for await (const chunk of stream) {
+        if (chunk.usage) usage = chunk.usage;
+        const choice = chunk.choices?.[0];
+        if (choice?.finish_reason === 'content_filter') throw new LlmError('The model refused to answer (content filter).', 'ai_failed');
+        const delta = choice?.delta;
+        if (!delta) continue;
+        if (delta.content) {
+          text += delta.content;
+          onText?.(delta.content);
+        }
+        for (const piece of delta.tool_calls ?? []) {
+          const call = (calls[piece.index] ??= { id: '', name: '', arguments: '' });
+          if (piece.id) call.id = piece.id;
+          if (piece.function?.name) call.name += piece.function.name;
+          if (piece.function?.arguments) call.arguments += piece.function.arguments;
+        }
+      }
+    } catch (err) {
+      if (text && !signal.aborted && !(err instanceof LlmError)) throw new BrokenStream('The model\'s answer broke off.');
+      throw err;
+    }
+    return {
+      text,
+      toolCalls: calls.filter(Boolean).map((call, i) => ({ ...call, id: call.id || `call_${i}` })),
+      promptTokens: usage?.prompt_tokens ?? 0,
+      completionTokens: usage?.completion_tokens ?? 0,
+    };
+  }
+
+  /** One model call through the outbound client: its limiter, timeout and retries; only LlmErrors out. */
+  private async run<T>(attempt: (signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<T> {
+    try {
+      return await this.outbound.call(async (attemptSignal) => ({ value: await attempt(attemptSignal) }), {
+        signal,
         classify,
         fail: (last) => new LlmError(last.failure, 'ai_unavailable'),
       });
@@ -151,7 +300,7 @@ export class Llm {
   }
 
   /** Tokens per workspace and day: what each workspace's AI use costs the operator. */
-  private async record(request: ChatRequest, answer: ChatAnswer): Promise<void> {
+  private async record(request: { workspaceId: string; purpose: string }, answer: ChatAnswer): Promise<void> {
     const day = new Date().toISOString().slice(0, 10);
     await this.store.collection<UsageDoc>('ai_usage').updateOne(
       { _id: `${request.workspaceId}:${day}` },
@@ -178,6 +327,9 @@ export class Llm {
  * worth another attempt; a timeout is not, having already taken LLM_TIMEOUT_MS.
  */
 function classify(err: unknown, timeout: AttemptFailure | undefined): AttemptFailure {
+  // An answer the model gave but that cannot be used (a content filter) ends the call as it is.
+  if (err instanceof LlmError) throw err;
+  if (err instanceof BrokenStream) return { failure: err.message, kind: 'final' };
   // The SDK's own timeout (10 minutes) can only come first at LLM_TIMEOUT_MS's ceiling.
   if (timeout || err instanceof OpenAI.APIConnectionTimeoutError) return { failure: 'The model did not answer in time.', kind: 'final' };
   if (err instanceof OpenAI.APIConnectionError) return { failure: 'The model could not be reached.', kind: 'failed' };

@@ -5,6 +5,7 @@
  */
 import { ServiceError } from '../errors.ts';
 import type { Workspaces } from '../workspaces.ts';
+import type { DailyAllowances } from './allowance.ts';
 import type { Credits } from './ledger.ts';
 import { planBlocker } from './plans.ts';
 
@@ -38,6 +39,7 @@ export class Payment {
   constructor(
     private readonly ledger: Credits,
     private readonly workspaces: Workspaces,
+    private readonly allowances: DailyAllowances,
   ) {}
 
   /** 402 `plan_required` unless the workspace's plan allows paid operations; a trial that ran out expires here. */
@@ -47,6 +49,21 @@ export class Payment {
     const current = await this.ledger.expireTrialIfDue(account, now);
     const blocker = planBlocker(current.plan, now);
     if (blocker) throw new ServiceError('plan_required', blocker);
+  }
+
+  /**
+   * A message to the agent: free with an active plan (trial or paid); without one, one of the
+   * workspace's `freePerDay` messages of today, else 402 `plan_required`. The chat itself costs
+   * no credits; its tools meet their own plan gate in the pipeline.
+   */
+  async requireAgentMessage(workspaceId: string, freePerDay: number, now = new Date()): Promise<void> {
+    const account = await this.workspaces.get(workspaceId);
+    if (!account) throw new ServiceError('unauthorized', 'The workspace of this credential no longer exists.');
+    const current = await this.ledger.expireTrialIfDue(account, now);
+    const blocker = planBlocker(current.plan, now);
+    if (!blocker) return;
+    if (await this.allowances.take(workspaceId, 'agent_message', freePerDay, now)) return;
+    throw new ServiceError('plan_required', `${blocker} Without a plan the agent answers ${freePerDay} messages a day, all used today.`);
   }
 
   /** Takes `amount`, or answers 402 `insufficient_credits` having changed nothing. Resolves with what was charged. */

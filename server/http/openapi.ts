@@ -93,18 +93,26 @@ const RATE_HEADERS = {
 function responses(op: Operation, components: Components) {
   const out: Record<string, unknown> = {};
   for (const [status, schema] of Object.entries(op.responses)) {
+    const events = op.stream && {
+      'text/event-stream': {
+        schema: { type: 'string' },
+        // OpenAPI 3.1 cannot type the events of a stream: the payload of each event, by name.
+        'x-events': Object.fromEntries(Object.entries(op.stream.events).map(([name, payload]) => [name, components.schema(payload)])),
+      },
+    };
+    const names = op.stream ? Object.keys(op.stream.events).map((name) => `\`${name}\``).join(', ') : '';
     out[status] = {
-      description: op.stream ? 'Server-sent events: `page` events, then one `done`.' : 'Success.',
+      description: !op.stream
+        ? 'Success.'
+        : op.stream.json
+          ? `Server-sent events (${names}; one \`done\` last), or with \`Accept: application/json\` one JSON answer.`
+          : `Server-sent events (${names}; one \`done\` last).`,
       headers: RATE_HEADERS,
-      content: op.stream
-        ? {
-            'text/event-stream': {
-              schema: { type: 'string' },
-              // OpenAPI 3.1 cannot type the events of a stream: the payload of each event, by name.
-              'x-events': { page: components.schema(op.stream.page), done: components.schema(op.stream.done) },
-            },
-          }
-        : { 'application/json': { schema: components.schema(schema) } },
+      content: !events
+        ? { 'application/json': { schema: components.schema(schema) } }
+        : op.stream?.json
+          ? { ...events, 'application/json': { schema: components.schema(schema) } }
+          : events,
     };
   }
   // The interface lists per-operation statuses; these apply to every operation of a kind.

@@ -19,14 +19,17 @@ export function buildRouter(pipeline: Pipeline, extraRoutes: (router: Router<App
   const router = new Router<AppState>();
   extraRoutes(router);
   for (const id of Object.keys(operations) as OperationId[]) {
-    const status = successStatus(operations[id]);
-    router.register(koaPath(operations[id].path), [operations[id].method], async (ctx) => {
+    const operation: Operation = operations[id];
+    const status = successStatus(operation);
+    router.register(koaPath(operation.path), [operation.method], async (ctx) => {
       const gone = new ClientGone(ctx);
+      // A stream that also declares a JSON answer gives it to a client that prefers JSON.
+      const answer = operation.stream?.json && ctx.accepts('text/event-stream', 'application/json') === 'application/json' ? 'value' : 'events';
       const outcome = await pipeline.invoke(
         id,
         { principal: ctx.state.principal, refused: ctx.state.authProblem },
         { params: ctx.params, query: ctx.query, body: ctx.request.body },
-        { log: ctx.state.log, signal: () => gone.controller.signal },
+        { log: ctx.state.log, signal: () => gone.controller.signal, answer },
       );
       if (outcome.kind === 'stream') return sendEventStream(ctx, outcome.events, gone.controller);
       ctx.status = status;

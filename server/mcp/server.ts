@@ -82,7 +82,7 @@ export function createMcpServer({ pipeline, caller, log, version }: McpContext):
 }
 
 /** A stream's pages gathered into one result: every row, then what `done` says. */
-async function mergePages(
+export async function mergePages(
   events: AsyncIterable<StreamEvent>,
   onPage: (pages: number, source: string, rows: number) => Promise<void>,
 ): Promise<Record<string, unknown>> {

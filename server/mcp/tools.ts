@@ -1,7 +1,8 @@
 /**
  * The operation registry as MCP tools, generated once: one tool per operation, named by its id in
  * snake_case, taking one object that merges the operation's path, query and body fields, and
- * answering its success body. The built-in agent offers the same definitions to its model.
+ * answering its success body. The built-in agent offers the same definitions to its model. An
+ * entry marked `tool: false` (the agent's own operations) is no tool.
  */
 import type { TSchema } from '@sinclair/typebox';
 import { operations, type OperationId } from '../../shared/operations/index.ts';
@@ -73,8 +74,10 @@ function mergedInput(id: string, op: Operation): ToolDefinition['inputSchema'] {
 /** What the tool answers: the success body, or for a stream every page merged with its `done`. */
 function output(id: string, op: Operation): ToolDefinition['outputSchema'] {
   if (op.stream) {
-    const page = plain(op.stream.page);
-    const done = plain(op.stream.done);
+    const { page: pageSchema, done: doneSchema } = op.stream.events;
+    if (!pageSchema) throw new Error(`MCP tools: ${id} is a stream without \`page\` events, which a tool cannot merge`);
+    const page = plain(pageSchema);
+    const done = plain(doneSchema);
     const pageProperties = page.properties as Record<string, unknown>;
     return {
       type: 'object',
@@ -131,6 +134,7 @@ function buildTools(): Map<string, Tool> {
   const tools = new Map<string, Tool>();
   for (const id of Object.keys(operations) as OperationId[]) {
     const operation: Operation = operations[id];
+    if (operation.tool === false) continue;
     const tool: Tool = { operationId: id, operation, scope: operation.scope, definition: definition(id, operation), split: splitter(operation) };
     tools.set(tool.definition.name, tool);
   }

@@ -1,14 +1,18 @@
 /**
  * A handler never sees a binding: it gets validated input and this context, and returns the
- * response body, or, for a stream operation, an async iterable of its `page` and `done` events.
+ * response body, or, for a stream operation, an async iterable of its events.
  * HTTP, MCP and the agent all reach handlers through the pipeline (`pipeline.ts`), so each rule
  * is written once.
  */
 import type { Logger } from 'pino';
 import type { InputOf, OperationId, OutputOf, StreamEventOf, StreamOperationId } from '../../shared/operations/index.ts';
+import type { Operations } from '../../shared/operations/index.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Budget } from '../credits/payment.ts';
 import type { Services } from '../services.ts';
+import type { AnswerForm, Outcome, RawInput, StreamEvent } from './outcome.ts';
+
+export type { StreamEvent } from './outcome.ts';
 
 export interface HandlerContext {
   operationId: OperationId;
@@ -31,16 +35,22 @@ export interface HandlerContext {
   price(units: number): number;
   /** What this request may spend: the balance, capped by the caller's `maxCredits`. */
   budget(maxCredits?: number): Promise<Budget>;
+  /**
+   * For a stream operation that declares a JSON answer: 'value' when the client asked for JSON,
+   * and the handler then resolves with that body instead of yielding events.
+   */
+  answer: AnswerForm;
+  /**
+   * Runs another operation for the same caller, exactly as a binding would (scope, validation,
+   * plan gate, charges): how the agent calls its tools.
+   */
+  invoke(id: OperationId, raw: RawInput, options: { signal: AbortSignal }): Promise<Outcome>;
 }
 
-/** Any event of any stream, as bindings write them. */
-export interface StreamEvent {
-  event: string;
-  data: unknown;
-}
+type JsonAnswerOf<Id extends OperationId> = Operations[Id] extends { stream: { json: true } } ? Promise<OutputOf<Id>> : never;
 
 export type Handler<Id extends OperationId> = Id extends StreamOperationId
-  ? (input: InputOf<Id>, ctx: HandlerContext) => AsyncIterable<StreamEventOf<Id>>
+  ? (input: InputOf<Id>, ctx: HandlerContext) => AsyncIterable<StreamEventOf<Id>> | JsonAnswerOf<Id>
   : (input: InputOf<Id>, ctx: HandlerContext) => Promise<OutputOf<Id>>;
 
 export type Handlers = { [Id in OperationId]: Handler<Id> };

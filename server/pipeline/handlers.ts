@@ -3,6 +3,7 @@
  * which exports nothing else; the `Handlers` type makes the compiler reject a registry entry
  * without a handler.
  */
+import * as agent from '../agent/handlers.ts';
 import * as ai from '../ai/handlers.ts';
 import * as credits from '../credits/handlers.ts';
 import * as enrich from '../enrich/handlers.ts';
@@ -13,4 +14,4 @@ import * as providers from '../providers/handlers.ts';
 import * as receita from '../receita/handlers.ts';
 import type { Handlers } from './handler.ts';
 
-export const handlers: Handlers = { getHealth, ...providers, ...credits, ...receita, ...people, ...enrich, ...ai, ...outreach };
+export const handlers: Handlers = { getHealth, ...providers, ...credits, ...receita, ...people, ...enrich, ...ai, ...outreach, ...agent };

@@ -12,15 +12,11 @@ import { priceOf, type Operation } from '../../shared/operations/types.ts';
 import { authorize, type Caller, type Principal } from '../auth/principal.ts';
 import { invalidRequest, ServiceError } from '../errors.ts';
 import type { Services } from '../services.ts';
-import type { HandlerContext, Handlers, StreamEvent } from './handler.ts';
+import type { HandlerContext, Handlers } from './handler.ts';
+import type { AnswerForm, Outcome, RawInput, Receipt, StreamEvent } from './outcome.ts';
 import { compileValidators, type RequestPart, type Validate } from './validate.ts';
 
-/** An operation's input as a binding received it, in the registry's three parts. */
-export interface RawInput {
-  params?: unknown;
-  query?: unknown;
-  body?: unknown;
-}
+export type { Outcome, RawInput, Receipt } from './outcome.ts';
 
 export interface InvokeOptions {
   log: Logger;
@@ -29,16 +25,9 @@ export interface InvokeOptions {
    * never pass a signal on, and HTTP then spares a listener per request.
    */
   signal: AbortSignal | (() => AbortSignal);
+  /** @default 'events' */
+  answer?: AnswerForm;
 }
-
-/** Credits charged so far by one invocation; a stream's total grows with each page it sends. */
-export interface Receipt {
-  credits: number;
-}
-
-export type Outcome =
-  | { kind: 'value'; operation: Operation; value: unknown; receipt: Receipt }
-  | { kind: 'stream'; operation: Operation; events: AsyncIterable<StreamEvent>; receipt: Receipt };
 
 export interface Pipeline {
   invoke(id: OperationId, caller: Caller, raw: RawInput, options: InvokeOptions): Promise<Outcome>;
@@ -60,7 +49,7 @@ export function createPipeline(services: Services, handlers: Handlers): Pipeline
   const runners = new Map<OperationId, Runner>();
   for (const id of Object.keys(operations) as OperationId[]) runners.set(id, { run: handlers[id] });
 
-  return {
+  const pipeline: Pipeline = {
     async invoke(id, caller, raw, options) {
       const operation: Operation = operations[id];
       const principal = authorize(caller, operation.scope);
@@ -68,12 +57,15 @@ export function createPipeline(services: Services, handlers: Handlers): Pipeline
       if (operation.requiresPlan && principal) await services.payment.requirePlan(principal.workspaceId);
 
       const receipt: Receipt = { credits: 0 };
-      const ctx = handlerContext(id, operation, input, principal, services, options, receipt);
+      const invokeAgain: HandlerContext['invoke'] = (other, otherRaw, { signal }) =>
+        pipeline.invoke(other, caller, otherRaw, { log: options.log, signal });
+      const ctx = handlerContext(id, operation, input, principal, services, options, receipt, invokeAgain);
       const result = runners.get(id)!.run(input, ctx);
       if (isStream(result)) return { kind: 'stream', operation, events: result, receipt };
       return { kind: 'value', operation, value: await result, receipt };
     },
   };
+  return pipeline;
 }
 
 /** The parts the operation declares, validated and merged into one input; a violation is a 400 naming it. */
@@ -94,8 +86,9 @@ function handlerContext(
   input: Record<string, unknown>,
   principal: Principal | null,
   services: Services,
-  { log, signal }: InvokeOptions,
+  { log, signal, answer = 'events' }: InvokeOptions,
   receipt: Receipt,
+  invoke: HandlerContext['invoke'],
 ): HandlerContext {
   let abortSignal: AbortSignal | undefined;
   const workspaceId = () => {
@@ -126,6 +119,8 @@ function handlerContext(
       return charged;
     },
     budget: (maxCredits) => services.payment.budget(workspaceId(), maxCredits),
+    answer,
+    invoke,
   };
 }
 

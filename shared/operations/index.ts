@@ -1,4 +1,5 @@
 /** The registry: every operation of every area, checked once when this module loads. */
+import { agentOperations } from './agent.ts';
 import { aiOperations } from './ai.ts';
 import { campaignOperations } from './campaigns.ts';
 import { catalogOperations } from './catalog.ts';
@@ -38,6 +39,7 @@ export const operations = mergeAreas(
   prospectOperations,
   sheetOperations,
   creditsOperations,
+  agentOperations,
 );
 
 export type Operations = typeof operations;
@@ -75,7 +77,9 @@ export function checkRegistry(ops: Registry): void {
     for (const name of declared.filter((name) => !inPath.includes(name))) {
       problems.push(`${id}: request.params.${name} is not in the path ${op.path}`);
     }
-    if (op.stream && op.responses[200] !== op.stream.page) problems.push(`${id}: responses[200] is not the stream's page schema`);
+    if (op.stream && !op.stream.json && op.responses[200] !== op.stream.events.page) {
+      problems.push(`${id}: responses[200] is not the stream's page schema (nor declared a JSON answer)`);
+    }
   }
   if (problems.length > 0) throw new Error(`Operation registry is inconsistent:\n- ${problems.join('\n- ')}`);
 }

@@ -43,7 +43,7 @@ export const searchOperations = defineOperations({
     request: { body: PeopleSearchBody },
     responses: { 200: PeoplePage },
     errors: searchErrors,
-    stream: { page: PeoplePage, done: StreamDone },
+    stream: { events: { page: PeoplePage, done: StreamDone } },
   },
   hydratePeople: {
     method: 'POST',
@@ -88,7 +88,7 @@ export const searchOperations = defineOperations({
     request: { body: CompanyStreamBody },
     responses: { 200: CompanyPage },
     errors: searchErrors,
-    stream: { page: CompanyPage, done: CompanyStreamDone },
+    stream: { events: { page: CompanyPage, done: CompanyStreamDone } },
   },
   lookupCnpjBatch: {
     method: 'POST',

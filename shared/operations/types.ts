@@ -54,9 +54,18 @@ export function priceOf(rule: CreditRule, units: number, input: unknown): number
 /** Rate classes map to limiter policies; `standard` uses RATE_LIMIT_PER_MINUTE. */
 export type RateClass = 'standard';
 
+/**
+ * The events a stream sends, by name, each with its payload schema: one source for the handler's
+ * types, the SSE writer, OpenAPI and the tests' contract. Every stream ends with one `done`.
+ */
 export interface StreamSchemas {
-  page: TSchema;
-  done: TSchema;
+  events: { done: TSchema } & Record<string, TSchema>;
+  /**
+   * `responses[200]` is a JSON answer the handler gives instead of events when the client asks for
+   * `Accept: application/json` (the agent's chat). Without it, `responses[200]` is the `page`
+   * payload, so OpenAPI has a schema to name.
+   */
+  json?: boolean;
 }
 
 export interface RequestSchemas {
@@ -84,11 +93,13 @@ export interface Operation {
   responses: Record<number, TSchema>;
   /** Error statuses the interface lists for this operation (the error body is always `{error, message?}`). */
   errors: number[];
-  /**
-   * Answers server-sent events instead of JSON: `page` events, then one `done`, with these
-   * payloads. `responses[200]` is the page schema too, so OpenAPI documents it.
-   */
+  /** Answers server-sent events instead of JSON: the named events, then one `done`. */
   stream?: StreamSchemas;
+  /**
+   * false: not an MCP tool, so not offered to the agent either (the agent's own operations: a
+   * chat offered to itself would recurse).
+   */
+  tool?: false;
   /** Part of prospecta's extensions rather than the published interface. */
   extension?: boolean;
 }
@@ -112,6 +123,6 @@ export type OutputOfOperation<O extends Operation> = {
 }[keyof O['responses']];
 
 /** The events a stream operation's handler yields, typed from its registry entry. */
-export type StreamEventOfOperation<O extends Operation> = O extends { stream: { page: infer P extends TSchema; done: infer D extends TSchema } }
-  ? { event: 'page'; data: Static<P> } | { event: 'done'; data: Static<D> }
+export type StreamEventOfOperation<O extends Operation> = O extends { stream: { events: infer E extends Record<string, TSchema> } }
+  ? { [K in keyof E & string]: { event: K; data: Static<E[K]> } }[keyof E & string]
   : never;

@@ -1,7 +1,7 @@
 /**
  * The response contract, checked on every answer the tests' HTTP client receives: the registry's
  * operation is found by method and path, then a 2xx JSON body must match `responses[status]`, a
- * stream's `page` and `done` events its `stream.page` and `stream.done`, and any error body
+ * stream's events the payloads its `stream.events` declares by name, and any error body
  * (status 400 or more, or a stream's `error` event) ErrorBody. So a schema that stops describing
  * what the server sends fails the test that saw it.
  */
@@ -81,15 +81,22 @@ export function checkResponse(method: string, url: string, status: number, body:
   assertMatches(schema, body, `the body of ${name}`);
 }
 
-/** `page` events, then exactly one `done`, last; or, once streaming failed, an `error` event last. */
+/**
+ * Each event by its name against the stream's declared payloads (`error` is ErrorBody), ending
+ * with exactly one `done`, last; or, once streaming failed in the SSE writer, an `error` last.
+ */
 function checkEvents(stream: NonNullable<Operation['stream']>, events: ReceivedEvent[], name: string): void {
+  const declared: Record<string, TSchema> = stream.events;
   for (const [i, { event, data }] of events.entries()) {
-    const schema = event === 'page' ? stream.page : event === 'done' ? stream.done : event === 'error' ? ErrorBody : undefined;
+    const schema = declared[event] ?? (event === 'error' ? ErrorBody : undefined);
     if (!schema) throw new Error(`Response contract: ${name} sent an event \`${event}\`, which is not in its contract`);
     assertMatches(schema, data, `event ${i} (\`${event}\`) of ${name}`);
   }
-  const ends = events.filter((e) => e.event === 'done' || e.event === 'error');
-  if (ends.length !== 1 || events.at(-1) !== ends[0]) {
+  const dones = events.filter((e) => e.event === 'done');
+  const last = events.at(-1);
+  const endsWell = dones.length === 1 && last === dones[0];
+  const endsInError = dones.length === 0 && last?.event === 'error';
+  if (!endsWell && !endsInError) {
     throw new Error(`Response contract: ${name} must end with exactly one \`done\` (or \`error\`) event, last; it sent ${events.map((e) => e.event).join(', ') || 'nothing'}`);
   }
 }

@@ -11,9 +11,17 @@ import { startFake, type FakeLimits, type FakeProvider, type Recorded, type Repl
 
 export interface ChatBody {
   model: string;
-  messages: Array<{ role: string; content: string }>;
+  messages: Array<{
+    role: string;
+    content: string;
+    tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }>;
+    tool_call_id?: string;
+  }>;
   max_tokens?: number;
   response_format?: { type: string };
+  tools?: Array<{ type: 'function'; function: { name: string; description: string; parameters: Record<string, unknown> } }>;
+  tool_choice?: string;
+  stream?: boolean;
 }
 
 export type Responder = (body: ChatBody) => string | Reply;
@@ -47,6 +55,69 @@ export const naiveResponder =
   (answer: Responder): Responder =>
   (body) =>
     /ignore (all )?previous instructions/i.test(outsideData(body)) ? body.messages[0]!.content : answer(body);
+
+/** One turn of a scripted model: text, tool calls (arguments as an object, or a raw string to send as is), or both. */
+export interface Turn {
+  text?: string;
+  calls?: Array<{ name: string; arguments: unknown; id?: string }>;
+}
+
+let callCounter = 0;
+
+/**
+ * A turn as the chat completions API answers it: one completion, or, when the request asked for
+ * `stream: true`, chunks as OpenAI sends them (the role first, text in small deltas, each tool
+ * call opened with its index, id and name and its arguments in pieces, the finish reason, a
+ * usage chunk, then `[DONE]`).
+ */
+export function turnReply(body: ChatBody, turn: Turn): Reply {
+  const calls = (turn.calls ?? []).map((c) => ({
+    id: c.id ?? `call_${++callCounter}`,
+    type: 'function' as const,
+    function: { name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments) },
+  }));
+  const finish = calls.length ? 'tool_calls' : 'stop';
+  const usage = { prompt_tokens: 200, completion_tokens: 20, total_tokens: 220 };
+  const id = `chatcmpl-${Math.random().toString(36).slice(2)}`;
+  const created = Math.floor(Date.now() / 1000);
+  if (!body.stream) {
+    return {
+      status: 200,
+      body: {
+        id,
+        object: 'chat.completion',
+        created,
+        model: body.model,
+        choices: [{ index: 0, message: { role: 'assistant', content: turn.text ?? null, ...(calls.length ? { tool_calls: calls } : {}) }, finish_reason: finish }],
+        usage,
+      },
+    };
+  }
+  const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) => ({
+    id,
+    object: 'chat.completion.chunk',
+    created,
+    model: body.model,
+    choices: [{ index: 0, delta, finish_reason: finishReason }],
+  });
+  const events: unknown[] = [chunk({ role: 'assistant', content: '' })];
+  for (const piece of (turn.text ?? '').match(/[\s\S]{1,8}/g) ?? []) events.push(chunk({ content: piece }));
+  calls.forEach((call, index) => {
+    events.push(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }));
+    const args = call.function.arguments;
+    const half = Math.ceil(args.length / 2);
+    for (const part of [args.slice(0, half), args.slice(half)]) if (part) events.push(chunk({ tool_calls: [{ index, function: { arguments: part } }] }));
+  });
+  events.push(chunk({}, finish));
+  events.push({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [], usage });
+  return { status: 200, body: undefined, events };
+}
+
+/** A model that plays `turns` in order, one per request (the last one again once they run out). */
+export function scripted(turns: Turn[]): Responder {
+  let next = 0;
+  return (body) => turnReply(body, turns[Math.min(next++, turns.length - 1)]!);
+}
 
 export function completion(content: string, model = 'fake-model'): Reply {
   return {

@@ -88,11 +88,19 @@ export interface Reply {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
+  /** Sent as server-sent events instead of `body`: one `data:` line per item, then `data: [DONE]`. */
+  events?: unknown[];
 }
 
 type Route = (req: Recorded) => Reply;
 
 function send(res: ServerResponse, reply: Reply): void {
+  if (reply.events) {
+    res.writeHead(reply.status, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', ...reply.headers });
+    for (const event of reply.events) res.write(`data: ${JSON.stringify(event)}\n\n`);
+    res.end('data: [DONE]\n\n');
+    return;
+  }
   res.writeHead(reply.status, { 'Content-Type': 'application/json; charset=utf-8', ...reply.headers });
   res.end(reply.body === undefined ? '' : JSON.stringify(reply.body));
 }

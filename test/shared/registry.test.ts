@@ -64,6 +64,9 @@ const expected: Record<string, [HttpMethod, string, Scope | null, number, number
   upsertSheetRows: ['PUT', '/api/sheets/{sheetId}/rows', 'outreach:write', 200, [400, 401, 404, 429, 500]],
   getSheet: ['GET', '/api/sheets/{sheetId}', 'outreach:read', 200, [401, 404]],
   deleteSheet: ['DELETE', '/api/sheets/{sheetId}', 'outreach:write', 200, [401, 404]],
+  agentChat: ['POST', '/api/agent/chat', 'research:write', 200, [400, 401, 402, 404, 429, 500, 503]],
+  listConversations: ['GET', '/api/agent/conversations', 'research:write', 200, [401]],
+  getConversation: ['GET', '/api/agent/conversations/{conversationId}', 'research:write', 200, [401, 404]],
 };
 
 const registry: Record<string, Operation> = operations;
@@ -83,9 +86,9 @@ describe('operation registry', () => {
     expect(op.summary.length).toBeGreaterThan(0);
   });
 
-  it('needs a plan for everything but the catalog and the credits read', () => {
+  it('needs a plan for everything but the catalog, the credits read and the agent (its allowance is in payment.ts)', () => {
     const free = Object.keys(registry).filter((id) => !registry[id]!.requiresPlan);
-    expect(free.sort()).toEqual(['getCredits', 'getHealth', 'listProviders']);
+    expect(free.sort()).toEqual(['agentChat', 'getConversation', 'getCredits', 'getHealth', 'listConversations', 'listProviders']);
   });
 
   it('charges as decisions.md says, and nothing for outreach and sheets', () => {
@@ -107,10 +110,11 @@ describe('operation registry', () => {
     });
   });
 
-  it('marks the two streams and only the sheets as an extension', () => {
+  it('marks the streams, and only the sheets as an extension', () => {
     const ids = (flag: (op: Operation) => boolean | undefined) =>
       Object.keys(registry).filter((id) => flag(registry[id]!));
-    expect(ids((op) => Boolean(op.stream))).toEqual(['streamPeople', 'streamCompanies']);
+    expect(ids((op) => Boolean(op.stream))).toEqual(['streamPeople', 'streamCompanies', 'agentChat']);
+    expect(ids((op) => op.tool === false)).toEqual(['agentChat', 'listConversations', 'getConversation']);
     expect(ids((op) => op.extension)).toEqual(sheets);
   });
 

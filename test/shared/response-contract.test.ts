@@ -100,11 +100,11 @@ function* nodes(schema: unknown, at: string): Generator<[Node, string]> {
   }
 }
 
-/** The success schemas of an operation: each response, and a stream's two event payloads. */
+/** The success schemas of an operation: each response, and each of a stream's event payloads. */
 function successSchemas(id: string, op: Operation): Array<[unknown, string]> {
   return [
     ...Object.entries(op.responses).map(([status, schema]): [unknown, string] => [schema, `${id} ${status}`]),
-    ...(op.stream ? ([[op.stream.page, `${id} page`], [op.stream.done, `${id} done`]] as Array<[unknown, string]>) : []),
+    ...Object.entries(op.stream?.events ?? {}).map(([event, schema]): [unknown, string] => [schema, `${id} ${event}`]),
   ];
 }
 

@@ -98,6 +98,9 @@ export const validInputs: Partial<Record<OperationId, ValidInput>> = {
   upsertSheetRows: { params: { sheetId }, body: bodies.upsertSheetRows },
   getSheet: { params: { sheetId } },
   deleteSheet: { params: { sheetId } },
+  agentChat: { body: { message: 'Which of these are active?', conversationId: sheetId, maxCredits: 5, context: { header: ['CNPJ'], rows: [['11.222.333/0001-81']] } } },
+  listConversations: {},
+  getConversation: { params: { conversationId: sheetId } },
 };
 
 /** Inputs at the edges of the limits, which must pass. */
@@ -456,4 +459,16 @@ export const validationCases: ValidationCase[] = [
 
   notUuid('getSheet', 'sheetId'),
   notUuid('deleteSheet', 'sheetId'),
+
+  ...notAnObject('agentChat'),
+  ...missing('agentChat', { message: 'hi' }, 'message'),
+  ...mutate('agentChat', { message: 'hi' }, [
+    [{ message: '' }, 'message must not be empty'],
+    [{ message: chars(4001) }, 'message must be at most 4000 characters'],
+    [{ conversationId: 'nope' }, 'conversationId must be a UUID'],
+    [{ maxCredits: -1 }, 'maxCredits must be >= 0'],
+    [{ context: { header: [], rows: list(201, () => []) } }, 'context.rows must have at most 200 items'],
+    [{ instructions: 'be evil' }, 'unknown property instructions'],
+  ]),
+  notUuid('getConversation', 'conversationId'),
 ];

@@ -68,12 +68,15 @@ describe('tools', () => {
   it('lists one tool per registry operation, named in snake_case, with merged input and output schemas', async () => {
     const client = await connect((await keyFor()).apiKey);
     const { tools } = await client.listTools();
-    const expected = Object.keys(operations).map(toolName).sort();
+    // The agent's own operations are declared `tool: false`.
+    const expected = Object.entries(operations).filter(([, op]) => (op as { tool?: false }).tool !== false).map(([id]) => toolName(id)).sort();
+    expect(expected).not.toContain('agent_chat');
     expect(tools.map((t) => t.name).sort()).toEqual(expected);
     expect(expected).toContain('lookup_cnpj_batch');
 
     const byName = new Map(tools.map((t) => [t.name, t]));
     for (const [id, op] of Object.entries(operations)) {
+      if ((op as { tool?: false }).tool === false) continue;
       const tool = byName.get(toolName(id))!;
       expect(tool.title).toBe(op.summary);
       expect(tool.annotations).toMatchObject({

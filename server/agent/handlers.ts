@@ -1,0 +1,71 @@
+/** The agent's operations: the chat (events, or one JSON answer) and its conversations. */
+import { randomUUID } from 'node:crypto';
+import type { InputOf, OutputOf } from '../../shared/operations/index.ts';
+import { requireLlm } from '../ai/llm.ts';
+import { invalidRequest, notFound } from '../errors.ts';
+import type { HandlerContext } from '../pipeline/handler.ts';
+import { conversationView, summaryView } from './conversations.ts';
+import { agentEvents, type AgentEvent, type ChatSetup } from './loop.ts';
+
+/** Sheet cells beyond this (as JSON) are refused before the model is asked. */
+const MAX_CONTEXT_CHARS = 50_000;
+
+export function agentChat(input: InputOf<'agentChat'>, ctx: HandlerContext): AsyncIterable<AgentEvent> | Promise<OutputOf<'agentChat'>> {
+  if (ctx.answer === 'value') return prepare(input, ctx).then((setup) => collapse(agentEvents(setup)));
+  return (async function* () {
+    yield* agentEvents(await prepare(input, ctx));
+  })();
+}
+
+/** Everything that can refuse the message, in order, before anything is sent: 503, 400, 404, then the free allowance's 402. */
+async function prepare(input: InputOf<'agentChat'>, ctx: HandlerContext): Promise<ChatSetup> {
+  const llm = requireLlm(ctx.services.llm);
+  if (input.context && JSON.stringify(input.context).length > MAX_CONTEXT_CHARS) {
+    throw invalidRequest(`context is over ${MAX_CONTEXT_CHARS / 1000} kB; select fewer rows or columns`);
+  }
+  const { config, conversations, payment } = ctx.services;
+  let history: ChatSetup['history'] = [];
+  if (input.conversationId) {
+    const found = await conversations.get(ctx.workspaceId, input.conversationId);
+    if (!found) throw notFound('Conversation');
+    history = found.messages;
+  }
+  await payment.requireAgentMessage(ctx.workspaceId, config.agent.freeMessagesPerDay);
+  return {
+    llm,
+    ctx,
+    input,
+    conversationId: input.conversationId ?? randomUUID(),
+    isNew: !input.conversationId,
+    history,
+    maxSteps: config.agent.maxSteps,
+  };
+}
+
+/** The events of one message as the one JSON answer. */
+async function collapse(events: AsyncIterable<AgentEvent>): Promise<OutputOf<'agentChat'>> {
+  let reply = '';
+  const calls = new Map<string, OutputOf<'agentChat'>['toolCalls'][number]>();
+  let error: OutputOf<'agentChat'>['error'];
+  for await (const { event, data } of events) {
+    if (event === 'text') reply += data.delta;
+    else if (event === 'tool_call') calls.set(data.callId, { tool: data.tool, input: data.input, isError: false, creditsCharged: 0 });
+    else if (event === 'tool_result') Object.assign(calls.get(data.callId) ?? {}, { isError: data.isError, creditsCharged: data.creditsCharged });
+    else if (event === 'error') error = data;
+    else if (event === 'done') {
+      return { conversationId: data.conversationId, reply, toolCalls: [...calls.values()], creditsCharged: data.creditsCharged, ...(error ? { error } : {}) };
+    }
+  }
+  throw new Error('the agent ended without a done event');
+}
+
+export async function listConversations(_input: InputOf<'listConversations'>, ctx: HandlerContext): Promise<OutputOf<'listConversations'>> {
+  const docs = await ctx.services.conversations.list(ctx.workspaceId);
+  return { conversations: docs.map(summaryView) };
+}
+
+export async function getConversation(input: InputOf<'getConversation'>, ctx: HandlerContext): Promise<OutputOf<'getConversation'>> {
+  const doc = await ctx.services.conversations.get(ctx.workspaceId, input.conversationId);
+  if (!doc) throw notFound('Conversation');
+  return conversationView(doc);
+}

@@ -1,0 +1,175 @@
+/**
+ * One message to the agent: the model is asked, the tools it calls run (several at once when it
+ * asks for several), their results go back to it as tool messages, until it answers without a
+ * call or the message's steps are spent. Every step is an event as it happens; the exchange is
+ * stored in the conversation at the end, whatever ended it.
+ */
+import type { InputOf, StreamEventOf } from '../../shared/operations/index.ts';
+import type { Llm } from '../ai/llm.ts';
+import { framing as newFraming } from '../ai/untrusted-data.ts';
+import { ServiceError } from '../errors.ts';
+import type { Tool } from '../mcp/tools.ts';
+import type { HandlerContext } from '../pipeline/handler.ts';
+import type { StoredMessage } from './conversations.ts';
+import { fitToBudget, systemPrompt } from './prompt.ts';
+import { functionsOf, isPaid, offeredTools, parseArguments, refused, runTool, type ToolCallOutcome } from './tools.ts';
+
+export type AgentEvent = StreamEventOf<'agentChat'>;
+
+export interface ChatSetup {
+  llm: Llm;
+  ctx: HandlerContext;
+  input: InputOf<'agentChat'>;
+  conversationId: string;
+  isNew: boolean;
+  history: StoredMessage[];
+  maxSteps: number;
+}
+
+/** Room left for the answer itself. */
+const ANSWER_TOKENS = 1500;
+
+/** The events of one message, in the order they happen. Errors before the first event are thrown (an HTTP status). */
+export async function* agentEvents(setup: ChatSetup): AsyncGenerator<AgentEvent> {
+  const queue: AgentEvent[] = [];
+  let wake: (() => void) | undefined;
+  let ended = false;
+  let failure: { err: unknown } | undefined;
+  const emit = (event: AgentEvent) => {
+    queue.push(event);
+    wake?.();
+  };
+  const producer = runMessage(setup, emit).then(
+    () => void (ended = true),
+    (err: unknown) => void ((failure = { err }), (ended = true)),
+  );
+  void producer.then(() => wake?.());
+  for (;;) {
+    if (queue.length > 0) {
+      yield queue.shift()!;
+      continue;
+    }
+    if (ended) {
+      if (failure) throw failure.err;
+      return;
+    }
+    await new Promise<void>((resolve) => (wake = resolve));
+    wake = undefined;
+  }
+}
+
+async function runMessage(setup: ChatSetup, emit: (event: AgentEvent) => void): Promise<void> {
+  const { llm, ctx, input, maxSteps } = setup;
+  const framing = newFraming();
+  const system = systemPrompt(framing, maxSteps);
+  const tools = offeredTools({ principal: ctx.principal, refused: null });
+  const functions = functionsOf(tools);
+  const current: StoredMessage[] = [{ role: 'user', content: input.message, at: new Date(), ...(input.context ? { context: input.context } : {}) }];
+  const spent = { steps: 0, credits: 0 };
+  let started = false;
+  const send = (event: AgentEvent) => {
+    started = true;
+    emit(event);
+  };
+
+  try {
+    while (!ctx.signal.aborted) {
+      const exhausted = spent.steps >= maxSteps;
+      const answer = await llm.chatWithTools({
+        messages: fitToBudget(system, setup.history, current, functions, llm.settings.maxPromptTokens - ANSWER_TOKENS, framing),
+        tools: functions,
+        toolChoice: exhausted ? 'none' : 'auto',
+        maxTokens: ANSWER_TOKENS,
+        stream: ctx.answer === 'events',
+        onText: (delta) => send({ event: 'text', data: { delta } }),
+        workspaceId: ctx.workspaceId,
+        purpose: 'agent',
+        signal: ctx.signal,
+      });
+      if (ctx.answer !== 'events' && answer.text) send({ event: 'text', data: { delta: answer.text } });
+      // Past the step limit the model was told to answer; calls it asks for anyway are not made.
+      const calls = exhausted ? [] : answer.toolCalls;
+      current.push({
+        role: 'assistant',
+        content: answer.text,
+        at: new Date(),
+        ...(calls.length ? { toolCalls: calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })) } : {}),
+      });
+      if (calls.length === 0) break;
+      current.push(...(await runCalls(calls, tools, setup, spent, send)));
+    }
+  } catch (err) {
+    if (!ctx.signal.aborted) {
+      if (!started) throw err;
+      if (!(err instanceof ServiceError)) ctx.log.error({ err }, 'agent message failed');
+      const body = err instanceof ServiceError ? { error: err.code, message: err.message } : { error: 'internal_error', message: 'The agent failed.' };
+      send({ event: 'error', data: body });
+    }
+  }
+  // Stored even when the client left: what was asked, answered and charged stays on record.
+  await ctx.services.conversations.save(ctx.workspaceId, setup.conversationId, setup.isNew, current);
+  if (!ctx.signal.aborted) {
+    send({ event: 'done', data: { conversationId: setup.conversationId, creditsCharged: spent.credits, steps: spent.steps } });
+  }
+}
+
+type Call = { id: string; name: string; arguments: string };
+
+/**
+ * The calls of one model turn, each announced, then run: free ones at once; paid ones at once
+ * too unless the message has a credit cap, then one after another so the cap is checked against
+ * what was really spent. Calls past the step limit are refused to the model. Resolves with the
+ * tool messages in the order the model asked.
+ */
+async function runCalls(calls: Call[], tools: Map<string, Tool>, setup: ChatSetup, spent: { steps: number; credits: number }, send: (event: AgentEvent) => void): Promise<StoredMessage[]> {
+  const { ctx, input, maxSteps } = setup;
+  const cap = input.maxCredits;
+  let paidTurn: Promise<unknown> = Promise.resolve();
+  let allowed = maxSteps - spent.steps;
+
+  const outcomes = calls.map(async (call): Promise<StoredMessage | null> => {
+    const tool = tools.get(call.name);
+    const args = parseArguments(call.arguments);
+    send({ event: 'tool_call', data: { callId: call.id, tool: call.name, input: args instanceof ServiceError ? {} : args } });
+
+    let outcome: ToolCallOutcome | null;
+    if (!tool) outcome = refused('invalid_request', `There is no tool named ${call.name}; use one of the tools offered.`);
+    else if (args instanceof ServiceError) outcome = refused(args.code, args.message);
+    else if (allowed <= 0) outcome = refused('invalid_request', `Not run: this message may make at most ${maxSteps} tool calls.`);
+    else {
+      allowed--;
+      spent.steps++;
+      const run = () => runCapped(tool, args, ctx, cap, spent);
+      if (cap !== undefined && isPaid(tool)) {
+        const mine = paidTurn.then(run);
+        paidTurn = mine.catch(() => undefined);
+        outcome = await mine;
+      } else outcome = await run();
+    }
+    if (!outcome) {
+      spent.steps--;
+      return null;
+    }
+    spent.credits += outcome.creditsCharged;
+    send({
+      event: 'tool_result',
+      data: { callId: call.id, tool: call.name, isError: outcome.isError, creditsCharged: outcome.creditsCharged, ...(outcome.error ? { error: outcome.error } : {}) },
+    });
+    return { role: 'tool', content: outcome.content, at: new Date(), callId: call.id, tool: call.name };
+  });
+  const messages = await Promise.all(outcomes);
+  // Every call the model made needs its answer in the history, even one the client's hang-up stopped.
+  return messages.map((m, i) => m ?? { role: 'tool', content: JSON.stringify({ error: 'cancelled', message: 'Not run: the user left.' }), at: new Date(), callId: calls[i]!.id, tool: calls[i]!.name });
+}
+
+/** A call, unless the client left or the message's credit cap is spent; a tool that takes `maxCredits` gets what is left. */
+async function runCapped(tool: Tool, args: Record<string, unknown>, ctx: HandlerContext, cap: number | undefined, spent: { credits: number }): Promise<ToolCallOutcome | null> {
+  if (ctx.signal.aborted) return null;
+  if (cap !== undefined && isPaid(tool)) {
+    const left = cap - spent.credits;
+    if (left <= 0) return refused('insufficient_credits', `This message may spend at most ${cap} credits (its maxCredits), and they are spent.`);
+    const properties = (tool.definition.inputSchema.properties ?? {}) as Record<string, unknown>;
+    if ('maxCredits' in properties) args = { ...args, maxCredits: Math.min(left, typeof args.maxCredits === 'number' ? args.maxCredits : left) };
+  }
+  return runTool(tool, args, ctx);
+}

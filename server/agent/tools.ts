@@ -1,0 +1,88 @@
+/**
+ * The agent's tools: the MCP tool definitions this credential may use (the same scope filter as
+ * `tools/list`), DELETE operations excepted, offered as functions; and one tool call run exactly
+ * as an MCP `tools/call` (through the pipeline, for the same caller), its outcome turned into the
+ * JSON a `role: tool` message carries. A malformed call never reaches the pipeline and costs nothing.
+ */
+import type { Caller } from '../auth/principal.ts';
+import type { FunctionTool } from '../ai/llm.ts';
+import { ServiceError } from '../errors.ts';
+import { mergePages, visibleTools } from '../mcp/server.ts';
+import type { Tool } from '../mcp/tools.ts';
+import type { HandlerContext } from '../pipeline/handler.ts';
+
+export interface ToolCallOutcome {
+  /** JSON for the model: the operation's body, or `{error, message}`. */
+  content: string;
+  isError: boolean;
+  error?: string;
+  creditsCharged: number;
+}
+
+/** A tool result larger than this reaches the model cut short (still JSON), to leave room for the rest. */
+const MAX_RESULT_CHARS = 24_000;
+
+export function offeredTools(caller: Caller): Map<string, Tool> {
+  // Deleting is left to a person: an instruction smuggled into a tool result finds nothing to delete with.
+  return new Map(visibleTools(caller).filter((tool) => tool.operation.method !== 'DELETE').map((tool) => [tool.definition.name, tool]));
+}
+
+export function functionsOf(tools: Map<string, Tool>): FunctionTool[] {
+  return [...tools.values()].map(({ definition }) => ({
+    name: definition.name,
+    description: definition.description,
+    parameters: definition.inputSchema,
+  }));
+}
+
+/** Whether a tool can charge: everything but a free credit rule. */
+export const isPaid = (tool: Tool) => tool.operation.credits.rule !== 'free';
+
+const failure = (err: ServiceError): ToolCallOutcome => ({
+  content: JSON.stringify({ error: err.code, message: err.message }),
+  isError: true,
+  error: err.code,
+  creditsCharged: 0,
+});
+
+export function refused(code: ServiceError['code'], message: string): ToolCallOutcome {
+  return failure(new ServiceError(code, message));
+}
+
+/** The arguments as the model wrote them, if they are one JSON object. */
+export function parseArguments(raw: string): Record<string, unknown> | ServiceError {
+  let args: unknown;
+  try {
+    args = raw.trim() === '' ? {} : JSON.parse(raw);
+  } catch {
+    return new ServiceError('invalid_request', 'The arguments are not valid JSON; send one JSON object matching the tool\'s input schema.');
+  }
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+    return new ServiceError('invalid_request', 'The arguments must be one JSON object.');
+  }
+  return args as Record<string, unknown>;
+}
+
+/** Runs one call through the pipeline; every failure becomes a tool error, never a throw. */
+export async function runTool(tool: Tool, args: Record<string, unknown>, ctx: HandlerContext): Promise<ToolCallOutcome> {
+  let charged = 0;
+  try {
+    const outcome = await ctx.invoke(tool.operationId, tool.split(args), { signal: ctx.signal });
+    const body = outcome.kind === 'value' ? outcome.value : await mergePages(outcome.events, async () => {});
+    charged = outcome.receipt.credits;
+    return { content: limited(JSON.stringify(body)), isError: false, creditsCharged: charged };
+  } catch (err) {
+    if (err instanceof ServiceError) return { ...failure(err), creditsCharged: charged };
+    if (ctx.signal.aborted) return refused('internal_error', 'The request was cancelled.');
+    ctx.log.error({ err, tool: tool.definition.name }, 'agent tool call failed');
+    return refused('internal_error', 'Something went wrong on our side.');
+  }
+}
+
+function limited(json: string): string {
+  if (json.length <= MAX_RESULT_CHARS) return json;
+  return JSON.stringify({
+    truncated: `The result was ${json.length} characters; only its beginning is shown. Ask for fewer results for more detail.`,
+    beginning: json.slice(0, MAX_RESULT_CHARS),
+  });
+}

@@ -1,0 +1,33 @@
+/**
+ * What an invocation takes and gives, apart from the pipeline itself, so that a handler's
+ * context can run another operation (the agent's tools) without an import cycle.
+ */
+import type { Operation } from '../../shared/operations/types.ts';
+
+/** An operation's input as a binding received it, in the registry's three parts. */
+export interface RawInput {
+  params?: unknown;
+  query?: unknown;
+  body?: unknown;
+}
+
+/** Any event of any stream, as bindings write them. */
+export interface StreamEvent {
+  event: string;
+  data: unknown;
+}
+
+/** Credits charged so far by one invocation; a stream's total grows with each page it sends. */
+export interface Receipt {
+  credits: number;
+}
+
+export type Outcome =
+  | { kind: 'value'; operation: Operation; value: unknown; receipt: Receipt }
+  | { kind: 'stream'; operation: Operation; events: AsyncIterable<StreamEvent>; receipt: Receipt };
+
+/**
+ * How the client wants a stream operation answered: its events, or (when the registry declares a
+ * JSON answer for it) the one JSON body. Other operations ignore it.
+ */
+export type AnswerForm = 'events' | 'value';

@@ -1,0 +1,122 @@
+/** The built-in agent: its chat (events or one JSON answer) and the conversations it keeps. */
+import { Type } from '@sinclair/typebox';
+import { ClosedObject, ErrorBody, IdOf, StringEnum, Timestamp } from './common.ts';
+
+export const AGENT_MESSAGE_MAX = 4000;
+
+/**
+ * Sheet cells the add-on passes along with a question ("which of these are still active?"). They
+ * reach the model as data, inside the user's turn, never as instructions. Bounded so one
+ * selection cannot take the model's whole context: 50 columns, 200 rows, 500 characters a cell.
+ */
+export const AgentContext = ClosedObject(
+  'Spreadsheet cells given as data: a header row and the selected rows.',
+  {
+    header: Type.Array(Type.String({ maxLength: 200 }), { maxItems: 50, description: 'Column labels.' }),
+    rows: Type.Array(Type.Array(Type.String({ maxLength: 500 }), { maxItems: 50 }), {
+      maxItems: 200,
+      description: 'The selected rows, each cell as text, in header order.',
+    }),
+  },
+  { title: 'AgentContext' },
+);
+
+export const AgentChatBody = ClosedObject('A message to the agent.', {
+  message: Type.String({ minLength: 1, maxLength: AGENT_MESSAGE_MAX, description: 'What the user asks.' }),
+  conversationId: Type.Optional(IdOf('Continue this conversation; without it a new one starts.')),
+  maxCredits: Type.Optional(
+    Type.Integer({ minimum: 0, description: 'At most this many credits for the tools this message calls; once spent, paid tools are refused to the model.' }),
+  ),
+  context: Type.Optional(AgentContext),
+});
+
+const CallId = Type.String({ description: 'Pairs a `tool_call` with its `tool_result`.' });
+const ToolName = Type.String({ description: 'The tool: an operation id in snake_case, as MCP names it.' });
+// Any tool's arguments: every property name is allowed (the pattern), so none is left unsaid.
+const ToolInput = Type.Record(Type.String(), Type.Unknown(), {
+  additionalProperties: false,
+  description: 'The arguments the model gave the tool (empty when they were not a JSON object).',
+});
+const Charged = Type.Integer({ minimum: 0, description: 'Credits this call charged (0 when it failed).' });
+const Steps = Type.Integer({ minimum: 0, description: 'Tool calls made for this message.' });
+
+export const AgentText = ClosedObject('A piece of the reply, as the model writes it.', {
+  delta: Type.String({ description: 'Text to append to the reply.' }),
+});
+
+export const AgentToolCall = ClosedObject('The agent calls a tool.', { callId: CallId, tool: ToolName, input: ToolInput });
+
+export const AgentToolResult = ClosedObject('A tool call ended.', {
+  callId: CallId,
+  tool: ToolName,
+  isError: Type.Boolean({ description: 'Whether the call failed (the model was told why).' }),
+  creditsCharged: Charged,
+  error: Type.Optional(Type.String({ description: 'When it failed: the error code, e.g. `plan_required`, `invalid_request`.' })),
+});
+
+export const AgentDone = ClosedObject('The last event of a chat answer.', {
+  conversationId: IdOf('The conversation, to continue it.'),
+  creditsCharged: Type.Integer({ minimum: 0, description: 'Credits the tools of this message charged in all.' }),
+  steps: Steps,
+});
+
+/** One name per event: the chat's stream declaration. `error` comes before `done` when a step failed midway. */
+export const agentChatEvents = {
+  text: AgentText,
+  tool_call: AgentToolCall,
+  tool_result: AgentToolResult,
+  error: ErrorBody,
+  done: AgentDone,
+};
+
+export const AgentChatResult = ClosedObject(
+  'The whole answer at once (`Accept: application/json`).',
+  {
+    conversationId: IdOf('The conversation, to continue it.'),
+    reply: Type.String({ description: "The agent's reply." }),
+    toolCalls: Type.Array(
+      ClosedObject('One tool call of this message.', {
+        tool: ToolName,
+        input: ToolInput,
+        isError: Type.Boolean({ description: 'Whether the call failed.' }),
+        creditsCharged: Charged,
+      }),
+      { description: 'The tool calls, in the order they were made.' },
+    ),
+    creditsCharged: Type.Integer({ minimum: 0, description: 'Credits the tools of this message charged in all.' }),
+    // The Error record itself (a copy with its own description would be a second schema named Error).
+    error: Type.Optional(ErrorBody),
+  },
+  { title: 'AgentChatResult' },
+);
+
+const conversationFields = {
+  conversationId: IdOf('The conversation.'),
+  title: Type.String({ description: 'From its first message.' }),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+};
+
+export const ConversationSummary = ClosedObject('A conversation, without its messages.', conversationFields, { title: 'ConversationSummary' });
+
+export const ConversationList = ClosedObject('The workspace’s conversations, newest first.', {
+  conversations: Type.Array(ConversationSummary, { description: 'At most 100, most recently updated first.' }),
+});
+
+export const ConversationMessage = ClosedObject(
+  'One message of a conversation.',
+  {
+    role: StringEnum(['user', 'assistant', 'tool'] as const, { description: 'Who said it: the user, the agent, or a tool (its JSON result).' }),
+    content: Type.String({ description: 'The text, or for a tool its JSON result.' }),
+    at: Timestamp,
+  },
+  { title: 'ConversationMessage' },
+);
+
+export const Conversation = ClosedObject(
+  'A conversation with its messages.',
+  { ...conversationFields, messages: Type.Array(ConversationMessage, { description: 'Oldest first.' }) },
+  { title: 'Conversation' },
+);
+
+export const ConversationParams = Type.Object({ conversationId: IdOf('The conversation.') }, { additionalProperties: false });

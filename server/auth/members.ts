@@ -126,9 +126,14 @@ export class Members {
     }
   }
 
-  /** The claimed workspace exists: the sign-up is complete. */
-  async markReady(memberId: string): Promise<void> {
-    await this.collection.updateOne({ _id: memberId }, { $set: { ready: true } });
+  /**
+   * The claimed workspace exists: the sign-up is complete. Lookups that cached the subject as
+   * unknown before it (here or in another instance) would send its next requests through sign-up
+   * again, so they are dropped.
+   */
+  async markReady(member: Pick<MemberDoc, '_id' | 'iss' | 'sub'>): Promise<void> {
+    await this.collection.updateOne({ _id: member._id }, { $set: { ready: true } });
+    this.changed(member.iss, member.sub);
   }
 
   /** Reads past the cache (a sign-up following another process's claim). */

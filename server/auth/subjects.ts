@@ -77,6 +77,6 @@ export class Subjects {
     } catch (err) {
       if (!isDuplicateKeyError(err)) throw err;
     }
-    await members.markReady(member._id);
+    await members.markReady(member);
   }
 }

@@ -3,7 +3,7 @@
  * ephemeral loopback port, and small helpers to create workspaces and send requests. Every answer
  * `request` receives is checked against the operation's schemas (contract.ts).
  */
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import pino, { type Logger } from 'pino';
 import { createApp, type AppOptions } from '../../server/app.ts';
 import { bootstrap, type Runtime } from '../../server/bootstrap.ts';
@@ -43,14 +43,20 @@ export interface TestApp {
 
 export async function startTestApp(
   env: Record<string, string> = {},
-  options: AppOptions & { dataDir?: string; /** The server's logger (a test reading the logs); silent by default. */ log?: Logger } = {},
+  options: AppOptions & {
+    dataDir?: string;
+    /** The server's logger (a test reading the logs); silent by default. */
+    log?: Logger;
+    /** A port to listen on, when the test must know the address first (PUBLIC_URL); ephemeral by default. */
+    port?: number;
+  } = {},
 ): Promise<TestApp> {
   // As server/main.ts does: the tests' server calls providers as fast as the real one.
   patchBottleneckYield();
   const dataDir = options.dataDir ?? (await tempDir('test'));
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env });
   const runtime: Runtime = await bootstrap(config, options.log ?? pino({ level: 'silent' }), 'test');
-  const server = createApp(runtime.services, options).listen(0, '127.0.0.1');
+  const server = createApp(runtime.services, options).listen(options.port ?? 0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
@@ -99,4 +105,15 @@ async function readText(res: Response, onText?: (textSoFar: string) => unknown):
     onText(text);
   }
   return text;
+}
+
+/** A loopback port free now, for a server whose address must be known before it starts. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+    probe.once('error', reject);
+  });
 }

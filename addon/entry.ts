@@ -4,6 +4,7 @@
  * appends a top-level function for each export so Apps Script can find it.
  */
 import type { ProspectaClient } from './api/client.ts';
+import { agentLimits, askAgent, selectionContext, type AgentTurn } from './features/agent.ts';
 import { CAMPAIGN_KEY, createCampaignFromRows, PROSPECTS_TAB, refreshProspects, syncProspects, type CampaignFields } from './features/campaigns.ts';
 import { isOwnColumn } from './features/columns.ts';
 import { plainError, PlainError } from './features/errors.ts';
@@ -244,6 +245,7 @@ export function sidebarState() {
     templates,
     prices: prices(),
     searchLimits: searchLimits(),
+    agentLimits: agentLimits(),
     run: job ? { id: job.id, text: describeJob(job), running: job.state === 'running' } : null,
   };
 }
@@ -277,6 +279,24 @@ export function sidebarSearch(kind: 'people' | 'companies', filters: Record<stri
     const tab = () => sheetOrNew(name);
     const found = kind === 'people' ? searchPeopleIntoSheet(client, filters, tab) : searchCompaniesIntoSheet(client, filters, tab);
     return `${found} found, written to the tab "${name}".`;
+  } catch (err) {
+    throw new Error(plainError(err));
+  }
+}
+
+/**
+ * For the sidebar's Agent tab: one message, continuing `conversationId` when given, with the
+ * selected rows (and the header row) as data when asked. Errors in plain words, as thrown.
+ */
+export function sidebarAgentChat(message: string, conversationId: string | null, withSelection: boolean): AgentTurn {
+  try {
+    const client = api();
+    let selected: ReturnType<typeof selectionContext> | null = null;
+    if (withSelection) {
+      const rows = selectedRows('to give the agent');
+      selected = selectionContext(sheetNamed(rows.sheet)!, rows.first, rows.last);
+    }
+    return askAgent(client, { message, ...(conversationId ? { conversationId } : {}), ...(selected ? { context: selected.context } : {}) }, selected?.note ?? null);
   } catch (err) {
     throw new Error(plainError(err));
   }

@@ -43,11 +43,13 @@ function cli(args, env) {
 
 /**
  * dist/server.mjs on its own store in `dataDir`, with a workspace on an active plan holding
- * CREDITS; `call(method, route, body)` sends an authenticated request and returns its JSON.
+ * CREDITS (and, with `demo`, the demo registry's companies to look up);
+ * `call(method, route, body)` sends an authenticated request and returns its JSON.
  */
-export async function startInstance(dataDir, env = {}) {
+export async function startInstance(dataDir, env = {}, { demo = false } = {}) {
   const port = await freePort();
   const fullEnv = { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '10000000', ...env };
+  if (demo) await cli(['seed', 'demo'], fullEnv);
   const { workspaceId, apiKey } = await cli(['workspace', 'create', '--name', 'bench', '--plan', 'active'], fullEnv);
   await cli(['credits', 'grant', '--workspace', workspaceId, '--amount', String(CREDITS)], fullEnv);
   const child = spawn(process.execPath, ['dist/server.mjs'], { cwd: root, env: { ...process.env, ...fullEnv }, stdio: ['ignore', 'ignore', 'inherit'] });

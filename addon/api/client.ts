@@ -56,6 +56,8 @@ export class ProspectaClient {
       method: op.method.toLowerCase() as HttpRequest['method'],
       headers: { Authorization: `Bearer ${this.settings.apiKey}`, 'Service-Version': '1' },
     };
+    // UrlFetchApp cannot read a stream: an operation that can answer either way is asked for JSON.
+    if (op.stream?.json) request.headers.Accept = 'application/json';
     if (op.request.body) {
       request.headers['Content-Type'] = 'application/json';
       request.payload = JSON.stringify(values);

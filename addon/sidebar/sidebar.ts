@@ -14,6 +14,8 @@ interface SidebarState {
   prices: { person: number; cnpj: number; research: number; researchWithWeb: number };
   /** The most results each search may ask for. */
   searchLimits: { people: number; companies: number };
+  /** The agent's longest message and most rows a selection sends, from the registry. */
+  agentLimits: { message: number; rows: number };
   run: { id: string; text: string; running: boolean } | null;
 }
 
@@ -28,6 +30,17 @@ interface AddonFunctions {
   sidebarSearch(kind: 'people' | 'companies', filters: Record<string, unknown>): string;
   sidebarCreateCampaign(fields: Record<string, string>): string;
   sidebarSaveSettings(apiKey: string, serverUrl: string): string;
+  sidebarAgentChat(message: string, conversationId: string | null, withSelection: boolean): AgentTurn;
+}
+
+/** One exchange with the agent, as addon/features/agent.ts answers it. */
+interface AgentTurn {
+  conversationId: string;
+  reply: string;
+  toolCalls: Array<{ tool: string; creditsCharged: number; isError: boolean }>;
+  creditsCharged: number;
+  failedStep: string | null;
+  note: string | null;
 }
 
 /** google.script.run: each function takes its arguments and answers through the handlers set first. */
@@ -42,6 +55,8 @@ declare const google: { script: { run: ScriptRun } };
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 let state: SidebarState | null = null;
 let polling: ReturnType<typeof setInterval> | null = null;
+/** The agent conversation this sidebar continues; null starts a new one. */
+let conversationId: string | null = null;
 
 function call<Name extends keyof AddonFunctions>(name: Name, ...args: Parameters<AddonFunctions[Name]>): Promise<ReturnType<AddonFunctions[Name]>> {
   return new Promise((resolve, reject) => {
@@ -125,6 +140,7 @@ function render(next: SidebarState): void {
     }
     if (!next.configured) select('settings');
     fitSearchLimit(true);
+    $<HTMLTextAreaElement>('agent-message').maxLength = next.agentLimits.message;
   }
   const rows = next.selectedRows;
   const p = next.prices;
@@ -133,6 +149,7 @@ function render(next: SidebarState): void {
   $('cnpj-price').textContent = `, ${credits(p.cnpj)} per company found`;
   $('research-price').textContent = `${credits(p.research)} a row.`;
   $('web-price').textContent = ` (${credits(p.researchWithWeb)} a row instead of ${p.research})`;
+  $('agent-rows').textContent = rows ? `: ${Math.min(rows, next.agentLimits.rows)} of ${rows} selected row(s)` : ': no rows selected';
   const progress = $('progress');
   progress.hidden = !next.run;
   $('progress-text').textContent = next.run?.text ?? '';
@@ -230,6 +247,52 @@ $('run-campaign').addEventListener('click', async () => {
   } finally {
     el.disabled = false;
   }
+});
+/** Appends one exchange to the Agent tab's log: the message, each tool call with its cost, the reply. */
+function showExchange(message: string, turn: AgentTurn): void {
+  const add = (tag: string, className: string, text: string) => {
+    const el = document.createElement(tag);
+    el.className = className;
+    el.textContent = text;
+    return el;
+  };
+  const log = $('agent-log');
+  log.append(add('div', 'user', message));
+  if (turn.note) log.append(add('p', 'muted', turn.note));
+  if (turn.toolCalls.length) {
+    const list = document.createElement('ul');
+    for (const call of turn.toolCalls) list.append(add('li', call.isError ? 'failed' : '', `${call.tool}: ${call.isError ? 'failed, ' : ''}${call.creditsCharged ? credits(call.creditsCharged) : 'free'}`));
+    log.append(list);
+  }
+  log.append(add('div', 'reply', turn.reply));
+  if (turn.failedStep) log.append(add('div', 'error', turn.failedStep));
+  log.append(add('p', 'muted', `This message: ${credits(turn.creditsCharged)}.`));
+}
+
+$('run-agent').addEventListener('click', async () => {
+  if (!required('agent-message')) return;
+  showError(null);
+  const message = $<HTMLTextAreaElement>('agent-message').value.trim();
+  const el = $<HTMLButtonElement>('run-agent');
+  el.disabled = true;
+  try {
+    const turn: AgentTurn = await call('sidebarAgentChat', message, conversationId, $<HTMLInputElement>('agent-selection').checked);
+    conversationId = turn.conversationId;
+    showExchange(message, turn);
+    $('agent-new').hidden = false;
+    $<HTMLTextAreaElement>('agent-message').value = '';
+    // The balance the tools' charges left.
+    if (turn.creditsCharged > 0) void refresh();
+  } catch (err) {
+    showError((err as Error).message);
+  } finally {
+    el.disabled = false;
+  }
+});
+$('agent-new').addEventListener('click', () => {
+  conversationId = null;
+  $('agent-log').innerHTML = '';
+  $('agent-new').hidden = true;
 });
 $('save-settings').addEventListener('click', async () => {
   if (!required('apiKey', 'serverUrl')) return;

@@ -1,14 +1,12 @@
 /** The agent's operations: the chat (events, or one JSON answer) and its conversations. */
 import { randomUUID } from 'node:crypto';
 import type { InputOf, OutputOf } from '../../shared/operations/index.ts';
+import { AGENT_CONTEXT_MAX_CHARS } from '../../shared/schemas/agent.ts';
 import { requireLlm } from '../ai/llm.ts';
 import { invalidRequest, notFound } from '../errors.ts';
 import type { HandlerContext } from '../pipeline/handler.ts';
 import { conversationView, summaryView } from './conversations.ts';
 import { agentEvents, type AgentEvent, type ChatSetup } from './loop.ts';
-
-/** Sheet cells beyond this (as JSON) are refused before the model is asked. */
-const MAX_CONTEXT_CHARS = 50_000;
 
 export function agentChat(input: InputOf<'agentChat'>, ctx: HandlerContext): AsyncIterable<AgentEvent> | Promise<OutputOf<'agentChat'>> {
   if (ctx.answer === 'value') return prepare(input, ctx).then((setup) => collapse(agentEvents(setup)));
@@ -20,8 +18,9 @@ export function agentChat(input: InputOf<'agentChat'>, ctx: HandlerContext): Asy
 /** Everything that can refuse the message, in order, before anything is sent: 503, 400, 404, then the free allowance's 402. */
 async function prepare(input: InputOf<'agentChat'>, ctx: HandlerContext): Promise<ChatSetup> {
   const llm = requireLlm(ctx.services.llm);
-  if (input.context && JSON.stringify(input.context).length > MAX_CONTEXT_CHARS) {
-    throw invalidRequest(`context is over ${MAX_CONTEXT_CHARS / 1000} kB; select fewer rows or columns`);
+  // Sheet cells beyond the contract's total (as JSON) are refused before the model is asked.
+  if (input.context && JSON.stringify(input.context).length > AGENT_CONTEXT_MAX_CHARS) {
+    throw invalidRequest(`context is over ${AGENT_CONTEXT_MAX_CHARS / 1000} kB; select fewer rows or columns`);
   }
   const { config, conversations, payment } = ctx.services;
   let history: ChatSetup['history'] = [];

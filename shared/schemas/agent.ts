@@ -5,9 +5,17 @@ import { ClosedObject, ErrorBody, IdOf, StringEnum, Timestamp } from './common.t
 export const AGENT_MESSAGE_MAX = 4000;
 
 /**
+ * The most `context` may weigh as JSON. The per-field limits alone would allow megabytes; this
+ * keeps one selection within a share of the model's context. Here, beside the schema, so the
+ * server's check and the add-on's trimming read the same number.
+ */
+export const AGENT_CONTEXT_MAX_CHARS = 50_000;
+
+/**
  * Sheet cells the add-on passes along with a question ("which of these are still active?"). They
  * reach the model as data, inside the user's turn, never as instructions. Bounded so one
- * selection cannot take the model's whole context: 50 columns, 200 rows, 500 characters a cell.
+ * selection cannot take the model's whole context: 50 columns, 200 rows, 500 characters a cell,
+ * and at most AGENT_CONTEXT_MAX_CHARS as JSON.
  */
 export const AgentContext = ClosedObject(
   'Spreadsheet cells given as data: a header row and the selected rows.',

@@ -17,6 +17,7 @@ describe('addon build', () => {
       'refreshProspectsTab',
       'showSettings',
       'showSidebar',
+      'sidebarAgentChat',
       'sidebarCancel',
       'sidebarCreateCampaign',
       'sidebarSaveSettings',

@@ -7,6 +7,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { buildAddon } from '../../addon/build.mjs';
+import { agentLimits } from '../../addon/features/agent.ts';
 import { prices, searchLimits } from '../../addon/features/rules.ts';
 
 /** Null without Chromium: the global setup has said so (or failed the run under CI=true), and these skip. */
@@ -26,6 +27,7 @@ const baseState = {
   templates: [{ templateId: 't-1', name: 'Clínicas Recife' }],
   prices: prices(),
   searchLimits: searchLimits(),
+  agentLimits: agentLimits(),
   run: null,
 };
 
@@ -187,5 +189,77 @@ describe.skipIf(!chromiumPath)('sidebar', () => {
     await page.waitForSelector('#error:not([hidden])');
     expect(await page.locator('#error').textContent()).toBe('Not enough credits: the balance is 0 credits');
     await page.screenshot({ path: `${SHOTS}error.png` });
+  });
+
+  it('chats with the agent: each tool call with its cost, the reply, and the conversation kept for the follow-up', async () => {
+    const turn = {
+      conversationId: 'c-1',
+      reply: 'Two of them are active.\nThe third is closed.',
+      toolCalls: [
+        { tool: 'get_credits', creditsCharged: 0, isError: false },
+        { tool: 'lookup_cnpj_batch', creditsCharged: 3, isError: false },
+        { tool: 'enrich_company', creditsCharged: 0, isError: true },
+      ],
+      creditsCharged: 3,
+      failedStep: null,
+      note: 'To fit what the agent takes, only the first 200 of 250 rows were sent.',
+    };
+    const page = await open({ sidebarState: { ...baseState, selectedRows: 250 }, sidebarAgentChat: turn });
+    await page.click('nav button[data-tab=agent]');
+    expect(await page.locator('#agent-message').getAttribute('maxlength')).toBe(String(agentLimits().message));
+    expect(await page.locator('label:has(#agent-selection)').textContent()).toMatch(/: 200 of 250 selected row\(s\)$/);
+    await page.click('#run-agent');
+    expect(await page.locator('#agent-message.invalid').count()).toBe(1);
+    await page.fill('#agent-message', 'Which are active?');
+    await page.check('#agent-selection');
+    await page.click('#run-agent');
+    await page.waitForSelector('#agent-log .reply');
+    expect(await page.locator('#agent-log li').allTextContents()).toEqual(['get_credits: free', 'lookup_cnpj_batch: 3 credits', 'enrich_company: failed, free']);
+    expect(await page.locator('#agent-log li.failed').count()).toBe(1);
+    expect(await page.locator('#agent-log .reply').textContent()).toBe(turn.reply);
+    expect(await page.locator('#agent-log').textContent()).toContain('only the first 200 of 250 rows');
+    expect(await page.locator('#agent-log').textContent()).toContain('This message: 3 credits.');
+    expect(await page.locator('#agent-message').inputValue()).toBe('');
+    await page.screenshot({ path: `${SHOTS}agent.png` });
+
+    await page.uncheck('#agent-selection');
+    await page.fill('#agent-message', 'And the closed one?');
+    await page.click('#run-agent');
+    await page.waitForFunction(() => (globalThis as unknown as { calls: Array<[string]> }).calls.filter(([name]) => name === 'sidebarAgentChat').length === 2);
+    await page.locator('#agent-log .reply').nth(1).waitFor();
+    const chats = (await calls(page)).filter(([name]) => name === 'sidebarAgentChat').map(([, args]) => args);
+    expect(chats).toEqual([
+      ['Which are active?', null, true],
+      ['And the closed one?', 'c-1', false],
+    ]);
+
+    // A new conversation forgets the id and clears the log.
+    await page.click('#agent-new');
+    expect(await page.locator('#agent-log .reply').count()).toBe(0);
+    await page.fill('#agent-message', 'Start over');
+    await page.click('#run-agent');
+    await page.waitForSelector('#agent-log .reply');
+    const last = (await calls(page)).filter(([name]) => name === 'sidebarAgentChat').at(-1)!;
+    expect(last[1]).toEqual(['Start over', null, false]);
+  });
+
+  it("shows the agent's failure in plain words, and a step that failed midway under its reply", async () => {
+    const page = await open({ sidebarState: baseState, sidebarAgentChat: { error: 'No active plan: the free messages of the day are spent' } });
+    await page.click('nav button[data-tab=agent]');
+    await page.fill('#agent-message', 'Hi');
+    await page.click('#run-agent');
+    await page.waitForSelector('#error:not([hidden])');
+    expect(await page.locator('#error').textContent()).toBe('No active plan: the free messages of the day are spent');
+    expect(await page.locator('#agent-log .reply').count()).toBe(0);
+
+    const midway = await open({
+      sidebarState: baseState,
+      sidebarAgentChat: { conversationId: 'c-2', reply: 'Let me look.', toolCalls: [], creditsCharged: 0, failedStep: 'The model is unavailable.', note: null },
+    });
+    await midway.click('nav button[data-tab=agent]');
+    await midway.fill('#agent-message', 'Hi');
+    await midway.click('#run-agent');
+    await midway.waitForSelector('#agent-log .reply');
+    expect(await midway.locator('#agent-log .error').textContent()).toBe('The model is unavailable.');
   });
 });

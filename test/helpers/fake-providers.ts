@@ -60,6 +60,8 @@ export interface Recorded {
   headers: IncomingMessage['headers'];
   body: unknown;
   at: number;
+  /** When its answer was written (ms), so a benchmark can tell the service's time from its client's. */
+  doneAt?: number;
 }
 
 export interface FakeProvider {
@@ -208,6 +210,7 @@ export async function startFake(options: {
     const finish = (hungUp: boolean) => {
       if (done) return;
       done = true;
+      recorded.doneAt = Date.now();
       inFlight--;
       if (hungUp) cancelled++;
     };

@@ -144,7 +144,8 @@ export class Prospects {
 
   /** Status and message edits; the history says what changed, from the document as it was. */
   async update(workspaceId: string, prospectId: string, changes: Partial<Pick<ProspectDoc, 'status' | (typeof MESSAGE_FIELDS)[number]>>): Promise<ProspectDoc | null> {
-    const before = await this.collection.findOneAndUpdate({ _id: prospectId, workspaceId }, { $set: { ...changes, updatedAt: new Date() } }, { returnDocument: 'before' });
+    const updatedAt = new Date();
+    const before = await this.collection.findOneAndUpdate({ _id: prospectId, workspaceId }, { $set: { ...changes, updatedAt } }, { returnDocument: 'before' });
     if (!before) return null;
     const edited = MESSAGE_FIELDS.filter((f) => changes[f] !== undefined && changes[f] !== before[f]);
     const events = [];
@@ -153,7 +154,8 @@ export class Prospects {
       events.push({ workspaceId, prospectId, type: 'status_changed' as const, data: { from: before.status, to: changes.status } });
     }
     await this.record(events);
-    return { ...before, ...changes };
+    // What the update wrote, read from `before` (needed for the history) rather than read again.
+    return { ...before, ...changes, updatedAt };
   }
 
   async setCadence(workspaceId: string, campaignId: string, prospectId: string, steps: CadenceStep[]): Promise<boolean> {

@@ -82,6 +82,9 @@ describe('the whole flow', () => {
     // Review: edit the message, move the stage; nothing regenerated, nothing charged.
     const edited = await call('PATCH', `/prospecting/prospects/${ana.prospectId}`, { emailSubject: 'Agenda da Acme', connectionNote: ana.connectionNote });
     expect(edited.body).toMatchObject({ emailSubject: 'Agenda da Acme', emailBody: ana.emailBody });
+    // The answer is the prospect as stored now, its edit time included.
+    expect(edited.body.updatedAt >= ana.updatedAt).toBe(true);
+    expect((await call('GET', `/prospecting/prospects/${ana.prospectId}`)).body).toEqual(edited.body);
     await call('PATCH', `/prospecting/prospects/${ana.prospectId}`, { status: 'sending' });
     await call('PATCH', `/prospecting/prospects/${ana.prospectId}`, { status: 'replied' });
     const events = (await call('GET', `/prospecting/prospects/${ana.prospectId}/events`)).body.events;

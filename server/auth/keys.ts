@@ -6,6 +6,10 @@
  * `onRevoke` hook, which main.ts wires to Redis pub/sub when several instances share a
  * MongoDB; without Redis another instance drops its cached entry after KEY_CACHE_SECONDS.
  * The embedded store is held by one process, so there revocation is always immediate.
+ *
+ * Each key has a name people give it and the time it was last used. The last use is written at
+ * most once a minute per key (and only if no other instance wrote it meanwhile), so a busy key
+ * costs no write per request; it is not part of the request, whose answer never waits for it.
  */
 import { randomUUID } from 'node:crypto';
 import { SCOPES, type Scope } from '../../shared/operations/types.ts';
@@ -15,20 +19,31 @@ import { generateApiKey, hashApiKey, isWellFormedKey, keyHint } from './key-form
 export interface ApiKeyDoc {
   _id: string;
   workspaceId: string;
+  /** What people call it ("Sheets add-on", "CRM sync"); keys made before names existed have none. */
+  name?: string;
   hash: string;
   hint: string;
   scopes: Scope[];
   createdAt: Date;
   revokedAt: Date | null;
+  /** Last authenticated use, to the minute; absent until the first. */
+  lastUsedAt?: Date | null;
 }
 
 export interface ApiKeyInfo {
   keyId: string;
+  name: string;
   hint: string;
   scopes: Scope[];
   createdAt: string;
   revokedAt: string | null;
+  lastUsedAt: string | null;
 }
+
+export const DEFAULT_KEY_NAME = 'API key';
+export const MAX_KEY_NAME = 100;
+/** How often a key's last use is written at most. */
+export const LAST_USED_RESOLUTION_MS = 60_000;
 
 export const apiKeyIndexes: IndexDeclaration[] = [
   { collection: 'apiKeys', keys: { hash: 1 }, options: { unique: true } },
@@ -45,40 +60,52 @@ const MAX_CACHE_ENTRIES = 10_000;
 export class ApiKeys {
   private readonly keys: Collection<ApiKeyDoc>;
   private readonly cache = new Map<string, CacheEntry>();
+  /** When this process last wrote each key's last use. */
+  private readonly lastWritten = new Map<string, number>();
   /** Called with the hash of every key revoked here, so other instances can drop it too. */
   onRevoke: (hash: string) => void = () => {};
 
   constructor(
     store: Store,
     private readonly cacheMs: number,
+    private readonly now: () => number = Date.now,
   ) {
     this.keys = store.collection<ApiKeyDoc>('apiKeys');
   }
 
-  /** Creates a key; by default with every scope (the interface: current keys grant every scope). */
-  async create(workspaceId: string, scopes: Scope[] = [...SCOPES]): Promise<{ keyId: string; apiKey: string }> {
+  /**
+   * Creates a key; by default with every scope (the interface: current keys grant every scope).
+   * The name is trimmed; an empty one becomes {@link DEFAULT_KEY_NAME}.
+   */
+  async create(workspaceId: string, scopes: Scope[] = [...SCOPES], name = DEFAULT_KEY_NAME): Promise<{ keyId: string; name: string; apiKey: string }> {
+    const trimmed = name.trim() || DEFAULT_KEY_NAME;
+    if (trimmed.length > MAX_KEY_NAME) throw new RangeError(`a key name has at most ${MAX_KEY_NAME} characters`);
     const apiKey = generateApiKey();
     const doc: ApiKeyDoc = {
       _id: randomUUID(),
       workspaceId,
+      name: trimmed,
       hash: hashApiKey(apiKey),
       hint: keyHint(apiKey),
       scopes,
-      createdAt: new Date(),
+      createdAt: new Date(this.now()),
       revokedAt: null,
+      lastUsedAt: null,
     };
     await this.keys.insertOne(doc);
-    return { keyId: doc._id, apiKey };
+    return { keyId: doc._id, name: trimmed, apiKey };
   }
 
   async list(workspaceId: string): Promise<ApiKeyInfo[]> {
     const docs = await this.keys.find({ workspaceId }, { sort: { createdAt: 1 } }).toArray();
     return docs.map((d) => ({
       keyId: d._id,
+      name: d.name ?? DEFAULT_KEY_NAME,
       hint: d.hint,
       scopes: d.scopes,
       createdAt: d.createdAt.toISOString(),
       revokedAt: d.revokedAt ? d.revokedAt.toISOString() : null,
+      lastUsedAt: d.lastUsedAt ? d.lastUsedAt.toISOString() : null,
     }));
   }
 
@@ -104,13 +131,31 @@ export class ApiKeys {
   async authenticate(presented: string): Promise<ApiKeyDoc | null> {
     if (!isWellFormedKey(presented)) return null;
     const hash = hashApiKey(presented);
-    const now = Date.now();
+    const now = this.now();
     const cached = this.cache.get(hash);
-    if (cached && cached.expiresAt > now) return cached.key;
-    const doc = await this.keys.findOne({ hash });
-    const key = doc && !doc.revokedAt ? doc : null;
-    if (this.cache.size >= MAX_CACHE_ENTRIES) this.cache.clear();
-    this.cache.set(hash, { key, expiresAt: now + this.cacheMs });
+    let key: ApiKeyDoc | null;
+    if (cached && cached.expiresAt > now) {
+      key = cached.key;
+    } else {
+      const doc = await this.keys.findOne({ hash });
+      key = doc && !doc.revokedAt ? doc : null;
+      if (this.cache.size >= MAX_CACHE_ENTRIES) this.cache.clear();
+      this.cache.set(hash, { key, expiresAt: now + this.cacheMs });
+    }
+    if (key) this.noteUse(key._id, now);
     return key;
+  }
+
+  /** Writes a key's last use when this process has not in the last minute, and no other instance has either. */
+  private noteUse(keyId: string, now: number): void {
+    if (now - (this.lastWritten.get(keyId) ?? -Infinity) < LAST_USED_RESOLUTION_MS) return;
+    if (this.lastWritten.size >= MAX_CACHE_ENTRIES) this.lastWritten.clear();
+    this.lastWritten.set(keyId, now);
+    const at = new Date(now);
+    const stale = new Date(now - LAST_USED_RESOLUTION_MS);
+    // A bookkeeping write: the request does not wait for it, and a failure only leaves it older.
+    this.keys
+      .updateOne({ _id: keyId, $or: [{ lastUsedAt: null }, { lastUsedAt: { $exists: false } }, { lastUsedAt: { $lte: stale } }] }, { $set: { lastUsedAt: at } })
+      .catch(() => this.lastWritten.delete(keyId));
   }
 }

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { memberInfo } from '../auth/members.ts';
+import { MAX_KEY_NAME } from '../auth/keys.ts';
 import { PLAN_NAMES, type PlanName } from '../credits/plans.ts';
 import { importPeople, PeopleFileError } from '../people/import-people.ts';
 import { importRelease, type ImportProgress } from '../receita/import/importer.ts';
@@ -83,10 +84,12 @@ export const commands: Record<string, Command> = {
     },
   },
   'key create': {
-    usage: 'key create --workspace ID',
+    usage: `key create --workspace ID [--name NAME]  (a name says what uses the key, at most ${MAX_KEY_NAME} characters)`,
     async run(services, args) {
       const workspace = await existingWorkspace(services, args);
-      return services.keys.create(workspace._id);
+      const name = typeof args.name === 'string' ? args.name : undefined;
+      if (name !== undefined && name.trim().length > MAX_KEY_NAME) throw new UsageError(`--name has at most ${MAX_KEY_NAME} characters`);
+      return services.keys.create(workspace._id, undefined, name);
     },
   },
   'key list': {

@@ -17,11 +17,13 @@ describe('prospecta CLI on the embedded store', () => {
     expect(created.json).toEqual({ workspaceId: expect.any(String), apiKey: expect.stringMatching(/^service_live_/) });
     const ws = created.json.workspaceId as string;
 
-    const key = await runCli(['key', 'create', '--workspace', ws], env);
-    expect(key.json).toEqual({ keyId: expect.any(String), apiKey: expect.stringMatching(/^service_live_/) });
+    const key = await runCli(['key', 'create', '--workspace', ws, '--name', ' Sheets add-on '], env);
+    expect(key.json).toEqual({ keyId: expect.any(String), name: 'Sheets add-on', apiKey: expect.stringMatching(/^service_live_/) });
 
     const listed = await runCli(['key', 'list', '--workspace', ws], env);
     expect(listed.json.keys).toHaveLength(2);
+    expect(listed.json.keys[1]).toMatchObject({ keyId: key.json.keyId, name: 'Sheets add-on', lastUsedAt: null });
+    expect(listed.json.keys[0].name).toBe('API key');
     expect(listed.stdout).not.toContain(key.json.apiKey);
 
     const revoked = await runCli(['key', 'revoke', '--workspace', ws, '--key', key.json.keyId], env);

@@ -30,7 +30,7 @@ export function freePort() {
 }
 
 /** Runs `npx prospecta …` to completion; resolves with its JSON output. */
-function cli(args, env) {
+export function cli(args, env) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['bin/prospecta.mjs', ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -44,16 +44,17 @@ function cli(args, env) {
 /**
  * dist/server.mjs on its own store in `dataDir`, with a workspace on an active plan holding
  * CREDITS (and, with `demo`, the demo registry's companies to look up);
- * `call(method, route, body)` sends an authenticated request and returns its JSON.
+ * `call(method, route, body)` sends an authenticated request and returns its JSON; `env` is
+ * what the server runs with, for CLI commands that reach it through its control socket.
  */
 export async function startInstance(dataDir, env = {}, { demo = false } = {}) {
   const port = await freePort();
-  const fullEnv = { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '10000000', ...env };
+  const url = `http://127.0.0.1:${port}`;
+  const fullEnv = { DATA_DIR: dataDir, PORT: String(port), PUBLIC_URL: url, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '10000000', ...env };
   if (demo) await cli(['seed', 'demo'], fullEnv);
   const { workspaceId, apiKey } = await cli(['workspace', 'create', '--name', 'bench', '--plan', 'active'], fullEnv);
   await cli(['credits', 'grant', '--workspace', workspaceId, '--amount', String(CREDITS)], fullEnv);
   const child = spawn(process.execPath, ['dist/server.mjs'], { cwd: root, env: { ...process.env, ...fullEnv }, stdio: ['ignore', 'ignore', 'inherit'] });
-  const url = `http://127.0.0.1:${port}`;
   for (let tries = 0; !(await fetch(`${url}/v1/health`).then((r) => r.ok, () => false)); tries++) {
     if (tries > 100 || child.exitCode !== null) throw new Error(`the server on ${url} did not start`);
     await new Promise((r) => setTimeout(r, 100));
@@ -68,5 +69,5 @@ export async function startInstance(dataDir, env = {}, { demo = false } = {}) {
     if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${text.slice(0, 200)}`);
     return JSON.parse(text);
   };
-  return { url, apiKey, call, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) };
+  return { url, env: fullEnv, workspaceId, apiKey, call, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) };
 }

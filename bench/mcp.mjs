@@ -2,13 +2,12 @@
 // an API key and with an OAuth access token (a JWT from a loopback issuer), in one run. The
 // server is dist/server.mjs in its own process on the demo store; autocannon drives each case.
 import autocannon from 'autocannon';
-import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
-import { freePort, root } from './lib.mjs';
+import { cli, freePort, startInstance } from './lib.mjs';
 
 const CONNECTIONS = 50;
 const DURATION = 8;
@@ -50,17 +49,6 @@ async function startIssuer() {
   return { issuer, token, close: () => new Promise((resolve) => server.close(resolve)) };
 }
 
-function cli(args, env) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/prospecta.mjs', ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`prospecta ${args.join(' ')}: ${err}`))));
-  });
-}
-
 const work = await mkdtemp(path.join(tmpdir(), 'prospecta-bench-mcp-'));
 const issuer = await startIssuer();
 let server;
@@ -68,40 +56,17 @@ const rows = [];
 /** Each case's figures under a short name: `HTTP batch, JWT`. */
 const byCase = new Map();
 try {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const env = {
-    DATA_DIR: path.join(work, 'data'),
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    PUBLIC_URL: url,
-    OAUTH_ISSUER: issuer.issuer,
-    RATE_LIMIT_PER_MINUTE: '10000000',
-    LOG_LEVEL: 'warn',
-  };
-  // The demo store (its registry companies) first, then a funded workspace for the API key and
-  // the token's subject alike, so both paths do the same work and never run out of credits.
-  await cli(['seed', 'demo'], env);
-  const { workspaceId, apiKey } = await cli(['workspace', 'create', '--name', 'bench', '--plan', 'active'], env);
-  await cli(['credits', 'grant', '--workspace', workspaceId, '--amount', '1000000000'], env);
-  await cli(['member', 'add', '--workspace', workspaceId, '--subject', 'bench-user', '--issuer', issuer.issuer], env);
+  // The demo registry's companies to look up, and one funded workspace for the API key and the
+  // token's subject alike, so both paths do the same work and never run out of credits.
+  server = await startInstance(path.join(work, 'data'), { HOST: '127.0.0.1', OAUTH_ISSUER: issuer.issuer }, { demo: true });
+  const { url, apiKey } = server;
+  await cli(['member', 'add', '--workspace', server.workspaceId, '--subject', 'bench-user', '--issuer', issuer.issuer], server.env);
   const token = await issuer.token(`${url}/mcp`, 'bench-user');
-
-  server = spawn(process.execPath, ['dist/server.mjs'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
-  for (let tries = 0; !(await fetch(`${url}/v1/health`).then((r) => r.ok, () => false)); tries++) {
-    if (tries > 200 || server.exitCode !== null) throw new Error('the server did not start');
-    await new Promise((r) => setTimeout(r, 100));
-  }
 
   // CNPJs the demo registry holds, a few per state.
   const cnpjs = [];
   for (const state of ['SP', 'RJ', 'MG', 'RS', 'PR', 'SC', 'BA', 'PE', 'CE', 'GO', 'DF', 'ES', 'AM', 'PA']) {
-    const res = await fetch(`${url}/v1/api/companies/search`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ state, limit: 20 }),
-    });
-    cnpjs.push(...(await res.json()).results.map((c) => c.cnpj));
+    cnpjs.push(...(await server.call('POST', '/companies/search', { state, limit: 20 })).results.map((c) => c.cnpj));
   }
   const batch = cnpjs.slice(0, BATCH);
 
@@ -129,7 +94,7 @@ try {
     byCase.set(key, row);
   }
 } finally {
-  server?.kill('SIGTERM');
+  await server?.stop();
   await issuer.close();
   await rm(work, { recursive: true, force: true });
 }

@@ -27,7 +27,7 @@ export interface ChatSetup {
 }
 
 /** Room left for the answer itself. */
-const ANSWER_TOKENS = 1500;
+export const ANSWER_TOKENS = 1500;
 
 /** The events of one message, in the order they happen. Errors before the first event are thrown (an HTTP status). */
 export async function* agentEvents(setup: ChatSetup): AsyncGenerator<AgentEvent> {

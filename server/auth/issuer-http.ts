@@ -5,6 +5,7 @@
  * hold requests or memory. Redirects are not followed: a key set or metadata document that moved
  * is a configuration to fix, not something to chase.
  */
+import { readCapped } from '../outbound/read-capped.ts';
 
 /** Metadata documents and key sets are a few KiB; anything far larger is not one. */
 export const MAX_ISSUER_BODY_BYTES = 256 * 1024;
@@ -21,6 +22,7 @@ export function boundedFetch(maxBytes = MAX_ISSUER_BODY_BYTES) {
   return async (url: string, init: RequestInit): Promise<Response> => {
     const res = await fetch(url, { ...init, redirect: 'manual' });
     const body = await readCapped(res, maxBytes);
+    if (body === null) throw new IssuerHttpError(`the answer is larger than ${maxBytes} bytes`);
     return new Response(res.status === 204 || res.status === 304 ? null : body, { status: res.status, headers: res.headers });
   };
 }
@@ -40,27 +42,6 @@ export async function getJson(url: string, timeoutMs: number): Promise<{ status:
   } catch {
     throw new IssuerHttpError('the answer is not JSON');
   }
-}
-
-async function readCapped(res: Response, maxBytes: number): Promise<Uint8Array> {
-  const declared = Number(res.headers.get('content-length'));
-  if (declared > maxBytes) {
-    await res.body?.cancel();
-    throw new IssuerHttpError(`the answer is larger than ${maxBytes} bytes`);
-  }
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  if (res.body) {
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-      size += chunk.byteLength;
-      if (size > maxBytes) {
-        await res.body.cancel().catch(() => {});
-        throw new IssuerHttpError(`the answer is larger than ${maxBytes} bytes`);
-      }
-      chunks.push(chunk);
-    }
-  }
-  return Buffer.concat(chunks);
 }
 
 /** undici's "fetch failed" hides the useful part (ECONNREFUSED, ENOTFOUND…) in its cause. */

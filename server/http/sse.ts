@@ -8,7 +8,7 @@
  * with its status. Once the stream has started, an error becomes an `error` event.
  */
 import { PassThrough } from 'node:stream';
-import type { StreamEvent } from '../pipeline/handler.ts';
+import type { StreamEvent } from '../pipeline/outcome.ts';
 import { ServiceError } from '../errors.ts';
 import type { AppContext } from './state.ts';
 

@@ -11,7 +11,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import type { Logger } from 'pino';
 import type { Caller } from '../auth/principal.ts';
 import { ServiceError } from '../errors.ts';
-import type { StreamEvent } from '../pipeline/handler.ts';
+import type { StreamEvent } from '../pipeline/outcome.ts';
 import type { Pipeline } from '../pipeline/pipeline.ts';
 import { tools, type Tool } from './tools.ts';
 

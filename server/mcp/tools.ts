@@ -7,7 +7,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { operations, type OperationId } from '../../shared/operations/index.ts';
 import type { Operation, Scope } from '../../shared/operations/types.ts';
-import type { RawInput } from '../pipeline/pipeline.ts';
+import type { RawInput } from '../pipeline/outcome.ts';
 import { invalidRequest } from '../errors.ts';
 
 type JsonSchema = Record<string, unknown>;

@@ -12,7 +12,6 @@ import type { Budget } from '../credits/payment.ts';
 import type { Services } from '../services.ts';
 import type { AnswerForm, Outcome, RawInput, StreamEvent } from './outcome.ts';
 
-export type { StreamEvent } from './outcome.ts';
 
 export interface HandlerContext {
   operationId: OperationId;

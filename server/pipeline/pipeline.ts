@@ -16,7 +16,6 @@ import type { HandlerContext, Handlers } from './handler.ts';
 import type { AnswerForm, Outcome, RawInput, Receipt, StreamEvent } from './outcome.ts';
 import { compileValidators, type RequestPart, type Validate } from './validate.ts';
 
-export type { Outcome, RawInput, Receipt } from './outcome.ts';
 
 export interface InvokeOptions {
   log: Logger;

@@ -8,6 +8,7 @@
 import { CircuitBreaker } from '../outbound/circuit-breaker.ts';
 import { OutboundClient, type OutboundClientOptions } from '../outbound/client.ts';
 import type { Attempt, AttemptFailure } from '../outbound/retry.ts';
+import { readCapped } from '../outbound/read-capped.ts';
 import { retryAfterMs } from '../outbound/retry-after.ts';
 import { ProviderFailure } from './provider-failure.ts';
 import { ServiceError } from '../errors.ts';
@@ -113,8 +114,9 @@ export class ProviderHttp {
       await res.body?.cancel();
       throw new ProviderFailure(`${this.provider} refused the key (HTTP ${res.status})`);
     }
-    const text = await readCapped(res);
-    if (text === null) return { failure: 'answer too large', kind: 'failed' };
+    const bytes = await readCapped(res, MAX_BODY_BYTES);
+    if (bytes === null) return { failure: 'answer too large', kind: 'failed' };
+    const text = bytes.toString('utf8');
     let body: unknown = null;
     if (text.trim() !== '') {
       try {
@@ -126,20 +128,4 @@ export class ProviderHttp {
     }
     return { value: { status: res.status, headers: res.headers, body } };
   }
-}
-
-async function readCapped(res: Response): Promise<string | null> {
-  const declared = Number(res.headers.get('content-length') ?? 0);
-  if (declared > MAX_BODY_BYTES) {
-    await res.body?.cancel();
-    return null;
-  }
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of res.body ?? []) {
-    size += chunk.byteLength;
-    if (size > MAX_BODY_BYTES) return null;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }

@@ -3,6 +3,7 @@
  * the conversation cut to the model's context budget (asserted on what the model received), and
  * a rate-limited model call retried without the user seeing it or paying twice.
  */
+import { ANSWER_TOKENS } from '../../../server/agent/loop.ts';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { estimatePromptTokens, type ToolChatMessage } from '../../../server/ai/llm.ts';
 import type { CompanyDoc } from '../../../server/receita/company-record.ts';
@@ -100,8 +101,8 @@ describe('the context budget (LLM_MAX_PROMPT_TOKENS)', () => {
   }
   const questions = (body: ChatBody) => body.messages.filter((m) => m.role === 'user').map((m) => /^Question (\w+)/.exec(m.content)?.[1] ?? m.content);
   const weigh = (body: ChatBody, messages = body.messages) => estimatePromptTokens(messages as ToolChatMessage[], (body.tools ?? []).map((t) => t.function));
-  // The loop keeps this much of the budget for the answer itself (loop.ts ANSWER_TOKENS).
-  const ANSWER = 1500;
+  // The loop keeps this much of the budget for the answer itself.
+  const ANSWER = ANSWER_TOKENS;
   const fourth: Turn[] = [
     { calls: [{ name: 'lookup_cnpj_batch', arguments: { cnpjs: [acme] } }] },
     { calls: [{ name: 'get_credits', arguments: {} }] },

@@ -214,7 +214,7 @@ function KeyTable({ keys, onRevoked }: { keys: Key[]; onRevoked: (keyId: string,
           <p>{outcome.text}</p>
         </div>
       )}
-      <div class="table-wrap" tabIndex={0} role="region" aria-labelledby="keys-heading">
+      <div class="table-wrap" tabIndex={0} role="region" aria-label="Table of keys">
         <table class="keys">
           <thead>
             <tr>

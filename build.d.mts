@@ -1,1 +1,2 @@
 export function buildServer(): Promise<void>;
+export function buildDashboard(): Promise<void>;

@@ -1,6 +1,10 @@
 // Bundles the server and the CLI into dist/ with esbuild. npm packages stay external (they are
-// installed beside it); only our TypeScript is compiled. The add-on has its own addon/build.mjs.
+// installed beside it); only our TypeScript is compiled. The dashboard's front end is bundled
+// for browsers into dist/dashboard. The add-on has its own addon/build.mjs.
 import { build } from 'esbuild';
+import { existsSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
@@ -22,4 +26,46 @@ export async function buildServer() {
   });
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) await buildServer();
+/**
+ * The dashboard's scripts and styles, minified, under names carrying their content hash (served
+ * as immutable), and dist/dashboard/manifest.json saying which file each entry point became.
+ * Shared code between entry points and lazily loaded pages go to chunks of their own.
+ */
+export async function buildDashboard() {
+  const out = `${root}dist/dashboard`;
+  await rm(out, { recursive: true, force: true });
+  const entries = { main: 'server/dashboard/web/main.tsx', 'api-reference': 'server/dashboard/web/api-reference.ts' };
+  const entryPoints = Object.fromEntries(Object.entries(entries).filter(([, file]) => existsSync(`${root}${file}`)));
+  const result = await build({
+    absWorkingDir: root,
+    entryPoints,
+    outdir: `${out}/assets`,
+    entryNames: '[name]-[hash]',
+    chunkNames: 'chunk-[hash]',
+    assetNames: '[name]-[hash]',
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'browser',
+    target: ['chrome109', 'firefox115', 'safari15.6'],
+    jsx: 'automatic',
+    jsxImportSource: 'preact',
+    minify: true,
+    legalComments: 'linked',
+    metafile: true,
+    logLevel: 'warning',
+  });
+  const manifest = { entries: {} };
+  for (const [file, output] of Object.entries(result.metafile.outputs)) {
+    const name = Object.entries(entryPoints).find(([, source]) => source === output.entryPoint)?.[0];
+    if (!name) continue;
+    manifest.entries[name] = { js: basename(file), ...(output.cssBundle ? { css: basename(output.cssBundle) } : {}) };
+  }
+  await mkdir(out, { recursive: true });
+  await writeFile(`${out}/manifest.json`, `${JSON.stringify(manifest, null, 2)}\n`);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  await buildServer();
+  await buildDashboard();
+}

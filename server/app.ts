@@ -11,6 +11,9 @@ import { protectedResourceMetadata, RESOURCE_METADATA_PATH, resourceMetadataUrl 
 import type { Handlers } from './pipeline/handler.ts';
 import { handlers as defaultHandlers } from './pipeline/handlers.ts';
 import { MCP_PATH, mcpRoute } from './mcp/route.ts';
+import { Assets } from './dashboard/assets.ts';
+import { dashboard } from './dashboard/routes.ts';
+import { PACKAGE_ROOT } from './package-root.ts';
 import { createPipeline } from './pipeline/pipeline.ts';
 import { identify } from './http/authenticate.ts';
 import { jsonBody } from './http/body.ts';
@@ -28,6 +31,8 @@ export interface AppOptions {
   handlers?: Partial<Handlers>;
   /** Trust X-Forwarded-For for the client IP (behind a proxy). */
   proxy?: boolean;
+  /** The dashboard's built files; by default dist/dashboard (built by `npm run build`). */
+  dashboardAssets?: Assets;
 }
 
 export function createApp(services: Services, options: AppOptions = {}): Koa<AppState> {
@@ -49,11 +54,15 @@ export function createApp(services: Services, options: AppOptions = {}): Koa<App
     });
   });
 
+  const board = dashboard(services, options.dashboardAssets ?? Assets.load(new URL('dist/dashboard/', PACKAGE_ROOT)));
   const middleware = [
     requestContext(services.log),
     errorHandler(resourceMetadataUrl(services.config)),
+    // The dashboard's API names its caller by session cookie, where `identify` reads a bearer.
+    board.api,
     identify(services.credentials),
     throttle(services.rateLimiter),
+    board.pages,
     versioning(),
     stripVersionPrefix(),
     mcpRoute({

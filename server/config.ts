@@ -42,6 +42,9 @@ export interface Config {
     autoSignup: boolean;
     /** How long one fetch of the issuer's metadata or keys may take (OAUTH_FETCH_TIMEOUT_MS). */
     fetchTimeoutMs: number;
+    /** The dashboard's own client at the issuer ("Sign in with …"); unset: one-time links only. */
+    clientId: string | undefined;
+    clientSecret: string | undefined;
   };
   logLevel: string;
   /** Seconds a cached API-key lookup may serve before re-reading the store (see docs/architecture.md). */
@@ -184,6 +187,8 @@ export function loadConfig(env: Env = process.env): Config {
       jwksUrl: url(env, 'OAUTH_JWKS_URL', ['http:', 'https:']),
       autoSignup: flag(env, 'OAUTH_AUTO_SIGNUP', true),
       fetchTimeoutMs: integer(env, 'OAUTH_FETCH_TIMEOUT_MS', 5_000, 100, 60_000),
+      clientId: text(env, 'OAUTH_CLIENT_ID'),
+      clientSecret: text(env, 'OAUTH_CLIENT_SECRET'),
     },
     logLevel: text(env, 'LOG_LEVEL') ?? 'info',
     keyCacheSeconds: integer(env, 'KEY_CACHE_SECONDS', 5, 0, 3600),

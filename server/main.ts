@@ -12,7 +12,7 @@ import { bootstrap } from './bootstrap.ts';
 import { controlSocketPath, serveControl } from './cli/control.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { patchBottleneckYield } from './outbound/bottleneck-yield.ts';
-import { DEMO_CREDITS, seedDemo } from './seed/demo.ts';
+import { DEMO_CREDITS, demoWorkspaceId, seedDemo } from './seed/demo.ts';
 import { VERSION } from './version.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -51,6 +51,13 @@ async function main(): Promise<void> {
         `  curl ${auth} -H "Content-Type: application/json" -d '{"industry":"padaria","state":"SP"}' ${base}/companies/search\n` +
         `  curl ${auth} -H "Content-Type: application/json" -d '{"jobTitle":"CEO","limit":5}' ${base}/sourcing/people\n\n`,
     );
+  }
+
+  // A fresh link at every start: links work once, for 10 minutes.
+  const demoWorkspace = services.store.kind === 'embedded' ? await demoWorkspaceId(services) : null;
+  if (demoWorkspace) {
+    const { url } = await services.signInLinks.issue(demoWorkspace);
+    process.stderr.write(`Dashboard of the demo workspace (a one-time sign-in link, valid 10 minutes):\n  ${url}\n\n`);
   }
 
   if (services.store.kind === 'embedded') collectStartupGarbage();

@@ -29,6 +29,9 @@ import { Sheets, sheetIndexes } from './outreach/sheets.ts';
 import { Templates, templateIndexes } from './outreach/templates.ts';
 import type { IndexDeclaration, Store } from './store/port.ts';
 import { Workspaces, workspaceIndexes } from './workspaces.ts';
+import { OidcSignIn, oidcSignInIndexes } from './dashboard/oidc-sign-in.ts';
+import { Sessions, sessionIndexes } from './dashboard/sessions.ts';
+import { SignInLinks, signInLinkIndexes } from './dashboard/sign-in-links.ts';
 
 export interface Services {
   config: Config;
@@ -64,6 +67,11 @@ export interface Services {
   messageWriter: MessageWriter;
   /** The agent's conversations, per workspace. */
   conversations: Conversations;
+  /** Dashboard sessions, and the two ways to start one. */
+  sessions: Sessions;
+  signInLinks: SignInLinks;
+  /** "Sign in with …" at the issuer; null without OAUTH_ISSUER and OAUTH_CLIENT_ID. */
+  oidcSignIn: OidcSignIn | null;
   rateLimiter: RateLimiter;
   version: string;
 }
@@ -85,6 +93,9 @@ export const indexDeclarations: IndexDeclaration[] = [
   ...prospectIndexes,
   ...allowanceIndexes,
   ...conversationIndexes,
+  ...sessionIndexes,
+  ...signInLinkIndexes,
+  ...oidcSignInIndexes,
 ];
 
 export function createServices(deps: {
@@ -128,7 +139,16 @@ export function createServices(deps: {
     campaigns: new Campaigns(deps.store),
     prospects: new Prospects(deps.store),
     messageWriter: new MessageWriter(deps.llm),
+    sessions: new Sessions(deps.store),
+    signInLinks: new SignInLinks(deps.store, deps.config.publicUrl),
+    oidcSignIn: oidcSignInOf(deps.config, deps.store, oauth, deps.log),
   };
+}
+
+function oidcSignInOf(config: Config, store: Store, oauth: OAuth | null, log: Logger): OidcSignIn | null {
+  const { issuer, clientId, clientSecret, fetchTimeoutMs } = config.oauth;
+  if (!issuer || !clientId || !oauth) return null;
+  return new OidcSignIn({ issuer, clientId, clientSecret, publicUrl: config.publicUrl, timeoutMs: fetchTimeoutMs }, store, oauth.subjects, log);
 }
 
 function oauthOf(config: Config, log: Logger, deps: { members: Members; workspaces: Workspaces; credits: Credits }): OAuth | null {

@@ -161,7 +161,7 @@ function scopesOf(payload: JWTPayload): Scope[] {
   return SCOPES.filter((scope) => granted.has(scope));
 }
 
-function displayNameOf(payload: JWTPayload): string | null {
+export function displayNameOf(payload: JWTPayload): string | null {
   for (const claim of [payload.email, payload.name]) {
     if (typeof claim !== 'string') continue;
     // Printable text only: it becomes a workspace name shown in lists and the dashboard.

@@ -13,6 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { SCOPES, type Scope } from '../../shared/operations/types.ts';
+import { MAX_KEY_NAME } from '../../shared/schemas/keys.ts';
 import type { Collection, IndexDeclaration, Store } from '../store/port.ts';
 import { generateApiKey, hashApiKey, isWellFormedKey, keyHint } from './key-format.ts';
 
@@ -40,8 +41,20 @@ export interface ApiKeyInfo {
   lastUsedAt: string | null;
 }
 
+/** A key just made: its secret is here and nowhere else. */
+export interface NewApiKey {
+  keyId: string;
+  name: string;
+  hint: string;
+  scopes: Scope[];
+  createdAt: string;
+  apiKey: string;
+}
+
+export type Revocation = { outcome: 'revoked' | 'already_revoked'; revokedAt: Date } | { outcome: 'not_found' };
+
 export const DEFAULT_KEY_NAME = 'API key';
-export const MAX_KEY_NAME = 100;
+export { MAX_KEY_NAME };
 /** How often a key's last use is written at most. */
 export const LAST_USED_RESOLUTION_MS = 60_000;
 
@@ -77,7 +90,7 @@ export class ApiKeys {
    * Creates a key; by default with every scope (the interface: current keys grant every scope).
    * The name is trimmed; an empty one becomes {@link DEFAULT_KEY_NAME}.
    */
-  async create(workspaceId: string, scopes: Scope[] = [...SCOPES], name = DEFAULT_KEY_NAME): Promise<{ keyId: string; name: string; apiKey: string }> {
+  async create(workspaceId: string, scopes: Scope[] = [...SCOPES], name = DEFAULT_KEY_NAME): Promise<NewApiKey> {
     const trimmed = name.trim() || DEFAULT_KEY_NAME;
     if (trimmed.length > MAX_KEY_NAME) throw new RangeError(`a key name has at most ${MAX_KEY_NAME} characters`);
     const apiKey = generateApiKey();
@@ -93,7 +106,7 @@ export class ApiKeys {
       lastUsedAt: null,
     };
     await this.keys.insertOne(doc);
-    return { keyId: doc._id, name: trimmed, apiKey };
+    return { keyId: doc._id, name: trimmed, hint: doc.hint, scopes, createdAt: doc.createdAt.toISOString(), apiKey };
   }
 
   async list(workspaceId: string): Promise<ApiKeyInfo[]> {
@@ -109,17 +122,23 @@ export class ApiKeys {
     }));
   }
 
-  /** Returns false when the workspace has no such key. Revoking twice is harmless. */
-  async revoke(workspaceId: string, keyId: string): Promise<boolean> {
+  /**
+   * Revokes a key of the workspace. Of two concurrent revocations exactly one is `revoked`; the
+   * other, like any later one, is `already_revoked` with the time of the first.
+   */
+  async revoke(workspaceId: string, keyId: string): Promise<Revocation> {
     const doc = await this.keys.findOneAndUpdate(
-      { _id: keyId, workspaceId },
-      { $set: { revokedAt: new Date() } },
+      { _id: keyId, workspaceId, revokedAt: null },
+      { $set: { revokedAt: new Date(this.now()) } },
       { returnDocument: 'after' },
     );
-    if (!doc) return false;
-    this.forget(doc.hash);
-    this.onRevoke(doc.hash);
-    return true;
+    if (doc) {
+      this.forget(doc.hash);
+      this.onRevoke(doc.hash);
+      return { outcome: 'revoked', revokedAt: doc.revokedAt! };
+    }
+    const earlier = await this.keys.findOne({ _id: keyId, workspaceId });
+    return earlier?.revokedAt ? { outcome: 'already_revoked', revokedAt: earlier.revokedAt } : { outcome: 'not_found' };
   }
 
   /** Drops a cached lookup; used for local revocations and for announcements from other instances. */

@@ -3,12 +3,15 @@
  * same way, the agent from its own chat's credential); the pipeline decides, with `authorize`,
  * whether that caller may run an operation.
  */
-import type { Scope } from '../../shared/operations/types.ts';
+import type { Operation, Scope } from '../../shared/operations/types.ts';
 import { ServiceError } from '../errors.ts';
 
 export interface Principal {
-  /** An API key, or an OAuth access token of a subject linked to the workspace. */
-  kind: 'api_key' | 'oauth';
+  /**
+   * An API key, an OAuth access token of a subject linked to the workspace, or a signed-in
+   * dashboard session (which alone may manage keys).
+   */
+  kind: 'api_key' | 'oauth' | 'session';
   /** Stable id of the credential (the key, or the token's subject), used for rate limiting and logs. */
   credentialId: string;
   workspaceId: string;
@@ -33,8 +36,19 @@ export interface Caller {
 
 export const anonymous: Caller = { principal: null, refused: null };
 
-/** The principal allowed to run an operation needing `scope` (null for open operations), or 401/403. */
-export function authorize(caller: Caller, scope: Scope | null): Principal | null {
+/**
+ * The principal allowed to run `operation` (null for operations open to everyone), or the
+ * 401/403 that says why not: no credential, a missing scope, or a dashboard-only operation
+ * called with a key or token.
+ */
+export function authorize(caller: Caller, { scope, access }: Pick<Operation, 'scope' | 'access'>): Principal | null {
+  if (access === 'dashboard') {
+    const principal = requireCredential(caller);
+    if (principal.kind !== 'session') {
+      throw new ServiceError('dashboard_only', 'API keys are created, listed and revoked on the dashboard (/dashboard/keys), not with an API key or access token.');
+    }
+    return principal;
+  }
   if (!scope) return caller.principal;
   const principal = requireCredential(caller);
   if (!principal.scopes.includes(scope)) {

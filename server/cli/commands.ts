@@ -104,10 +104,17 @@ export const commands: Record<string, Command> = {
     async run(services, args) {
       const workspace = await existingWorkspace(services, args);
       const keyId = required(args, 'key');
-      if (!(await services.keys.revoke(workspace._id, keyId))) {
-        throw new UsageError(`key ${keyId} not found in workspace ${workspace._id}`);
-      }
-      return { keyId, revoked: true };
+      const revocation = await services.keys.revoke(workspace._id, keyId);
+      if (revocation.outcome === 'not_found') throw new UsageError(`key ${keyId} not found in workspace ${workspace._id}`);
+      // Revoking from a script twice is harmless: the key is revoked either way.
+      return { keyId, revoked: true, revokedAt: revocation.revokedAt.toISOString() };
+    },
+  },
+  'dashboard link': {
+    usage: 'dashboard link --workspace ID  (a one-time sign-in link to the dashboard, valid for 10 minutes)',
+    async run(services, args) {
+      const workspace = await existingWorkspace(services, args);
+      return services.signInLinks.issue(workspace._id);
     },
   },
   'member add': {

@@ -6,3 +6,8 @@ export const getCredits: Handler<'getCredits'> = async (_input, ctx) => {
   if (!view) throw new ServiceError('not_found', 'workspace not found');
   return view;
 };
+
+export const listLedger: Handler<'listLedger'> = async ({ limit = 50, before, operation }, ctx) =>
+  ctx.services.credits.page(ctx.workspaceId, { limit, before, operation });
+
+export const getUsage: Handler<'getUsage'> = async ({ days = 30 }, ctx) => ({ days: await ctx.services.credits.usage(ctx.workspaceId, days) });

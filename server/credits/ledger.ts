@@ -8,7 +8,7 @@
  * still pending. No read-then-write ever decides whether a balance suffices.
  */
 import { ServiceError } from '../errors.ts';
-import { isDuplicateKeyError, type Collection, type IndexDeclaration, type Store } from '../store/port.ts';
+import { isDuplicateKeyError, type Collection, type Filter, type IndexDeclaration, type Store } from '../store/port.ts';
 import type { WorkspaceDoc, Workspaces } from '../workspaces.ts';
 import type { OutputOf } from '../../shared/operations/index.ts';
 import { newMovement } from './movement.ts';
@@ -27,10 +27,15 @@ export interface LedgerDoc {
 
 export const ledgerIndexes: IndexDeclaration[] = [
   { collection: 'ledger', keys: { workspaceId: 1, seq: -1 } },
+  // Consumption per day reads a workspace's last days.
+  { collection: 'ledger', keys: { workspaceId: 1, at: -1 } },
 ];
 
 /** The body of `GET /api/credits`, as the registry declares it. */
 export type CreditsView = OutputOf<'getCredits'>;
+export type LedgerPage = OutputOf<'listLedger'>;
+
+const DAY_MS = 86_400_000;
 
 const RECENT_MOVEMENTS = 50;
 
@@ -131,15 +136,47 @@ export class Credits {
       balance: account.balance,
       consumed: account.consumed,
       plan: planView(account.plan),
-      movements: rows.map((r) => ({
-        movementId: r._id,
-        at: r.at.toISOString(),
-        amount: r.amount,
-        balanceAfter: r.balanceAfter,
-        operation: r.operation,
-        detail: r.detail,
-      })),
+      movements: rows.map(movementView),
     };
+  }
+
+  /** One page of the ledger, newest first: movements older than `before` (a `seq`), of one operation if given. */
+  async page(workspaceId: string, { limit, before, operation }: { limit: number; before?: number; operation?: string }): Promise<LedgerPage> {
+    const filter: Filter<LedgerDoc> = { workspaceId };
+    if (before !== undefined) filter.seq = { $lt: before };
+    if (operation !== undefined) filter.operation = operation;
+    // One more than asked says whether there is a next page.
+    const rows = await this.ledger.find(filter, { sort: { seq: -1 }, limit: limit + 1 }).toArray();
+    const page = rows.slice(0, limit);
+    return {
+      movements: page.map((r) => ({ ...movementView(r), seq: r.seq })),
+      nextBefore: rows.length > limit ? page[page.length - 1]!.seq : null,
+    };
+  }
+
+  /**
+   * Credits spent per UTC day over the last `days` days (today included), oldest first: what
+   * operations took, net of their refunds. Grants, and trial credits that expired unspent, are
+   * not consumption.
+   */
+  async usage(workspaceId: string, days: number, now = new Date()): Promise<Array<{ date: string; consumed: number }>> {
+    const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+    const first = today - (days - 1) * DAY_MS;
+    const spent = new Map<number, number>();
+    const rows = this.ledger.find(
+      { workspaceId, at: { $gte: new Date(first) } },
+      { projection: { at: 1, amount: 1, operation: 1 } },
+    );
+    for await (const row of rows) {
+      const isDebit = row.amount < 0 && row.operation !== 'trial_expired';
+      if (!isDebit && !row.operation.startsWith('refund:')) continue;
+      const day = first + Math.floor((row.at.getTime() - first) / DAY_MS) * DAY_MS;
+      spent.set(day, (spent.get(day) ?? 0) - row.amount);
+    }
+    return Array.from({ length: days }, (_, i) => {
+      const day = first + i * DAY_MS;
+      return { date: new Date(day).toISOString().slice(0, 10), consumed: Math.max(0, spent.get(day) ?? 0) };
+    });
   }
 
   /** Copies movements left pending by a crash into the ledger; run at start-up. */
@@ -178,6 +215,10 @@ export class Credits {
     }
     await this.accounts.updateOne({ _id: after._id }, { $pull: { pending: { movementId } } });
   }
+}
+
+function movementView(r: LedgerDoc): CreditsView['movements'][number] {
+  return { movementId: r._id, at: r.at.toISOString(), amount: r.amount, balanceAfter: r.balanceAfter, operation: r.operation, detail: r.detail };
 }
 
 export function planView(plan: Plan): CreditsView['plan'] {

@@ -5,6 +5,7 @@
  */
 import { operations } from '../../shared/operations/index.ts';
 import type { Operation } from '../../shared/operations/types.ts';
+import { SESSION_COOKIE } from '../dashboard/session-cookie.ts';
 import { ErrorBody } from '../../shared/schemas/common.ts';
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
@@ -139,8 +140,11 @@ export function buildOpenApi(version: string) {
   const components = new Components();
   const paths: Record<string, Record<string, unknown>> = {};
   for (const [id, op] of Object.entries(operations) as Array<[string, Operation]>) {
-    const security = op.scope ? [{ bearerAuth: [] }] : [];
+    const dashboardOnly = op.access === 'dashboard';
+    const security = dashboardOnly ? [{ dashboardSession: [] }] : op.scope ? [{ bearerAuth: [] }] : [];
     (paths[op.path] ??= {})[op.method.toLowerCase()] = {
+      // Key management answers at /dashboard/api/… to a signed-in session, never at /v1.
+      ...(dashboardOnly ? { servers: [{ url: '/dashboard', description: 'The dashboard, signed in' }] } : {}),
       operationId: id,
       summary: op.summary,
       description: op.description,
@@ -176,6 +180,12 @@ export function buildOpenApi(version: string) {
           scheme: 'bearer',
           description:
             'A workspace API key `service_live_…`, or an OAuth access token (JWT) of the issuer the server trusts; its protected-resource metadata is at /.well-known/oauth-protected-resource.',
+        },
+        dashboardSession: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: SESSION_COOKIE,
+          description: 'The session cookie of a signed-in dashboard (/dashboard/login); state changes must come from the dashboard itself (same Origin).',
         },
       },
     },

@@ -5,6 +5,7 @@
  */
 import * as agent from '../agent/handlers.ts';
 import * as ai from '../ai/handlers.ts';
+import * as keys from '../auth/handlers.ts';
 import * as credits from '../credits/handlers.ts';
 import * as enrich from '../enrich/handlers.ts';
 import { getHealth } from '../health.ts';
@@ -14,4 +15,4 @@ import * as providers from '../providers/handlers.ts';
 import * as receita from '../receita/handlers.ts';
 import type { Handlers } from './handler.ts';
 
-export const handlers: Handlers = { getHealth, ...providers, ...credits, ...receita, ...people, ...enrich, ...ai, ...outreach, ...agent };
+export const handlers: Handlers = { getHealth, ...providers, ...credits, ...keys, ...receita, ...people, ...enrich, ...ai, ...outreach, ...agent };

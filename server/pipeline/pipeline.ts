@@ -51,7 +51,7 @@ export function createPipeline(services: Services, handlers: Handlers): Pipeline
   const pipeline: Pipeline = {
     async invoke(id, caller, raw, options) {
       const operation: Operation = operations[id];
-      const principal = authorize(caller, operation.scope);
+      const principal = authorize(caller, operation);
       const input = parse(validate, id, operation, raw);
       if (operation.requiresPlan && principal) await services.payment.requirePlan(principal.workspaceId);
 

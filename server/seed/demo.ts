@@ -38,6 +38,12 @@ export async function seedDemo(
   return { workspaceId: workspace._id, apiKey, created: true, companiesImported, peopleAdded };
 }
 
+/** The demo workspace, when this store holds one. */
+export async function demoWorkspaceId(services: Services): Promise<string | null> {
+  const marker = await services.store.collection<MarkerDoc>('markers').findOne({ _id: 'demo' });
+  return marker && (await services.workspaces.get(marker.workspaceId)) ? marker.workspaceId : null;
+}
+
 /**
  * Imports a synthetic release of `DEMO_SEED_COMPANIES` establishments when the registry is empty;
  * returns how many.

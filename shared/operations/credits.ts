@@ -1,4 +1,4 @@
-import { Credits } from '../schemas/credits.ts';
+import { Credits, LedgerPage, LedgerQuery, Usage, UsageQuery } from '../schemas/credits.ts';
 import { defineOperations } from './types.ts';
 
 export const creditsOperations = defineOperations({
@@ -16,5 +16,35 @@ export const creditsOperations = defineOperations({
     request: {},
     responses: { 200: Credits },
     errors: [401],
+  },
+  listLedger: {
+    method: 'GET',
+    path: '/api/credits/ledger',
+    summary: 'Ledger, page by page',
+    description: 'Every movement of the workspace, newest first, optionally those of one operation. Answers without a plan too.',
+    tag: 'Credits',
+    scope: 'credits:read',
+    requiresPlan: false,
+    credits: { rule: 'free' },
+    rateClass: 'standard',
+    request: { query: LedgerQuery },
+    responses: { 200: LedgerPage },
+    errors: [400, 401],
+    extension: true,
+  },
+  getUsage: {
+    method: 'GET',
+    path: '/api/credits/usage',
+    summary: 'Consumption per day',
+    description: 'Credits spent per UTC day over the last days (30 by default), net of refunds. Answers without a plan too.',
+    tag: 'Credits',
+    scope: 'credits:read',
+    requiresPlan: false,
+    credits: { rule: 'free' },
+    rateClass: 'standard',
+    request: { query: UsageQuery },
+    responses: { 200: Usage },
+    errors: [400, 401],
+    extension: true,
   },
 });

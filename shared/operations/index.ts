@@ -5,6 +5,7 @@ import { campaignOperations } from './campaigns.ts';
 import { catalogOperations } from './catalog.ts';
 import { creditsOperations } from './credits.ts';
 import { enrichmentOperations } from './enrichment.ts';
+import { keyOperations } from './keys.ts';
 import { prospectOperations } from './prospects.ts';
 import { searchOperations } from './search.ts';
 import { sheetOperations } from './sheets.ts';
@@ -39,6 +40,7 @@ export const operations = mergeAreas(
   prospectOperations,
   sheetOperations,
   creditsOperations,
+  keyOperations,
   agentOperations,
 );
 
@@ -55,8 +57,8 @@ const PATH_PARAM = /\{([^}]+)\}/g;
 
 /**
  * Throws, listing every problem, when two operations share a route (paths compared with their
- * parameters' names erased), a path parameter and the params schema disagree, or an id is not
- * camelCase.
+ * parameters' names erased), a path parameter and the params schema disagree, an id is not
+ * camelCase, or a dashboard-only operation would be a tool.
  */
 export function checkRegistry(ops: Registry): void {
   const problems: string[] = [];
@@ -77,6 +79,7 @@ export function checkRegistry(ops: Registry): void {
     for (const name of declared.filter((name) => !inPath.includes(name))) {
       problems.push(`${id}: request.params.${name} is not in the path ${op.path}`);
     }
+    if (op.access === 'dashboard' && op.tool !== false) problems.push(`${id}: a dashboard-only operation cannot be a tool`);
     if (op.stream && !op.stream.json && op.responses[200] !== op.stream.events.page) {
       problems.push(`${id}: responses[200] is not the stream's page schema (nor declared a JSON answer)`);
     }

@@ -82,8 +82,17 @@ export interface Operation {
   description?: string;
   /** OpenAPI tag, one per area. */
   tag: string;
-  /** Scope an API key or OAuth token must carry; null for unauthenticated operations. */
+  /**
+   * Scope an API key or OAuth token must carry; null for operations open to everyone, or (with
+   * `access: 'dashboard'`) to a dashboard session alone.
+   */
   scope: Scope | null;
+  /**
+   * `dashboard`: only a signed-in dashboard session may call it (key management); an API key or
+   * access token is refused with 403 `dashboard_only`. Such an operation is no tool, and not in
+   * the public /v1 reference.
+   */
+  access?: 'dashboard';
   /** Whether the workspace needs an active plan (trial or active) to call it. */
   requiresPlan: boolean;
   credits: CreditRule;

@@ -4,7 +4,9 @@
  * resource through its resource-indicators feature. Tests get tokens headlessly with the client
  * credentials grant, one client per subject (the token's `sub` is then the client id). Dynamic
  * client registration and PKCE (S256) are on too, for clients that run the authorization-code
- * flow themselves (an MCP client), with `findAccount` answering any login as that account.
+ * flow themselves (an MCP client, the dashboard's sign-in), with `findAccount` answering any
+ * login as that account (e-mail `<login>@example.com`) through the development login and consent
+ * forms (`POST /interaction/<uid>` with `prompt=login&login=<name>`, then `prompt=consent`).
  */
 import { generateKeyPair, exportJWK } from 'jose';
 import http from 'node:http';
@@ -40,6 +42,8 @@ async function quietly<T>(make: () => Promise<T>): Promise<T> {
 export async function startAuthorizationServer(options: {
   resource: string;
   clients: Record<string, TestClient>;
+  /** Clients of the authorization-code flow (the dashboard's sign-in), by id, with their redirect URIs; secret `<id>-secret`. */
+  webClients?: Record<string, { redirectUris: string[] }>;
   accessTokenTtlSeconds?: number;
 }): Promise<AuthorizationServer> {
   const { default: Provider } = await quietly(() => import('oidc-provider'));
@@ -61,7 +65,16 @@ export async function startAuthorizationServer(options: {
         response_types: [],
         redirect_uris: [],
         scope,
-      })),
+      })).concat(
+        Object.entries(options.webClients ?? {}).map(([clientId, { redirectUris }]) => ({
+          client_id: clientId,
+          client_secret: `${clientId}-secret`,
+          grant_types: ['authorization_code'],
+          response_types: ['code'],
+          redirect_uris: redirectUris,
+          scope: 'openid email profile',
+        })),
+      ),
       scopes: ['openid', 'offline_access', ...SCOPES],
       claims: { openid: ['sub'], email: ['email'], profile: ['name'] },
       features: {

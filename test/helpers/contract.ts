@@ -25,7 +25,7 @@ const routes: Route[] = Object.entries(operations as Record<string, Operation>).
   id,
   op,
   method: op.method,
-  pattern: new RegExp(`^(?:/v1)?${op.path.replaceAll('.', '\\.').replace(/\{\w+\}/g, '[^/]+')}/?$`),
+  pattern: new RegExp(`^(?:/v1|/dashboard)?${op.path.replaceAll('.', '\\.').replace(/\{\w+\}/g, '[^/]+')}/?$`),
 }));
 
 /** The operation a request reached, or undefined for routes outside the registry (`/openapi.json`…). */

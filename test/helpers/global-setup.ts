@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import type { TestProject } from 'vitest/node';
-import { buildServer } from '../../build.mjs';
+import { buildDashboard, buildServer } from '../../build.mjs';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -42,6 +42,7 @@ async function redisProblem(url: string): Promise<string | null> {
 
 export default async function setup(project: TestProject): Promise<void> {
   await buildServer();
+  await buildDashboard();
   const ci = /^(true|1)$/i.test(process.env.CI ?? '');
   const missing: string[] = [];
 

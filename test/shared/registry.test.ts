@@ -60,6 +60,12 @@ const expected: Record<string, [HttpMethod, string, Scope | null, number, number
   deleteProspect: ['DELETE', '/api/prospecting/prospects/{prospectId}', 'outreach:write', 200, [401, 404]],
   listProspectEvents: ['GET', '/api/prospecting/prospects/{prospectId}/events', 'outreach:read', 200, [401, 404]],
   getCredits: ['GET', '/api/credits', 'credits:read', 200, [401]],
+  // The dashboard's extensions: the ledger page by page, consumption per day, and keys (a session's alone).
+  listLedger: ['GET', '/api/credits/ledger', 'credits:read', 200, [400, 401]],
+  getUsage: ['GET', '/api/credits/usage', 'credits:read', 200, [400, 401]],
+  listApiKeys: ['GET', '/api/keys', null, 200, [401, 403]],
+  createApiKey: ['POST', '/api/keys', null, 201, [400, 401, 403]],
+  revokeApiKey: ['DELETE', '/api/keys/{keyId}', null, 200, [400, 401, 403, 404, 409]],
   createSheet: ['POST', '/api/sheets', 'outreach:write', 201, [400, 401, 429, 500]],
   upsertSheetRows: ['PUT', '/api/sheets/{sheetId}/rows', 'outreach:write', 200, [400, 401, 404, 429, 500]],
   getSheet: ['GET', '/api/sheets/{sheetId}', 'outreach:read', 200, [401, 404]],
@@ -71,9 +77,11 @@ const expected: Record<string, [HttpMethod, string, Scope | null, number, number
 
 const registry: Record<string, Operation> = operations;
 const sheets = ['createSheet', 'upsertSheetRows', 'getSheet', 'deleteSheet'];
+const dashboard = ['listLedger', 'getUsage', 'listApiKeys', 'createApiKey', 'revokeApiKey'];
+const keys = ['listApiKeys', 'createApiKey', 'revokeApiKey'];
 
 describe('operation registry', () => {
-  it('holds exactly the operations of the interface and the sheets extension', () => {
+  it('holds exactly the operations of the interface, the sheets and the dashboard’s extensions', () => {
     expect(Object.keys(registry).sort()).toEqual(Object.keys(expected).sort());
   });
 
@@ -86,9 +94,11 @@ describe('operation registry', () => {
     expect(op.summary.length).toBeGreaterThan(0);
   });
 
-  it('needs a plan for everything but the catalog, the credits read and the agent (its allowance is in payment.ts)', () => {
+  it('needs a plan for everything but the catalog, credits, keys and the agent (its allowance is in payment.ts)', () => {
     const free = Object.keys(registry).filter((id) => !registry[id]!.requiresPlan);
-    expect(free.sort()).toEqual(['agentChat', 'getConversation', 'getCredits', 'getHealth', 'listConversations', 'listProviders']);
+    expect(free.sort()).toEqual(
+      ['agentChat', 'getConversation', 'getCredits', 'getHealth', 'listConversations', 'listProviders', ...dashboard].sort(),
+    );
   });
 
   it('charges as decisions.md says, and nothing for outreach and sheets', () => {
@@ -110,12 +120,13 @@ describe('operation registry', () => {
     });
   });
 
-  it('marks the streams, and only the sheets as an extension', () => {
+  it('marks the streams, the tools, the dashboard-only operations and the extensions', () => {
     const ids = (flag: (op: Operation) => boolean | undefined) =>
       Object.keys(registry).filter((id) => flag(registry[id]!));
     expect(ids((op) => Boolean(op.stream))).toEqual(['streamPeople', 'streamCompanies', 'agentChat']);
-    expect(ids((op) => op.tool === false)).toEqual(['agentChat', 'listConversations', 'getConversation']);
-    expect(ids((op) => op.extension)).toEqual(sheets);
+    expect(ids((op) => op.tool === false).sort()).toEqual(['agentChat', 'listConversations', 'getConversation', ...keys].sort());
+    expect(ids((op) => op.access === 'dashboard').sort()).toEqual([...keys].sort());
+    expect(ids((op) => op.extension).sort()).toEqual([...sheets, ...dashboard].sort());
   });
 
   it('gives a body schema to every POST, PUT and PATCH', () => {

@@ -44,7 +44,7 @@ describe('API keys', () => {
     const { workspaceId, apiKey } = await app.workspace();
     expect((await app.request('GET', '/v1/api/credits', { key: apiKey })).status).toBe(200);
     const keyId = (await app.services.keys.list(workspaceId))[0]!.keyId;
-    expect(await app.services.keys.revoke(workspaceId, keyId)).toBe(true);
+    expect((await app.services.keys.revoke(workspaceId, keyId)).outcome).toBe('revoked');
     expect((await app.request('GET', '/v1/api/credits', { key: apiKey })).status).toBe(401);
   });
 
@@ -52,7 +52,7 @@ describe('API keys', () => {
     const a = await app.workspace();
     const b = await app.workspace();
     const keyOfA = (await app.services.keys.list(a.workspaceId))[0]!.keyId;
-    expect(await app.services.keys.revoke(b.workspaceId, keyOfA)).toBe(false);
+    expect((await app.services.keys.revoke(b.workspaceId, keyOfA)).outcome).toBe('not_found');
     expect((await app.request('GET', '/v1/api/credits', { key: a.apiKey })).status).toBe(200);
   });
 

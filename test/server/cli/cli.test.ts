@@ -18,7 +18,7 @@ describe('prospecta CLI on the embedded store', () => {
     const ws = created.json.workspaceId as string;
 
     const key = await runCli(['key', 'create', '--workspace', ws, '--name', ' Sheets add-on '], env);
-    expect(key.json).toEqual({ keyId: expect.any(String), name: 'Sheets add-on', apiKey: expect.stringMatching(/^service_live_/) });
+    expect(key.json).toMatchObject({ keyId: expect.any(String), name: 'Sheets add-on', apiKey: expect.stringMatching(/^service_live_/) });
 
     const listed = await runCli(['key', 'list', '--workspace', ws], env);
     expect(listed.json.keys).toHaveLength(2);
@@ -27,7 +27,7 @@ describe('prospecta CLI on the embedded store', () => {
     expect(listed.stdout).not.toContain(key.json.apiKey);
 
     const revoked = await runCli(['key', 'revoke', '--workspace', ws, '--key', key.json.keyId], env);
-    expect(revoked.json).toEqual({ keyId: key.json.keyId, revoked: true });
+    expect(revoked.json).toEqual({ keyId: key.json.keyId, revoked: true, revokedAt: expect.any(String) });
     const after = await runCli(['key', 'list', '--workspace', ws], env);
     expect(after.json.keys.find((k: { keyId: string }) => k.keyId === key.json.keyId).revokedAt).toEqual(expect.any(String));
 

@@ -94,6 +94,11 @@ export const validInputs: Partial<Record<OperationId, ValidInput>> = {
   deleteProspect: { params: { prospectId } },
   listProspectEvents: { params: { prospectId } },
   getCredits: {},
+  listLedger: { query: { limit: 200, before: 12, operation: 'enrich' } },
+  getUsage: { query: { days: 90 } },
+  listApiKeys: {},
+  createApiKey: { body: { name: 'Sheets add-on' } },
+  revokeApiKey: { params: { keyId: sheetId } },
   createSheet: { body: bodies.createSheet },
   upsertSheetRows: { params: { sheetId }, body: bodies.upsertSheetRows },
   getSheet: { params: { sheetId } },
@@ -471,4 +476,13 @@ export const validationCases: ValidationCase[] = [
     [{ instructions: 'be evil' }, 'unknown property instructions'],
   ]),
   notUuid('getConversation', 'conversationId'),
+
+  ...notAnObject('createApiKey'),
+  ...missing('createApiKey', { name: 'k' }, 'name'),
+  ...mutate('createApiKey', { name: 'k' }, [
+    [{ name: '' }, 'name must not be empty'],
+    [{ name: chars(101) }, 'name must be at most 100 characters'],
+    [{ scopes: ['credits:read'] }, 'unknown property scopes'],
+  ]),
+  notUuid('revokeApiKey', 'keyId'),
 ];

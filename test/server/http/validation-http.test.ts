@@ -4,15 +4,21 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operations, type OperationId } from '../../../shared/operations/index.ts';
+import type { Operation } from '../../../shared/operations/types.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { signIn } from '../../helpers/dashboard.ts';
 import { validationCases, validInputs, type ValidInput } from './validation-cases.ts';
 
 let app: TestApp;
 let key: string;
+/** The dashboard-only operations (keys) answer a signed-in session alone. */
+let session: Record<string, string>;
 
 beforeAll(async () => {
   app = await startTestApp({ RATE_LIMIT_PER_MINUTE: '100000' });
-  key = (await app.workspace('active')).apiKey;
+  const workspace = await app.workspace('active');
+  key = workspace.apiKey;
+  session = { Cookie: await signIn(app, workspace.workspaceId), Origin: app.url };
 });
 afterAll(() => app.close());
 
@@ -26,7 +32,9 @@ function send(op: OperationId, input: ValidInput) {
   }
   const qs = query.size ? `?${query}` : '';
   const hasBody = 'body' in input && input.body !== undefined;
-  return app.request(method, `/v1${url}${qs}`, { key, ...(hasBody ? { body: input.body } : {}) });
+  const body = hasBody ? { body: input.body } : {};
+  if ((operations[op] as Operation).access === 'dashboard') return app.request(method, `/dashboard${url}${qs}`, { headers: session, ...body });
+  return app.request(method, `/v1${url}${qs}`, { key, ...body });
 }
 
 describe('schema violations over HTTP', () => {

@@ -1,0 +1,74 @@
+/**
+ * Dashboard sessions, kept in the store: the cookie holds a random token, the store its hash, the
+ * workspace, how the owner signed in, and when the session ends. A session ends after 12 idle
+ * hours (the TTL index removes it; a lookup refuses it from that moment) or at sign-out. Its end
+ * moves forward with use, written at most every few minutes, so browsing costs no write per
+ * request.
+ */
+import { SCOPES } from '../../shared/operations/types.ts';
+import type { Principal } from '../auth/principal.ts';
+import type { Collection, IndexDeclaration, Store } from '../store/port.ts';
+import { isWellFormedToken, newSecretToken, tokenId } from './secret-token.ts';
+
+export const SESSION_IDLE_MS = 12 * 3600_000;
+/** How stale the stored end may get before a request moves it. */
+const SLIDE_EVERY_MS = 5 * 60_000;
+
+export interface SessionDoc {
+  _id: string;
+  workspaceId: string;
+  /** A one-time link, or the issuer's authorization-code flow. */
+  via: 'link' | 'oidc';
+  /** Who signed in, as the issuer named them (e-mail or name); null for a link. */
+  who: string | null;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+export const sessionIndexes: IndexDeclaration[] = [
+  { collection: 'dashboardSessions', keys: { expiresAt: 1 }, options: { expireAfterSeconds: 0 } },
+];
+
+export class Sessions {
+  private readonly sessions: Collection<SessionDoc>;
+
+  constructor(
+    store: Store,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.sessions = store.collection<SessionDoc>('dashboardSessions');
+  }
+
+  /** A new session and the token its cookie carries. */
+  async start(workspaceId: string, via: SessionDoc['via'], who: string | null): Promise<{ token: string; session: SessionDoc }> {
+    const token = newSecretToken();
+    const now = this.now();
+    const session: SessionDoc = { _id: tokenId(token), workspaceId, via, who, createdAt: new Date(now), expiresAt: new Date(now + SESSION_IDLE_MS) };
+    await this.sessions.insertOne(session);
+    return { token, session };
+  }
+
+  /** The live session a cookie names, or null (none, forged, ended). */
+  async find(token: unknown): Promise<SessionDoc | null> {
+    if (!isWellFormedToken(token)) return null;
+    const session = await this.sessions.findOne({ _id: tokenId(token) });
+    const now = this.now();
+    if (!session || session.expiresAt.getTime() <= now) return null;
+    if (session.expiresAt.getTime() - now < SESSION_IDLE_MS - SLIDE_EVERY_MS) {
+      const expiresAt = new Date(now + SESSION_IDLE_MS);
+      await this.sessions.updateOne({ _id: session._id }, { $set: { expiresAt } });
+      session.expiresAt = expiresAt;
+    }
+    return session;
+  }
+
+  async end(token: unknown): Promise<void> {
+    if (isWellFormedToken(token)) await this.sessions.deleteOne({ _id: tokenId(token) });
+  }
+}
+
+/** What a session may do: everything a key may, and manage keys (`access: 'dashboard'`). */
+export function sessionPrincipal(session: SessionDoc): Principal {
+  // A prefix of the stored hash: stable for the rate limit, and not the cookie.
+  return { kind: 'session', credentialId: `session:${session._id.slice(0, 16)}`, workspaceId: session.workspaceId, scopes: [...SCOPES] };
+}

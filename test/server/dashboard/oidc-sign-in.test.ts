@@ -1,0 +1,149 @@
+/**
+ * "Sign in with …" against a real authorization server (oidc-provider on loopback): the
+ * authorization-code flow with PKCE, driven as a browser would, redirect by redirect, with a
+ * cookie jar per origin and the issuer's development login and consent forms.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, startTestApp, type TestApp } from '../../helpers/app.ts';
+import { startAuthorizationServer, type AuthorizationServer } from '../../helpers/authorization-server.ts';
+
+/** A browser's cookies and redirects, by origin (paths ignored: each origin here is one app). */
+class Browser {
+  private readonly jars = new Map<string, Map<string, string>>();
+
+  cookies(origin: string): string {
+    return [...(this.jars.get(origin) ?? new Map()).entries()].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+
+  /** One request, its cookies stored; no redirect followed. */
+  async send(url: string, init: RequestInit = {}): Promise<Response> {
+    const { origin } = new URL(url);
+    const headers = new Headers(init.headers);
+    const cookie = this.cookies(origin);
+    if (cookie) headers.set('Cookie', cookie);
+    const res = await fetch(url, { ...init, headers, redirect: 'manual' });
+    const jar = this.jars.get(origin) ?? new Map<string, string>();
+    this.jars.set(origin, jar);
+    for (const line of res.headers.getSetCookie()) {
+      const [pair = '', ...attributes] = line.split(';');
+      const [name = '', value = ''] = pair.split('=');
+      const removed = attributes.some((a) => /^\s*expires=Thu, 01 Jan 1970/i.test(a)) || value === '';
+      if (removed) jar.delete(name.trim());
+      else jar.set(name.trim(), value);
+    }
+    return res;
+  }
+
+  /** Follows redirects from `url` until a page answers; returns it and its address. */
+  async go(url: string, init: RequestInit = {}): Promise<{ res: Response; url: string }> {
+    let res = await this.send(url, init);
+    for (let hops = 0; res.status >= 300 && res.status < 400 && hops < 20; hops++) {
+      url = new URL(res.headers.get('location')!, url).href;
+      res = await this.send(url);
+    }
+    return { res, url };
+  }
+
+  /** Answers the issuer's development login form as `login`, and its consent form. */
+  async signInAtIssuer(issuerPage: string, login: string): Promise<{ res: Response; url: string }> {
+    const form = (body: Record<string, string>) => ({
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(body).toString(),
+    });
+    let at = await this.go(issuerPage, form({ prompt: 'login', login, password: 'x' }));
+    if (at.url.includes('/interaction/')) at = await this.go(at.url, form({ prompt: 'consent' }));
+    return at;
+  }
+}
+
+let issuer: AuthorizationServer;
+let app: TestApp;
+let publicUrl: string;
+
+beforeAll(async () => {
+  const port = await freePort();
+  publicUrl = `http://127.0.0.1:${port}`;
+  issuer = await startAuthorizationServer({
+    resource: `${publicUrl}/mcp`,
+    clients: {},
+    webClients: { dashboard: { redirectUris: [`${publicUrl}/dashboard/auth/callback`] } },
+  });
+  app = await startTestApp(
+    { PUBLIC_URL: publicUrl, OAUTH_ISSUER: issuer.issuer, OAUTH_CLIENT_ID: 'dashboard', OAUTH_CLIENT_SECRET: 'dashboard-secret' },
+    { port },
+  );
+});
+afterAll(() => app.close());
+
+/** From the sign-in page's button to the issuer's login form. */
+async function startSignIn(browser: Browser): Promise<string> {
+  const page = await (await browser.send(`${publicUrl}/dashboard/login`)).text();
+  const host = new URL(issuer.issuer).host;
+  expect(page).toContain(`Sign in with ${host}`);
+  const { res, url } = await browser.go(`${publicUrl}/dashboard/auth/start`);
+  expect(res.status).toBe(200);
+  expect(url).toMatch(new RegExp(`^${issuer.issuer}/interaction/`));
+  return url;
+}
+
+describe('OIDC sign-in', () => {
+  it('a new subject signs up on the trial plan and lands on the dashboard, signed in', async () => {
+    const browser = new Browser();
+    const { res, url } = await browser.signInAtIssuer(await startSignIn(browser), 'alice');
+    expect(url).toBe(`${publicUrl}/dashboard`);
+    expect(res.status).toBe(200);
+    const session = await browser.send(`${publicUrl}/dashboard/session`);
+    const info = await session.json();
+    expect(info).toMatchObject({ via: 'oidc', who: 'alice@example.com', workspaceName: 'alice@example.com' });
+    const credits = await browser.send(`${publicUrl}/dashboard/api/credits`);
+    expect((await credits.json()).plan.name).toBe('trial');
+
+    // The same person again: the same workspace, a new session.
+    const again = new Browser();
+    await again.signInAtIssuer(await startSignIn(again), 'alice');
+    expect((await (await again.send(`${publicUrl}/dashboard/session`)).json()).workspaceId).toBe(info.workspaceId);
+  });
+
+  it('a linked member signs in to the workspace it was added to', async () => {
+    const { workspaceId } = await app.workspace();
+    await app.services.members.add(issuer.issuer, 'bruno', workspaceId);
+    const browser = new Browser();
+    await browser.signInAtIssuer(await startSignIn(browser), 'bruno');
+    expect((await (await browser.send(`${publicUrl}/dashboard/session`)).json()).workspaceId).toBe(workspaceId);
+  });
+
+  it('a callback from another browser (no sign-in cookie, or another state) is refused', async () => {
+    const browser = new Browser();
+    await startSignIn(browser);
+    const stranger = new Browser();
+    const res = await stranger.send(`${publicUrl}/dashboard/auth/callback?code=abc&state=xyz`);
+    expect(res.status).toBe(400);
+    expect(await res.text()).toContain('not started in this browser');
+    expect(stranger.cookies(publicUrl)).not.toContain('prospecta_session');
+  });
+
+  it('a refusal at the issuer says the sign-in was cancelled', async () => {
+    const browser = new Browser();
+    await startSignIn(browser);
+    const res = await browser.send(`${publicUrl}/dashboard/auth/callback?error=access_denied&state=whatever`);
+    expect(res.status).toBe(400);
+    expect(await res.text()).toContain('cancelled or refused');
+  });
+});
+
+describe('OIDC sign-in with the issuer down', () => {
+  it('shows a page that says the sign-in service did not answer', async () => {
+    const closed = await freePort();
+    const down = await startTestApp({ OAUTH_ISSUER: `http://127.0.0.1:${closed}`, OAUTH_CLIENT_ID: 'dashboard', OAUTH_FETCH_TIMEOUT_MS: '2000' });
+    try {
+      const res = await fetch(`${down.url}/dashboard/auth/start`, { redirect: 'manual' });
+      expect(res.status).toBe(502);
+      const page = await res.text();
+      expect(page).toContain(`The sign-in service at 127.0.0.1:${closed} did not answer`);
+      expect(page).toContain('one-time link');
+    } finally {
+      await down.close();
+    }
+  });
+});

@@ -23,24 +23,11 @@ const routes = {
   updateProspect: { method: 'PATCH', path: '/api/prospecting/prospects/{prospectId}' },
   listConversations: { method: 'GET', path: '/api/agent/conversations' },
   getConversation: { method: 'GET', path: '/api/agent/conversations/{conversationId}' },
-} as const satisfies { [Id in OperationId | keyof Pending]?: Id extends OperationId ? Pick<Operations[Id], 'method' | 'path'> : { method: string; path: string } };
+} as const satisfies { [Id in OperationId]?: Pick<Operations[Id], 'method' | 'path'> };
 
-// TEMPORARY: the lead's registry entries for the ledger, usage and keys, as the contract describes
-// them, until they land on main (then these go and the registry types take over).
-type Movement = { movementId: string; seq: number; at: string; amount: number; balanceAfter: number; operation: string; detail: string };
-type ApiKeyView = { keyId: string; name: string; hint: string; scopes: string[]; createdAt: string; revokedAt: string | null; lastUsedAt: string | null };
-interface Pending {
-  listLedger: { input: { limit?: number; before?: number; operation?: string }; output: { movements: Movement[]; nextBefore: number | null } };
-  getUsage: { input: { days?: number }; output: { days: Array<{ date: string; consumed: number }> } };
-  listApiKeys: { input: Record<never, never>; output: { keys: ApiKeyView[] } };
-  createApiKey: { input: { name: string }; output: { keyId: string; name: string; hint: string; apiKey: string; createdAt: string } };
-  revokeApiKey: { input: { keyId: string }; output: { keyId: string; revokedAt: string } };
-}
-type In<Id> = Id extends OperationId ? InputOf<Id> : Id extends keyof Pending ? Pending[Id]['input'] : never;
-export type Out<Id> = Id extends OperationId ? OutputOf<Id> : Id extends keyof Pending ? Pending[Id]['output'] : never;
-
+export type Out<Id extends OperationId> = OutputOf<Id>;
 export type Known = keyof typeof routes;
-type Args<Id extends Known> = Record<never, never> extends In<Id> ? [input?: In<Id>] : [input: In<Id>];
+type Args<Id extends Known> = Record<never, never> extends InputOf<Id> ? [input?: InputOf<Id>] : [input: InputOf<Id>];
 
 /** An answer of 400 or more: the server's `{error, message}` and the status. */
 export class ApiError extends Error {

@@ -13,6 +13,7 @@ export interface Day {
 
 const ACCENT = '#1d4ed8';
 const HEIGHT = 200;
+const WHOLE_STEPS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1e3, 2e3, 2.5e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6, 1e7, 1e8, 1e9];
 
 export function UsageChart({ days, title }: { days: Day[]; title: string }) {
   const box = useRef<HTMLDivElement>(null);
@@ -34,7 +35,8 @@ export function UsageChart({ days, title }: { days: Day[]; title: string }) {
           scales: { x: { time: true, range: (_u, min, max) => [min - 43_200, max + 43_200] }, y: { range: (_u, _min, max) => [0, Math.max(max, 1)] } },
           axes: [
             { stroke: '#475569', grid: { show: false }, ticks: { stroke: '#cbd5e1' } },
-            { stroke: '#475569', grid: { stroke: '#e2e8f0' }, ticks: { show: false }, size: 48 },
+            // Credits are whole: no 0.25 ticks.
+            { stroke: '#475569', grid: { stroke: '#e2e8f0' }, ticks: { show: false }, size: 48, incrs: WHOLE_STEPS },
           ],
           series: [{}, { label: 'Credits consumed', fill: ACCENT, stroke: ACCENT, paths: uPlot.paths.bars!({ size: [0.7, 24] }), points: { show: false } }],
         },

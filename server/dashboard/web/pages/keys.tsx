@@ -28,9 +28,8 @@ export function Keys() {
       <CreateKey
         onCreated={(key) => {
           setCreated(key);
-          keys.set((data) => ({
-            keys: [{ keyId: key.keyId, name: key.name, hint: key.hint, scopes: [], createdAt: key.createdAt, revokedAt: null, lastUsedAt: null }, ...data.keys],
-          }));
+          const { apiKey: _secret, ...listed } = key;
+          keys.set((data) => ({ keys: [...data.keys, { ...listed, revokedAt: null, lastUsedAt: null }] }));
           keys.reload();
         }}
       />
@@ -42,7 +41,7 @@ export function Keys() {
         <Loading state={keys.state} label="the keys">
           {(data) => (
             <KeyTable
-              keys={data.keys}
+              keys={[...data.keys].reverse()}
               onRevoked={(keyId, revokedAt) => {
                 keys.set((d) => ({ keys: d.keys.map((k) => (k.keyId === keyId ? { ...k, revokedAt: k.revokedAt ?? revokedAt } : k)) }));
               }}

@@ -11,6 +11,7 @@ import { protectedResourceMetadata, RESOURCE_METADATA_PATH, resourceMetadataUrl 
 import type { Handlers } from './pipeline/handler.ts';
 import { handlers as defaultHandlers } from './pipeline/handlers.ts';
 import { MCP_PATH, mcpRoute } from './mcp/route.ts';
+import { apiReference } from './dashboard/api-reference.ts';
 import { Assets } from './dashboard/assets.ts';
 import { dashboard } from './dashboard/routes.ts';
 import { PACKAGE_ROOT } from './package-root.ts';
@@ -54,7 +55,8 @@ export function createApp(services: Services, options: AppOptions = {}): Koa<App
     });
   });
 
-  const board = dashboard(services, options.dashboardAssets ?? Assets.load(new URL('dist/dashboard/', PACKAGE_ROOT)));
+  const assets = options.dashboardAssets ?? Assets.load(new URL('dist/dashboard/', PACKAGE_ROOT));
+  const board = dashboard(services, assets);
   const middleware = [
     requestContext(services.log),
     errorHandler(resourceMetadataUrl(services.config)),
@@ -63,6 +65,7 @@ export function createApp(services: Services, options: AppOptions = {}): Koa<App
     identify(services.credentials),
     throttle(services.rateLimiter),
     board.pages,
+    apiReference(assets),
     versioning(),
     stripVersionPrefix(),
     mcpRoute({

@@ -10,24 +10,27 @@ export interface Loader<T> {
   set(update: (data: T) => T): void;
 }
 
+const LOADING = { status: 'loading' } as const;
+
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loader<T> {
-  const [state, setState] = useState<Loaded<T>>({ status: 'loading' });
+  // The state remembers which inputs it answers, so new inputs read as "Loading…" from their
+  // first render, never as the previous inputs' data; a reload keeps the data until the new one.
+  const key = JSON.stringify(deps);
+  const [state, setState] = useState<{ key: string; loaded: Loaded<T> }>({ key, loaded: LOADING });
   const [round, setRound] = useState(0);
   const latest = useRef(0);
-  const lastRound = useRef(0);
   useEffect(() => {
     const mine = ++latest.current;
-    // A reload keeps what is shown until the new data comes; other inputs show "Loading…" at once.
-    const isReload = round !== lastRound.current;
-    lastRound.current = round;
-    setState((s) => (isReload && s.status === 'ok' ? s : { status: 'loading' }));
     load().then(
-      (data) => mine === latest.current && setState({ status: 'ok', data }),
-      (error: unknown) => mine === latest.current && setState({ status: 'error', error }),
+      (data) => mine === latest.current && setState({ key, loaded: { status: 'ok', data } }),
+      (error: unknown) => mine === latest.current && setState({ key, loaded: { status: 'error', error } }),
     );
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [...deps, round]);
+  }, [key, round]);
   const reload = useCallback(() => setRound((r) => r + 1), []);
-  const set = useCallback((update: (data: T) => T) => setState((s) => (s.status === 'ok' ? { status: 'ok', data: update(s.data) } : s)), []);
-  return { state, reload, set };
+  const set = useCallback(
+    (update: (data: T) => T) => setState((s) => (s.loaded.status === 'ok' ? { key: s.key, loaded: { status: 'ok', data: update(s.loaded.data) } } : s)),
+    [],
+  );
+  return { state: state.key === key ? state.loaded : LOADING, reload, set };
 }

@@ -214,7 +214,7 @@ export function Agent() {
               tool call is charged as if you made it, and chatting is free.
             </p>
           ) : (
-            <ol class="turns" ref={log} aria-label="Messages">
+            <ol class="turns" ref={log} aria-label="Conversation so far">
               {turns.map((turn) => (
                 <TurnView key={turn.id} turn={turn} answering={busy && turn === turns[turns.length - 1]} />
               ))}

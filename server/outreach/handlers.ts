@@ -4,7 +4,7 @@
  * edited, their cadence edited and prospects added; prospects (status and message edited, never
  * regenerated) and their history; templates; and the sheets campaigns are made from.
  */
-import { notFound, ServiceError } from '../errors.ts';
+import { invalidRequest, notFound, ServiceError } from '../errors.ts';
 import type { Handler, HandlerContext } from '../pipeline/handler.ts';
 import { checkRoom, placeProspects, sheetRows, writeProspects, type AddRowsDeps } from './add-rows.ts';
 import { campaignView, emptyCounts, type CampaignConfig } from './campaigns.ts';
@@ -18,7 +18,7 @@ function addRowsDeps(ctx: HandlerContext): AddRowsDeps {
   return { workspaceId, sheets, campaigns, prospects, messageWriter, maxProspects: config.campaignMaxProspects, signal };
 }
 
-const CONFIG_FIELDS = ['offering', 'senderName', 'tone', 'businessContext', 'language'] as const;
+const CONFIG_FIELDS = ['senderName', 'tone', 'businessContext', 'language'] as const;
 
 export const createCampaign: Handler<'createCampaign'> = async (input, ctx) => {
   const { templateId, sheetId, rowIds = [] } = input;
@@ -29,7 +29,12 @@ export const createCampaign: Handler<'createCampaign'> = async (input, ctx) => {
   // Sheet and rows are checked before anything is created.
   const rows: SheetRow[] = sheetId ? await sheetRows(deps, sheetId, rowIds) : [];
 
-  const config: CampaignConfig = { name: input.name, offering: input.offering };
+  // The template's fields, then the fields sent on top; the required ones must come from one of them.
+  const name = input.name ?? template?.campaignName;
+  if (name === undefined) throw invalidRequest(template ? 'name is required: the template has no campaignName' : 'name is required');
+  const offering = input.offering ?? template?.offering;
+  if (offering === undefined) throw invalidRequest('offering is required');
+  const config: CampaignConfig = { name, offering };
   for (const field of CONFIG_FIELDS) {
     const value = input[field] ?? template?.[field];
     if (value !== undefined) config[field] = value;

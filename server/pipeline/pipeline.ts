@@ -52,7 +52,7 @@ export function createPipeline(services: Services, handlers: Handlers): Pipeline
     async invoke(id, caller, raw, options) {
       const operation: Operation = operations[id];
       const principal = authorize(caller, operation.scope);
-      const input = parse(validate, id, operation, raw);
+      const input = await parse(validate, id, operation, raw);
       if (operation.requiresPlan && principal) await services.payment.requirePlan(principal.workspaceId);
 
       const receipt: Receipt = { credits: 0 };
@@ -67,12 +67,16 @@ export function createPipeline(services: Services, handlers: Handlers): Pipeline
   return pipeline;
 }
 
-/** The parts the operation declares, validated and merged into one input; a violation is a 400 naming it. */
-function parse(validate: Validate, id: OperationId, operation: Operation, raw: RawInput): Record<string, unknown> {
+/**
+ * The parts the operation declares, validated and merged into one input; a violation is a 400
+ * naming it. A body not read yet is read last, after the path and query are accepted.
+ */
+async function parse(validate: Validate, id: OperationId, operation: Operation, raw: RawInput): Promise<Record<string, unknown>> {
   const input: Record<string, unknown> = {};
   for (const part of PARTS) {
     if (!operation.request[part]) continue;
-    const result = validate(id, part, raw[part] ?? {});
+    const value = part === 'body' && raw.readBody ? await raw.readBody() : raw[part];
+    const result = validate(id, part, value ?? {});
     if (!result.ok) throw invalidRequest(result.message);
     Object.assign(input, result.value);
   }

@@ -8,6 +8,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import pino from 'pino';
 import { createApp } from './app.ts';
+import { answerClientErrors } from './http/client-error.ts';
 import { bootstrap } from './bootstrap.ts';
 import { controlSocketPath, serveControl } from './cli/control.ts';
 import { ConfigError, loadConfig } from './config.ts';
@@ -57,6 +58,7 @@ async function main(): Promise<void> {
   const control = services.store.kind === 'embedded' ? await serveControl(services, controlSocketPath(config.dataDir)) : null;
   const app = createApp(services);
   const server: Server = app.listen(config.port, config.host);
+  answerClientErrors(server, log);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);

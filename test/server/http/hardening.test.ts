@@ -180,3 +180,45 @@ describe('7. two Authorization headers', () => {
     expect(body).toEqual({ error: 'invalid_request', message: expect.stringMatching(/one Authorization header/) });
   });
 });
+
+/** Sends `request` as is on a fresh connection and returns the status and the parsed body. */
+function rawExchange(request: string): Promise<{ status: number; headers: string; body: any }> {
+  const { hostname, port } = new URL(app.url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(request));
+    let text = '';
+    socket.on('data', (chunk) => (text += chunk.toString('utf8')));
+    socket.on('close', () => {
+      const split = text.indexOf('\r\n\r\n');
+      const status = Number(/^HTTP\/1\.1 (\d+)/.exec(text)?.[1]);
+      try {
+        resolve({ status, headers: text.slice(0, split), body: JSON.parse(text.slice(split + 4)) });
+      } catch {
+        resolve({ status, headers: text.slice(0, split), body: text.slice(split + 4) });
+      }
+    });
+    socket.on('error', reject);
+  });
+}
+
+describe('5. what Node answers itself is JSON with a request id', () => {
+  it('a 20 KB Authorization header is 431 headers_too_large', async () => {
+    const res = await rawExchange(`GET /v1/health HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${'a'.repeat(20_000)}\r\n\r\n`);
+    expect(res.status).toBe(431);
+    expect(res.body).toEqual({ error: 'headers_too_large', message: expect.stringMatching(/16 KiB.*request [0-9a-f-]{36}/) });
+    expect(res.headers).toMatch(/X-Request-Id: [0-9a-f-]{36}/);
+    expect(res.headers).toMatch(/Service-Version: 1/);
+  });
+
+  it('a 70 KB URL is 431 too', async () => {
+    const res = await rawExchange(`GET /v1/health?${'q=1&'.repeat(17_500)} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    expect(res.status).toBe(431);
+    expect(res.body.error).toBe('headers_too_large');
+  });
+
+  it('a bad request line is 400 invalid_request naming the parser error', async () => {
+    const res = await rawExchange('NOT A REQUEST\r\n\r\n');
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: 'invalid_request', message: expect.stringMatching(/not valid HTTP\/1\.1 \(HPE_/) });
+  });
+});

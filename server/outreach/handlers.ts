@@ -18,6 +18,11 @@ function addRowsDeps(ctx: HandlerContext): AddRowsDeps {
   return { workspaceId, sheets, campaigns, prospects, messageWriter, maxProspects: config.campaignMaxProspects, signal };
 }
 
+/** Names are stored trimmed; the schema (`NOT_BLANK`) has already refused a blank one. */
+function trimmedName<T extends { name?: string }>(fields: T): T {
+  return fields.name === undefined ? fields : { ...fields, name: fields.name.trim() };
+}
+
 const CONFIG_FIELDS = ['offering', 'senderName', 'tone', 'businessContext', 'language'] as const;
 
 export const createCampaign: Handler<'createCampaign'> = async (input, ctx) => {
@@ -29,7 +34,7 @@ export const createCampaign: Handler<'createCampaign'> = async (input, ctx) => {
   // Sheet and rows are checked before anything is created.
   const rows: SheetRow[] = sheetId ? await sheetRows(deps, sheetId, rowIds) : [];
 
-  const config: CampaignConfig = { name: input.name, offering: input.offering };
+  const config: CampaignConfig = { name: input.name.trim(), offering: input.offering };
   for (const field of CONFIG_FIELDS) {
     const value = input[field] ?? template?.[field];
     if (value !== undefined) config[field] = value;
@@ -67,7 +72,7 @@ export const getCampaign: Handler<'getCampaign'> = async ({ campaignId }, ctx) =
 };
 
 export const updateCampaign: Handler<'updateCampaign'> = async ({ campaignId, ...fields }, ctx) => {
-  const campaign = await ctx.services.campaigns.update(ctx.workspaceId, campaignId, fields);
+  const campaign = await ctx.services.campaigns.update(ctx.workspaceId, campaignId, trimmedName(fields));
   if (!campaign) throw notFound('campaign');
   const counts = (await ctx.services.prospects.counts(ctx.workspaceId, campaignId)).get(campaignId) ?? emptyCounts();
   return campaignView(campaign, counts);
@@ -131,7 +136,7 @@ export const listProspectEvents: Handler<'listProspectEvents'> = async ({ prospe
 };
 
 export const createSheet: Handler<'createSheet'> = async ({ name, rows }, ctx) => {
-  const { sheet, rowCount } = await ctx.services.sheets.create(ctx.workspaceId, name, rows);
+  const { sheet, rowCount } = await ctx.services.sheets.create(ctx.workspaceId, name.trim(), rows);
   return { sheetId: sheet._id, rowCount };
 };
 
@@ -160,10 +165,10 @@ export const listTemplates: Handler<'listTemplates'> = async (_input, ctx) => ({
 });
 
 export const createTemplate: Handler<'createTemplate'> = async (input, ctx) =>
-  templateView((await ctx.services.templates.save(ctx.workspaceId, input)).template);
+  templateView((await ctx.services.templates.save(ctx.workspaceId, trimmedName(input))).template);
 
 export const updateTemplate: Handler<'updateTemplate'> = async ({ templateId, ...fields }, ctx) =>
-  templateView(await ctx.services.templates.update(ctx.workspaceId, templateId, fields));
+  templateView(await ctx.services.templates.update(ctx.workspaceId, templateId, trimmedName(fields)));
 
 export const deleteTemplate: Handler<'deleteTemplate'> = async ({ templateId }, ctx) => {
   if (!(await ctx.services.templates.remove(ctx.workspaceId, templateId))) throw notFound('template');

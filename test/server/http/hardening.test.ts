@@ -222,3 +222,45 @@ describe('5. what Node answers itself is JSON with a request id', () => {
     expect(res.body).toEqual({ error: 'invalid_request', message: expect.stringMatching(/not valid HTTP\/1\.1 \(HPE_/) });
   });
 });
+
+describe('6. input hygiene', () => {
+  it('bytes that are not UTF-8 are 400, not replaced', async () => {
+    const bytes = Buffer.concat([Buffer.from('{"name": "caf'), Buffer.from([0xe9]), Buffer.from('", "offering": "x"}')]);
+    expectError(await send(TEMPLATES, bytes), 400, 'invalid_request', /not valid UTF-8/);
+  });
+
+  it('a lone surrogate is refused in values and in property names', async () => {
+    expectError(await send(TEMPLATES, '{"name": "a\\ud800b", "offering": "x"}'), 400, 'invalid_request', /name must not contain a lone surrogate/);
+    const sheet = '{"name": "s", "rows": [{"rowId": "r1", "values": {"\\udc00": "v"}}]}';
+    expectError(await send('/v1/api/sheets', sheet), 400, 'invalid_request', /property name .*lone surrogate/);
+  });
+
+  it('names are trimmed, and a blank one is refused', async () => {
+    expectError(await send(TEMPLATES, JSON.stringify({ name: ' \t ', offering: 'x' })), 400, 'invalid_request', /^name must not be blank$/);
+    expectError(await send('/v1/api/sheets', JSON.stringify({ name: '   ', rows: [] })), 400, 'invalid_request', /^name must not be blank$/);
+    const saved = await send(TEMPLATES, JSON.stringify({ name: '  Padded  ', offering: 'x' }));
+    expect(saved.status).toBe(201);
+    expect(saved.body.name).toBe('Padded');
+  });
+
+  it('a cadence day past the bound is refused, not rounded', async () => {
+    const campaign = '00000000-0000-4000-8000-000000000000';
+    const res = await fetch(`${app.url}/v1/api/prospecting/campaigns/${campaign}/cadence`, {
+      method: 'PATCH',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: '{"steps": [{"day": 9007199254740993, "channel": "email", "body": "hi"}]}',
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ error: 'invalid_request', message: 'steps[0].day must be <= 3650' });
+  });
+
+  it('hydrate refuses numbers where a lead means text', async () => {
+    expectError(await send(HYDRATE, '{"leads": [{"phone": 1e308}]}'), 400, 'invalid_request', /^leads\[0\]\.phone must be a string or null$/);
+    expectError(await send(HYDRATE, '{"leads": [{"cnpj": 11222333000181}]}'), 400, 'invalid_request', /^leads\[0\]\.cnpj must be a string or null$/);
+  });
+
+  it('body fields are never coerced', async () => {
+    expectError(await send(TEMPLATES, '{"name": 5, "offering": "x"}'), 400, 'invalid_request', /^name must be a string$/);
+    expectError(await send('/v1/api/sourcing/people', '{"limit": "5"}'), 400, 'invalid_request', /^limit must be an integer$/);
+  });
+});

@@ -17,6 +17,8 @@ import { DEMO_CREDITS, seedDemo } from './seed/demo.ts';
 import { VERSION } from './version.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
+/** The embedded store's refusals to open: their message says what to do. */
+const STORE_REFUSALS = new Set(['STORE_LOCKED', 'STORE_CORRUPT']);
 
 /**
  * Replaying a large embedded store discards far more than it keeps, and leaves the heap just
@@ -89,7 +91,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  if (err instanceof ConfigError || (err as { code?: string }).code === 'STORE_LOCKED') {
+  // What an operator must act on (configuration, a store in use or damaged) is said plainly, without a stack.
+  if (err instanceof ConfigError || STORE_REFUSALS.has((err as { code?: string }).code ?? '')) {
     process.stderr.write(`prospecta: ${(err as Error).message}\n`);
   } else {
     process.stderr.write(`prospecta: failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);

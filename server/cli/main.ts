@@ -92,7 +92,7 @@ async function main(): Promise<void> {
     if (!reply.ok) fail(reply.message, reply.usage ? 2 : 1);
     process.stdout.write(JSON.stringify(reply.result, null, 2) + '\n');
   } catch (err) {
-    if (err instanceof ConfigError || (err as { code?: string }).code === 'STORE_LOCKED') fail((err as Error).message);
+    if (err instanceof ConfigError || ['STORE_LOCKED', 'STORE_CORRUPT'].includes((err as { code?: string }).code ?? '')) fail((err as Error).message);
     fail(err instanceof Error ? err.message : String(err));
   }
 }

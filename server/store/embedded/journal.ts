@@ -9,7 +9,7 @@
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { syncDir } from './data-files.ts';
+import { FILE_MODE, syncDir } from './data-files.ts';
 
 export class JournalFailedError extends Error {
   readonly code = 'STORE_JOURNAL_FAILED';
@@ -42,7 +42,7 @@ export class Journal {
 
   /** Starts a new, empty journal file. */
   static async create(path: string): Promise<Journal> {
-    const handle = await open(path, 'wx');
+    const handle = await open(path, 'wx', FILE_MODE);
     try {
       await syncDir(dirname(path));
     } catch (err) {

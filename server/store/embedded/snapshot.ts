@@ -7,7 +7,7 @@
 import { open, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { encode, type Doc } from './codec.ts';
-import { fileName, syncDir, TEMP_SUFFIX } from './data-files.ts';
+import { FILE_MODE, fileName, syncDir, TEMP_SUFFIX } from './data-files.ts';
 import { journalLine } from './journal-line.ts';
 
 const DOCS_PER_LINE = 500;
@@ -26,7 +26,7 @@ export interface SnapshotTrailer {
 export async function writeSnapshot(dir: string, generation: number, captured: Captured, stop: () => boolean): Promise<number> {
   const path = join(dir, fileName('snapshot', generation));
   const temp = path + TEMP_SUFFIX;
-  const handle = await open(temp, 'w');
+  const handle = await open(temp, 'w', FILE_MODE);
   let bytes = 0;
   let count = 0;
   try {

@@ -3,13 +3,12 @@
  * in the data directory, periodically folded into a snapshot. For one process; the data
  * directory is locked while open.
  */
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BaseDoc, BulkLoader, Collection, Store } from '../port.ts';
 import { TableLoader } from './bulk-load.ts';
 import { EmbeddedCollection, type Committer } from './collection.ts';
 import type { JournalEntry } from './mutation.ts';
-import { fileName, removeSuperseded } from './data-files.ts';
+import { ensurePrivateDir, fileName, narrowFileModes, removeSuperseded } from './data-files.ts';
 import { Journal } from './journal.ts';
 import { acquireLock, type DirLock } from './lock.ts';
 import { recover } from './recovery.ts';
@@ -35,6 +34,8 @@ export interface EmbeddedStoreOptions {
    * (which leaves them unreadable in the process), and nothing is compacted (the server will).
    */
   oneShot?: boolean;
+  /** Receives what start-up repaired by itself (a torn last journal line), for the log. */
+  onWarning?: (message: string) => void;
 }
 
 const DEFAULTS = {
@@ -42,6 +43,7 @@ const DEFAULTS = {
   ttlSweepIntervalMs: 30_000,
   onBackgroundError: (err: Error) => process.emitWarning(err),
   oneShot: false,
+  onWarning: (message: string) => process.emitWarning(message),
 } satisfies Required<EmbeddedStoreOptions>;
 
 class StoreClosedError extends Error {
@@ -193,10 +195,14 @@ class EmbeddedStore implements Store, Committer {
 }
 
 export async function openEmbeddedStore(dir: string, options: EmbeddedStoreOptions = {}): Promise<Store> {
-  await mkdir(dir, { recursive: true });
+  await ensurePrivateDir(dir);
   const lock = await acquireLock(dir);
   try {
-    const { tables, generation, journalBytes, written } = await recover(dir, { lazy: options.oneShot ?? false });
+    await narrowFileModes(dir);
+    const { tables, generation, journalBytes, written } = await recover(dir, {
+      lazy: options.oneShot ?? false,
+      onWarning: options.onWarning ?? DEFAULTS.onWarning,
+    });
     const path = join(dir, fileName('journal', generation));
     const journal = journalBytes === undefined ? await Journal.create(path) : await Journal.resume(path, journalBytes);
     return new EmbeddedStore(dir, lock, tables, journal, generation, written, options);

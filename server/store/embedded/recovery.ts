@@ -19,7 +19,7 @@ export class StoreCorruptError extends Error {
 
   constructor(
     readonly file: string,
-    problem: string,
+    readonly problem: string,
   ) {
     super(
       `The embedded store cannot start: in ${file}, ${problem}. Restore the data directory from a backup ` +
@@ -145,6 +145,13 @@ async function replayJournal(file: DataFile, replay: Replay, newest: boolean, on
     );
   }
   return completeBytes;
+}
+
+/** Reads a snapshot file whole, as start-up would, without keeping it: a backup's check. */
+export async function checkSnapshot(path: string): Promise<{ collections: number; documents: number }> {
+  const replay: Replay = { lazy: false, tables: new Map(), counts: { documents: 0, superseded: 0 }, unread: new Map() };
+  await loadSnapshot({ kind: 'snapshot', generation: 0, path }, replay);
+  return { collections: replay.tables.size, documents: replay.counts.documents };
 }
 
 /** A collection's records, read from where a lazy start-up noted them, each checked as at start-up. */

@@ -23,8 +23,15 @@ export interface SnapshotTrailer {
 }
 
 /** Writes the snapshot of `generation` into `dir`; returns its size in bytes. */
-export async function writeSnapshot(dir: string, generation: number, captured: Captured, stop: () => boolean): Promise<number> {
-  const path = join(dir, fileName('snapshot', generation));
+export function writeSnapshot(dir: string, generation: number, captured: Captured, stop: () => boolean): Promise<number> {
+  return writeSnapshotFile(join(dir, fileName('snapshot', generation)), captured, stop);
+}
+
+/**
+ * Writes a snapshot at `path` (a backup is one too): complete under its name or not there at
+ * all. Returns its size in bytes.
+ */
+export async function writeSnapshotFile(path: string, captured: Captured, stop: () => boolean): Promise<number> {
   const temp = path + TEMP_SUFFIX;
   const handle = await open(temp, 'w', FILE_MODE);
   let bytes = 0;

@@ -28,7 +28,8 @@ export type ErrorCode =
   | 'internal_error'
   | 'ai_unavailable'
   | 'ai_failed'
-  | 'provider_unavailable';
+  | 'provider_unavailable'
+  | 'insufficient_storage';
 
 /** What a binding may need beyond the message: when to retry, which scope was missing. */
 export interface ErrorDetails {

@@ -28,6 +28,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   ai_failed: 502,
   ai_unavailable: 503,
   provider_unavailable: 503,
+  insufficient_storage: 507,
 };
 
 /**

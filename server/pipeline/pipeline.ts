@@ -59,9 +59,13 @@ export function createPipeline(services: Services, handlers: Handlers): Pipeline
       const invokeAgain: HandlerContext['invoke'] = (other, otherRaw, { signal }) =>
         pipeline.invoke(other, caller, otherRaw, { log: options.log, signal });
       const ctx = handlerContext(id, operation, input, principal, services, options, receipt, invokeAgain);
-      const result = runners.get(id)!.run(input, ctx);
-      if (isStream(result)) return { kind: 'stream', operation, events: result, receipt };
-      return { kind: 'value', operation, value: await result, receipt };
+      try {
+        const result = runners.get(id)!.run(input, ctx);
+        if (isStream(result)) return { kind: 'stream', operation, events: result, receipt };
+        return { kind: 'value', operation, value: await result, receipt };
+      } catch (err) {
+        throw storageRefusal(err) ?? err;
+      }
     },
   };
   return pipeline;
@@ -125,6 +129,12 @@ function handlerContext(
     answer,
     invoke,
   };
+}
+
+/** The embedded store on a full disk refuses writes before changing anything: 507, retry later. */
+function storageRefusal(err: unknown): ServiceError | null {
+  if ((err as { code?: unknown } | null)?.code !== 'STORE_FULL') return null;
+  return new ServiceError('insufficient_storage', `${(err as Error).message} Retry once space has been freed.`, { retryAfterSeconds: 5 });
 }
 
 function isStream(result: Promise<unknown> | AsyncIterable<StreamEvent>): result is AsyncIterable<StreamEvent> {

@@ -25,7 +25,7 @@ export async function ensurePrivateDir(dir: string): Promise<void> {
 /** Narrows the files of the store (and its lock) to 0600, for a store written by an older version. */
 export async function narrowFileModes(dir: string): Promise<void> {
   for (const name of await readdir(dir)) {
-    if (NAME.test(name) || name === 'LOCK' || name.endsWith(TEMP_SUFFIX)) await chmod(join(dir, name), FILE_MODE);
+    if (NAME.test(name) || name === 'LOCK' || name === 'space-reserve' || name.endsWith(TEMP_SUFFIX)) await chmod(join(dir, name), FILE_MODE);
   }
 }
 

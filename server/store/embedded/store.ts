@@ -13,6 +13,7 @@ import { Journal } from './journal.ts';
 import { acquireLock, type DirLock } from './lock.ts';
 import { recover } from './recovery.ts';
 import { SnapshotAborted, writeSnapshot, writeSnapshotFile, type Captured } from './snapshot.ts';
+import { DEFAULT_RESERVE_BYTES, SpaceReserve } from './space-reserve.ts';
 import { Table } from './table.ts';
 
 export interface EmbeddedStoreOptions {
@@ -36,6 +37,8 @@ export interface EmbeddedStoreOptions {
   oneShot?: boolean;
   /** Receives what start-up repaired by itself (a torn last journal line), for the log. */
   onWarning?: (message: string) => void;
+  /** Bytes of ballast kept in DATA_DIR for a full disk (see space-reserve.ts); 0: none. */
+  reserveBytes?: number;
 }
 
 const DEFAULTS = {
@@ -44,6 +47,7 @@ const DEFAULTS = {
   onBackgroundError: (err: Error) => process.emitWarning(err),
   oneShot: false,
   onWarning: (message: string) => process.emitWarning(message),
+  reserveBytes: DEFAULT_RESERVE_BYTES,
 } satisfies Required<EmbeddedStoreOptions>;
 
 class StoreClosedError extends Error {
@@ -75,8 +79,10 @@ class EmbeddedStore implements Store, Committer {
     private generation: number,
     written: { earlierBytes: number; documents: number; superseded: number },
     options: EmbeddedStoreOptions,
+    private readonly reserve: SpaceReserve | undefined,
   ) {
     this.options = { ...DEFAULTS, ...options };
+    journal.reserve = reserve;
     this.deferIndexes = this.options.oneShot;
     this.bulkLoader = this.options.oneShot
       ? <T extends BaseDoc>(name: string, fields: Array<keyof T & string> = []) => new TableLoader<T>(this.table(name), this, fields)
@@ -139,6 +145,7 @@ class EmbeddedStore implements Store, Committer {
   private async compact(): Promise<void> {
     const generation = this.generation + 1;
     const next = await Journal.create(join(this.dir, fileName('journal', generation)));
+    next.reserve = this.reserve;
     if (this.closing) {
       await next.close();
       return;
@@ -208,6 +215,18 @@ class EmbeddedStore implements Store, Committer {
   }
 }
 
+/** The ballast for a full disk; a store that opens on a full disk starts full (reads only). */
+async function spaceReserve(dir: string, options: EmbeddedStoreOptions): Promise<SpaceReserve | undefined> {
+  const bytes = options.reserveBytes ?? DEFAULTS.reserveBytes;
+  if (bytes <= 0) return undefined;
+  const warn = options.onWarning ?? DEFAULTS.onWarning;
+  const reserve = new SpaceReserve(dir, bytes, (full) =>
+    warn(full ? `The disk holding ${dir} is full: writes are refused (507) until space is freed; reads go on.` : `Space has returned in ${dir}: writes are accepted again.`),
+  );
+  if (!(await reserve.fill())) await reserve.release();
+  return reserve;
+}
+
 export async function openEmbeddedStore(dir: string, options: EmbeddedStoreOptions = {}): Promise<Store> {
   await ensurePrivateDir(dir);
   const lock = await acquireLock(dir);
@@ -219,7 +238,8 @@ export async function openEmbeddedStore(dir: string, options: EmbeddedStoreOptio
     });
     const path = join(dir, fileName('journal', generation));
     const journal = journalBytes === undefined ? await Journal.create(path) : await Journal.resume(path, journalBytes);
-    return new EmbeddedStore(dir, lock, tables, journal, generation, written, options);
+    const reserve = await spaceReserve(dir, options);
+    return new EmbeddedStore(dir, lock, tables, journal, generation, written, options, reserve);
   } catch (err) {
     await lock.release();
     throw err;

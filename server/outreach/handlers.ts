@@ -18,6 +18,11 @@ function addRowsDeps(ctx: HandlerContext): AddRowsDeps {
   return { workspaceId, sheets, campaigns, prospects, messageWriter, maxProspects: config.campaignMaxProspects, signal };
 }
 
+/** Names are stored trimmed; the schema (`NOT_BLANK`) has already refused a blank one. */
+function trimmedName<T extends { name?: string }>(fields: T): T {
+  return fields.name === undefined ? fields : { ...fields, name: fields.name.trim() };
+}
+
 const CONFIG_FIELDS = ['senderName', 'tone', 'businessContext', 'language'] as const;
 
 export const createCampaign: Handler<'createCampaign'> = async (input, ctx) => {
@@ -30,7 +35,7 @@ export const createCampaign: Handler<'createCampaign'> = async (input, ctx) => {
   const rows: SheetRow[] = sheetId ? await sheetRows(deps, sheetId, rowIds) : [];
 
   // The template's fields, then the fields sent on top; the required ones must come from one of them.
-  const name = input.name ?? template?.campaignName;
+  const name = input.name?.trim() ?? template?.campaignName;
   if (name === undefined) throw invalidRequest(template ? 'name is required: the template has no campaignName' : 'name is required');
   const offering = input.offering ?? template?.offering;
   if (offering === undefined) throw invalidRequest('offering is required');
@@ -72,7 +77,7 @@ export const getCampaign: Handler<'getCampaign'> = async ({ campaignId }, ctx) =
 };
 
 export const updateCampaign: Handler<'updateCampaign'> = async ({ campaignId, ...fields }, ctx) => {
-  const campaign = await ctx.services.campaigns.update(ctx.workspaceId, campaignId, fields);
+  const campaign = await ctx.services.campaigns.update(ctx.workspaceId, campaignId, trimmedName(fields));
   if (!campaign) throw notFound('campaign');
   const counts = (await ctx.services.prospects.counts(ctx.workspaceId, campaignId)).get(campaignId) ?? emptyCounts();
   return campaignView(campaign, counts);
@@ -136,7 +141,7 @@ export const listProspectEvents: Handler<'listProspectEvents'> = async ({ prospe
 };
 
 export const createSheet: Handler<'createSheet'> = async ({ name, rows }, ctx) => {
-  const { sheet, rowCount } = await ctx.services.sheets.create(ctx.workspaceId, name, rows);
+  const { sheet, rowCount } = await ctx.services.sheets.create(ctx.workspaceId, name.trim(), rows);
   return { sheetId: sheet._id, rowCount };
 };
 
@@ -165,10 +170,10 @@ export const listTemplates: Handler<'listTemplates'> = async (_input, ctx) => ({
 });
 
 export const createTemplate: Handler<'createTemplate'> = async (input, ctx) =>
-  templateView((await ctx.services.templates.save(ctx.workspaceId, input)).template);
+  templateView((await ctx.services.templates.save(ctx.workspaceId, trimmedName(input))).template);
 
 export const updateTemplate: Handler<'updateTemplate'> = async ({ templateId, ...fields }, ctx) =>
-  templateView(await ctx.services.templates.update(ctx.workspaceId, templateId, fields));
+  templateView(await ctx.services.templates.update(ctx.workspaceId, templateId, trimmedName(fields)));
 
 export const deleteTemplate: Handler<'deleteTemplate'> = async ({ templateId }, ctx) => {
   if (!(await ctx.services.templates.remove(ctx.workspaceId, templateId))) throw notFound('template');

@@ -17,7 +17,6 @@ import { dashboard } from './dashboard/routes.ts';
 import { PACKAGE_ROOT } from './package-root.ts';
 import { createPipeline } from './pipeline/pipeline.ts';
 import { identify } from './http/authenticate.ts';
-import { jsonBody } from './http/body.ts';
 import { errorHandler, unmatchedRoutes } from './http/error-handler.ts';
 import { buildOpenApi } from './http/openapi.ts';
 import { requestContext } from './http/request-context.ts';
@@ -73,7 +72,6 @@ export function createApp(services: Services, options: AppOptions = {}): Koa<App
       version: services.version,
       resourceMetadata: `${services.config.publicUrl}/.well-known/oauth-protected-resource${MCP_PATH}`,
     }),
-    jsonBody(),
     unmatchedRoutes(),
   ];
   for (const m of middleware) app.use(m as Koa.Middleware<AppState>);

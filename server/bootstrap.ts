@@ -34,6 +34,7 @@ export async function bootstrap(config: Config, log: Logger, version: string, ro
     mongodbUri: config.mongodbUri,
     dataDir: config.dataDir,
     onBackgroundError: (err) => log.error({ err }, 'store background work failed'),
+    onWarning: (message) => log.warn(message),
     oneShot: role === 'command',
   });
   const closers: Array<() => Promise<unknown>> = [() => store.close()];

@@ -23,13 +23,16 @@ export type ErrorCode =
   | 'cadence_not_generated'
   | 'campaign_full'
   | 'already_revoked'
+  | 'request_timeout'
   | 'payload_too_large'
   | 'unsupported_media_type'
+  | 'headers_too_large'
   | 'rate_limited'
   | 'internal_error'
   | 'ai_unavailable'
   | 'ai_failed'
-  | 'provider_unavailable';
+  | 'provider_unavailable'
+  | 'insufficient_storage';
 
 /** What a binding may need beyond the message: when to retry, which scope was missing. */
 export interface ErrorDetails {

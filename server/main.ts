@@ -8,6 +8,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import pino from 'pino';
 import { createApp } from './app.ts';
+import { answerClientErrors } from './http/client-error.ts';
 import { bootstrap } from './bootstrap.ts';
 import { controlSocketPath, serveControl } from './cli/control.ts';
 import { ConfigError, loadConfig } from './config.ts';
@@ -16,6 +17,8 @@ import { DEMO_CREDITS, demoWorkspaceId, seedDemo } from './seed/demo.ts';
 import { VERSION } from './version.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
+/** The embedded store's refusals to open: their message says what to do. */
+const STORE_REFUSALS = new Set(['STORE_LOCKED', 'STORE_CORRUPT']);
 
 /**
  * Replaying a large embedded store discards far more than it keeps, and leaves the heap just
@@ -64,6 +67,7 @@ async function main(): Promise<void> {
   const control = services.store.kind === 'embedded' ? await serveControl(services, controlSocketPath(config.dataDir)) : null;
   const app = createApp(services);
   const server: Server = app.listen(config.port, config.host);
+  answerClientErrors(server, log);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
@@ -94,7 +98,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  if (err instanceof ConfigError || (err as { code?: string }).code === 'STORE_LOCKED') {
+  // What an operator must act on (configuration, a store in use or damaged) is said plainly, without a stack.
+  if (err instanceof ConfigError || STORE_REFUSALS.has((err as { code?: string }).code ?? '')) {
     process.stderr.write(`prospecta: ${(err as Error).message}\n`);
   } else {
     process.stderr.write(`prospecta: failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);

@@ -1,5 +1,5 @@
 /** AI: research on a row and short generated column values, priced by the registry. */
-import { research as runResearch, rowContext } from './research.ts';
+import { checkSiteFields, research as runResearch, rowContext } from './research.ts';
 import { checkContextSize } from './untrusted-data.ts';
 import type { Handler } from '../pipeline/handler.ts';
 
@@ -8,6 +8,7 @@ import type { Handler } from '../pipeline/handler.ts';
  * registry. A model or search failure is a 502/503 raised before the charge.
  */
 export const research: Handler<'research'> = async (input, ctx) => {
+  checkSiteFields(input);
   checkContextSize({ prompt: input.prompt, ...rowContext(input) });
   const { llm, webSearch, config } = ctx.services;
   const result = await runResearch(input, { llm, search: webSearch, allowLoopback: config.webAllowLoopback }, ctx.workspaceId, ctx.signal);

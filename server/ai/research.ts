@@ -6,7 +6,7 @@
  */
 import type { InputOf } from '../../shared/operations/index.ts';
 import type { ResearchResult } from '../../shared/types.ts';
-import { ServiceError } from '../errors.ts';
+import { invalidRequest, ServiceError } from '../errors.ts';
 import { LlmError, requireLlm, type Llm } from './llm.ts';
 import { framing } from './untrusted-data.ts';
 import { PageError, readPage, type Page } from './web/page-reader.ts';
@@ -31,6 +31,22 @@ export interface ResearchDeps {
 }
 
 const homepage = (value: string) => (/^https?:\/\//i.test(value) ? value : `https://${value}`);
+
+/** A scheme other than http(s) (`file:`, `javascript:`, `ftp://`), not a host followed by a port. */
+const OTHER_SCHEME = /^(?!https?:)[a-z][a-z0-9+.-]*:(?!\d+(?:[/?#]|$))/i;
+
+/**
+ * The row's site must be a web address or a bare domain: `file:///etc/passwd` is refused (400)
+ * rather than read as the host `file:` (once it became `https://file:///etc/passwd`).
+ */
+export function checkSiteFields(input: ResearchInput): void {
+  for (const field of ['website', 'companyDomain'] as const) {
+    const value = input[field]?.trim();
+    if (value && OTHER_SCHEME.test(value)) {
+      throw invalidRequest(`${field} must be an http(s) URL or a domain, not a ${value.slice(0, value.indexOf(':') + 1)} URL`);
+    }
+  }
+}
 
 /** The row as the model sees it: the named fields, then the sheet's other cells by label. */
 export function rowContext(input: ResearchInput): Record<string, string> {

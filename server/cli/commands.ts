@@ -263,6 +263,22 @@ export const commands: Record<string, Command> = {
     usage: 'seed demo',
     run: (services) => seedDemo(services),
   },
+  backup: {
+    usage: 'backup --out FILE  (the embedded store, consistent, also while the server runs; MongoDB: use mongodump)',
+    async run(services, args) {
+      const out = required(args, 'out');
+      if (!services.store.backup) throw new UsageError('backup copies the embedded store; with MONGODB_URI, use mongodump');
+      if (existsSync(out)) throw new UsageError(`${out} exists: choose a new file, so no backup is overwritten`);
+      return services.store.backup(out);
+    },
+  },
+  restore: {
+    usage: 'restore --from FILE  (replaces the embedded store in DATA_DIR; refused while the server runs)',
+    run() {
+      // The CLI runs it without opening the store (cli/main.ts); a server never does.
+      return Promise.reject(new UsageError('restore needs the store closed: stop the server, then run it from the command line'));
+    },
+  },
 };
 
 export function usage(): string {

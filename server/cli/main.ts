@@ -13,6 +13,7 @@ import { VERSION } from '../version.ts';
 import { commands, usage } from './commands.ts';
 import { controlSocketPath, runCommand, sendControl, type ControlReply, type ControlRequest } from './control.ts';
 import { progressDisplay } from './progress.ts';
+import { BadBackupError, restoreBackup } from '../store/embedded/restore.ts';
 
 function fail(message: string, code = 1): never {
   process.stderr.write(`prospecta: ${message}\n`);
@@ -40,6 +41,8 @@ function parse(argv: string[]): ControlRequest {
       provider: { type: 'string' },
       subject: { type: 'string' },
       issuer: { type: 'string' },
+      out: { type: 'string' },
+      from: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -53,10 +56,30 @@ function parse(argv: string[]): ControlRequest {
   // A running server may execute the command, from its own working directory.
   if (args.dir) args.dir = path.resolve(args.dir);
   if (args.file) args.file = path.resolve(args.file);
+  if (args.out) args.out = path.resolve(args.out);
+  if (args.from) args.from = path.resolve(args.from);
   return { command, args: args as Record<string, string | undefined> };
 }
 
+/** `restore`: on the closed embedded store, never through a server (it would be replacing its own store). */
+async function restore(request: ControlRequest): Promise<ControlReply> {
+  const config = loadConfig();
+  if (config.mongodbUri) return { ok: false, usage: true, message: 'restore replaces the embedded store; with MONGODB_URI, use mongorestore' };
+  const from = request.args.from;
+  if (!from) return { ok: false, usage: true, message: '--from is required' };
+  try {
+    return { ok: true, result: await restoreBackup(config.dataDir, from) };
+  } catch (err) {
+    if (err instanceof BadBackupError) return { ok: false, usage: false, message: err.message };
+    if ((err as { code?: string }).code === 'STORE_LOCKED') {
+      return { ok: false, usage: false, message: `${(err as Error).message} Nothing was changed: restore replaces the whole store, so it runs only while the store is closed.` };
+    }
+    throw err;
+  }
+}
+
 async function execute(request: ControlRequest): Promise<ControlReply> {
+  if (request.command === 'restore') return restore(request);
   const config = loadConfig();
   const log = pino({ level: 'warn' }, pino.destination(2));
   const display = progressDisplay();
@@ -92,7 +115,7 @@ async function main(): Promise<void> {
     if (!reply.ok) fail(reply.message, reply.usage ? 2 : 1);
     process.stdout.write(JSON.stringify(reply.result, null, 2) + '\n');
   } catch (err) {
-    if (err instanceof ConfigError || (err as { code?: string }).code === 'STORE_LOCKED') fail((err as Error).message);
+    if (err instanceof ConfigError || ['STORE_LOCKED', 'STORE_CORRUPT'].includes((err as { code?: string }).code ?? '')) fail((err as Error).message);
     fail(err instanceof Error ? err.message : String(err));
   }
 }

@@ -6,11 +6,16 @@
  * same middleware, so a credential that works on /v1 works on /mcp.
  */
 import type { Credentials } from '../auth/credentials.ts';
+import { ServiceError } from '../errors.ts';
 import type { Middleware } from './state.ts';
 
 export function identify(credentials: Credentials): Middleware {
   return async (ctx, next) => {
     const header = ctx.get('Authorization');
+    // Node keeps the first of several; a proxy that keeps the last would act for someone else.
+    if (header && countHeader(ctx.req.rawHeaders, 'authorization') > 1) {
+      throw new ServiceError('invalid_request', 'Send one Authorization header; this request has several.');
+    }
     if (header) {
       const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
       if (!match) {
@@ -31,4 +36,10 @@ export function identify(credentials: Credentials): Middleware {
     }
     await next();
   };
+}
+
+function countHeader(raw: string[], name: string): number {
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === name.length && raw[i]!.toLowerCase() === name) count++;
+  return count;
 }

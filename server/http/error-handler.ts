@@ -19,7 +19,7 @@ function fromHttpError(err: HttpLikeError): ServiceError | null {
   switch (err.status) {
     case 400:
       if (err.type === 'entity.parse.failed') return new ServiceError('invalid_request', 'The body is not valid JSON.');
-      return new ServiceError('invalid_request', err.expose && err.message ? err.message : 'The request is invalid.');
+      return new ServiceError('invalid_request', err.expose && err.message ? err.message : `The request is malformed (${err.type ?? 'bad request'}).`);
     case 405:
       return new ServiceError('method_not_allowed', err.message || 'Method not allowed.');
     case 413:
@@ -38,6 +38,7 @@ export function errorHandler(resourceMetadata?: string): Middleware {
   return async (ctx, next) => {
     try {
       await next();
+      serializeJson(ctx);
     } catch (err) {
       const known = err instanceof ServiceError ? err : fromHttpError(err as HttpLikeError);
       if (known) {
@@ -51,6 +52,21 @@ export function errorHandler(resourceMetadata?: string): Middleware {
   };
 }
 
+/**
+ * A JSON body is serialized here, inside the handler's reach, rather than by Koa after the chain:
+ * a value that cannot be serialized is then a JSON 500 like any other, and the access log sees it.
+ */
+function serializeJson(ctx: AppContext): void {
+  const body = ctx.body as unknown;
+  if (body === null || typeof body !== 'object') return;
+  const proto = Object.getPrototypeOf(body);
+  if (!Array.isArray(body) && proto !== Object.prototype && proto !== null) return; // streams, buffers
+
+  const json = JSON.stringify(body);
+  ctx.body = json;
+  ctx.type = 'application/json';
+}
+
 function send(ctx: AppContext, err: ServiceError, resourceMetadata?: string) {
   if (ctx.headerSent) return;
   // An unread request body would be taken for the next request on a kept-alive connection.
@@ -58,6 +74,7 @@ function send(ctx: AppContext, err: ServiceError, resourceMetadata?: string) {
   ctx.set(errorHeaders(err, resourceMetadata));
   ctx.status = STATUS_OF[err.code];
   ctx.body = { error: err.code, message: err.message };
+  serializeJson(ctx);
 }
 
 /**

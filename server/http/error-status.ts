@@ -21,14 +21,17 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   name_taken: 409,
   cadence_not_generated: 409,
   campaign_full: 409,
+  request_timeout: 408,
   already_revoked: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  headers_too_large: 431,
   rate_limited: 429,
   internal_error: 500,
   ai_failed: 502,
   ai_unavailable: 503,
   provider_unavailable: 503,
+  insufficient_storage: 507,
 };
 
 /**

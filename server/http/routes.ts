@@ -8,6 +8,7 @@ import Router from '@koa/router';
 import { operations, type OperationId } from '../../shared/operations/index.ts';
 import type { Operation } from '../../shared/operations/types.ts';
 import type { Pipeline } from '../pipeline/pipeline.ts';
+import { readJsonBody } from './body.ts';
 import { sendEventStream } from './sse.ts';
 import type { AppContext, AppState } from './state.ts';
 
@@ -28,7 +29,7 @@ export function buildRouter(pipeline: Pipeline, extraRoutes: (router: Router<App
       const outcome = await pipeline.invoke(
         id,
         { principal: ctx.state.principal, refused: ctx.state.authProblem },
-        { params: ctx.params, query: ctx.query, body: ctx.request.body },
+        { params: ctx.params, query: ctx.query, readBody: () => readJsonBody(ctx) },
         { log: ctx.state.log, signal: () => gone.controller.signal, answer },
       );
       if (outcome.kind === 'stream') return sendEventStream(ctx, outcome.events, gone.controller);

@@ -10,7 +10,7 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { requireCredential } from '../auth/principal.ts';
 import { ServiceError } from '../errors.ts';
-import { MAX_BODY_BYTES } from '../http/body.ts';
+import { MAX_BODY_BYTES, parseJsonBody } from '../http/body.ts';
 import { errorHeaders, STATUS_OF } from '../http/error-status.ts';
 import type { AppContext, Middleware } from '../http/state.ts';
 import type { Pipeline } from '../pipeline/pipeline.ts';
@@ -107,9 +107,10 @@ async function readMessage(ctx: AppContext): Promise<Read> {
   }
   let body: unknown;
   try {
-    body = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks)));
-  } catch {
-    return rpcError(400, -32700, 'Parse error: the body is not valid UTF-8 JSON.');
+    body = parseJsonBody(Buffer.concat(chunks));
+  } catch (err) {
+    if (!(err instanceof ServiceError)) throw err;
+    return rpcError(400, -32700, `Parse error: ${err.message}`);
   }
   if (Array.isArray(body)) return rpcError(400, -32600, 'Invalid Request: JSON-RPC batches are not supported; send one message per POST.');
   if (typeof body !== 'object' || body === null) return rpcError(400, -32600, 'Invalid Request: the body must be one JSON-RPC message object.');

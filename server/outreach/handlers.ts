@@ -4,7 +4,7 @@
  * edited, their cadence edited and prospects added; prospects (status and message edited, never
  * regenerated) and their history; templates; and the sheets campaigns are made from.
  */
-import { notFound, ServiceError } from '../errors.ts';
+import { invalidRequest, notFound, ServiceError } from '../errors.ts';
 import type { Handler, HandlerContext } from '../pipeline/handler.ts';
 import { checkRoom, placeProspects, sheetRows, writeProspects, type AddRowsDeps } from './add-rows.ts';
 import { campaignView, emptyCounts, type CampaignConfig } from './campaigns.ts';
@@ -18,7 +18,12 @@ function addRowsDeps(ctx: HandlerContext): AddRowsDeps {
   return { workspaceId, sheets, campaigns, prospects, messageWriter, maxProspects: config.campaignMaxProspects, signal };
 }
 
-const CONFIG_FIELDS = ['offering', 'senderName', 'tone', 'businessContext', 'language'] as const;
+/** Names are stored trimmed; the schema (`NOT_BLANK`) has already refused a blank one. */
+function trimmedName<T extends { name?: string }>(fields: T): T {
+  return fields.name === undefined ? fields : { ...fields, name: fields.name.trim() };
+}
+
+const CONFIG_FIELDS = ['senderName', 'tone', 'businessContext', 'language'] as const;
 
 export const createCampaign: Handler<'createCampaign'> = async (input, ctx) => {
   const { templateId, sheetId, rowIds = [] } = input;
@@ -29,7 +34,12 @@ export const createCampaign: Handler<'createCampaign'> = async (input, ctx) => {
   // Sheet and rows are checked before anything is created.
   const rows: SheetRow[] = sheetId ? await sheetRows(deps, sheetId, rowIds) : [];
 
-  const config: CampaignConfig = { name: input.name, offering: input.offering };
+  // The template's fields, then the fields sent on top; the required ones must come from one of them.
+  const name = input.name?.trim() ?? template?.campaignName;
+  if (name === undefined) throw invalidRequest(template ? 'name is required: the template has no campaignName' : 'name is required');
+  const offering = input.offering ?? template?.offering;
+  if (offering === undefined) throw invalidRequest('offering is required');
+  const config: CampaignConfig = { name, offering };
   for (const field of CONFIG_FIELDS) {
     const value = input[field] ?? template?.[field];
     if (value !== undefined) config[field] = value;
@@ -67,7 +77,7 @@ export const getCampaign: Handler<'getCampaign'> = async ({ campaignId }, ctx) =
 };
 
 export const updateCampaign: Handler<'updateCampaign'> = async ({ campaignId, ...fields }, ctx) => {
-  const campaign = await ctx.services.campaigns.update(ctx.workspaceId, campaignId, fields);
+  const campaign = await ctx.services.campaigns.update(ctx.workspaceId, campaignId, trimmedName(fields));
   if (!campaign) throw notFound('campaign');
   const counts = (await ctx.services.prospects.counts(ctx.workspaceId, campaignId)).get(campaignId) ?? emptyCounts();
   return campaignView(campaign, counts);
@@ -131,7 +141,7 @@ export const listProspectEvents: Handler<'listProspectEvents'> = async ({ prospe
 };
 
 export const createSheet: Handler<'createSheet'> = async ({ name, rows }, ctx) => {
-  const { sheet, rowCount } = await ctx.services.sheets.create(ctx.workspaceId, name, rows);
+  const { sheet, rowCount } = await ctx.services.sheets.create(ctx.workspaceId, name.trim(), rows);
   return { sheetId: sheet._id, rowCount };
 };
 
@@ -160,10 +170,10 @@ export const listTemplates: Handler<'listTemplates'> = async (_input, ctx) => ({
 });
 
 export const createTemplate: Handler<'createTemplate'> = async (input, ctx) =>
-  templateView((await ctx.services.templates.save(ctx.workspaceId, input)).template);
+  templateView((await ctx.services.templates.save(ctx.workspaceId, trimmedName(input))).template);
 
 export const updateTemplate: Handler<'updateTemplate'> = async ({ templateId, ...fields }, ctx) =>
-  templateView(await ctx.services.templates.update(ctx.workspaceId, templateId, fields));
+  templateView(await ctx.services.templates.update(ctx.workspaceId, templateId, trimmedName(fields)));
 
 export const deleteTemplate: Handler<'deleteTemplate'> = async ({ templateId }, ctx) => {
   if (!(await ctx.services.templates.remove(ctx.workspaceId, templateId))) throw notFound('template');

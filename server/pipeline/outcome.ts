@@ -9,6 +9,11 @@ export interface RawInput {
   params?: unknown;
   query?: unknown;
   body?: unknown;
+  /**
+   * The body, not read yet (HTTP): called only for an operation that declares one, once the
+   * credential, its scope, the path and the query are accepted, so nothing refused costs a parse.
+   */
+  readBody?: () => Promise<unknown>;
 }
 
 /** Any event of any stream, as bindings write them. */

@@ -52,27 +52,35 @@ export function createPipeline(services: Services, handlers: Handlers): Pipeline
     async invoke(id, caller, raw, options) {
       const operation: Operation = operations[id];
       const principal = authorize(caller, operation);
-      const input = parse(validate, id, operation, raw);
+      const input = await parse(validate, id, operation, raw);
       if (operation.requiresPlan && principal) await services.payment.requirePlan(principal.workspaceId);
 
       const receipt: Receipt = { credits: 0 };
       const invokeAgain: HandlerContext['invoke'] = (other, otherRaw, { signal }) =>
         pipeline.invoke(other, caller, otherRaw, { log: options.log, signal });
       const ctx = handlerContext(id, operation, input, principal, services, options, receipt, invokeAgain);
-      const result = runners.get(id)!.run(input, ctx);
-      if (isStream(result)) return { kind: 'stream', operation, events: result, receipt };
-      return { kind: 'value', operation, value: await result, receipt };
+      try {
+        const result = runners.get(id)!.run(input, ctx);
+        if (isStream(result)) return { kind: 'stream', operation, events: result, receipt };
+        return { kind: 'value', operation, value: await result, receipt };
+      } catch (err) {
+        throw storageRefusal(err) ?? err;
+      }
     },
   };
   return pipeline;
 }
 
-/** The parts the operation declares, validated and merged into one input; a violation is a 400 naming it. */
-function parse(validate: Validate, id: OperationId, operation: Operation, raw: RawInput): Record<string, unknown> {
+/**
+ * The parts the operation declares, validated and merged into one input; a violation is a 400
+ * naming it. A body not read yet is read last, after the path and query are accepted.
+ */
+async function parse(validate: Validate, id: OperationId, operation: Operation, raw: RawInput): Promise<Record<string, unknown>> {
   const input: Record<string, unknown> = {};
   for (const part of PARTS) {
     if (!operation.request[part]) continue;
-    const result = validate(id, part, raw[part] ?? {});
+    const value = part === 'body' && raw.readBody ? await raw.readBody() : raw[part];
+    const result = validate(id, part, value ?? {});
     if (!result.ok) throw invalidRequest(result.message);
     Object.assign(input, result.value);
   }
@@ -121,6 +129,12 @@ function handlerContext(
     answer,
     invoke,
   };
+}
+
+/** The embedded store on a full disk refuses writes before changing anything: 507, retry later. */
+function storageRefusal(err: unknown): ServiceError | null {
+  if ((err as { code?: unknown } | null)?.code !== 'STORE_FULL') return null;
+  return new ServiceError('insufficient_storage', `${(err as Error).message} Retry once space has been freed.`, { retryAfterSeconds: 5 });
 }
 
 function isStream(result: Promise<unknown> | AsyncIterable<StreamEvent>): result is AsyncIterable<StreamEvent> {

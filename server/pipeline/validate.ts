@@ -105,12 +105,16 @@ function describe(error: ErrorObject, part: RequestPart): string {
       return `${field} must have at least ${plural(limit, 'item')}`;
     case 'maxItems':
       return `${field} must have at most ${plural(limit, 'item')}`;
+    case 'pattern':
+      return params.pattern === '\\S' ? `${field} must not be blank` : `${field} must match ${String(params.pattern)}`;
     case 'minimum':
     case 'maximum':
       return `${field} must be ${String(params.comparison)} ${limit}`;
     case 'anyOf': {
       const alternatives = requiredAlternatives(error.schema);
       if (alternatives) return `at least one of ${alternatives.map((name) => join(at, name)).join(', ')} is required`;
+      const types = typeAlternatives(error.schema);
+      if (types) return `${field} must be ${types.join(' or ')}`;
       return `${field} is invalid`;
     }
     default:
@@ -134,6 +138,13 @@ function join(path: string, name: string): string {
 
 function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+/** `a string or null`, for an `anyOf` of types (a nullable field), when a value is none of them. */
+function typeAlternatives(branches: unknown): string[] | null {
+  if (!Array.isArray(branches)) return null;
+  const names = (branches as Array<Record<string, unknown>>).map((branch) => TYPE_NAMES[String(branch.type)]);
+  return names.every((name) => name !== undefined) ? (names as string[]) : null;
 }
 
 /** The names of an `anyOf` whose branches each only require one property (see the enrich body). */

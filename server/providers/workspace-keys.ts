@@ -39,7 +39,7 @@ export async function secretFile(dataDir: string): Promise<Buffer> {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   const secret = randomBytes(32);
-  await mkdir(dataDir, { recursive: true });
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
   await writeFile(file, secret.toString('hex') + '\n', { mode: 0o600, flag: 'wx' }).catch(async (err) => {
     // Another process created it first: use theirs.
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;

@@ -12,6 +12,8 @@ export interface StoreConfig {
   onBackgroundError?: (err: Error) => void;
   /** Opened by a one-shot command (see the embedded store's `oneShot`). */
   oneShot?: boolean;
+  /** Where start-up repairs of the embedded store are reported. */
+  onWarning?: (message: string) => void;
 }
 
 export function openStore(config: StoreConfig): Promise<Store> {
@@ -19,6 +21,7 @@ export function openStore(config: StoreConfig): Promise<Store> {
   return openEmbeddedStore(config.dataDir, {
     ...(config.onBackgroundError ? { onBackgroundError: config.onBackgroundError } : {}),
     oneShot: config.oneShot ?? false,
+    ...(config.onWarning ? { onWarning: config.onWarning } : {}),
   });
 }
 

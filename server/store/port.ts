@@ -132,6 +132,11 @@ export interface Store {
    * one-shot command); elsewhere a collection's bulkWrite already streams them away.
    */
   readonly bulkLoader?: <T extends BaseDoc>(collection: string, fields?: Array<keyof T & string>) => BulkLoader<T>;
+  /**
+   * The embedded store only: a consistent copy of everything into one file, while it serves
+   * (`npx prospecta backup`). MongoDB has its own tools (mongodump).
+   */
+  backup?(path: string): Promise<{ path: string; collections: number; documents: number; bytes: number }>;
   /** Makes every acknowledged write durable and releases the store (lock file, connections). */
   close(): Promise<void>;
 }

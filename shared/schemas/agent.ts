@@ -33,7 +33,7 @@ export const AgentChatBody = ClosedObject('A message to the agent.', {
   message: Type.String({ minLength: 1, maxLength: AGENT_MESSAGE_MAX, description: 'What the user asks.' }),
   conversationId: Type.Optional(IdOf('Continue this conversation; without it a new one starts.')),
   maxCredits: Type.Optional(
-    Type.Integer({ minimum: 0, description: 'At most this many credits for the tools this message calls; once spent, paid tools are refused to the model.' }),
+    Type.Integer({ minimum: 0, maximum: 1_000_000_000, description: 'At most this many credits for the tools this message calls (up to 1,000,000,000); once spent, paid tools are refused to the model.' }),
   ),
   context: Type.Optional(AgentContext),
 });

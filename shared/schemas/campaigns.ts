@@ -18,13 +18,22 @@ const editableFields = {
 
 export const CampaignCreateBody = Type.Object(
   {
-    ...editableFields,
+    // Required unless the template holds them (its campaignName and offering); checked by the handler.
+    name: Type.Optional(Name),
+    offering: Type.Optional(Offering),
+    senderName: editableFields.senderName,
+    tone: editableFields.tone,
+    businessContext: editableFields.businessContext,
     language: Type.Optional(Language),
     sheetId: Type.Optional(IdOf('Sheet holding the rows to create prospects from.')),
     rowIds: Type.Optional(Type.Array(RowId, { maxItems: 25, description: 'Rows of the sheet, at most 25.' })),
     templateId: Type.Optional(IdOf('Template to take the configuration from; the fields sent prevail.')),
   },
-  { additionalProperties: false, description: 'A new draft campaign, with one prospect per selected row.' },
+  {
+    additionalProperties: false,
+    description:
+      'A new draft campaign, with one prospect per selected row. `name` and `offering` are required unless the template holds them (`campaignName`, `offering`).',
+  },
 );
 
 export const CampaignCreated = ClosedObject(

@@ -26,7 +26,8 @@ export { CNPJ_PATTERN, ESTABLISHMENT_TYPES, REGISTRATION_STATUSES } from './regi
 export const FISCAL_SIZES = ['01', '02', '03', '05'] as const;
 
 const flag = (description: string) => Type.Optional(Type.Boolean({ description }));
-const capital = (description: string) => Type.Optional(Type.Number({ minimum: 0, description }));
+/** Share capital in BRL: a quadrillion is far past any company's, and below 2^53. */
+const capital = (description: string) => Type.Optional(Type.Number({ minimum: 0, maximum: 1e15, description }));
 const date = (description: string) => Type.Optional(Type.String({ format: 'date', description }));
 
 const companyFilters = {

@@ -65,7 +65,8 @@ export type ProviderId = (typeof PROVIDER_IDS)[number];
 export const MaxCredits = Type.Optional(
   Type.Integer({
     minimum: 0,
-    description: 'Stop before spending more than this many credits on this request (a budget guard).',
+    maximum: 1_000_000_000,
+    description: 'Stop before spending more than this many credits on this request (a budget guard), at most 1,000,000,000.',
   }),
 );
 

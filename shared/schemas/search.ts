@@ -13,7 +13,7 @@ import {
   StringEnum,
 } from './common.ts';
 import { Cnpj } from './registry.ts';
-import { Attempt, FieldSources, MaxCredits } from './enrichment.ts';
+import { Attempt, ENRICH_IDENTIFIERS, FieldSources, MaxCredits } from './enrichment.ts';
 
 export const EMAIL_STATUSES = ['verified', 'likely to engage', 'unverified', 'unavailable'] as const;
 
@@ -140,9 +140,28 @@ export const PeopleResults = ClosedObject(
   { title: 'PeopleResults' },
 );
 
+/**
+ * The names a lead's text may come under, as search rows send them (null when unknown): a
+ * number there is refused rather than read (a numeric CNPJ would have lost its leading zeros).
+ * Other fields are the client's own and pass through as sent.
+ */
+const LEAD_TEXT_FIELDS = [
+  ...ENRICH_IDENTIFIERS,
+  'name', 'firstName', 'lastName', 'title', 'jobTitle', 'company', 'domain', 'website', 'linkedin',
+] as const;
+
+const leadText = () => Type.Optional(Nullable(Type.String({ maxLength: 5000 })));
+
+const HydrateLead = OpenObject(
+  'A lead as returned by a search; any fields, the ones the cascade reads as text (or null).',
+  Object.fromEntries(LEAD_TEXT_FIELDS.map((field) => [field, leadText()])) as {
+    [K in (typeof LEAD_TEXT_FIELDS)[number]]: ReturnType<typeof leadText>;
+  },
+);
+
 export const HydrateBody = Type.Object(
   {
-    leads: Type.Array(OpenObject('A lead as returned by a search; any fields.'), {
+    leads: Type.Array(HydrateLead, {
       maxItems: 25,
       description: 'People already found, at most 25.',
     }),

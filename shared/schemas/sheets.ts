@@ -1,6 +1,7 @@
 /** Sheets: prospecta's extension holding the rows campaigns are created from. */
 import { Type } from '@sinclair/typebox';
 import { ClosedObject, IdOf, Timestamp } from './common.ts';
+import { NOT_BLANK } from './templates.ts';
 
 export const RowId = Type.String({ minLength: 1, maxLength: 64, description: 'Row identifier, 1 to 64 characters.' });
 
@@ -21,7 +22,7 @@ const Rows = Type.Array(SheetRow, { maxItems: 1000, description: 'At most 1000 r
 export const SheetParams = Type.Object({ sheetId: IdOf('The sheet.') }, { additionalProperties: false });
 
 export const SheetCreateBody = Type.Object(
-  { name: Type.String({ minLength: 1, maxLength: 120, description: 'Sheet name, 1 to 120 characters.' }), rows: Rows },
+  { name: Type.String({ minLength: 1, maxLength: 120, pattern: NOT_BLANK, description: 'Sheet name, 1 to 120 characters, not blank; stored trimmed.' }), rows: Rows },
   { additionalProperties: false },
 );
 

@@ -5,7 +5,9 @@
 import { Type } from '@sinclair/typebox';
 import { ClosedObject, IdOf, Timestamp } from './common.ts';
 
-export const Name = Type.String({ minLength: 1, maxLength: 120, description: 'Name, 1 to 120 characters.' });
+/** A name: not blank (`\\S`, one character other than white space); stored trimmed. */
+export const NOT_BLANK = '\\S';
+export const Name = Type.String({ minLength: 1, maxLength: 120, pattern: NOT_BLANK, description: 'Name, 1 to 120 characters, not blank; stored trimmed.' });
 export const Offering = Type.String({
   minLength: 1,
   maxLength: 2000,

@@ -15,7 +15,7 @@ describe('limits from the schemas', () => {
   });
 
   it('refuses a limit the schema does not declare', () => {
-    expect(() => limitOf('hydratePeople', 'maxCredits', 'maximum')).toThrow(/declares no maximum/);
+    expect(() => limitOf('hydratePeople', 'maxCredits', 'maxLength')).toThrow(/declares no maxLength/);
     expect(() => maxItems('createSheet', 'nope')).toThrow(/declares no maxItems/);
   });
 

@@ -6,6 +6,7 @@
 import { createServer, type AddressInfo } from 'node:net';
 import pino, { type Logger } from 'pino';
 import { createApp, type AppOptions } from '../../server/app.ts';
+import { answerClientErrors } from '../../server/http/client-error.ts';
 import { bootstrap, type Runtime } from '../../server/bootstrap.ts';
 import { loadConfig } from '../../server/config.ts';
 import { patchBottleneckYield } from '../../server/outbound/bottleneck-yield.ts';
@@ -55,8 +56,10 @@ export async function startTestApp(
   patchBottleneckYield();
   const dataDir = options.dataDir ?? (await tempDir('test'));
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env });
-  const runtime: Runtime = await bootstrap(config, options.log ?? pino({ level: 'silent' }), 'test');
+  const log = options.log ?? pino({ level: 'silent' });
+  const runtime: Runtime = await bootstrap(config, log, 'test');
   const server = createApp(runtime.services, options).listen(options.port ?? 0, '127.0.0.1');
+  answerClientErrors(server, log);
   await new Promise((resolve) => server.once('listening', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 

@@ -58,7 +58,7 @@ export async function startAuthorizationServer(options: {
   const provider = await quietly(async () =>
     new Provider(issuer, {
       jwks: { keys: [signingKey] },
-      clients: Object.keys(options.clients).map((clientId) => ({
+      clients: Object.keys(options.clients).map((clientId): Record<string, unknown> => ({
         client_id: clientId,
         client_secret: `${clientId}-secret`,
         grant_types: ['client_credentials'],

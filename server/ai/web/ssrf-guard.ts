@@ -2,7 +2,9 @@
  * The SSRF guard for every fetch of a URL a user supplied (a website to research, a search
  * result): only http(s), and only public addresses. The check runs on the addresses DNS gives for
  * the connection itself (a `lookup` hook), so a name that resolves to a public address for a
- * check and to 127.0.0.1 for the connection (DNS rebinding) is refused too.
+ * check and to 127.0.0.1 for the connection (DNS rebinding) is refused too. "Public" is what the
+ * IANA special-purpose registries (RFC 6890 and its updates) do not list, and no IPv6 form that
+ * carries an IPv4 address can smuggle a private one.
  */
 import dns from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
@@ -19,7 +21,11 @@ for (const [net, prefix] of [
   ['172.16.0.0', 12],
   ['192.0.0.0', 24],
   ['192.0.2.0', 24],
+  ['192.31.196.0', 24], // AS112
+  ['192.52.193.0', 24], // AMT
+  ['192.88.99.0', 24], // 6to4 relay anycast
   ['192.168.0.0', 16],
+  ['192.175.48.0', 24], // AS112 direct delegation
   ['198.18.0.0', 15],
   ['198.51.100.0', 24],
   ['203.0.113.0', 24],
@@ -29,13 +35,20 @@ for (const [net, prefix] of [
   blocked.addSubnet(net, prefix, 'ipv4');
 }
 for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
+  // IPv4-mapped addresses (::ffff:0:0/96) are judged by the IPv4 rules above (BlockList does).
+  ['::', 96], // IPv4-compatible (deprecated), with :: and ::1
+  ['::ffff:0:0:0', 96], // IPv4-translated (SIIT)
   ['64:ff9b::', 96], // NAT64 maps onto IPv4, private ones included
-  ['100::', 64],
-  ['2001:db8::', 32],
+  ['64:ff9b:1::', 48], // local-use NAT64
+  ['100::', 64], // discard-only
+  ['2001::', 23], // IETF protocol assignments: Teredo, benchmarking, ORCHID…
+  ['2001:db8::', 32], // documentation
+  ['2002::', 16], // 6to4 carries any IPv4 address, private ones included
+  ['3fff::', 20], // documentation
+  ['5f00::', 16], // SRv6 SIDs
   ['fc00::', 7], // unique local
   ['fe80::', 10], // link-local
+  ['fec0::', 10], // site-local (deprecated)
   ['ff00::', 8], // multicast
 ] as const) {
   blocked.addSubnet(net, prefix, 'ipv6');

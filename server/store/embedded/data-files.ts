@@ -4,10 +4,30 @@
  * always the newest snapshot (if any) plus every journal of its generation or later, so older
  * files are superseded and a crash between any two steps of a compaction leaves a readable set.
  */
-import { open, readdir, unlink } from 'node:fs/promises';
+import { chmod, mkdir, open, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 
 export type FileKind = 'snapshot' | 'journal';
+
+/**
+ * The store holds key hashes, people and the ledger: only its owner reads it. Every file is
+ * created 0600 and the directory is 0700; files of an older version are narrowed at start-up.
+ */
+export const FILE_MODE = 0o600;
+export const DIR_MODE = 0o700;
+
+/** Creates the data directory (0700), or narrows an existing one to 0700. */
+export async function ensurePrivateDir(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: DIR_MODE });
+  await chmod(dir, DIR_MODE);
+}
+
+/** Narrows the files of the store (and its lock) to 0600, for a store written by an older version. */
+export async function narrowFileModes(dir: string): Promise<void> {
+  for (const name of await readdir(dir)) {
+    if (NAME.test(name) || name === 'LOCK' || name === 'space-reserve' || name.endsWith(TEMP_SUFFIX)) await chmod(join(dir, name), FILE_MODE);
+  }
+}
 
 const NAME = /^(snapshot|journal)-(\d+)\.jsonl$/;
 /** A snapshot being written; never part of the state, so one left by a crash is simply removed. */

@@ -9,7 +9,8 @@
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { syncDir } from './data-files.ts';
+import { FILE_MODE, syncDir } from './data-files.ts';
+import { isNoSpace, type SpaceReserve } from './space-reserve.ts';
 
 export class JournalFailedError extends Error {
   readonly code = 'STORE_JOURNAL_FAILED';
@@ -27,13 +28,19 @@ export class Journal {
   private failure: JournalFailedError | undefined;
   /** Settles when earlier journals are on disk; this one's first sync must not overtake them. */
   private predecessor: Promise<unknown> = Promise.resolve();
+  /** Bytes known to be on disk: where a write cut short by a full disk is cut back to. */
+  private durable: number;
+  /** The ballast given back when the disk fills (see space-reserve.ts); none in some tests. */
+  reserve: SpaceReserve | undefined;
 
   private constructor(
     private readonly handle: FileHandle,
     readonly path: string,
     /** Bytes appended so far, counting lines still queued. */
     public size: number,
-  ) {}
+  ) {
+    this.durable = size;
+  }
 
   /** Continues a journal found at start-up, whose first `size` bytes are complete lines. */
   static async resume(path: string, size: number): Promise<Journal> {
@@ -42,7 +49,7 @@ export class Journal {
 
   /** Starts a new, empty journal file. */
   static async create(path: string): Promise<Journal> {
-    const handle = await open(path, 'wx');
+    const handle = await open(path, 'wx', FILE_MODE);
     try {
       await syncDir(dirname(path));
     } catch (err) {
@@ -59,6 +66,7 @@ export class Journal {
   /** Throws when the journal can no longer accept writes, before a caller changes memory. */
   assertWritable(): void {
     if (this.failure) throw this.failure;
+    this.reserve?.assertRoom();
   }
 
   /** `line`: text, or its UTF-8 bytes (a bulk load's, which never become one large string). */
@@ -83,8 +91,7 @@ export class Journal {
         batch = this.waiters;
         this.queue = [];
         this.waiters = [];
-        await this.handle.appendFile(bytes);
-        await this.handle.datasync();
+        await this.write(bytes);
         for (const waiter of batch) waiter.resolve();
         batch = [];
       }
@@ -100,6 +107,24 @@ export class Journal {
     } finally {
       this.flushing = undefined;
     }
+  }
+
+  /**
+   * Appends and syncs. On a full disk the partial write is cut off, the reserve given back and
+   * the write made again: its changes are in memory already, so it must land or stop the journal.
+   */
+  private async write(bytes: Uint8Array): Promise<void> {
+    try {
+      await this.handle.appendFile(bytes);
+      await this.handle.datasync();
+    } catch (err) {
+      if (!isNoSpace(err) || !this.reserve) throw err;
+      await this.handle.truncate(this.durable);
+      await this.reserve.release();
+      await this.handle.appendFile(bytes);
+      await this.handle.datasync();
+    }
+    this.durable += bytes.length;
   }
 
   /** Resolves once every appended line is on disk or refused; rejects if any was refused. */

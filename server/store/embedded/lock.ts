@@ -6,6 +6,7 @@
 import { link, open, readFile, rename, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { setTimeout } from 'node:timers/promises';
+import { FILE_MODE } from './data-files.ts';
 
 export class StoreLockedError extends Error {
   readonly code = 'STORE_LOCKED';
@@ -53,7 +54,7 @@ async function readPid(path: string): Promise<number | undefined> {
 
 async function tryCreate(path: string): Promise<boolean> {
   try {
-    const handle = await open(path, 'wx');
+    const handle = await open(path, 'wx', FILE_MODE);
     try {
       await handle.writeFile(`${process.pid}\n`);
       await handle.sync();

@@ -19,7 +19,7 @@ export class StoreCorruptError extends Error {
 
   constructor(
     readonly file: string,
-    problem: string,
+    readonly problem: string,
   ) {
     super(
       `The embedded store cannot start: in ${file}, ${problem}. Restore the data directory from a backup ` +
@@ -122,7 +122,7 @@ async function loadSnapshot(file: DataFile, replay: Replay): Promise<number> {
   return completeBytes;
 }
 
-async function replayJournal(file: DataFile, replay: Replay, newest: boolean): Promise<number> {
+async function replayJournal(file: DataFile, replay: Replay, newest: boolean, onWarning: (message: string) => void): Promise<number> {
   const { completeBytes, unfinishedTail } = await readLines(file.path, (bytes, lineNumber, offset) => {
     if (replayLine(replay, file, bytes, lineNumber, offset)) {
       throw new StoreCorruptError(file.path, `line ${lineNumber} is not a journal record`);
@@ -131,14 +131,27 @@ async function replayJournal(file: DataFile, replay: Replay, newest: boolean): P
   if (unfinishedTail) {
     if (!newest) throw new StoreCorruptError(file.path, 'the last line is unfinished but this is not the newest journal');
     const handle = await open(file.path, 'r+');
+    let dropped = 0;
     try {
+      dropped = (await handle.stat()).size - completeBytes;
       await handle.truncate(completeBytes);
       await handle.sync();
     } finally {
       await handle.close();
     }
+    onWarning(
+      `The embedded store cut an unfinished last line from ${file.path}: ${dropped} bytes after byte ${completeBytes}, ` +
+        'a write interrupted before it was acknowledged (a crash or kill -9), so no acknowledged write is lost.',
+    );
   }
   return completeBytes;
+}
+
+/** Reads a snapshot file whole, as start-up would, without keeping it: a backup's check. */
+export async function checkSnapshot(path: string): Promise<{ collections: number; documents: number }> {
+  const replay: Replay = { lazy: false, tables: new Map(), counts: { documents: 0, superseded: 0 }, unread: new Map() };
+  await loadSnapshot({ kind: 'snapshot', generation: 0, path }, replay);
+  return { collections: replay.tables.size, documents: replay.counts.documents };
 }
 
 /** A collection's records, read from where a lazy start-up noted them, each checked as at start-up. */
@@ -154,7 +167,10 @@ function* recordsAt(refs: LineRef[]): Generator<JournalRecord> {
  * `lazy`: tables read their documents when first used (for one-shot processes). The counts for
  * the compaction policy then cover only what was read, which is why such a store never compacts.
  */
-export async function recover(dir: string, { lazy = false } = {}): Promise<Recovered> {
+export async function recover(
+  dir: string,
+  { lazy = false, onWarning = (message: string) => process.emitWarning(message) }: { lazy?: boolean; onWarning?: (message: string) => void } = {},
+): Promise<Recovered> {
   const { files } = await listDataFiles(dir);
   const replay: Replay = { lazy, tables: new Map(), counts: { documents: 0, superseded: 0 }, unread: new Map() };
   const snapshot = files.filter((f) => f.kind === 'snapshot').at(-1);
@@ -164,7 +180,7 @@ export async function recover(dir: string, { lazy = false } = {}): Promise<Recov
   let journalBytes: number | undefined;
   for (const [i, journal] of journals.entries()) {
     const newest = i === journals.length - 1;
-    const bytes = await replayJournal(journal, replay, newest);
+    const bytes = await replayJournal(journal, replay, newest, onWarning);
     if (newest) journalBytes = bytes;
     else earlierBytes += bytes;
   }

@@ -7,7 +7,7 @@
 import { open, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { encode, type Doc } from './codec.ts';
-import { fileName, syncDir, TEMP_SUFFIX } from './data-files.ts';
+import { FILE_MODE, fileName, syncDir, TEMP_SUFFIX } from './data-files.ts';
 import { journalLine } from './journal-line.ts';
 
 const DOCS_PER_LINE = 500;
@@ -23,10 +23,17 @@ export interface SnapshotTrailer {
 }
 
 /** Writes the snapshot of `generation` into `dir`; returns its size in bytes. */
-export async function writeSnapshot(dir: string, generation: number, captured: Captured, stop: () => boolean): Promise<number> {
-  const path = join(dir, fileName('snapshot', generation));
+export function writeSnapshot(dir: string, generation: number, captured: Captured, stop: () => boolean): Promise<number> {
+  return writeSnapshotFile(join(dir, fileName('snapshot', generation)), captured, stop);
+}
+
+/**
+ * Writes a snapshot at `path` (a backup is one too): complete under its name or not there at
+ * all. Returns its size in bytes.
+ */
+export async function writeSnapshotFile(path: string, captured: Captured, stop: () => boolean): Promise<number> {
   const temp = path + TEMP_SUFFIX;
-  const handle = await open(temp, 'w');
+  const handle = await open(temp, 'w', FILE_MODE);
   let bytes = 0;
   let count = 0;
   try {

@@ -3,17 +3,17 @@
  * in the data directory, periodically folded into a snapshot. For one process; the data
  * directory is locked while open.
  */
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BaseDoc, BulkLoader, Collection, Store } from '../port.ts';
 import { TableLoader } from './bulk-load.ts';
 import { EmbeddedCollection, type Committer } from './collection.ts';
 import type { JournalEntry } from './mutation.ts';
-import { fileName, removeSuperseded } from './data-files.ts';
+import { ensurePrivateDir, fileName, narrowFileModes, removeSuperseded } from './data-files.ts';
 import { Journal } from './journal.ts';
 import { acquireLock, type DirLock } from './lock.ts';
 import { recover } from './recovery.ts';
-import { SnapshotAborted, writeSnapshot, type Captured } from './snapshot.ts';
+import { SnapshotAborted, writeSnapshot, writeSnapshotFile, type Captured } from './snapshot.ts';
+import { DEFAULT_RESERVE_BYTES, SpaceReserve } from './space-reserve.ts';
 import { Table } from './table.ts';
 
 export interface EmbeddedStoreOptions {
@@ -35,6 +35,10 @@ export interface EmbeddedStoreOptions {
    * (which leaves them unreadable in the process), and nothing is compacted (the server will).
    */
   oneShot?: boolean;
+  /** Receives what start-up repaired by itself (a torn last journal line), for the log. */
+  onWarning?: (message: string) => void;
+  /** Bytes of ballast kept in DATA_DIR for a full disk (see space-reserve.ts); 0: none. */
+  reserveBytes?: number;
 }
 
 const DEFAULTS = {
@@ -42,6 +46,8 @@ const DEFAULTS = {
   ttlSweepIntervalMs: 30_000,
   onBackgroundError: (err: Error) => process.emitWarning(err),
   oneShot: false,
+  onWarning: (message: string) => process.emitWarning(message),
+  reserveBytes: DEFAULT_RESERVE_BYTES,
 } satisfies Required<EmbeddedStoreOptions>;
 
 class StoreClosedError extends Error {
@@ -73,8 +79,10 @@ class EmbeddedStore implements Store, Committer {
     private generation: number,
     written: { earlierBytes: number; documents: number; superseded: number },
     options: EmbeddedStoreOptions,
+    private readonly reserve: SpaceReserve | undefined,
   ) {
     this.options = { ...DEFAULTS, ...options };
+    journal.reserve = reserve;
     this.deferIndexes = this.options.oneShot;
     this.bulkLoader = this.options.oneShot
       ? <T extends BaseDoc>(name: string, fields: Array<keyof T & string> = []) => new TableLoader<T>(this.table(name), this, fields)
@@ -137,6 +145,7 @@ class EmbeddedStore implements Store, Committer {
   private async compact(): Promise<void> {
     const generation = this.generation + 1;
     const next = await Journal.create(join(this.dir, fileName('journal', generation)));
+    next.reserve = this.reserve;
     if (this.closing) {
       await next.close();
       return;
@@ -170,6 +179,20 @@ class EmbeddedStore implements Store, Committer {
     }
   }
 
+  /**
+   * A consistent copy of every collection as one snapshot file at `path`, while the store keeps
+   * serving: the documents are captured in one synchronous step (they are never mutated, so the
+   * capture is references), then written out in slices. Every write it holds is durable first.
+   */
+  async backup(path: string): Promise<{ path: string; collections: number; documents: number; bytes: number }> {
+    if (this.closing) throw new StoreClosedError('The embedded store is closed');
+    const captured: Captured = [...this.tables].map(([name, table]) => [name, [...table.all()]]);
+    await this.journal.drain();
+    const bytes = await writeSnapshotFile(path, captured, () => this.closing !== undefined);
+    const documents = captured.reduce((n, [, docs]) => n + docs.length, 0);
+    return { path, collections: captured.length, documents, bytes };
+  }
+
   private removeExpired(): void {
     if (this.closing) return;
     const now = new Date();
@@ -192,14 +215,31 @@ class EmbeddedStore implements Store, Committer {
   }
 }
 
+/** The ballast for a full disk; a store that opens on a full disk starts full (reads only). */
+async function spaceReserve(dir: string, options: EmbeddedStoreOptions): Promise<SpaceReserve | undefined> {
+  const bytes = options.reserveBytes ?? DEFAULTS.reserveBytes;
+  if (bytes <= 0) return undefined;
+  const warn = options.onWarning ?? DEFAULTS.onWarning;
+  const reserve = new SpaceReserve(dir, bytes, (full) =>
+    warn(full ? `The disk holding ${dir} is full: writes are refused (507) until space is freed; reads go on.` : `Space has returned in ${dir}: writes are accepted again.`),
+  );
+  if (!(await reserve.fill())) await reserve.release();
+  return reserve;
+}
+
 export async function openEmbeddedStore(dir: string, options: EmbeddedStoreOptions = {}): Promise<Store> {
-  await mkdir(dir, { recursive: true });
+  await ensurePrivateDir(dir);
   const lock = await acquireLock(dir);
   try {
-    const { tables, generation, journalBytes, written } = await recover(dir, { lazy: options.oneShot ?? false });
+    await narrowFileModes(dir);
+    const { tables, generation, journalBytes, written } = await recover(dir, {
+      lazy: options.oneShot ?? false,
+      onWarning: options.onWarning ?? DEFAULTS.onWarning,
+    });
     const path = join(dir, fileName('journal', generation));
     const journal = journalBytes === undefined ? await Journal.create(path) : await Journal.resume(path, journalBytes);
-    return new EmbeddedStore(dir, lock, tables, journal, generation, written, options);
+    const reserve = await spaceReserve(dir, options);
+    return new EmbeddedStore(dir, lock, tables, journal, generation, written, options, reserve);
   } catch (err) {
     await lock.release();
     throw err;

@@ -313,4 +313,42 @@ describe('SSRF guard', () => {
       expect(isPublicAddress(ip), ip).toBe(false);
     }
   });
+
+  it('refuses every IPv6 form that carries a private IPv4 address, and the rest of the special-purpose registry (issue 20)', async () => {
+    for (const ip of [
+      '::ffff:0:a9fe:a9fe', // IPv4-translated 169.254.169.254
+      '::7f00:1', // IPv4-compatible 127.0.0.1
+      '::ffff:a9fe:a9fe', // IPv4-mapped, in hex
+      '64:ff9b:1::a00:1', // local-use NAT64
+      '2002:a00:1::1', // 6to4 of 10.0.0.1
+      '2001::1', // Teredo
+      '3fff::1',
+      'fec0::1',
+      '192.31.196.1',
+      '192.52.193.1',
+      '192.88.99.1',
+      '192.175.48.1',
+      '255.255.255.255',
+    ]) {
+      expect(isPublicAddress(ip), ip).toBe(false);
+    }
+    for (const url of ['http://[::ffff:0:a9fe:a9fe]/', 'http://[::7f00:1]/']) {
+      await expect(readPage(url, { allowLoopback: false }), url).rejects.toBeInstanceOf(BlockedAddressError);
+    }
+  });
+
+  it('refuses a website with another scheme as 400, before any search or model call (issue 20)', async () => {
+    const { apiKey } = await app.workspace();
+    const before = await balance(apiKey);
+    for (const website of ['file:///etc/passwd', 'javascript:alert(1)', 'ftp://example.com/x', 'gopher://10.0.0.1:70/']) {
+      const res = await research(apiKey, { prompt: 'What do they sell?', company: 'Acme', website, webSearch: true });
+      expect(res.status, website).toBe(400);
+      expect(res.body).toEqual({ error: 'invalid_request', message: expect.stringMatching(/^website must be an http\(s\) URL or a domain/) });
+    }
+    const domain = await research(apiKey, { prompt: 'x', company: 'Acme', companyDomain: 'mailto:a@b.c' });
+    expect(domain.status).toBe(400);
+    // A domain with a port is still a domain.
+    expect(((await research(apiKey, { prompt: 'x', company: 'Acme', website: 'acme.com:8080/about' })).status)).toBe(200);
+    expect(await balance(apiKey)).toBe(before - 2);
+  });
 });

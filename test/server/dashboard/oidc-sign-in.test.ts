@@ -94,15 +94,15 @@ describe('OIDC sign-in', () => {
     expect(url).toBe(`${publicUrl}/dashboard`);
     expect(res.status).toBe(200);
     const session = await browser.send(`${publicUrl}/dashboard/session`);
-    const info = await session.json();
+    const info = (await session.json()) as { workspaceId: string };
     expect(info).toMatchObject({ via: 'oidc', who: 'alice@example.com', workspaceName: 'alice@example.com' });
     const credits = await browser.send(`${publicUrl}/dashboard/api/credits`);
-    expect((await credits.json()).plan.name).toBe('trial');
+    expect(((await credits.json()) as { plan: { name: string } }).plan.name).toBe('trial');
 
     // The same person again: the same workspace, a new session.
     const again = new Browser();
     await again.signInAtIssuer(await startSignIn(again), 'alice');
-    expect((await (await again.send(`${publicUrl}/dashboard/session`)).json()).workspaceId).toBe(info.workspaceId);
+    expect(((await (await again.send(`${publicUrl}/dashboard/session`)).json()) as { workspaceId: string }).workspaceId).toBe(info.workspaceId);
   });
 
   it('a linked member signs in to the workspace it was added to', async () => {
@@ -110,7 +110,7 @@ describe('OIDC sign-in', () => {
     await app.services.members.add(issuer.issuer, 'bruno', workspaceId);
     const browser = new Browser();
     await browser.signInAtIssuer(await startSignIn(browser), 'bruno');
-    expect((await (await browser.send(`${publicUrl}/dashboard/session`)).json()).workspaceId).toBe(workspaceId);
+    expect(((await (await browser.send(`${publicUrl}/dashboard/session`)).json()) as { workspaceId: string }).workspaceId).toBe(workspaceId);
   });
 
   it('a callback from another browser (no sign-in cookie, or another state) is refused', async () => {

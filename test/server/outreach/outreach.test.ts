@@ -123,6 +123,24 @@ describe('templates', () => {
     expect(names.filter((n: string) => ['Alpha', 'Beta', 'Gamma'].includes(n)).sort()).toEqual(['Beta', 'Gamma']);
   });
 
+  it('a campaign takes every required field from its template, and the fields sent on top', async () => {
+    const template = await call('POST', '/prospecting/templates', { name: 'Complete', campaignName: 'Q1 push', offering: 'From the template', tone: 'direto' });
+    const { templateId } = template.body;
+    const bare = await call('POST', '/prospecting/campaigns', { templateId });
+    expect(bare.status).toBe(201);
+    expect(bare.body.campaignName).toBe('Q1 push');
+    expect((await call('GET', `/prospecting/campaigns/${bare.body.campaignId}`)).body).toMatchObject({ name: 'Q1 push', offering: 'From the template', tone: 'direto' });
+    const named = await call('POST', '/prospecting/campaigns', { name: 'c', templateId });
+    expect((await call('GET', `/prospecting/campaigns/${named.body.campaignId}`)).body).toMatchObject({ name: 'c', offering: 'From the template' });
+
+    const unnamed = (await call('POST', '/prospecting/templates', { name: 'No campaign name', offering: 'x' })).body.templateId;
+    const refused = await call('POST', '/prospecting/campaigns', { templateId: unnamed });
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toBe('name is required: the template has no campaignName');
+    expect((await call('POST', '/prospecting/campaigns', { name: 'c' })).body.message).toBe('offering is required');
+    expect((await call('POST', '/prospecting/campaigns', { offering: 'o' })).body.message).toBe('name is required');
+  });
+
   it('deleting a template leaves the campaigns made from it untouched', async () => {
     const template = await call('POST', '/prospecting/templates', { name: 'Short-lived', offering: 'Kept in the campaign', senderName: 'Rui' });
     const { campaignId } = (await call('POST', '/prospecting/campaigns', { name: 'From template', offering: 'Sent', templateId: template.body.templateId })).body;

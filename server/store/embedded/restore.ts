@@ -1,0 +1,59 @@
+/**
+ * `npx prospecta restore --from FILE`: puts a backup (a snapshot file, see `EmbeddedStore.backup`)
+ * in place of the store in DATA_DIR. It takes the store's lock, so a running server (or any other
+ * process holding the store) makes it refuse; it reads and checks the whole file before touching
+ * anything; then the backup becomes the newest snapshot generation in one rename, after which
+ * the files it supersedes are removed. A crash at any point leaves either the old or the restored
+ * store, never a mix.
+ */
+import { chmod, copyFile, open, rename, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { ensurePrivateDir, FILE_MODE, fileName, listDataFiles, removeSuperseded, syncDir, TEMP_SUFFIX } from './data-files.ts';
+import { acquireLock } from './lock.ts';
+import { checkSnapshot, StoreCorruptError } from './recovery.ts';
+
+export class BadBackupError extends Error {
+  readonly code = 'BAD_BACKUP';
+}
+
+/** Reads every line of a backup as start-up would; throws BadBackupError naming what is wrong. */
+export async function checkBackup(file: string): Promise<{ collections: number; documents: number }> {
+  try {
+    return await checkSnapshot(file);
+  } catch (err) {
+    if (err instanceof StoreCorruptError) throw new BadBackupError(`${file} is not a usable backup: ${err.problem}. Nothing was changed.`);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new BadBackupError(`${file} does not exist. Nothing was changed.`);
+    throw err;
+  }
+}
+
+export async function restoreBackup(dir: string, file: string): Promise<{ restoredFrom: string; dataDir: string; collections: number; documents: number }> {
+  await ensurePrivateDir(dir);
+  const lock = await acquireLock(dir);
+  try {
+    const checked = await checkBackup(file);
+    const { files } = await listDataFiles(dir);
+    const generation = (files.at(-1)?.generation ?? 0) + 1;
+    const target = join(dir, fileName('snapshot', generation));
+    const temp = target + TEMP_SUFFIX;
+    try {
+      await copyFile(file, temp);
+      await chmod(temp, FILE_MODE);
+      const handle = await open(temp, 'r+');
+      try {
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(temp, target);
+    } catch (err) {
+      await unlink(temp).catch(() => undefined);
+      throw err;
+    }
+    await syncDir(dirname(target));
+    await removeSuperseded(dir, generation);
+    return { restoredFrom: file, dataDir: dir, ...checked };
+  } finally {
+    await lock.release();
+  }
+}

@@ -91,3 +91,14 @@ export function UsageChart({ days, title }: { days: Day[]; title: string }) {
     </figure>
   );
 }
+
+/** The chart's frame at its final size while the figures load. */
+export function ChartPlaceholder() {
+  return (
+    <figure class="chart">
+      <figcaption>Loading the figures…</figcaption>
+      <div class="chart-canvas" />
+      <p class="summary-placeholder">Show the figures as a table</p>
+    </figure>
+  );
+}

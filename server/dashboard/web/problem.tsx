@@ -25,9 +25,30 @@ export function Problem({ error }: { error: unknown }) {
   );
 }
 
-/** The children once `state` holds data; until then, "Loading…" or the problem. */
-export function Loading<T>({ state, label, children }: { state: Loaded<T>; label: string; children: (data: T) => ComponentChildren }) {
+/**
+ * The children once `state` holds data; until then, "Loading…" (over a placeholder of the same
+ * size when one is given, so nothing below moves when the data comes) or the problem.
+ */
+export function Loading<T>({
+  state,
+  label,
+  placeholder,
+  children,
+}: {
+  state: Loaded<T>;
+  label: string;
+  placeholder?: ComponentChildren;
+  children: (data: T) => ComponentChildren;
+}) {
   if (state.status === 'error') return <Problem error={state.error} />;
-  if (state.status === 'loading') return <p class="muted loading">Loading {label}…</p>;
+  if (state.status === 'loading') {
+    if (!placeholder) return <p class="muted loading">Loading {label}…</p>;
+    return (
+      <div class="loading placeholder">
+        <p class="sr-only">Loading {label}…</p>
+        <div aria-hidden="true">{placeholder}</div>
+      </div>
+    );
+  }
   return <>{children(state.data)}</>;
 }

@@ -5,7 +5,7 @@
  */
 import { useState } from 'preact/hooks';
 import { call, type Out } from '../api.ts';
-import { UsageChart } from '../chart.tsx';
+import { ChartPlaceholder, UsageChart } from '../chart.tsx';
 import { download, toCsv } from '../csv.ts';
 import { formatNumber, plural } from '../format.ts';
 import { announce } from '../live.ts';
@@ -182,7 +182,7 @@ export function Credits() {
             ))}
           </select>
         </div>
-        <Loading state={usage.state} label="the consumption">
+        <Loading state={usage.state} label="the consumption" placeholder={<ChartPlaceholder />}>
           {(u) => <UsageChart days={u.days} title="Credits consumed per day" />}
         </Loading>
       </section>

@@ -1,6 +1,6 @@
 /** Overview: balance, plan, trial days left, 30 days of consumption, the latest movements. */
 import { call } from '../api.ts';
-import { UsageChart } from '../chart.tsx';
+import { ChartPlaceholder, UsageChart } from '../chart.tsx';
 import { daysLeft, formatNumber, formatTime } from '../format.ts';
 import { useLoad } from '../load.ts';
 import { MovementsTable } from '../movements.tsx';
@@ -16,7 +16,7 @@ export function Overview() {
   return (
     <>
       <h1 tabIndex={-1}>Overview</h1>
-      <Loading state={credits.state} label="the balance">
+      <Loading state={credits.state} label="the balance" placeholder={<StatsPlaceholder />}>
         {(c) => {
           const trialLeft = c.plan.name === 'trial' && c.plan.expiresAt ? daysLeft(c.plan.expiresAt) : null;
           const planless = c.plan.name === 'none' || trialLeft === 0;
@@ -64,7 +64,7 @@ export function Overview() {
 
       <section aria-labelledby="usage-heading">
         <h2 id="usage-heading">Consumption, last 30 days</h2>
-        <Loading state={usage.state} label="the consumption">
+        <Loading state={usage.state} label="the consumption" placeholder={<ChartPlaceholder />}>
           {(u) => <UsageChart days={u.days} title="Credits consumed per day" />}
         </Loading>
       </section>
@@ -83,5 +83,19 @@ export function Overview() {
         </Loading>
       </section>
     </>
+  );
+}
+
+/** The figures' boxes, empty, while the balance loads. */
+function StatsPlaceholder() {
+  return (
+    <dl class="stats">
+      {['Credit balance', 'Plan', 'Consumed in all'].map((name) => (
+        <div key={name}>
+          <dt>{name}</dt>
+          <dd>…</dd>
+        </div>
+      ))}
+    </dl>
   );
 }

@@ -62,6 +62,10 @@ try {
       jsFiles: scripts.length,
       tti: lhr.audits.interactive.numericValue,
       fcp: lhr.audits['first-contentful-paint'].numericValue,
+      lcp: lhr.audits['largest-contentful-paint'].numericValue,
+      tbt: lhr.audits['total-blocking-time'].numericValue,
+      cls: lhr.audits['cumulative-layout-shift'].numericValue,
+      si: lhr.audits['speed-index'].numericValue,
       failed: Object.values(lhr.audits)
         .filter((a) => a.score !== null && a.score < 0.9 && a.scoreDisplayMode === 'binary')
         .map((a) => a.id),
@@ -75,6 +79,7 @@ try {
     console.log(
       `${r.page.padEnd(10)} ${String(r.performance).padStart(11)}  ${String(r.accessibility).padStart(13)}  ${`${kB(r.jsBytes)} (${r.jsFiles} files)`.padEnd(20)}  ${`${Math.round(r.tti)} ms`.padStart(19)}  ${`${Math.round(r.fcp)} ms`.padStart(11)}`,
     );
+    console.log(`           largest paint ${Math.round(r.lcp)} ms, speed index ${Math.round(r.si)} ms, blocking ${Math.round(r.tbt)} ms, layout shift ${r.cls.toFixed(3)}`);
     if (r.failed.length) console.log(`           failing audits: ${r.failed.join(', ')}`);
   }
   const misses = rows.flatMap((r) => [

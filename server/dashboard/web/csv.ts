@@ -16,9 +16,12 @@ export function csvField(value: Cell): string {
 
 export const toCsv = (rows: Cell[][]) => rows.map((row) => row.map(csvField).join(',')).join('\r\n') + '\r\n';
 
-/** Offers `text` as a file download (a Blob and a temporary link; nothing leaves the browser). */
-export function download(filename: string, text: string, type = 'text/csv;charset=utf-8'): void {
-  const url = URL.createObjectURL(new Blob([text], { type }));
+/**
+ * Offers CSV `text` as a file download (a Blob and a temporary link; nothing leaves the browser),
+ * with a byte-order mark: without it Excel reads UTF-8 as Windows-1252 and "Clínica" as "ClÃ­nica".
+ */
+export function download(filename: string, text: string): void {
+  const url = URL.createObjectURL(new Blob(['\uFEFF', text], { type: 'text/csv;charset=utf-8' }));
   const link = document.createElement('a');
   link.href = url;
   link.download = filename;

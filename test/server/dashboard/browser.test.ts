@@ -254,7 +254,10 @@ describe.skipIf(!chromiumPath)('the dashboard in a browser', () => {
     const download = page.waitForEvent('download');
     await page.getByRole('button', { name: 'Export CSV' }).click();
     const file = await (await download).path();
-    const csv = Papa.parse<Record<string, string>>(await readFile(file, 'utf8'), { header: true, skipEmptyLines: true });
+    const text = await readFile(file, 'utf8');
+    // A byte-order mark first, so that Excel reads the file as UTF-8.
+    expect(text.startsWith('\uFEFFat,operation,detail,amount,balanceAfter,movementId\r\n')).toBe(true);
+    const csv = Papa.parse<Record<string, string>>(text, { header: true, skipEmptyLines: true });
     expect(csv.errors).toEqual([]);
     const expected = (await app.request('GET', `/v1/api/credits/ledger?operation=enrich&limit=200`, { key: owner.apiKey })).body.movements;
     expect(csv.data.length).toBe(DEBITS / OPERATIONS.length);

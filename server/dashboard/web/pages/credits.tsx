@@ -3,7 +3,7 @@
  * exported as CSV (every page of the current filter, built in the browser), and the consumption
  * per day.
  */
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { call, type Out } from '../api.ts';
 import { ChartPlaceholder, UsageChart } from '../chart.tsx';
 import { download, toCsv } from '../csv.ts';
@@ -57,8 +57,11 @@ export function Credits() {
   const [exportError, setExportError] = useState<unknown>(null);
   /** Operations seen so far, offered as suggestions for the filter. */
   const [seen, setSeen] = useState<string[]>([]);
-  const known = ledger.state.status === 'ok' ? ledger.state.data.movements.map((m) => m.operation) : [];
-  if (known.some((op) => !seen.includes(op))) setSeen([...new Set([...seen, ...known])].sort());
+  useEffect(() => {
+    if (ledger.state.status !== 'ok') return;
+    const ops = ledger.state.data.movements.map((m) => m.operation);
+    setSeen((before) => (ops.every((op) => before.includes(op)) ? before : [...new Set([...before, ...ops])].sort()));
+  }, [ledger.state]);
 
   function apply(event: Event) {
     event.preventDefault();

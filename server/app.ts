@@ -40,7 +40,7 @@ export function createApp(services: Services, options: AppOptions = {}): Koa<App
   // Errors are answered by errorHandler; Koa's own handler would only log them again.
   app.silent = true;
 
-  const openapi = buildOpenApi(services.version);
+  const openapi = buildOpenApi(services.version, services.config.publicUrl);
   const pipeline = createPipeline(services, { ...defaultHandlers, ...options.handlers });
   const resourceMetadata = protectedResourceMetadata(services.config);
   const router = buildRouter(pipeline, (r) => {

@@ -48,6 +48,12 @@ class Components {
     return typeof title === 'string' ? this.named(title, out) : out;
   }
 
+  /** Like `schema`, but the node itself is written in place (its named parts are still referred to). */
+  inline(node: object): unknown {
+    const { title: _title, ...rest } = node as Record<string, unknown>;
+    return this.schema(rest);
+  }
+
   private map(properties: unknown): unknown {
     if (typeof properties !== 'object' || properties === null) return properties;
     return Object.fromEntries(Object.entries(properties).map(([name, schema]) => [name, this.schema(schema)]));
@@ -98,7 +104,8 @@ function responses(op: Operation, components: Components) {
       'text/event-stream': {
         schema: { type: 'string' },
         // OpenAPI 3.1 cannot type the events of a stream: the payload of each event, by name.
-        'x-events': Object.fromEntries(Object.entries(op.stream.events).map(([name, payload]) => [name, components.schema(payload)])),
+        // Written in place: a component referred to from an extension alone would read as unused.
+        'x-events': Object.fromEntries(Object.entries(op.stream.events).map(([name, payload]) => [name, components.inline(payload)])),
       },
     };
     const names = op.stream ? Object.keys(op.stream.events).map((name) => `\`${name}\``).join(', ') : '';
@@ -136,7 +143,14 @@ function responses(op: Operation, components: Components) {
   return out;
 }
 
-export function buildOpenApi(version: string) {
+/** Whether an omitted body is a valid one: the pipeline reads a missing body as `{}`. */
+function bodyRequired(body: object): boolean {
+  const required = (body as { required?: unknown[]; type?: unknown }).required;
+  return (body as { type?: unknown }).type !== 'object' || (Array.isArray(required) && required.length > 0);
+}
+
+/** `publicUrl`: PUBLIC_URL, so that `servers` are absolute, as generated clients need them. */
+export function buildOpenApi(version: string, publicUrl: string) {
   const components = new Components();
   const paths: Record<string, Record<string, unknown>> = {};
   for (const [id, op] of Object.entries(operations) as Array<[string, Operation]>) {
@@ -144,7 +158,7 @@ export function buildOpenApi(version: string) {
     const security = dashboardOnly ? [{ dashboardSession: [] }] : op.scope ? [{ bearerAuth: [] }] : [];
     (paths[op.path] ??= {})[op.method.toLowerCase()] = {
       // Key management answers at /dashboard/api/… to a signed-in session, never at /v1.
-      ...(dashboardOnly ? { servers: [{ url: '/dashboard', description: 'The dashboard, signed in' }] } : {}),
+      ...(dashboardOnly ? { servers: [{ url: `${publicUrl}/dashboard`, description: 'The dashboard, signed in' }] } : {}),
       operationId: id,
       summary: op.summary,
       description: op.description,
@@ -152,7 +166,12 @@ export function buildOpenApi(version: string) {
       security,
       parameters: parameters(op, components),
       ...(op.request.body
-        ? { requestBody: { required: true, content: { 'application/json': { schema: components.schema(op.request.body) } } } }
+        ? {
+            requestBody: {
+              required: bodyRequired(op.request.body),
+              content: { 'application/json': { schema: components.schema(op.request.body) } },
+            },
+          }
         : {}),
       responses: responses(op, components),
       'x-scope': op.scope,
@@ -169,8 +188,12 @@ export function buildOpenApi(version: string) {
       description:
         'B2B people and company search, CNPJ lookup, cascade enrichment, AI columns and outreach reviewed before sending.',
       'x-server-version': version,
+      license: { name: 'Proprietary', identifier: 'LicenseRef-prospecta' },
     },
-    servers: [{ url: '/v1' }, { url: '/' }],
+    servers: [
+      { url: `${publicUrl}/v1`, description: 'Version 1 (preferred)' },
+      { url: publicUrl, description: 'The same operations at the bare root' },
+    ],
     paths,
     components: {
       schemas: components.schemas,

@@ -8,10 +8,12 @@
 import { createReadStream } from 'node:fs';
 import Papa from 'papaparse';
 import { headerMeaning } from '../../shared/column-headers.ts';
+import { foldText } from '../../shared/fold-text.ts';
 import { EMAIL_STATUSES } from '../../shared/schemas/search.ts';
 import { normalizeDomain } from '../enrich/enrich-record.ts';
 import type { Problem } from '../receita/import/rows.ts';
 import { personDocument, type People, type PersonDoc, type PersonRecord } from './people.ts';
+import { seniorityOfTitle } from './seniority.ts';
 
 type Column = keyof PersonRecord;
 
@@ -47,11 +49,20 @@ export function mapHeaders(headers: string[]): { fields: Array<Column | null>; i
 
 const clean = (value: string | undefined) => (value?.trim() ? value.trim() : null);
 
+/**
+ * The full name of a row. A "name" column beside a last-name column and no first-name column is
+ * a first name (`Nome` + `Sobrenome`, `Nombre` + `Apellido`), unless it already ends with the
+ * last name (a full name next to a redundant surname column).
+ */
+function fullName(name: string | null, firstName: string | null, lastName: string | null): { name: string | null; firstName: string | null } {
+  if (name && lastName && !firstName && !foldText(name).endsWith(foldText(lastName))) return { name: `${name} ${lastName}`, firstName: name };
+  return { name: name ?? ([firstName, lastName].filter(Boolean).join(' ') || null), firstName };
+}
+
 /** One CSV row as a person, or why it cannot be one. */
 export function personOf(values: Partial<Record<Column, string>>): PersonRecord | string {
-  const firstName = clean(values.firstName);
   const lastName = clean(values.lastName);
-  const name = clean(values.name) ?? ([firstName, lastName].filter(Boolean).join(' ') || null);
+  const { name, firstName } = fullName(clean(values.name), clean(values.firstName), lastName);
   if (!name) return 'no name';
   const email = clean(values.email)?.toLowerCase() ?? null;
   if (email && !EMAIL.test(email)) return `"${email}" is not an email address`;
@@ -61,13 +72,14 @@ export function personOf(values: Partial<Record<Column, string>>): PersonRecord 
   }
   const size = clean(values.companySize)?.replace(/[.,\s]/g, '').match(/\d+/);
   const domain = clean(values.domain);
+  const title = clean(values.title);
   const many = (field: Column) => (values[field] ?? '').split(/[;,|]/).map((v) => v.trim()).filter(Boolean);
   return {
     name,
     firstName: firstName ?? name.split(/\s+/)[0] ?? null,
     lastName: lastName ?? (name.includes(' ') ? name.split(/\s+/).slice(1).join(' ') : null),
-    title: clean(values.title),
-    seniority: clean(values.seniority)?.toLowerCase() ?? null,
+    title,
+    seniority: clean(values.seniority)?.toLowerCase() ?? seniorityOfTitle(title),
     department: clean(values.department)?.toLowerCase() ?? null,
     email,
     emailStatus: email ? (listed ?? 'unverified') : 'unavailable',
@@ -97,11 +109,6 @@ export async function importPeople(
     problems++;
     options.onProblem?.({ file, ...(line ? { line } : {}), message });
   };
-  const parser = Papa.parse(Papa.NODE_STREAM_INPUT, { delimitersToGuess: [',', ';', '\t', '|'] });
-  const input = createReadStream(file, 'utf8');
-  input.on('error', (err) => parser.destroy(err));
-  input.pipe(parser);
-
   let fields: Array<Column | null> | undefined;
   let columns: Record<string, string> = {};
   let batch: PersonDoc[] = [];
@@ -113,14 +120,17 @@ export async function importPeople(
     batch = [];
   };
 
-  let next = 1;
   let line = 1;
   try {
-    for await (const row of parser as AsyncIterable<string[]>) {
-      line = next;
-      // A quoted cell may span lines; the next row starts after them.
-      next += 1 + row.reduce((n, cell) => n + (cell.match(/\n/g)?.length ?? 0), 0);
+    for await (const { cells: row, line: at, malformed } of csvRows(file)) {
+      line = at;
       if (row.every((cell) => cell.trim() === '')) continue;
+      if (malformed) {
+        // An unclosed quote swallows the lines after it into one cell: none of it is a person.
+        report(line, `${malformed}; row skipped`);
+        if (fields) summary.rows++;
+        continue;
+      }
       if (!fields) {
         const headers = row.map((h, i) => (i === 0 ? h.replace(/^\uFEFF/, '') : h));
         const mapped = mapHeaders(headers);
@@ -154,4 +164,65 @@ export async function importPeople(
   if (!fields) throw new PeopleFileError(`${file}: the file is empty`);
   await flush();
   return { workspaceId, list, file, columns, ...summary, problems };
+}
+
+interface CsvRow {
+  cells: string[];
+  /** The line the row starts on (a quoted cell may span lines). */
+  line: number;
+  /** What is wrong with the row's quoting, if anything. */
+  malformed: string | null;
+}
+
+const QUOTING: Record<string, string> = {
+  MissingQuotes: 'a quoted field is not closed (an unbalanced quote), so the rest of the file was read as one cell',
+  InvalidQuotes: 'a quote inside a quoted field is not doubled',
+};
+
+/**
+ * The rows of a CSV file, streamed, each with its line and its quoting problem. Papaparse's
+ * step callback is the one that reports errors per row; the parser is paused while the rows it
+ * gave are consumed, so memory stays flat whatever the file's size.
+ */
+async function* csvRows(file: string): AsyncGenerator<CsvRow> {
+  const input = createReadStream(file, 'utf8');
+  const ready: CsvRow[] = [];
+  let next = 1;
+  let finished = false;
+  let failure: Error | null = null;
+  let parser: Papa.Parser | null = null;
+  let wake: (() => void) | null = null;
+  const signal = () => wake?.();
+  input.on('error', (err) => {
+    failure = err;
+    signal();
+  });
+  Papa.parse<string[]>(input, {
+    delimitersToGuess: [',', ';', '\t', '|'],
+    step(results, handle) {
+      parser = handle;
+      const cells = results.data;
+      // Only quoting is the row's own problem (a guessed delimiter is reported on the first row too).
+      const error = results.errors.find((e) => e.type === 'Quotes');
+      ready.push({ cells, line: next, malformed: error ? (QUOTING[error.code] ?? error.message) : null });
+      next += 1 + cells.reduce((n, cell) => n + (cell.match(/\n/g)?.length ?? 0), 0);
+      handle.pause();
+      signal();
+    },
+    complete() {
+      finished = true;
+      signal();
+    },
+  });
+  for (;;) {
+    if (ready.length > 0) {
+      yield* ready.splice(0);
+      (parser as Papa.Parser | null)?.resume();
+      continue;
+    }
+    if (failure) throw failure;
+    if (finished) return;
+    await new Promise<void>((resolve) => (wake = resolve));
+    wake = null;
+  }
 }

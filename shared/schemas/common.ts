@@ -74,7 +74,7 @@ export const ErrorBody = ClosedObject(
   'An error: every answer with a status of 400 or more.',
   {
     error: Type.String({ description: 'Machine-readable code, e.g. `unauthorized`, `rate_limited`.' }),
-    message: Type.Optional(Type.String({ description: 'Human-readable explanation.' })),
+    message: Type.String({ description: 'What went wrong, for people: a 400 names the field.' }),
   },
   { title: 'Error' },
 );

@@ -58,7 +58,7 @@ export default async function setup(project: TestProject): Promise<void> {
   const hasChromium = existsSync(CHROMIUM_PATH);
   if (!hasChromium) {
     missing.push(
-      `no Chromium at ${CHROMIUM_PATH}: the sidebar tests need one. ` +
+      `no Chromium at ${CHROMIUM_PATH}: the sidebar and dashboard tests need one. ` +
         'Install it (`apt-get install chromium`) or set CHROMIUM_PATH; .ci/run does this.',
     );
   }

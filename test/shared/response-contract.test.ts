@@ -58,9 +58,10 @@ describe('the response checker', () => {
     expect(() => checkResponse('POST', '/v1/api/prospecting/templates', 200, {})).toThrow(/declares no 200 response/);
   });
 
-  it('holds every error, on a registry route or off it, to {error, message?}', () => {
+  it('holds every error, on a registry route or off it, to {error, message}', () => {
     expect(() => checkResponse('GET', '/v1/api/credits', 401, { error: 'unauthorized', message: 'No key.' })).not.toThrow();
-    expect(() => checkResponse('GET', '/v1/nowhere', 404, { error: 'not_found' })).not.toThrow();
+    expect(() => checkResponse('GET', '/v1/nowhere', 404, { error: 'not_found', message: 'Not found.' })).not.toThrow();
+    expect(() => checkResponse('GET', '/v1/nowhere', 404, { error: 'not_found' })).toThrow(/message/);
     expect(() => checkResponse('GET', '/v1/api/credits', 401, { error: 'unauthorized', stack: '…' })).toThrow(/error body of getCredits/);
     expect(() => checkResponse('GET', '/v1/nowhere', 404, 'Not Found')).toThrow(/error body of GET \/v1\/nowhere 404/);
   });

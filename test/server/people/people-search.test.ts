@@ -104,6 +104,65 @@ describe('import people', () => {
     expect(again).toMatchObject({ ok: true, result: { inserted: 0, updated: 3 } });
   });
 
+  it('joins a first-name column and a surname into the full name, in English, Portuguese and Spanish', async () => {
+    const files: Array<[string, string]> = [
+      ['pt.csv', 'Nome;Sobrenome;Cargo\nAna;Souza Lima;CEO\n'],
+      ['en.csv', 'First name,Last name,Title\nAna,Souza Lima,CEO\n'],
+      ['es.csv', 'Nombre,Apellido,Cargo\nAna,Souza Lima,CEO\n'],
+      // A full name beside a redundant surname column stays as it is.
+      ['full.csv', 'Nome,Sobrenome\nAna Souza Lima,Souza Lima\n'],
+    ];
+    for (const [name, text] of files) {
+      const { workspaceId } = await app.workspace();
+      const file = path.join(dir, name);
+      await writeFile(file, text);
+      const imported = await runCommand(app.services, { command: "import people", args: { workspace: workspaceId, file } });
+      expect(imported, JSON.stringify(imported)).toMatchObject({ ok: true, result: { inserted: 1 } });
+      const [person] = await app.services.people.collection.find({ workspaceId }).toArray();
+      expect(person, name).toMatchObject({ name: 'Ana Souza Lima', firstName: 'Ana', lastName: 'Souza Lima' });
+    }
+  });
+
+  it('reports a row with an unbalanced quote by its line and imports nothing of it', async () => {
+    const { workspaceId } = await app.workspace();
+    const file = path.join(dir, 'quotes.csv');
+    await writeFile(file, 'Name,Title\nAna Souza,CEO\n"Bruno Lima,CTO\nCarla Dias,CFO\n');
+    const problems: unknown[] = [];
+    const result = await runCommand(app.services, { command: 'import people', args: { workspace: workspaceId, file } }, (e) =>
+      'problem' in e ? problems.push(e.problem) : undefined,
+    );
+    expect(result).toMatchObject({ ok: true, result: { inserted: 1, problems: 1 } });
+    expect(problems).toEqual([{ file, line: 3, message: expect.stringMatching(/^a quoted field is not closed \(an unbalanced quote\).*; row skipped$/) }]);
+    const names = (await app.services.people.collection.find({ workspaceId }).toArray()).map((p) => p.name);
+    expect(names).toEqual(['Ana Souza']);
+  });
+
+  it('gives C-level and founder titles a seniority, unless the file says one', async () => {
+    const { workspaceId } = await app.workspace();
+    const file = path.join(dir, 'titles.csv');
+    const titles = ['CEO', 'CTO', 'CFO', 'COO', 'Founder & CEO', 'Sócio-Administrador', 'Diretor-Presidente', 'Diretora Comercial', 'Gerente de Vendas', 'VP Sales', 'Analista'];
+    const names = ['Ana', 'Bruno', 'Carla', 'Davi', 'Elisa', 'Fabio', 'Gabriela', 'Hugo', 'Iara', 'Joao', 'Kelly'];
+    await writeFile(file, ['Name,Title,Seniority', ...titles.map((t, i) => `${names[i]} Souza,"${t}",`), 'Xavier Souza,CEO,manager'].join('\n'));
+    await runCommand(app.services, { command: 'import people', args: { workspace: workspaceId, file } });
+    const people = await app.services.people.collection.find({ workspaceId }).toArray();
+    const seniority = Object.fromEntries(people.map((p) => [p.title, p.name === 'Xavier Souza' ? 'stated' : p.seniority]));
+    expect(seniority).toEqual({
+      CEO: 'stated',
+      CTO: 'c_suite',
+      CFO: 'c_suite',
+      COO: 'c_suite',
+      'Founder & CEO': 'founder',
+      'Sócio-Administrador': 'owner',
+      'Diretor-Presidente': 'c_suite',
+      'Diretora Comercial': 'director',
+      'Gerente de Vendas': 'manager',
+      'VP Sales': 'vp',
+      Analista: 'entry',
+    });
+    expect(people.find((p) => p.name === 'Xavier Souza')!.seniority).toBe('manager');
+    expect(people.find((p) => p.name === 'Ana Souza')!.seniority).toBe('c_suite');
+  });
+
   it('refuses a file without a name column, and an unknown workspace', async () => {
     const file = path.join(dir, 'no-names.csv');
     await writeFile(file, 'email,company\nx@y.com,Acme\n');

@@ -18,7 +18,7 @@ import { eventually, EVENTUALLY_TIMEOUT_MS } from '../../helpers/eventually.ts';
 import { scripted, startFakeLlm, type FakeLlm } from '../../helpers/fake-llm.ts';
 
 // Functions given to page.evaluate run in the browser, where these exist (Node's types lack them).
-declare const document: { activeElement: { id: string; textContent: string | null } | null; documentElement: { scrollWidth: number; clientWidth: number } };
+declare const document: { activeElement: { id: string; tagName: string; textContent: string | null } | null; documentElement: { scrollWidth: number; clientWidth: number } };
 declare const navigator: { clipboard: { readText(): Promise<string> } };
 declare function getComputedStyle(element: unknown): { outlineStyle: string };
 
@@ -228,6 +228,16 @@ describe.skipIf(!chromiumPath)('the dashboard in a browser', () => {
     expect((await focused()).text).toBe('Copy');
     expect((await focused()).outline).not.toBe('none');
     expect(await page.getByRole('row', { name: /Keyboard key/ }).count()).toBe(1);
+
+    // A navigation link followed with Enter draws the page in place and puts focus on its heading.
+    await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'Credits' }).focus();
+    // A mark on the window survives only if the page is not loaded again.
+    await page.evaluate(() => ((globalThis as unknown as { stayed: boolean }).stayed = true));
+    await page.keyboard.press('Enter');
+    await eventually(async () => expect(await focused()).toMatchObject({ text: 'Credits' }), { message: "focus on the Credits page's heading" });
+    expect(await page.evaluate(() => document.activeElement?.tagName)).toBe('H1');
+    expect(new URL(page.url()).pathname).toBe('/dashboard/credits');
+    expect(await page.evaluate(() => (globalThis as unknown as { stayed?: boolean }).stayed)).toBe(true);
   });
 
   it('pages the ledger newest first, filters it by operation, and exports every page of the filter as CSV', async () => {

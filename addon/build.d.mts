@@ -1,1 +1,2 @@
-export function buildAddon(): Promise<{ exports: string[] }>;
+export function whitelistEntry(serverUrl: string | undefined): string;
+export function buildAddon(options: { serverUrl: string }): Promise<{ exports: string[] }>;

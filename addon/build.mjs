@@ -1,7 +1,8 @@
 // Bundles the add-on for Apps Script: addon/entry.ts (and the shared registry it uses) into one
 // IIFE in addon/dist/Code.js, plus a top-level function per export so menus, triggers and
 // google.script.run can find them, and appsscript.json beside it. clasp pushes addon/dist.
-// ADDON_SERVER_URL replaces the manifest's urlFetchWhitelist with your server's address.
+// The manifest's urlFetchWhitelist is the server's address: ADDON_SERVER_URL (https only, as Apps
+// Script requires); there is no default, since no address is right for everyone.
 import { build } from 'esbuild';
 import { readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -11,7 +12,24 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const outdir = `${root}addon/dist`;
 const GLOBAL = '__prospecta';
 
-export async function buildAddon() {
+/** The whitelist entry for `serverUrl`, or why it cannot be one. */
+export function whitelistEntry(serverUrl) {
+  if (!serverUrl) {
+    throw new Error('Set ADDON_SERVER_URL to your prospecta server\'s https address, e.g. ADDON_SERVER_URL=https://prospecta.yourcompany.com npm run addon:build: Apps Script fetches only the addresses its manifest lists.');
+  }
+  let url;
+  try {
+    url = new URL(serverUrl);
+  } catch {
+    throw new Error(`ADDON_SERVER_URL is not a URL: ${serverUrl}`);
+  }
+  if (url.protocol !== 'https:') throw new Error(`ADDON_SERVER_URL must start with https:// (Apps Script fetches only https addresses), not ${url.protocol}//`);
+  return `${url.origin}${url.pathname.replace(/\/*$/, '/')}`;
+}
+
+/** `serverUrl`: the prospecta server the add-on may call (its manifest's only fetch address). */
+export async function buildAddon({ serverUrl } = {}) {
+  const whitelisted = whitelistEntry(serverUrl);
   const common = { absWorkingDir: root, entryPoints: ['addon/entry.ts'], bundle: true, target: 'es2020', logLevel: 'warning' };
   // An ESM build only to learn the entry's export names.
   const probe = await build({ ...common, format: 'esm', write: false, metafile: true, outfile: 'probe.js' });
@@ -26,14 +44,19 @@ export async function buildAddon() {
     .replace('/*CSS*/', () => readFileSync(`${root}addon/sidebar/sidebar.css`, 'utf8'))
     .replace('/*SCRIPT*/', () => script.outputFiles[0].text.replace(/<\/script/gi, '<\\/script'));
   await writeFile(`${outdir}/Sidebar.html`, html);
-  // Apps Script only fetches whitelisted prefixes: ADDON_SERVER_URL names your deployment.
+  // Apps Script only fetches whitelisted prefixes.
   const manifest = JSON.parse(await readFile(`${root}appsscript.json`, 'utf8'));
-  if (process.env.ADDON_SERVER_URL) manifest.urlFetchWhitelist = [process.env.ADDON_SERVER_URL.replace(/\/*$/, '/')];
+  manifest.urlFetchWhitelist = [whitelisted];
   await writeFile(`${outdir}/appsscript.json`, JSON.stringify(manifest, null, 2) + '\n');
   return { exports };
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const { exports } = await buildAddon();
-  console.log(`addon/dist: Code.js (${exports.join(', ')}), Sidebar.html and appsscript.json`);
+  try {
+    const { exports } = await buildAddon({ serverUrl: process.env.ADDON_SERVER_URL });
+    console.log(`addon/dist: Code.js (${exports.join(', ')}), Sidebar.html and appsscript.json for ${process.env.ADDON_SERVER_URL}`);
+  } catch (err) {
+    console.error(err instanceof Error ? err.message : String(err));
+    process.exit(1);
+  }
 }

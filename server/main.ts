@@ -4,6 +4,7 @@
  * in-flight requests finish, then flush and release the store.
  */
 import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import pino from 'pino';
@@ -41,27 +42,8 @@ async function main(): Promise<void> {
   const runtime = await bootstrap(config, log, VERSION);
   const { services } = runtime;
 
-  if (services.store.kind === 'embedded' && (await services.workspaces.count()) === 0) {
-    const demo = await seedDemo(services);
-    const base = `http://localhost:${config.port}/v1/api`;
-    const auth = `-H "Authorization: Bearer ${demo.apiKey}"`;
-    process.stderr.write(
-      `\nLoaded the demo data: a workspace with ${DEMO_CREDITS.toLocaleString('en')} credits and ` +
-        `${demo.companiesImported.toLocaleString('en')} synthetic registry companies, ` +
-        `${demo.peopleAdded.toLocaleString('en')} synthetic people.\n` +
-        `Demo workspace ${demo.workspaceId}; its API key (shown once):\n\n  ${demo.apiKey}\n\n` +
-        `Try:\n  curl ${auth} ${base}/credits\n` +
-        `  curl ${auth} -H "Content-Type: application/json" -d '{"industry":"padaria","state":"SP"}' ${base}/companies/search\n` +
-        `  curl ${auth} -H "Content-Type: application/json" -d '{"jobTitle":"CEO","limit":5}' ${base}/sourcing/people\n\n`,
-    );
-  }
-
-  // A fresh link at every start: links work once, for 10 minutes.
+  const demo = services.store.kind === 'embedded' && (await services.workspaces.count()) === 0 ? await seedDemo(services) : null;
   const demoWorkspace = services.store.kind === 'embedded' ? await demoWorkspaceId(services) : null;
-  if (demoWorkspace) {
-    const { url } = await services.signInLinks.issue(demoWorkspace);
-    process.stderr.write(`Dashboard of the demo workspace (a one-time sign-in link, valid 10 minutes):\n  ${url}\n\n`);
-  }
 
   if (services.store.kind === 'embedded') collectStartupGarbage();
   const control = services.store.kind === 'embedded' ? await serveControl(services, controlSocketPath(config.dataDir)) : null;
@@ -94,7 +76,29 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
   const address = server.address();
+  // The address as it is now (PORT=0 picks one), unless PUBLIC_URL says how clients reach it.
+  const reachable = config.env.PUBLIC_URL ? config.publicUrl : `http://localhost:${(address as AddressInfo).port}`;
+  if (demo) process.stderr.write(demoBanner(demo, `${reachable}/v1/api`));
+  if (demoWorkspace) {
+    // A fresh link at every start: links work once, for 10 minutes.
+    const { url } = await services.signInLinks.issue(demoWorkspace);
+    const link = reachable + url.slice(config.publicUrl.length);
+    process.stderr.write(`Dashboard of the demo workspace (a one-time sign-in link, valid 10 minutes):\n  ${link}\n\n`);
+  }
   log.info({ address, store: services.store.kind, version: VERSION }, 'prospecta listening');
+}
+
+function demoBanner(demo: Awaited<ReturnType<typeof seedDemo>>, base: string): string {
+  const auth = `-H "Authorization: Bearer ${demo.apiKey}"`;
+  return (
+    `\nLoaded the demo data: a workspace with ${DEMO_CREDITS.toLocaleString('en')} credits and ` +
+    `${demo.companiesImported.toLocaleString('en')} synthetic registry companies, ` +
+    `${demo.peopleAdded.toLocaleString('en')} synthetic people.\n` +
+    `Demo workspace ${demo.workspaceId}; its API key (shown once):\n\n  ${demo.apiKey}\n\n` +
+    `Try:\n  curl ${auth} ${base}/credits\n` +
+    `  curl ${auth} -H "Content-Type: application/json" -d '{"industry":"padaria","state":"SP"}' ${base}/companies/search\n` +
+    `  curl ${auth} -H "Content-Type: application/json" -d '{"jobTitle":"CEO","limit":5}' ${base}/sourcing/people\n\n`
+  );
 }
 
 main().catch((err: unknown) => {

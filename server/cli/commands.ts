@@ -211,7 +211,10 @@ export const commands: Record<string, Command> = {
       const workspace = await existingWorkspace(services, args);
       const provider = keyedProvider(services, args);
       const key = required(args, 'key').trim();
-      if (key.length < 8 || /\s/.test(key)) throw new UsageError('--key does not look like an API key');
+      if (key.length < 8 || /\s/.test(key)) {
+        const looksLike = services.providers.all.find((p) => p.id === provider)?.keyLooksLike;
+        throw new UsageError(`--key does not look like ${looksLike ?? 'an API key'}`);
+      }
       try {
         const stored = await services.providerKeys.set(workspace._id, provider, key);
         return { workspaceId: workspace._id, ...stored };
@@ -260,8 +263,14 @@ export const commands: Record<string, Command> = {
     },
   },
   'seed demo': {
-    usage: 'seed demo',
-    run: (services) => seedDemo(services),
+    usage: 'seed demo  (a demo workspace with credits, synthetic companies and people; again: a new key for it)',
+    async run(services, _args, notify) {
+      const seeded = await seedDemo(services, (progress) => notify({ progress }));
+      if (seeded.created) return seeded;
+      // Nothing new was loaded: say so, rather than counts of zero.
+      const { workspaceId, apiKey } = seeded;
+      return { workspaceId, apiKey, created: false, note: 'The demo data was already loaded; this is a new API key for its workspace.' };
+    },
   },
   backup: {
     usage: 'backup --out FILE  (the embedded store, consistent, also while the server runs; MongoDB: use mongodump)',

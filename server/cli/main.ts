@@ -20,7 +20,33 @@ function fail(message: string, code = 1): never {
   process.exit(code);
 }
 
+/** node:util's parseArgs errors, said the way the rest of the CLI speaks. */
+function argumentProblem(err: unknown): string | null {
+  const { code, message } = err as { code?: string; message?: string };
+  const option = /'(--?[\w-]+)/.exec(message ?? '')?.[1];
+  switch (code) {
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      return `${option ?? 'an option'} needs a value; for a value that starts with a dash, write ${option ?? '--option'}=VALUE`;
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return `unknown option ${option ?? ''}`.trim();
+    case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
+      return `unexpected argument ${/'([^']+)'/.exec(message ?? '')?.[1] ?? ''}: values follow their option (--name VALUE)`.trim();
+    default:
+      return null;
+  }
+}
+
 function parse(argv: string[]): ControlRequest {
+  try {
+    return parseCommand(argv);
+  } catch (err) {
+    const problem = argumentProblem(err);
+    if (problem) fail(`${problem}\n${usage()}`, 2);
+    throw err;
+  }
+}
+
+function parseCommand(argv: string[]): ControlRequest {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,

@@ -103,6 +103,7 @@ export const apollo: Provider = {
   // Enrichment on free plans: 50 a minute; paid plans raise it (APOLLO_RATE_PER_MINUTE).
   limits: { perSecond: 5, perMinute: 50, maxConcurrent: 5 },
   keyVariable: 'APOLLO_API_KEY',
+  keyLooksLike: 'an Apollo master API key: about 22 letters, digits, - and _ (Apollo → Settings → Integrations → API)',
   baseUrl: APOLLO_URL,
   async enrich(known, { http, signal }) {
     const detail = {

@@ -56,6 +56,7 @@ export const hunter: Provider = {
   quality: 7,
   limits: { perSecond: 15, perMinute: 500, maxConcurrent: 5 },
   keyVariable: 'HUNTER_API_KEY',
+  keyLooksLike: 'a Hunter API key: 40 letters and digits (hunter.io → API)',
   baseUrl: HUNTER_URL,
   async enrich(known, { http, signal }) {
     const names =
@@ -98,6 +99,7 @@ export const hunterVerifier: Provider = {
   quality: 7,
   limits: { perSecond: 10, perMinute: 300, maxConcurrent: 5 },
   keyVariable: 'HUNTER_API_KEY',
+  keyLooksLike: 'a Hunter API key: 40 letters and digits (hunter.io → API)',
   baseUrl: HUNTER_URL,
   async enrich(known, { http, signal }) {
     const answer = await http.send(

@@ -69,6 +69,7 @@ export const peopleDataLabs: Provider = {
   // Free plans: 100 a minute; paid: 1,000 (PDL_RATE_PER_MINUTE).
   limits: { perSecond: 10, perMinute: 100, maxConcurrent: 5 },
   keyVariable: 'PDL_API_KEY',
+  keyLooksLike: 'a People Data Labs API key: 64 letters and digits (dashboard.peopledatalabs.com → API keys)',
   baseUrl: PDL_URL,
   async enrich(known, { http, signal }) {
     const query: Record<string, string | undefined> = { min_likelihood: MIN_LIKELIHOOD };

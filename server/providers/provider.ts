@@ -27,6 +27,8 @@ export interface ProviderDeclaration {
   limits: DeclaredLimits;
   /** Environment variable holding the service's key; null for keyless providers. */
   keyVariable: string | null;
+  /** What its keys look like and where they are found, for people pasting one (`provider-key set`). */
+  keyLooksLike?: string;
   /** For an opt-in keyless provider: the variable that must be `true` before it is called. */
   switchVariable?: string;
   /** Its API root; `<ID>_URL` points it elsewhere (a proxy, a test double). Null for local sources. */

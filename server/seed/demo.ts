@@ -8,7 +8,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { importRelease } from '../receita/import/importer.ts';
+import { importRelease, type ImportProgress } from '../receita/import/importer.ts';
 import { generateRelease } from './release-generator.ts';
 import type { Services } from '../services.ts';
 import { seedDemoPeople } from './demo-people.ts';
@@ -22,8 +22,9 @@ interface MarkerDoc {
 
 export async function seedDemo(
   services: Services,
+  onProgress?: (progress: ImportProgress) => void,
 ): Promise<{ workspaceId: string; apiKey: string; created: boolean; companiesImported: number; peopleAdded: number }> {
-  const companiesImported = await seedCompanies(services);
+  const companiesImported = await seedCompanies(services, onProgress);
   const peopleAdded = await seedDemoPeople(services.people);
   const markers = services.store.collection<MarkerDoc>('markers');
   const marker = await markers.findOne({ _id: 'demo' });
@@ -48,12 +49,12 @@ export async function demoWorkspaceId(services: Services): Promise<string | null
  * Imports a synthetic release of `DEMO_SEED_COMPANIES` establishments when the registry is empty;
  * returns how many.
  */
-async function seedCompanies(services: Services): Promise<number> {
+async function seedCompanies(services: Services, onProgress?: (progress: ImportProgress) => void): Promise<number> {
   if ((await services.companies.collection.findOne({})) !== null) return 0;
   const dir = await mkdtemp(path.join(tmpdir(), 'prospecta-demo-release-'));
   try {
     await generateRelease({ dir, establishments: services.config.demoSeedCompanies });
-    const summary = await importRelease(services.store, { dir, release: '2026-10' });
+    const summary = await importRelease(services.store, { dir, release: '2026-10', ...(onProgress ? { onProgress } : {}) });
     services.companies.changed();
     return summary.establishments;
   } finally {

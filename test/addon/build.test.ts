@@ -1,11 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { buildAddon } from '../../addon/build.mjs';
+import { buildAddon, whitelistEntry } from '../../addon/build.mjs';
 
 describe('addon build', () => {
   it('bundles one Code.js whose top-level functions Apps Script can call, with the manifest', async () => {
-    const { exports } = await buildAddon();
+    const { exports } = await buildAddon({ serverUrl: 'https://prospecta.test' });
     expect(exports.sort()).toEqual([
       'cancelRuns',
       'continueJobs',
@@ -60,5 +60,14 @@ describe('addon build', () => {
     const manifest = JSON.parse(await readFile(new URL('../../addon/dist/appsscript.json', import.meta.url), 'utf8'));
     expect(manifest.oauthScopes).toContain('https://www.googleapis.com/auth/spreadsheets.currentonly');
     expect(manifest.oauthScopes).not.toContain('https://www.googleapis.com/auth/spreadsheets');
+    expect(manifest.urlFetchWhitelist).toEqual(['https://prospecta.test/']);
+  });
+
+  it('whitelists the server named, https only, and has no default to fall back on', () => {
+    expect(whitelistEntry('https://prospecta.acme.com.br')).toBe('https://prospecta.acme.com.br/');
+    expect(whitelistEntry('https://acme.com.br/prospecta//')).toBe('https://acme.com.br/prospecta/');
+    expect(() => whitelistEntry(undefined)).toThrow(/Set ADDON_SERVER_URL to your prospecta server's https address/);
+    expect(() => whitelistEntry('http://prospecta.acme.com.br')).toThrow(/must start with https:\/\//);
+    expect(() => whitelistEntry('prospecta.acme.com.br')).toThrow(/not a URL/);
   });
 });

@@ -58,7 +58,7 @@ const calls = (page: Page) => page.evaluate(() => (globalThis as unknown as { ca
 
 describe.skipIf(!chromiumPath)('sidebar', () => {
   beforeAll(async () => {
-    await buildAddon();
+    await buildAddon({ serverUrl: 'https://prospecta.test' });
     html = await readFile(new URL('../../addon/dist/Sidebar.html', import.meta.url), 'utf8');
     await mkdir(SHOTS, { recursive: true });
     browser = await chromium.launch({ executablePath: chromiumPath!, args: ['--no-sandbox'] });

@@ -19,6 +19,13 @@ describe('npm start', () => {
       const res = await fetch(`${server.url}/v1/api/credits`, auth(key!));
       expect(res.status).toBe(200);
       expect(await res.json()).toMatchObject({ balance: 10_000, plan: { name: 'active' } });
+      // PORT=0: the banner names the port the server got, and its sign-in link works once.
+      const port = new URL(server.url).port;
+      expect(server.stderr()).toContain(`http://localhost:${port}/v1/api/credits`);
+      const link = /(http:\/\/localhost:\d+\/dashboard\/login\?token=[\w-]+)/.exec(server.stderr())?.[1];
+      expect(link, server.stderr()).toBeDefined();
+      const signIn = await fetch(link!.replace('localhost', '127.0.0.1'), { redirect: 'manual' });
+      expect(signIn.status).toBe(303);
     } finally {
       server.child.kill('SIGTERM');
       await server.exited;
@@ -28,6 +35,8 @@ describe('npm start', () => {
     again.child.kill('SIGTERM');
     expect(await again.exited).toBe(0);
     expect(again.stderr()).not.toContain('service_live_');
+    // A new sign-in link at every start.
+    expect(again.stderr()).toContain('/dashboard/login?token=');
   });
 
   it('refuses a second server on the same DATA_DIR with a clear message', async () => {

@@ -54,6 +54,30 @@ describe('prospecta CLI on the embedded store', () => {
     }
   });
 
+  it('says in its own words what is wrong with an argument, and what a provider key looks like', async () => {
+    const workspace = (await runCli(['workspace', 'create', '--name', 'Words'], env)).json.workspaceId as string;
+    const expectations: Array<[string[], RegExp]> = [
+      [['credits', 'grant', '--workspace', workspace, '--amount', '-5'], /^prospecta: --amount needs a value; for a value that starts with a dash, write --amount=VALUE\n/],
+      [['credits', 'grant', '--workspace', workspace, '--amount=-5'], /^prospecta: --amount must be a positive whole number of credits\n$/],
+      [['key', 'list', '--bogus', 'x'], /^prospecta: unknown option --bogus\n/],
+      [['provider-key', 'set', '--workspace', workspace, '--provider', 'hunter', '--key', 'short'], /does not look like a Hunter API key: 40 letters and digits/],
+    ];
+    for (const [args, message] of expectations) {
+      const res = await runCli(args, env);
+      expect(res.code, args.join(' ')).not.toBe(0);
+      expect(res.stderr, args.join(' ')).toMatch(message);
+    }
+  });
+
+  it('seed demo a second time says the data was there, and gives a new key', async () => {
+    const own = { DATA_DIR: await tempDir('cli-seed'), DEMO_SEED_COMPANIES: '50' };
+    const first = await runCli(['seed', 'demo'], own);
+    expect(first.json).toMatchObject({ created: true, companiesImported: 50 });
+    const again = await runCli(['seed', 'demo'], own);
+    expect(again.json).toEqual({ workspaceId: first.json.workspaceId, apiKey: expect.stringMatching(/^service_live_/), created: false, note: expect.stringMatching(/already loaded/) });
+    expect(again.json.apiKey).not.toBe(first.json.apiKey);
+  });
+
   it('while the server holds the store, commands reach it and take effect at once', async () => {
     const server = await startServer(env);
     try {

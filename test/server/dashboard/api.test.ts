@@ -49,6 +49,11 @@ describe('the registry under /dashboard', () => {
     }
     const sameSite = await app.request('POST', '/dashboard/api/keys', { headers: { Cookie: cookie, 'Sec-Fetch-Site': 'same-origin' }, body: { name: 'ok' } });
     expect(sameSite.status).toBe(201);
+    // A form on a no-referrer page: `Origin: null`, vouched for by Sec-Fetch-Site.
+    const form = await app.request('POST', '/dashboard/api/keys', { headers: { Cookie: cookie, Origin: 'null', 'Sec-Fetch-Site': 'same-origin' }, body: { name: 'form' } });
+    expect(form.status).toBe(201);
+    const forged = await app.request('POST', '/dashboard/api/keys', { headers: { Cookie: cookie, Origin: 'null', 'Sec-Fetch-Site': 'cross-site' }, body: { name: 'x' } });
+    expect(forged.status).toBe(403);
   });
 
   it('unknown API paths are JSON 404s', async () => {

@@ -357,12 +357,9 @@ describe.skipIf(!chromiumPath)('the dashboard in a browser', () => {
     }
   });
 
-  // KNOWN SERVER BUG, expected to fail until it is fixed (then drop `.fails`, which will say so):
-  // the pages are served with Referrer-Policy: no-referrer, so Chromium sends the sign-out form's
-  // POST with `Origin: null` (and `Sec-Fetch-Site: same-origin`), and same-origin.ts refuses it
-  // with 403 "Sign out from the dashboard's own page". Treating `Origin: null` as absent (then
-  // Sec-Fetch-Site decides) fixes it.
-  it.fails('signs out: the session ends and pages send the browser to the sign-in page', async () => {
+  // A plain HTML form: with Referrer-Policy: no-referrer its POST says `Origin: null`, which the
+  // server must judge by Sec-Fetch-Site (same-origin) rather than refuse.
+  it('signs out: the session ends and pages send the browser to the sign-in page', async () => {
     const { page, context } = await signIn();
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL((url) => url.pathname !== '/dashboard');

@@ -13,9 +13,9 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { gzipSync } from 'node:zlib';
 import type { AppContext, Middleware } from '../http/state.ts';
-import type { Assets } from './assets.ts';
+import { serveImmutable, staticFile, type Assets, type StaticFile } from './assets.ts';
+import { html } from './html.ts';
 import { contentSecurityPolicy, setPageHeaders } from './security-headers.ts';
 
 export const DOCS_PATH = '/docs';
@@ -29,20 +29,12 @@ const ASSETS = `${DOCS_PATH}/assets/`;
  */
 const DOCS_CSP = contentSecurityPolicy();
 
-interface File {
-  type: string;
-  body: Buffer;
-  gzipped: Buffer;
-}
-
 const require = createRequire(import.meta.url);
 
 function swaggerUiDist(): { dir: string; version: string } {
   const manifest = require.resolve('swagger-ui-dist/package.json');
   return { dir: dirname(manifest), version: (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version };
 }
-
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** The `/docs` routes; call with the dashboard's built assets, which hold the page's own script. */
 export function apiReference(assets: Assets): Middleware {
@@ -51,14 +43,13 @@ export function apiReference(assets: Assets): Middleware {
     [`swagger-ui-${version}.js`]: { file: 'swagger-ui-bundle.js', type: 'text/javascript; charset=utf-8' },
     [`swagger-ui-${version}.css`]: { file: 'swagger-ui.css', type: 'text/css; charset=utf-8' },
   };
-  const files = new Map<string, File>();
-  const fileOf = (name: string): File | null => {
+  const files = new Map<string, StaticFile>();
+  const fileOf = (name: string): StaticFile | null => {
     const source = sources[name];
     if (!source) return null;
     let file = files.get(name);
     if (!file) {
-      const body = readFileSync(join(dir, source.file));
-      file = { type: source.type, body, gzipped: gzipSync(body, { level: 9 }) };
+      file = staticFile(source.type, readFileSync(join(dir, source.file)));
       files.set(name, file);
     }
     return file;
@@ -68,16 +59,16 @@ export function apiReference(assets: Assets): Middleware {
     const own = assets.entry('api-reference');
     if (!own) return null;
     const css = [`${ASSETS}swagger-ui-${version}.css`, ...(own.css ? [own.css] : [])];
-    return `<!doctype html>
+    return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>API reference · prospecta</title>
 <link rel="icon" href="data:,">
-${css.map((href) => `<link rel="stylesheet" href="${escapeHtml(href)}">`).join('\n')}
-<script defer src="${ASSETS}swagger-ui-${version}.js"></script>
-<script type="module" src="${escapeHtml(own.js)}"></script>
+${css.map((href) => html`<link rel="stylesheet" href="${href}">
+`)}<script defer src="${`${ASSETS}swagger-ui-${version}.js`}"></script>
+<script type="module" src="${own.js}"></script>
 </head>
 <body>
 <header class="docs-bar">
@@ -88,7 +79,7 @@ ${css.map((href) => `<link rel="stylesheet" href="${escapeHtml(href)}">`).join('
 <main id="swagger-ui"></main>
 </body>
 </html>
-`;
+`.value;
   };
 
   return async (ctx: AppContext, next) => {
@@ -97,28 +88,18 @@ ${css.map((href) => `<link rel="stylesheet" href="${escapeHtml(href)}">`).join('
     if (ctx.path.startsWith(ASSETS)) {
       const file = fileOf(ctx.path.slice(ASSETS.length));
       if (!file) return next();
-      ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
-      ctx.set('X-Content-Type-Options', 'nosniff');
-      ctx.vary('Accept-Encoding');
-      ctx.type = file.type;
-      if (ctx.acceptsEncodings('gzip', 'identity') === 'gzip') {
-        ctx.set('Content-Encoding', 'gzip');
-        ctx.body = file.gzipped;
-      } else {
-        ctx.body = file.body;
-      }
-      return;
+      return serveImmutable(ctx, file);
     }
-    const html = page();
+    const document = page();
     setPageHeaders(ctx, DOCS_CSP);
     // The page names hashed files that change with each build: revalidate it (it holds no workspace data).
     ctx.set('Cache-Control', 'no-cache');
     ctx.type = 'text/html; charset=utf-8';
-    if (html === null) {
+    if (document === null) {
       ctx.status = 503;
       ctx.body = '<!doctype html><html lang="en"><title>API reference</title><p>The API reference’s files were not built: run <code>npm run build</code>.</p></html>';
       return;
     }
-    ctx.body = html;
+    ctx.body = document;
   };
 }

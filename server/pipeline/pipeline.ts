@@ -5,6 +5,7 @@
  * MCP into a `tools/call` result, the agent into a tool message. A binding that needs an `if`
  * about plans, credits or scopes is a sign the rule belongs here.
  */
+import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import { operations, type OperationId } from '../../shared/operations/index.ts';
@@ -26,6 +27,11 @@ export interface InvokeOptions {
   signal: AbortSignal | (() => AbortSignal);
   /** @default 'events' */
   answer?: AnswerForm;
+  /**
+   * The client's `Idempotency-Key` (HTTP's header, MCP's `_meta`, the agent's call): for an
+   * operation that takes one, the first answer under it is stored and replayed (idempotency.ts).
+   */
+  idempotencyKey?: string;
 }
 
 export interface Pipeline {
@@ -61,7 +67,7 @@ export function createPipeline(services: Services, handlers: Handlers): Pipeline
       const ctx = handlerContext(id, operation, input, principal, services, options, receipt, invokeAgain);
       try {
         const result = runners.get(id)!.run(input, ctx);
-        if (isStream(result)) return { kind: 'stream', operation, events: result, receipt };
+        if (isStream(result)) return { kind: 'stream', operation, events: result, receipt, streamId: randomUUID() };
         return { kind: 'value', operation, value: await result, receipt };
       } catch (err) {
         throw storageRefusal(err) ?? err;

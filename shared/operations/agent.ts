@@ -26,7 +26,7 @@ export const agentOperations = defineOperations({
     request: { body: AgentChatBody },
     responses: { 200: AgentChatResult },
     errors: [400, 401, 402, 404, 429, 500, 503],
-    stream: { events: agentChatEvents, json: true },
+    stream: { events: agentChatEvents, json: true, pausable: false },
     tool: false,
   },
   listConversations: {

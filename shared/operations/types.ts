@@ -66,6 +66,13 @@ export interface StreamSchemas {
    * payload, so OpenAPI has a schema to name.
    */
   json?: boolean;
+  /**
+   * false: the handler works on whether or not its events are read (the agent's loop), so a client
+   * that leaves stops it at once, where a stream pulled page by page (the searches) is paused for a
+   * while in case its client reconnects with `Last-Event-ID`. Either way a reconnection never runs
+   * it again.
+   */
+  pausable?: false;
 }
 
 export interface RequestSchemas {

@@ -188,7 +188,8 @@ export class HeldStreams {
       (grown, bytes) => this.grew(grown, bytes),
       (ended) => this.ended(ended),
     );
-    if (workspaceId !== null && this.makeRoomIn(workspaceId)) this.streams.set(key, stream);
+    // A replay (Idempotency-Key) reuses its stream's id: the original, if still held, keeps the place.
+    if (workspaceId !== null && !this.streams.has(key) && this.makeRoomIn(workspaceId)) this.streams.set(key, stream);
     if (first.done) stream.stop();
     else stream.push(first.value);
     void stream.pump();

@@ -7,7 +7,7 @@
 import Router from '@koa/router';
 import { operations, type OperationId } from '../../shared/operations/index.ts';
 import type { Operation } from '../../shared/operations/types.ts';
-import type { Pipeline } from '../pipeline/pipeline.ts';
+import { successStatus, type Pipeline } from '../pipeline/pipeline.ts';
 import { readJsonBody } from './body.ts';
 import { authorize } from '../auth/principal.ts';
 import type { HeldStreams } from './held-streams.ts';
@@ -66,10 +66,6 @@ function idempotencyKeyOf(ctx: AppContext): { idempotencyKey?: string } {
   return ctx.headers['idempotency-key'] === undefined ? {} : { idempotencyKey: ctx.get('Idempotency-Key') };
 }
 
-/** The status of a success: the first response the registry declares. */
-function successStatus(op: Operation): number {
-  return Number(Object.keys(op.responses)[0] ?? 200);
-}
 
 /**
  * Aborts when the client goes away: `close` on the response before it finished. Made on first

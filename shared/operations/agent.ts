@@ -28,6 +28,8 @@ export const agentOperations = defineOperations({
     errors: [400, 401, 402, 404, 429, 500, 503],
     stream: { events: agentChatEvents, json: true, pausable: false },
     tool: false,
+    // Free itself, but its tool calls charge: a retried message must not run them again.
+    idempotent: true,
   },
   listConversations: {
     method: 'GET',

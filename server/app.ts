@@ -20,6 +20,7 @@ import { identify } from './http/authenticate.ts';
 import { errorHandler, unmatchedRoutes } from './http/error-handler.ts';
 import { buildOpenApi } from './http/openapi.ts';
 import { requestContext } from './http/request-context.ts';
+import { HeldStreams, type HeldStreamLimits } from './http/held-streams.ts';
 import { buildRouter } from './http/routes.ts';
 import type { AppState } from './http/state.ts';
 import { throttle } from './http/throttle.ts';
@@ -33,6 +34,8 @@ export interface AppOptions {
   proxy?: boolean;
   /** The dashboard's built files; by default dist/dashboard (built by `npm run build`). */
   dashboardAssets?: Assets;
+  /** How long and how many streams are held for reconnections (tests shorten them). */
+  streams?: Partial<HeldStreamLimits>;
 }
 
 export function createApp(services: Services, options: AppOptions = {}): Koa<AppState> {
@@ -43,7 +46,7 @@ export function createApp(services: Services, options: AppOptions = {}): Koa<App
   const openapi = buildOpenApi(services.version, services.config.publicUrl);
   const pipeline = createPipeline(services, { ...defaultHandlers, ...options.handlers });
   const resourceMetadata = protectedResourceMetadata(services.config);
-  const router = buildRouter(pipeline, (r) => {
+  const router = buildRouter(pipeline, new HeldStreams(options.streams), (r) => {
     r.get('/openapi.json', (ctx) => {
       ctx.body = openapi;
     });

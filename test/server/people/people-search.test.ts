@@ -9,7 +9,7 @@ import { runCommand } from '../../../server/cli/control.ts';
 import type { CompanyDoc } from '../../../server/receita/company-record.ts';
 import { DEMO_PEOPLE, seedDemoPeople } from '../../../server/seed/demo-people.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
-import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
+import { companyDoc, makeCnpj, partner } from '../../helpers/companies.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { startFakeApollo, testWorld, type FakeProvider } from '../../helpers/fake-providers.ts';
 import { latch } from '../../helpers/latch.ts';
@@ -48,20 +48,20 @@ beforeAll(async () => {
         name: 'ACME SOFTWARE HOUSE LTDA',
         tradeName: 'ACME',
         partners: [
-          { name: 'MARIA DE SOUZA', document: '***123456**', qualification: 'Sócio-Administrador', since: '2012-05-01' },
-          { name: 'ACME HOLDING S.A.', document: makeCnpj('99888777'), qualification: 'Sócio', since: null },
-          { name: 'PEDRO ALVES', document: '***654321**', qualification: 'Diretor', since: null },
+          partner({ name: 'MARIA DE SOUZA', document: '***123456**', qualification: 'Sócio-Administrador', since: '2012-05-01' }),
+          partner({ name: 'ACME HOLDING S.A.', document: makeCnpj('99888777'), qualification: 'Sócio', since: null }),
+          partner({ name: 'PEDRO ALVES', document: '***654321**', qualification: 'Diretor', since: null }),
         ],
       }),
       // A branch lists the same partners: one row per person and company, not per establishment.
       companyDoc(makeCnpj('11222333', '0002'), {
         name: 'ACME SOFTWARE HOUSE LTDA',
-        partners: [{ name: 'MARIA DE SOUZA', document: '***123456**', qualification: 'Sócio-Administrador', since: '2012-05-01' }],
+        partners: [partner({ name: 'MARIA DE SOUZA', document: '***123456**', qualification: 'Sócio-Administrador', since: '2012-05-01' })],
       }),
       companyDoc(makeCnpj('44555666'), {
         name: 'PADARIA SAO JOAO LTDA',
         address: { street: null, number: null, complement: null, district: null, zipCode: null, city: 'CURITIBA', cityCode: '7535', state: 'PR', country: null },
-        partners: [{ name: 'JOAO DA SILVA', document: '***987654**', qualification: 'Titular Pessoa Física Residente ou Domiciliado no Brasil', since: null }],
+        partners: [partner({ name: 'JOAO DA SILVA', document: '***987654**', qualification: 'Titular Pessoa Física Residente ou Domiciliado no Brasil', since: null })],
       }),
     ].map((document) => ({ insertOne: { document } })),
   );

@@ -7,6 +7,7 @@ import { ActivityMatcher, type CnaeDoc } from './activities.ts';
 import type { CompanyDoc, CompanyRecord } from './company-record.ts';
 import { planSearch, type CompanyFilters, type SearchPlan } from './search-plan.ts';
 import { TaxRegimes, taxRegimeIndexes } from './tax-regimes.ts';
+import { Releases } from './releases.ts';
 
 /**
  * What the search filters need: an index per field it can narrow on. The embedded store picks
@@ -39,6 +40,8 @@ const ACTIVITIES_TTL_MS = 5 * 60_000;
 export class Companies {
   readonly collection: Collection<CompanyDoc>;
   readonly taxRegimes: TaxRegimes;
+  /** Which release is loaded (health, the provider catalog). */
+  readonly releases: Releases;
   private readonly cnaes: Collection<CnaeDoc>;
   private matcher: { value: Promise<ActivityMatcher>; at: number } | undefined;
 
@@ -46,6 +49,7 @@ export class Companies {
     this.collection = store.collection<CompanyDoc>('companies');
     this.cnaes = store.collection<CnaeDoc>('cnaes');
     this.taxRegimes = new TaxRegimes(store);
+    this.releases = new Releases(store);
   }
 
   /**
@@ -95,6 +99,7 @@ export class Companies {
   /** Called after an import in this process, so the next search sees its CNAE table at once. */
   changed(): void {
     this.matcher = undefined;
+    this.releases.changed();
   }
 }
 

@@ -59,3 +59,8 @@ export class Releases {
     this.cached = undefined;
   }
 }
+
+/** As `GET /health` and the provider catalog give it. */
+export function releaseView(loaded: LoadedRelease | null): { release: string; importedAt: string; complete: boolean } | null {
+  return loaded && { release: loaded.release, importedAt: loaded.importedAt.toISOString(), complete: loaded.complete };
+}

@@ -96,6 +96,7 @@ export interface ImportDoc {
 
 const KEPT_PROBLEMS = 100;
 const BATCHES_IN_FLIGHT = 4;
+const TAX_REGIME_BATCH = 20_000;
 const KIND_ORDER: FileKind[] = [...LOOKUP_KINDS, 'empresas', 'simples', 'socios', 'regimes', 'estabelecimentos'];
 
 /** Checkpoint keys cannot hold dots (they are field paths). */
@@ -331,17 +332,25 @@ class Run {
         this.report(problem);
       };
       const rows = readRows(opened.stream, { name }, TAX_REGIME_COLUMNS, report, { delimiter: ',', header: 'ano' });
+      // Rows are small: large batches, a few in flight, so parsing goes on while earlier ones await their fsync.
+      const inFlight: Array<Promise<void>> = [];
       let batch: Row[] = [];
-      for await (const row of rows) {
-        this.progress.rows++;
-        batch.push(row);
-        if (batch.length >= this.batchSize) {
-          await this.regimes.write(name, batch, this.report);
-          batch = [];
-          this.options.onProgress?.(this.progress);
+      try {
+        for await (const row of rows) {
+          this.progress.rows++;
+          batch.push(row);
+          if (batch.length >= TAX_REGIME_BATCH) {
+            inFlight.push(this.regimes.write(name, batch, this.report));
+            batch = [];
+            this.options.onProgress?.(this.progress);
+            if (inFlight.length >= BATCHES_IN_FLIGHT) await inFlight.shift();
+          }
         }
+        if (batch.length > 0) inFlight.push(this.regimes.write(name, batch, this.report));
+        await Promise.all(inFlight);
+      } finally {
+        await Promise.allSettled(inFlight);
       }
-      if (batch.length > 0) await this.regimes.write(name, batch, this.report);
     }
     const done = ended && entries > 0;
     await this.checkpoint(file, 0, done);

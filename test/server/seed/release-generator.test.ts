@@ -138,7 +138,7 @@ describe('generateRelease', () => {
       }
     }
     expect(total).toBe(release.taxRegimes);
-    expect(total).toBeGreaterThan(ESTABLISHMENTS / 10);
+    expect(total).toBeGreaterThan(ESTABLISHMENTS / 20);
     expect(orphans).toBeGreaterThan(0);
     expect(orphans).toBeLessThan(total / 20);
   });

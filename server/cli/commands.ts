@@ -10,7 +10,8 @@ import { memberInfo } from '../auth/members.ts';
 import { MAX_KEY_NAME } from '../auth/keys.ts';
 import { PLAN_NAMES, type PlanName } from '../credits/plans.ts';
 import { importPeople, PeopleFileError } from '../people/import-people.ts';
-import { importRelease, OlderReleaseError, type ImportProgress } from '../receita/import/importer.ts';
+import { importRelease, type ImportProgress } from '../receita/import/importer.ts';
+import { ReleaseRefused } from '../receita/import/release-files.ts';
 import { downloadRelease, DownloadError, type DownloadProgress } from '../receita/download/download.ts';
 import type { Config } from '../config.ts';
 import type { Problem } from '../receita/import/rows.ts';
@@ -221,7 +222,7 @@ export const commands: Record<string, Command> = {
         });
         return summary;
       } catch (err) {
-        if (err instanceof OlderReleaseError) throw new UsageError(err.message);
+        if (err instanceof ReleaseRefused) throw new UsageError(err.message);
         throw err;
       } finally {
         services.companies.changed();

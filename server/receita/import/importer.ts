@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Collection, Store } from '../../store/port.ts';
 import { checkCnpj } from '../../../shared/cnpj.ts';
-import { findReleaseFiles, LOOKUP_KINDS, releaseMonthOf, type FileKind, type LookupKind, type ReleaseFile } from './release-files.ts';
+import { findReleaseFiles, LOOKUP_KINDS, ReleaseRefused, releaseMonthOf, type FileKind, type LookupKind, type ReleaseFile } from './release-files.ts';
 import * as records from './records.ts';
 import { openReleaseEntries, openReleaseFile, readRows, type Problem, type Row } from './rows.ts';
 import { TaxRegimeWriter } from './tax-regime-writer.ts';
@@ -73,7 +73,7 @@ export interface ImportSummary {
 }
 
 /** The release is older than the one loaded: importing it needs `force`. */
-export class OlderReleaseError extends Error {}
+export class OlderReleaseError extends ReleaseRefused {}
 
 interface FileState {
   done: boolean;
@@ -113,7 +113,7 @@ export async function importRelease(store: Store, options: ImportOptions): Promi
         await innerNames(files),
         files.filter((f) => f.kind !== 'regimes').map((f) => f.name),
       );
-  if (!month) throw new Error('cannot tell the release month from the folder or file names; pass --release YYYY-MM');
+  if (!month) throw new ReleaseRefused(`cannot tell the release month of ${options.dir} from the folder or file names; pass --release YYYY-MM`);
   const loaded = await loadedRelease(store);
   if (loaded && !loaded.synthetic && month.release < loaded.release && !options.force) {
     throw new OlderReleaseError(

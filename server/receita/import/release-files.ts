@@ -74,9 +74,22 @@ export function kindOf(name: string): FileKind | undefined {
   return table.find(([pattern]) => pattern.test(name))?.[1];
 }
 
+/**
+ * What was asked cannot be imported as it stands, and the person must act (another folder,
+ * `--release`, `--force`): said in one line, never as a crash.
+ */
+export class ReleaseRefused extends Error {}
+
 /** The release files in `dir` (and in a `regime_tributario` folder in it), in name order; throws when there is no release there at all. */
 export async function findReleaseFiles(dir: string): Promise<ReleaseFile[]> {
-  const names = (await readdir(dir)).sort();
+  let names: string[];
+  try {
+    names = (await readdir(dir)).sort();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw new ReleaseRefused(`${dir} is not a folder`);
+    throw err;
+  }
   const files: ReleaseFile[] = [];
   for (const name of names) {
     const full = path.join(dir, name);
@@ -97,7 +110,7 @@ export async function findReleaseFiles(dir: string): Promise<ReleaseFile[]> {
     if (info.isFile()) files.push({ kind, name, path: full, zipped: /\.zip$/i.test(name), size: info.size });
   }
   if (!files.some((f) => f.kind === 'estabelecimentos')) {
-    throw new Error(`${dir} holds no Estabelecimentos file (Estabelecimentos*.zip or *.ESTABELE): not a CNPJ release`);
+    throw new ReleaseRefused(`${dir} holds no Estabelecimentos file (Estabelecimentos*.zip or *.ESTABELE): not a CNPJ release`);
   }
   return files;
 }

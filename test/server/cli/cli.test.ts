@@ -69,6 +69,18 @@ describe('prospecta CLI on the embedded store', () => {
     }
   });
 
+  it('a folder that is not a release is refused in one line, without a log line or a stack', async () => {
+    const empty = await tempDir('cli-empty');
+    for (const [dir, message] of [
+      [empty, `prospecta: ${empty} holds no Estabelecimentos file (Estabelecimentos*.zip or *.ESTABELE): not a CNPJ release\n`],
+      [`${empty}/nowhere`, `prospecta: ${empty}/nowhere is not a folder\n`],
+    ] as const) {
+      const res = await runCli(['import', 'cnpj', '--dir', dir], env);
+      expect(res.code).not.toBe(0);
+      expect(res.stderr).toBe(message);
+    }
+  });
+
   it('seed demo a second time says the data was there, and gives a new key', async () => {
     const own = { DATA_DIR: await tempDir('cli-seed'), DEMO_SEED_COMPANIES: '50' };
     const first = await runCli(['seed', 'demo'], own);

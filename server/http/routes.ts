@@ -23,6 +23,7 @@ export function buildRouter(pipeline: Pipeline, extraRoutes: (router: Router<App
     const operation: Operation = operations[id];
     const status = successStatus(operation);
     router.register(koaPath(operation.path), [operation.method], async (ctx) => {
+      ctx.state.operation = id;
       const gone = new ClientGone(ctx);
       // A stream that also declares a JSON answer gives it to a client that prefers JSON.
       const answer = operation.stream?.json && ctx.accepts('text/event-stream', 'application/json') === 'application/json' ? 'value' : 'events';
@@ -30,7 +31,7 @@ export function buildRouter(pipeline: Pipeline, extraRoutes: (router: Router<App
         id,
         { principal: ctx.state.principal, refused: ctx.state.authProblem },
         { params: ctx.params, query: ctx.query, readBody: () => readJsonBody(ctx) },
-        { log: ctx.state.log, signal: () => gone.controller.signal, answer },
+        { log: ctx.state.log, signal: () => gone.controller.signal, answer, trace: ctx.state.trace },
       );
       if (outcome.kind === 'stream') return sendEventStream(ctx, outcome.events, gone.controller);
       ctx.status = status;

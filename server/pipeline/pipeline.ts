@@ -15,6 +15,8 @@ import type { Services } from '../services.ts';
 import type { HandlerContext, Handlers } from './handler.ts';
 import type { AnswerForm, Outcome, RawInput, Receipt, StreamEvent } from './outcome.ts';
 import { compileValidators, type RequestPart, type Validate } from './validate.ts';
+import { creditsDebited, operationCall, type Binding } from '../metrics.ts';
+import { startTrace, type TraceContext } from '../trace-context.ts';
 
 
 export interface InvokeOptions {
@@ -26,6 +28,10 @@ export interface InvokeOptions {
   signal: AbortSignal | (() => AbortSignal);
   /** @default 'events' */
   answer?: AnswerForm;
+  /** The request's trace, which calls to outside services continue. @default a new trace */
+  trace?: TraceContext;
+  /** Who called, for the metrics. @default 'http' */
+  binding?: Binding;
 }
 
 export interface Pipeline {
@@ -57,7 +63,7 @@ export function createPipeline(services: Services, handlers: Handlers): Pipeline
 
       const receipt: Receipt = { credits: 0 };
       const invokeAgain: HandlerContext['invoke'] = (other, otherRaw, { signal }) =>
-        pipeline.invoke(other, caller, otherRaw, { log: options.log, signal });
+        pipeline.invoke(other, caller, otherRaw, { log: options.log, signal, binding: 'agent', trace: ctx.trace });
       const ctx = handlerContext(id, operation, input, principal, services, options, receipt, invokeAgain);
       try {
         const result = runners.get(id)!.run(input, ctx);
@@ -68,6 +74,9 @@ export function createPipeline(services: Services, handlers: Handlers): Pipeline
       }
     },
   };
+  // Every call counted by operation, binding and outcome (metrics.ts), the agent's tool calls too.
+  const run = pipeline.invoke;
+  pipeline.invoke = (id, caller, raw, options) => operationCall(id, options.binding ?? 'http', run(id, caller, raw, options));
   return pipeline;
 }
 
@@ -93,7 +102,7 @@ function handlerContext(
   input: Record<string, unknown>,
   principal: Principal | null,
   services: Services,
-  { log, signal, answer = 'events' }: InvokeOptions,
+  { log, signal, answer = 'events', trace = startTrace() }: InvokeOptions,
   receipt: Receipt,
   invoke: HandlerContext['invoke'],
 ): HandlerContext {
@@ -111,6 +120,7 @@ function handlerContext(
     principal,
     services,
     log,
+    trace,
     get signal() {
       if (!abortSignal) {
         abortSignal = typeof signal === 'function' ? signal() : signal;
@@ -122,6 +132,7 @@ function handlerContext(
     price,
     async charge(units, detail) {
       const charged = await services.payment.charge(workspaceId(), price(units), id, detail);
+      creditsDebited(id, charged);
       receipt.credits += charged;
       return charged;
     },

@@ -18,6 +18,7 @@ import { openReleaseFile, readRows, type Problem, type Row } from './rows.ts';
 import { companyWriter, type CompanyWriter } from './company-writer.ts';
 import { MemoryStaging, StoreStaging, type Staging } from './staging.ts';
 import type { CnaeDoc } from '../activities.ts';
+import { importStarted } from '../../metrics.ts';
 
 export interface ImportProgress {
   phase: 'codes' | 'companies' | 'establishments' | 'finishing';
@@ -88,7 +89,17 @@ export async function importRelease(store: Store, options: ImportOptions): Promi
   );
   const release = options.release ?? releaseOf(options.dir, await innerNames(files));
   if (!release) throw new Error('cannot tell the release month from the folder or file names; pass --release YYYY-MM');
-  return new Run(store, files, release, options).run();
+  // Progress, as the importer reports it, also feeds the metrics (running, files done, rows, establishments).
+  const metered = importStarted();
+  const onProgress = (progress: ImportProgress) => {
+    metered.progress(progress);
+    options.onProgress?.(progress);
+  };
+  try {
+    return await new Run(store, files, release, { ...options, onProgress }).run();
+  } finally {
+    metered.end();
+  }
 }
 
 async function innerNames(files: ReleaseFile[]): Promise<string[]> {

@@ -89,7 +89,7 @@ export function streamOpened(operation: RouteLabel): () => void {
 
 const operationCalls = new Counter({
   name: 'prospecta_operation_calls_total',
-  help: 'Operations run by the pipeline, by operation id, binding (http, mcp, agent) and outcome (ok, or the error code). A stream counts when it starts.',
+  help: 'Operations run by the pipeline, by operation id, binding (http, mcp, agent) and outcome (ok, the error code, or aborted: the caller left). A stream counts when it starts.',
   labelNames: ['operation', 'binding', 'outcome'] as const,
   registers,
 });
@@ -107,9 +107,15 @@ const creditsBy = new Map<string, Counter.Internal>();
 export function operationCall<T>(operation: OperationId, binding: Binding, outcome: Promise<T>): Promise<T> {
   outcome.then(
     () => countCall(operation, binding, 'ok'),
-    (err: unknown) => countCall(operation, binding, err instanceof ServiceError ? err.code : 'internal_error'),
+    (err: unknown) => countCall(operation, binding, outcomeOf(err)),
   );
   return outcome;
+}
+
+/** An error's code; a caller gone (the abort's reason) is no error of ours; anything else is a 500. */
+function outcomeOf(err: unknown): string {
+  if (err instanceof ServiceError) return err.code;
+  return (err as { name?: unknown } | null)?.name === 'AbortError' ? 'aborted' : 'internal_error';
 }
 
 function countCall(operation: OperationId, binding: Binding, outcome: string): void {

@@ -239,6 +239,29 @@ describe('the series, after the operations that feed them', () => {
     expect(http(after, 'agentChat') - http(before, 'agentChat')).toBe(1);
   });
 
+  it('a call whose caller leaves counts as aborted, not as an error of ours', async () => {
+    const { apiKey } = await app.workspace();
+    const before = await scrape();
+    const held = latch();
+    llm.reset();
+    llm.respond = () => JSON.stringify({ value: 'ok' });
+    llm.next({ until: held.promise });
+    const controller = new AbortController();
+    const leaving = fetch(`${app.url}/v1/api/ai-column`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ instruction: 'Say ok', Company: `Gone ${Math.random()}` }),
+      signal: controller.signal,
+    }).catch(() => null);
+    await eventually(() => expect(llm.requests).toHaveLength(1), { message: 'the model to be asked' });
+    controller.abort();
+    await leaving;
+    const aborted = (text: string) => sample(text, 'prospecta_operation_calls_total', { operation: 'aiColumn', binding: 'http', outcome: 'aborted' }) ?? 0;
+    await eventually(async () => expect(aborted(await scrape()) - aborted(before)).toBe(1), { message: 'the call to be counted aborted' });
+    held.open();
+    expect(sample(await scrape(), 'prospecta_operation_calls_total', { operation: 'aiColumn', binding: 'http', outcome: 'internal_error' })).toBeUndefined();
+  });
+
   it('an event stream is counted while it is open', async () => {
     const { apiKey } = await app.workspace();
     const open = (text: string) => sample(text, 'prospecta_sse_streams_open', { operation: 'streamCompanies' }) ?? 0;

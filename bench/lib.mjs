@@ -45,20 +45,17 @@ export function cli(args, env) {
  * dist/server.mjs on its own store in `dataDir`, with a workspace on an active plan holding
  * CREDITS (and, with `demo`, the demo registry's companies to look up);
  * `call(method, route, body)` sends an authenticated request and returns its JSON; `env` is
- * what the server runs with, for CLI commands that reach it through its control socket.
+ * what the server runs with, for CLI commands that reach it through its control socket; `child`
+ * is the server process.
  */
-export async function startInstance(dataDir, env = {}, { demo = false } = {}) {
+export async function startInstance(dataDir, env = {}, { demo = false, stderr } = {}) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const fullEnv = { DATA_DIR: dataDir, PORT: String(port), PUBLIC_URL: url, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '10000000', ...env };
   if (demo) await cli(['seed', 'demo'], fullEnv);
   const { workspaceId, apiKey } = await cli(['workspace', 'create', '--name', 'bench', '--plan', 'active'], fullEnv);
   await cli(['credits', 'grant', '--workspace', workspaceId, '--amount', String(CREDITS)], fullEnv);
-  const child = spawn(process.execPath, ['dist/server.mjs'], { cwd: root, env: { ...process.env, ...fullEnv }, stdio: ['ignore', 'ignore', 'inherit'] });
-  for (let tries = 0; !(await fetch(`${url}/v1/health`).then((r) => r.ok, () => false)); tries++) {
-    if (tries > 100 || child.exitCode !== null) throw new Error(`the server on ${url} did not start`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const { child } = await launchServer(fullEnv, { stderr });
   const call = async (method, route, body) => {
     const res = await fetch(`${url}/v1/api${route}`, {
       method,
@@ -69,5 +66,23 @@ export async function startInstance(dataDir, env = {}, { demo = false } = {}) {
     if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${text.slice(0, 200)}`);
     return JSON.parse(text);
   };
-  return { url, env: fullEnv, workspaceId, apiKey, call, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) };
+  return { url, env: fullEnv, workspaceId, apiKey, call, child, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) };
+}
+
+/**
+ * dist/server.mjs as its own process with `env` (which holds its DATA_DIR, PORT and PUBLIC_URL),
+ * resolved once `/v1/health` answers 200: the child, and the milliseconds that took. Its stderr
+ * is this process's, or with `stderr: 'pipe'` the caller's to read.
+ */
+export async function launchServer(env, { tries = 100, stderr = 'inherit' } = {}) {
+  const started = performance.now();
+  const child = spawn(process.execPath, ['dist/server.mjs'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', stderr] });
+  for (let tried = 0; !(await fetch(`${env.PUBLIC_URL}/v1/health`).then((r) => r.ok, () => false)); tried++) {
+    if (tried > tries || child.exitCode !== null) {
+      child.kill('SIGKILL');
+      throw new Error(`the server on ${env.PUBLIC_URL} did not start`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { child, ms: performance.now() - started };
 }

@@ -11,6 +11,7 @@ import { protectedResourceMetadata, RESOURCE_METADATA_PATH, resourceMetadataUrl 
 import type { Handlers } from './pipeline/handler.ts';
 import { handlers as defaultHandlers } from './pipeline/handlers.ts';
 import { MCP_PATH, mcpRoute } from './mcp/route.ts';
+import { apiReference } from './dashboard/api-reference.ts';
 import { Assets } from './dashboard/assets.ts';
 import { dashboard } from './dashboard/routes.ts';
 import { PACKAGE_ROOT } from './package-root.ts';
@@ -20,6 +21,7 @@ import { errorHandler, unmatchedRoutes } from './http/error-handler.ts';
 import { buildOpenApi } from './http/openapi.ts';
 import { metricsRoute } from './http/metrics-route.ts';
 import { requestContext } from './http/request-context.ts';
+import { HeldStreams, type HeldStreamLimits } from './http/held-streams.ts';
 import { buildRouter } from './http/routes.ts';
 import type { AppState } from './http/state.ts';
 import { throttle } from './http/throttle.ts';
@@ -33,6 +35,8 @@ export interface AppOptions {
   proxy?: boolean;
   /** The dashboard's built files; by default dist/dashboard (built by `npm run build`). */
   dashboardAssets?: Assets;
+  /** How long and how many streams are held for reconnections (tests shorten them). */
+  streams?: Partial<HeldStreamLimits>;
 }
 
 export function createApp(services: Services, options: AppOptions = {}): Koa<AppState> {
@@ -43,7 +47,7 @@ export function createApp(services: Services, options: AppOptions = {}): Koa<App
   const openapi = buildOpenApi(services.version, services.config.publicUrl);
   const pipeline = createPipeline(services, { ...defaultHandlers, ...options.handlers });
   const resourceMetadata = protectedResourceMetadata(services.config);
-  const router = buildRouter(pipeline, (r) => {
+  const router = buildRouter(pipeline, new HeldStreams(options.streams), (r) => {
     r.get('/openapi.json', (ctx) => {
       ctx.state.operation = 'openapi';
       ctx.body = openapi;
@@ -56,7 +60,8 @@ export function createApp(services: Services, options: AppOptions = {}): Koa<App
     });
   });
 
-  const board = dashboard(services, options.dashboardAssets ?? Assets.load(new URL('dist/dashboard/', PACKAGE_ROOT)));
+  const assets = options.dashboardAssets ?? Assets.load(new URL('dist/dashboard/', PACKAGE_ROOT));
+  const board = dashboard(services, assets);
   const middleware = [
     requestContext(services.log),
     errorHandler(resourceMetadataUrl(services.config)),
@@ -67,6 +72,7 @@ export function createApp(services: Services, options: AppOptions = {}): Koa<App
     identify(services.credentials),
     throttle(services.rateLimiter),
     board.pages,
+    apiReference(assets),
     versioning(),
     stripVersionPrefix(),
     mcpRoute({

@@ -23,6 +23,8 @@ export type ErrorCode =
   | 'cadence_not_generated'
   | 'campaign_full'
   | 'already_revoked'
+  | 'idempotency_key_in_use'
+  | 'idempotency_key_reused'
   | 'request_timeout'
   | 'payload_too_large'
   | 'unsupported_media_type'

@@ -17,6 +17,7 @@ import { allowanceIndexes, DailyAllowances } from './credits/allowance.ts';
 import { Payment } from './credits/payment.ts';
 import { Conversations, conversationIndexes } from './agent/conversations.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
+import { IdempotencyKeys, idempotencyIndexes } from './pipeline/idempotency.ts';
 import { Providers } from './providers/providers.ts';
 import { providerKeyIndexes, type WorkspaceProviderKeys } from './providers/workspace-keys.ts';
 import type { BrasilApiSource } from './receita/brasilapi-client.ts';
@@ -48,6 +49,8 @@ export interface Services {
   credits: Credits;
   /** Every 402: the plan gate, charges, budgets. */
   payment: Payment;
+  /** Answers stored under `Idempotency-Key`s, replayed for 24 h. */
+  idempotency: IdempotencyKeys;
   companies: Companies;
   /** Answers CNPJ lookups the imported registry lacks; null unless BRASILAPI_ENABLED. */
   remoteCompanies: BrasilApiSource | null;
@@ -96,6 +99,7 @@ export const indexDeclarations: IndexDeclaration[] = [
   ...sessionIndexes,
   ...signInLinkIndexes,
   ...oidcSignInIndexes,
+  ...idempotencyIndexes,
 ];
 
 export function createServices(deps: {
@@ -124,6 +128,7 @@ export function createServices(deps: {
     credentials: new Credentials(keys, oauth),
     credits,
     payment: new Payment(credits, workspaces, new DailyAllowances(deps.store)),
+    idempotency: new IdempotencyKeys(deps.store),
     conversations: new Conversations(deps.store),
     companies,
     providers: new Providers({

@@ -4,7 +4,7 @@
  * or the body. Synchronous, because Apps Script is.
  */
 import { operations, type InputOf, type OperationId, type OutputOf } from '../../shared/operations/index.ts';
-import type { Operation } from '../../shared/operations/types.ts';
+import { takesIdempotencyKey, type Operation } from '../../shared/operations/types.ts';
 import { sending, type HttpPort, type HttpRequest, type HttpResponse } from './http.ts';
 
 export class ApiCallError extends Error {
@@ -30,14 +30,36 @@ function header(headers: Record<string, string>, name: string): string | undefin
   return undefined;
 }
 
+/**
+ * A random UUID (version 4) for an `Idempotency-Key`. Apps Script has no Web Crypto; a key needs
+ * only to be unique within the workspace for a day, which Math.random's 122 bits give.
+ */
+export function randomKey(): string {
+  const hex = Array.from({ length: 32 }, () => Math.floor(Math.random() * 16).toString(16));
+  hex[12] = '4';
+  hex[16] = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
+  const h = hex.join('');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
 export class ProspectaClient {
   constructor(
     private readonly http: HttpPort,
     private readonly settings: ClientSettings,
+    private readonly newKey: () => string = randomKey,
   ) {}
 
-  /** The HTTP request for one operation, for batching with `fetchAll`. */
-  request<Id extends OperationId>(id: Id, input: InputOf<Id>): HttpRequest {
+  /** A key for one call, to send again with each retry of that call (`request`'s third argument). */
+  idempotencyKey(): string {
+    return this.newKey();
+  }
+
+  /**
+   * The HTTP request for one operation, for batching with `fetchAll`. An operation that takes an
+   * `Idempotency-Key` gets `idempotencyKey`: pass the same one each time the same call is sent
+   * again, so the server answers the retry from the first run rather than charging it twice.
+   */
+  request<Id extends OperationId>(id: Id, input: InputOf<Id>, idempotencyKey: string = this.newKey()): HttpRequest {
     const op: Operation = operations[id];
     const values = { ...(input as Record<string, unknown>) };
     const take = (name: string) => {
@@ -58,6 +80,7 @@ export class ProspectaClient {
     };
     // UrlFetchApp cannot read a stream: an operation that can answer either way is asked for JSON.
     if (op.stream?.json) request.headers.Accept = 'application/json';
+    if (takesIdempotencyKey(op)) request.headers['Idempotency-Key'] = idempotencyKey;
     if (op.request.body) {
       request.headers['Content-Type'] = 'application/json';
       request.payload = JSON.stringify(values);

@@ -1,6 +1,6 @@
 /**
  * Requests of one chunk in one `UrlFetchApp.fetchAll`. A 429 waits as its `Retry-After` says and
- * sends those requests again (a few times); a bad key or an empty balance stops the job; any other
+ * sends those requests again (a few times, each with its first `Idempotency-Key`); a bad key or an empty balance stops the job; any other
  * failure stays with its rows, so the run goes on with the next ones.
  */
 import { ApiCallError, type ProspectaClient } from '../api/client.ts';
@@ -24,8 +24,10 @@ export function sendAll<Id extends OperationId>(
 ): Array<Outcome<OutputOf<Id>>> {
   const outcomes: Array<Outcome<OutputOf<Id>> | undefined> = inputs.map(() => undefined);
   let pending = inputs.map((_, i) => i);
+  // One key per call, sent again with each of its retries: a retry is answered, never charged twice.
+  const keys = inputs.map(() => client.idempotencyKey());
   for (let attempt = 0; pending.length > 0; attempt++) {
-    const requests: HttpRequest[] = pending.map((i) => client.request(id, inputs[i]!));
+    const requests: HttpRequest[] = pending.map((i) => client.request(id, inputs[i]!, keys[i]!));
     let responses;
     try {
       responses = sending(() => http.fetchAll(requests));

@@ -12,7 +12,7 @@ import type { Tool } from '../mcp/tools.ts';
 import type { HandlerContext } from '../pipeline/handler.ts';
 import type { StoredMessage } from './conversations.ts';
 import { fitToBudget, systemPrompt } from './prompt.ts';
-import { functionsOf, isPaid, offeredTools, parseArguments, refused, runTool, type ToolCallOutcome } from './tools.ts';
+import { functionsOf, isPaid, offeredTools, parseArguments, refused, runTool, toolCallKey, type ToolCallOutcome } from './tools.ts';
 
 export type AgentEvent = StreamEventOf<'agentChat'>;
 
@@ -140,7 +140,7 @@ async function runCalls(calls: Call[], tools: Map<string, Tool>, setup: ChatSetu
     else {
       allowed--;
       spent.steps++;
-      const run = () => runCapped(tool, args, ctx, cap, spent);
+      const run = () => runCapped(tool, args, ctx, cap, spent, toolCallKey(setup.conversationId, setup.history.length, call.id));
       if (cap !== undefined && isPaid(tool)) {
         const mine = paidTurn.then(run);
         paidTurn = mine.catch(() => undefined);
@@ -164,7 +164,7 @@ async function runCalls(calls: Call[], tools: Map<string, Tool>, setup: ChatSetu
 }
 
 /** A call, unless the client left or the message's credit cap is spent; a tool that takes `maxCredits` gets what is left. */
-async function runCapped(tool: Tool, args: Record<string, unknown>, ctx: HandlerContext, cap: number | undefined, spent: { credits: number }): Promise<ToolCallOutcome | null> {
+async function runCapped(tool: Tool, args: Record<string, unknown>, ctx: HandlerContext, cap: number | undefined, spent: { credits: number }, key: string): Promise<ToolCallOutcome | null> {
   if (ctx.signal.aborted) return null;
   if (cap !== undefined && isPaid(tool)) {
     const left = cap - spent.credits;
@@ -172,5 +172,5 @@ async function runCapped(tool: Tool, args: Record<string, unknown>, ctx: Handler
     const properties = (tool.definition.inputSchema.properties ?? {}) as Record<string, unknown>;
     if ('maxCredits' in properties) args = { ...args, maxCredits: Math.min(left, typeof args.maxCredits === 'number' ? args.maxCredits : left) };
   }
-  return runTool(tool, args, ctx);
+  return runTool(tool, args, ctx, key);
 }

@@ -4,6 +4,7 @@
  * as an MCP `tools/call` (through the pipeline, for the same caller), its outcome turned into the
  * JSON a `role: tool` message carries. A malformed call never reaches the pipeline and costs nothing.
  */
+import { createHash } from 'node:crypto';
 import type { Caller } from '../auth/principal.ts';
 import type { FunctionTool } from '../ai/llm.ts';
 import { ServiceError } from '../errors.ts';
@@ -64,10 +65,10 @@ export function parseArguments(raw: string): Record<string, unknown> | ServiceEr
 }
 
 /** Runs one call through the pipeline; every failure becomes a tool error, never a throw. */
-export async function runTool(tool: Tool, args: Record<string, unknown>, ctx: HandlerContext): Promise<ToolCallOutcome> {
+export async function runTool(tool: Tool, args: Record<string, unknown>, ctx: HandlerContext, idempotencyKey?: string): Promise<ToolCallOutcome> {
   let charged = 0;
   try {
-    const outcome = await ctx.invoke(tool.operationId, tool.split(args), { signal: ctx.signal });
+    const outcome = await ctx.invoke(tool.operationId, tool.split(args), { signal: ctx.signal, ...(idempotencyKey ? { idempotencyKey } : {}) });
     const body = outcome.kind === 'value' ? outcome.value : await mergePages(outcome.events, async () => {});
     charged = outcome.receipt.credits;
     return { content: limited(JSON.stringify(body)), isError: false, creditsCharged: charged };
@@ -77,6 +78,16 @@ export async function runTool(tool: Tool, args: Record<string, unknown>, ctx: Ha
     ctx.log.error({ err, tool: tool.definition.name }, 'agent tool call failed');
     return refused('internal_error', 'Something went wrong on our side.');
   }
+}
+
+/**
+ * The `Idempotency-Key` of one tool call: its conversation, the turn (the messages before the
+ * user's, since some model servers number call ids afresh in each answer) and the call id name one
+ * call, so the same call run again is answered from its first run rather than charged twice.
+ * Hashed: call ids are the model's, of any length and alphabet.
+ */
+export function toolCallKey(conversationId: string, turn: number, callId: string): string {
+  return `agent-${createHash('sha256').update(`${conversationId}\0${turn}\0${callId}`).digest('hex')}`;
 }
 
 function limited(json: string): string {

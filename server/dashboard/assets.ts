@@ -14,16 +14,35 @@ export interface Manifest {
   entries: Record<string, { js: string; css?: string }>;
 }
 
-interface Asset {
+/** A file served from memory, gzipped once. */
+export interface StaticFile {
   type: string;
   body: Buffer;
   gzipped: Buffer;
 }
 
+export function staticFile(type: string, body: Buffer): StaticFile {
+  return { type, body, gzipped: gzipSync(body, { level: 9 }) };
+}
+
+/** Answers with `file`, cached for a year: its name changes with its content (a hash or a version). */
+export function serveImmutable(ctx: AppContext, file: StaticFile): void {
+  ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  ctx.vary('Accept-Encoding');
+  ctx.type = file.type;
+  if (ctx.acceptsEncodings('gzip', 'identity') === 'gzip') {
+    ctx.set('Content-Encoding', 'gzip');
+    ctx.body = file.gzipped;
+  } else {
+    ctx.body = file.body;
+  }
+}
+
 const TYPES: Record<string, string> = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8' };
 
 export class Assets {
-  private readonly files = new Map<string, Asset>();
+  private readonly files = new Map<string, StaticFile>();
 
   private constructor(readonly manifest: Manifest | null) {}
 
@@ -40,8 +59,7 @@ export class Assets {
     for (const name of readdirSync(folder)) {
       const type = TYPES[name.slice(name.lastIndexOf('.') + 1)];
       if (!type) continue;
-      const body = readFileSync(new URL(name, folder));
-      assets.files.set(name, { type, body, gzipped: gzipSync(body, { level: 9 }) });
+      assets.files.set(name, staticFile(type, readFileSync(new URL(name, folder))));
     }
     return assets;
   }
@@ -56,16 +74,7 @@ export class Assets {
   serve(ctx: AppContext, name: string): boolean {
     const asset = this.files.get(name);
     if (!asset) return false;
-    ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.vary('Accept-Encoding');
-    ctx.type = asset.type;
-    if (ctx.acceptsEncodings('gzip', 'identity') === 'gzip') {
-      ctx.set('Content-Encoding', 'gzip');
-      ctx.body = asset.gzipped;
-    } else {
-      ctx.body = asset.body;
-    }
+    serveImmutable(ctx, asset);
     return true;
   }
 }

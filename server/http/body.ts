@@ -68,7 +68,12 @@ function decoderOf(header: string): Inflate | null {
   return decoder;
 }
 
-async function readCapped(ctx: AppContext): Promise<Buffer> {
+/**
+ * The raw body, at most MAX_BODY_BYTES; past that, 413 `payload_too_large` without reading the
+ * rest (the connection is then closed: it cannot carry another request). MCP reads its messages
+ * through it too.
+ */
+export async function readCapped(ctx: AppContext): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of ctx.req as AsyncIterable<Buffer>) {

@@ -23,6 +23,8 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   campaign_full: 409,
   request_timeout: 408,
   already_revoked: 409,
+  idempotency_key_in_use: 409,
+  idempotency_key_reused: 422,
   payload_too_large: 413,
   unsupported_media_type: 415,
   headers_too_large: 431,

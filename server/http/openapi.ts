@@ -7,6 +7,7 @@ import { operations } from '../../shared/operations/index.ts';
 import type { Operation } from '../../shared/operations/types.ts';
 import { SESSION_COOKIE } from '../dashboard/session-cookie.ts';
 import { ErrorBody } from '../../shared/schemas/common.ts';
+import { retryParameters, retryStatuses } from './openapi-retries.ts';
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid parameters; `message` names the field.',
@@ -82,6 +83,7 @@ function parameters(op: Operation, components: Components) {
       out.push({ name, in: where, required: where === 'path' || required.has(name), schema: components.schema(prop) });
     }
   }
+  out.push(...retryParameters(op));
   out.push({
     name: 'Service-Version',
     in: 'header',
@@ -139,6 +141,11 @@ function responses(op: Operation, components: Components) {
       headers: status === 429 ? { ...RATE_HEADERS, 'Retry-After': { schema: { type: 'integer' } } } : RATE_HEADERS,
       content: { 'application/json': { schema: components.schema(ErrorBody) } },
     };
+  }
+  for (const { status, description, empty } of retryStatuses(op)) {
+    out[status] = empty
+      ? { description, headers: { ...RATE_HEADERS, 'Stream-Status': { schema: { type: 'string', enum: ['finished', 'stopped', 'unknown'] } } } }
+      : { description, headers: RATE_HEADERS, content: { 'application/json': { schema: components.schema(ErrorBody) } } };
   }
   return out;
 }

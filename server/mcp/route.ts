@@ -10,7 +10,7 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { requireCredential } from '../auth/principal.ts';
 import { ServiceError } from '../errors.ts';
-import { MAX_BODY_BYTES, parseJsonBody } from '../http/body.ts';
+import { MAX_BODY_BYTES, parseJsonBody, readCapped } from '../http/body.ts';
 import { errorHeaders, STATUS_OF } from '../http/error-status.ts';
 import type { AppContext, Middleware } from '../http/state.ts';
 import type { Pipeline } from '../pipeline/pipeline.ts';
@@ -96,21 +96,12 @@ async function readMessage(ctx: AppContext): Promise<Read> {
   const encoding = ctx.get('Content-Encoding');
   if (encoding && encoding !== 'identity') return rpcError(415, -32000, `Unsupported Content-Encoding: ${encoding}.`);
   if (Number(ctx.get('Content-Length')) > MAX_BODY_BYTES) return rpcError(413, -32000, 'The message is larger than 1 MiB.');
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) {
-      ctx.set('Connection', 'close');
-      return rpcError(413, -32000, 'The message is larger than 1 MiB.');
-    }
-    chunks.push(chunk);
-  }
   let body: unknown;
   try {
-    body = parseJsonBody(Buffer.concat(chunks));
+    body = parseJsonBody(await readCapped(ctx));
   } catch (err) {
     if (!(err instanceof ServiceError)) throw err;
+    if (err.code === 'payload_too_large') return rpcError(413, -32000, 'The message is larger than 1 MiB.');
     return rpcError(400, -32700, `Parse error: ${err.message}`);
   }
   if (Array.isArray(body)) return rpcError(400, -32600, 'Invalid Request: JSON-RPC batches are not supported; send one message per POST.');

@@ -63,6 +63,7 @@ export function createMcpServer({ pipeline, caller, log, trace, version }: McpCo
       const outcome = await pipeline.invoke(tool.operationId, caller, tool.split(request.params.arguments ?? {}), {
         log,
         signal: extra.signal,
+        ...idempotencyKeyOf(request.params._meta),
         trace,
         binding: 'mcp',
       });
@@ -84,6 +85,18 @@ export function createMcpServer({ pipeline, caller, log, trace, version }: McpCo
     }
   });
   return server;
+}
+
+/**
+ * `_meta.idempotencyKey` of a `tools/call`: what HTTP's `Idempotency-Key` header is, for the tools
+ * whose operation takes one. Not a string → the pipeline's 400 for a malformed key.
+ */
+export const IDEMPOTENCY_META = 'idempotencyKey';
+
+function idempotencyKeyOf(meta: Record<string, unknown> | undefined): { idempotencyKey?: string } {
+  const value = meta?.[IDEMPOTENCY_META];
+  if (value === undefined) return {};
+  return { idempotencyKey: typeof value === 'string' ? value : '' };
 }
 
 /** A stream's pages gathered into one result: every row, then what `done` says. */

@@ -28,8 +28,17 @@ export interface Receipt {
 }
 
 export type Outcome =
-  | { kind: 'value'; operation: Operation; value: unknown; receipt: Receipt }
-  | { kind: 'stream'; operation: Operation; events: AsyncIterable<StreamEvent>; receipt: Receipt };
+  | { kind: 'value'; operation: Operation; value: unknown; receipt: Receipt; replayed?: true }
+  | {
+      kind: 'stream';
+      operation: Operation;
+      events: AsyncIterable<StreamEvent>;
+      receipt: Receipt;
+      /** Names this run of the stream: SSE event ids are `<streamId>:<seq>`, and a reconnection names it. */
+      streamId: string;
+      /** The answer stored under an `Idempotency-Key`, sent again rather than run again. */
+      replayed?: true;
+    };
 
 /**
  * How the client wants a stream operation answered: its events, or (when the registry declares a

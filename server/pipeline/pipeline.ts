@@ -5,14 +5,16 @@
  * MCP into a `tools/call` result, the agent into a tool message. A binding that needs an `if`
  * about plans, credits or scopes is a sign the rule belongs here.
  */
+import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import { operations, type OperationId } from '../../shared/operations/index.ts';
-import { priceOf, type Operation } from '../../shared/operations/types.ts';
+import { priceOf, takesIdempotencyKey, type Operation } from '../../shared/operations/types.ts';
 import { authorize, type Caller, type Principal } from '../auth/principal.ts';
 import { invalidRequest, ServiceError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import type { HandlerContext, Handlers } from './handler.ts';
+import { checkIdempotencyKey, recordEvents, replayEvents, requestHash, settleFailure, type StoredAnswer } from './idempotency.ts';
 import type { AnswerForm, Outcome, RawInput, Receipt, StreamEvent } from './outcome.ts';
 import { compileValidators, type RequestPart, type Validate } from './validate.ts';
 import { creditsDebited, operationCall, type Binding } from '../metrics.ts';
@@ -28,6 +30,11 @@ export interface InvokeOptions {
   signal: AbortSignal | (() => AbortSignal);
   /** @default 'events' */
   answer?: AnswerForm;
+  /**
+   * The client's `Idempotency-Key` (HTTP's header, MCP's `_meta`, the agent's call): for an
+   * operation that takes one, the first answer under it is stored and replayed (idempotency.ts).
+   */
+  idempotencyKey?: string;
   /** The request's trace, which calls to outside services continue. @default a new trace */
   trace?: TraceContext;
   /** Who called, for the metrics. @default 'http' */
@@ -58,42 +65,91 @@ export function createPipeline(services: Services, handlers: Handlers): Pipeline
     async invoke(id, caller, raw, options) {
       const operation: Operation = operations[id];
       const principal = authorize(caller, operation);
-      const input = await parse(validate, id, operation, raw);
-      if (operation.requiresPlan && principal) await services.payment.requirePlan(principal.workspaceId);
-
+      // Checked before the body is read; ignored by an operation that takes none (a GET is idempotent anyway).
+      const key =
+        options.idempotencyKey !== undefined && principal && takesIdempotencyKey(operation) ? checkIdempotencyKey(options.idempotencyKey) : undefined;
+      const { input, parts } = await parse(validate, id, operation, raw);
       const receipt: Receipt = { credits: 0 };
-      const invokeAgain: HandlerContext['invoke'] = (other, otherRaw, { signal }) =>
-        pipeline.invoke(other, caller, otherRaw, { log: options.log, signal, binding: 'agent', trace: ctx.trace });
-      const ctx = handlerContext(id, operation, input, principal, services, options, receipt, invokeAgain);
+      const run = async (): Promise<Outcome> => {
+        if (operation.requiresPlan && principal) await services.payment.requirePlan(principal.workspaceId);
+        const invokeAgain: HandlerContext['invoke'] = (other, otherRaw, { signal, idempotencyKey }) =>
+          pipeline.invoke(other, caller, otherRaw, { log: options.log, signal, binding: 'agent', trace: ctx.trace, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) });
+        const ctx = handlerContext(id, operation, input, principal, services, options, receipt, invokeAgain);
+        try {
+          const result = runners.get(id)!.run(input, ctx);
+          if (isStream(result)) return { kind: 'stream', operation, events: result, receipt, streamId: randomUUID() };
+          return { kind: 'value', operation, value: await result, receipt };
+        } catch (err) {
+          throw storageRefusal(err) ?? err;
+        }
+      };
+      if (key === undefined || !principal) return run();
+
+      // The answer form is part of the request where the client chooses it (events or JSON).
+      const hash = requestHash(id, operation.stream?.json ? { ...parts, answer: options.answer ?? 'events' } : parts);
+      const held = await services.idempotency.claim(principal.workspaceId, key, id, hash);
+      if ('stored' in held) return replay(operation, held.stored);
+      const { claim } = held;
+      let outcome: Outcome;
       try {
-        const result = runners.get(id)!.run(input, ctx);
-        if (isStream(result)) return { kind: 'stream', operation, events: result, receipt };
-        return { kind: 'value', operation, value: await result, receipt };
+        outcome = await run();
       } catch (err) {
-        throw storageRefusal(err) ?? err;
+        await settleFailure(claim, err, receipt).catch((storeErr) => options.log.warn({ err: storeErr }, 'idempotency: the failure was not recorded'));
+        throw err;
       }
+      if (outcome.kind === 'stream') return { ...outcome, events: recordEvents(outcome.events, claim, receipt, outcome.streamId) };
+      // The answer is given even if it could not be stored: it was paid for.
+      await claim
+        .complete({ kind: 'value', status: successStatus(operation), body: JSON.stringify(outcome.value) })
+        .catch((err) => options.log.warn({ err }, 'idempotency: the answer was not stored'));
+      return outcome;
     },
   };
   // Every call counted by operation, binding and outcome (metrics.ts), the agent's tool calls too.
-  const run = pipeline.invoke;
-  pipeline.invoke = (id, caller, raw, options) => operationCall(id, options.binding ?? 'http', run(id, caller, raw, options));
+  const unmetered = pipeline.invoke;
+  pipeline.invoke = (id, caller, raw, options) => operationCall(id, options.binding ?? 'http', unmetered(id, caller, raw, options));
   return pipeline;
+}
+
+/** An answer stored under an `Idempotency-Key`, given again: nothing runs, nothing is charged. */
+function replay(operation: Operation, answer: StoredAnswer): Outcome {
+  const receipt: Receipt = { credits: 0 };
+  switch (answer.kind) {
+    case 'value':
+      return { kind: 'value', operation, value: JSON.parse(answer.body), receipt, replayed: true };
+    case 'stream':
+      return { kind: 'stream', operation, events: replayEvents(answer), receipt, streamId: answer.streamId, replayed: true };
+    case 'error':
+      throw new ServiceError(answer.code, answer.message);
+  }
+}
+
+/** The status of a success: the first response the registry declares. */
+export function successStatus(op: Operation): number {
+  return Number(Object.keys(op.responses)[0] ?? 200);
 }
 
 /**
  * The parts the operation declares, validated and merged into one input; a violation is a 400
  * naming it. A body not read yet is read last, after the path and query are accepted.
  */
-async function parse(validate: Validate, id: OperationId, operation: Operation, raw: RawInput): Promise<Record<string, unknown>> {
+async function parse(
+  validate: Validate,
+  id: OperationId,
+  operation: Operation,
+  raw: RawInput,
+): Promise<{ input: Record<string, unknown>; parts: Partial<Record<RequestPart, unknown>> }> {
   const input: Record<string, unknown> = {};
+  const parts: Partial<Record<RequestPart, unknown>> = {};
   for (const part of PARTS) {
     if (!operation.request[part]) continue;
     const value = part === 'body' && raw.readBody ? await raw.readBody() : raw[part];
     const result = validate(id, part, value ?? {});
     if (!result.ok) throw invalidRequest(result.message);
+    parts[part] = result.value;
     Object.assign(input, result.value);
   }
-  return input;
+  return { input, parts };
 }
 
 function handlerContext(

@@ -26,8 +26,10 @@ export const agentOperations = defineOperations({
     request: { body: AgentChatBody },
     responses: { 200: AgentChatResult },
     errors: [400, 401, 402, 404, 429, 500, 503],
-    stream: { events: agentChatEvents, json: true },
+    stream: { events: agentChatEvents, json: true, pausable: false },
     tool: false,
+    // Free itself, but its tool calls charge: a retried message must not run them again.
+    idempotent: true,
   },
   listConversations: {
     method: 'GET',

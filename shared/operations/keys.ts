@@ -39,6 +39,8 @@ export const keyOperations = defineOperations({
     errors: [400, 401, 403],
     tool: false,
     extension: true,
+    // Its answer holds the secret, which is stored nowhere (only its hash): not under a key either.
+    idempotent: false,
   },
   revokeApiKey: {
     method: 'DELETE',

@@ -66,6 +66,13 @@ export interface StreamSchemas {
    * payload, so OpenAPI has a schema to name.
    */
   json?: boolean;
+  /**
+   * false: the handler works on whether or not its events are read (the agent's loop), so a client
+   * that leaves stops it at once, where a stream pulled page by page (the searches) is paused for a
+   * while in case its client reconnects with `Last-Event-ID`. Either way a reconnection never runs
+   * it again.
+   */
+  pausable?: false;
 }
 
 export interface RequestSchemas {
@@ -111,6 +118,21 @@ export interface Operation {
   tool?: false;
   /** Part of prospecta's extensions rather than the published interface. */
   extension?: boolean;
+  /**
+   * Whether it takes an `Idempotency-Key`, when `takesIdempotencyKey`'s rule (a POST that charges
+   * or creates) does not say it right: the agent's chat charges through its tools; creating an API
+   * key must not store the secret its answer holds.
+   */
+  idempotent?: boolean;
+}
+
+/**
+ * Whether an operation takes an `Idempotency-Key` (its first answer stored and replayed): a POST
+ * that charges or creates (answers 201), unless its entry says otherwise. The one home of the rule,
+ * read by the pipeline, OpenAPI, the registry's tests and the add-on's client.
+ */
+export function takesIdempotencyKey(op: Operation): boolean {
+  return op.idempotent ?? (op.method === 'POST' && (op.credits.rule !== 'free' || 201 in op.responses));
 }
 
 /** Identity helper that keeps the literal types of an entry, so InputOf/OutputOf stay precise. */

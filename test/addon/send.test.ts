@@ -33,6 +33,19 @@ describe('sendAll', () => {
     expect(slept).toEqual([7000]);
     expect(http.rounds.map((r) => r.length)).toEqual([2, 1]);
     expect(JSON.parse(http.rounds[1]![0]!.payload!)).toEqual({ cnpjs: ['b'] });
+    // Each call has its own Idempotency-Key, and its retry sends the same one: never charged twice.
+    const [a, b] = http.rounds[0]!.map((r) => r.headers['Idempotency-Key']);
+    expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(b).not.toBe(a);
+    expect(http.rounds[1]![0]!.headers['Idempotency-Key']).toBe(b);
+  });
+
+  it('sends an Idempotency-Key only with the operations that take one', () => {
+    const c = client(scripted([]));
+    expect(c.request('lookupCnpjBatch', { cnpjs: ['a'] }).headers['Idempotency-Key']).toBeTruthy();
+    expect(c.request('agentChat', { message: 'hi' }).headers['Idempotency-Key']).toBeTruthy();
+    expect(c.request('getCredits', {}).headers['Idempotency-Key']).toBeUndefined();
+    expect(c.request('upsertSheetRows', { sheetId: '0b7c1e38-58a4-4bd3-9d63-6f3b1b0f3b8e', rows: [] }).headers['Idempotency-Key']).toBeUndefined();
   });
 
   it('a 5xx stays with its row in plain words; the others answer', () => {

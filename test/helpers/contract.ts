@@ -72,6 +72,8 @@ export function checkResponse(method: string, url: string, status: number, body:
   }
   if (!found) return;
   const { op } = found;
+  // A reconnection (Last-Event-ID) to a stream with nothing more to send: 204 ends it.
+  if (op.stream && status === 204) return;
   if (op.stream && events) {
     checkEvents(op.stream, events, name);
     return;

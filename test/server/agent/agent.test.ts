@@ -208,6 +208,25 @@ describe('the chat', () => {
     expect(bodies().every((b) => !b.stream)).toBe(true);
   });
 
+  it('answers a message sent again under its Idempotency-Key from the first run: no model call, no tool call, no charge', async () => {
+    const { apiKey, workspaceId } = await keyFor();
+    play([{ calls: [{ name: 'lookup_cnpj_batch', arguments: { cnpjs: [acme] } }] }, { text: 'ACME is active.' }]);
+    const headers = { Accept: 'application/json', 'Idempotency-Key': 'chat-message-1' };
+    const first = await chat(apiKey, { message: 'Is ACME active?' }, headers);
+    expect(first.status).toBe(200);
+    const calls = llm.requests.length;
+    const before = await balance(apiKey);
+    const again = await chat(apiKey, { message: 'Is ACME active?' }, headers);
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
+    expect(llm.requests.length).toBe(calls);
+    expect(await balance(apiKey)).toBe(before);
+    expect(await app.services.conversations.list(workspaceId)).toHaveLength(1);
+    // Asking for events under the same key is another request.
+    expect((await chat(apiKey, { message: 'Is ACME active?' }, { 'Idempotency-Key': 'chat-message-1' })).status).toBe(422);
+  });
+
   it('ends with an error event and then done when the model fails midway', async () => {
     const { apiKey } = await keyFor();
     play([{ calls: [{ name: 'get_credits', arguments: {} }] }, { text: 'never' }]);

@@ -40,7 +40,8 @@ async function* endless(_input: InputOf<'streamCompanies'>, ctx: HandlerContext)
 }
 
 beforeAll(async () => {
-  app = await startTestApp({}, { handlers: { streamPeople: pages, streamCompanies: endless } });
+  // A client that leaves is waited for only briefly here, so its handler's stop is seen soon.
+  app = await startTestApp({}, { handlers: { streamPeople: pages, streamCompanies: endless }, streams: { graceMs: 50 } });
   key = (await app.workspace('active')).apiKey;
 });
 afterAll(() => app.close());
@@ -77,12 +78,27 @@ describe('server-sent events', () => {
       body: '{}',
       signal: controller.signal,
     });
-    const reader = res.body!.getReader();
-    await reader.read();
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    while (!/^id: (.+)$/m.test(text)) text += (await reader.read()).value ?? '';
+    const firstId = /^id: (.+)$/m.exec(text)![1]!;
     controller.abort();
-    // `finished` is set in the handler's `finally`: it has been closed, and a closed generator
-    // yields no further page, so no quiet period is needed to see that the work stopped.
+    // `finished` is set in the handler's `finally`: it has been closed (once the short hold of this
+    // app's streams passed without the client coming back), and a closed generator yields no
+    // further page, so no quiet period is needed to see that the work stopped.
     await eventually(() => expect(seen.finished).toBe(true), { message: 'the handler to be closed' });
     expect(seen.aborted).toBe(true);
+
+    // Coming back too late gets what was held (no `done`: the stream was stopped), never a new run.
+    const pagesSent = seen.pagesSent;
+    const late = await fetch(`${app.url}/v1/api/companies/search/stream`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Last-Event-ID': firstId },
+      body: '{}',
+    });
+    await late.text();
+    expect([200, 204]).toContain(late.status);
+    if (late.status === 204) expect(late.headers.get('stream-status')).toBe('stopped');
+    expect(seen.pagesSent).toBe(pagesSent);
   });
 });

@@ -126,6 +126,23 @@ describe('tools', () => {
     expect((await movements(viaMcp.workspaceId))[0]).toMatchObject({ amount: -2, operation: 'lookupCnpjBatch' });
   });
 
+  it('takes an Idempotency-Key in _meta.idempotencyKey: a repeated call is answered again, not charged again', async () => {
+    const { apiKey, workspaceId } = await keyFor();
+    const client = await connect(apiKey);
+    const args = { cnpjs: [acme, branch] };
+    const once = (idempotencyKey: unknown, cnpjs = args) =>
+      client.callTool({ name: 'lookup_cnpj_batch', arguments: cnpjs, _meta: { idempotencyKey } }) as Promise<CallToolResult>;
+    const first = await once('mcp-call-1');
+    const again = await once('mcp-call-1');
+    expect(again.isError).toBeFalsy();
+    expect(again.structuredContent).toEqual(first.structuredContent);
+    const reused = await once('mcp-call-1', { cnpjs: [acme] });
+    expect(reused.structuredContent).toMatchObject({ error: 'idempotency_key_reused' });
+    expect((await once(42)).structuredContent).toMatchObject({ error: 'invalid_request' });
+    const debits = (await app.services.credits.view(workspaceId))!.movements.filter((m) => m.amount < 0);
+    expect(debits).toHaveLength(1);
+  });
+
   it('answers the HTTP body for a sample of read and search operations', async () => {
     const { apiKey } = await keyFor();
     const client = await connect(apiKey);

@@ -1,0 +1,48 @@
+/** Ledger movements as a table, newest first: when, what, how much, and the balance after. */
+import { formatAmount, formatNumber, formatTime } from './format.ts';
+
+export interface MovementRow {
+  movementId: string;
+  at: string;
+  amount: number;
+  balanceAfter: number;
+  operation: string;
+  detail: string;
+}
+
+export function MovementsTable({ movements, caption }: { movements: MovementRow[]; caption: string }) {
+  if (movements.length === 0) return <p class="muted">No movements yet.</p>;
+  return (
+    <div class="table-wrap" tabIndex={0} role="region" aria-label={caption}>
+      <table class="movements">
+        <caption class="sr-only">{caption}</caption>
+        <thead>
+          <tr>
+            <th scope="col">When</th>
+            <th scope="col">Operation</th>
+            <th scope="col">Detail</th>
+            <th scope="col" class="num">
+              Amount
+            </th>
+            <th scope="col" class="num">
+              Balance after
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {movements.map((m) => (
+            <tr key={m.movementId}>
+              <td class="nowrap">{formatTime(m.at)}</td>
+              <td>
+                <code>{m.operation}</code>
+              </td>
+              <td class="prose">{m.detail}</td>
+              <td class={`num ${m.amount < 0 ? 'debit' : 'credit'}`}>{formatAmount(m.amount)}</td>
+              <td class="num">{formatNumber(m.balanceAfter)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

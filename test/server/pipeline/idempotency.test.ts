@@ -1,0 +1,114 @@
+/**
+ * The store of idempotency keys, on both adapters: one claim among concurrent duplicates, the
+ * stored answer given back, 24 hours of life, and a claim whose process died taken over once its
+ * lease has passed. (The HTTP behaviour is in test/server/http/idempotency.test.ts.)
+ */
+import { randomUUID } from 'node:crypto';
+import { MongoClient } from 'mongodb';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  checkIdempotencyKey,
+  IDEMPOTENCY_LEASE_MS,
+  IDEMPOTENCY_TTL_MS,
+  idempotencyIndexes,
+  IdempotencyKeys,
+  requestHash,
+} from '../../../server/pipeline/idempotency.ts';
+import { openEmbeddedStore } from '../../../server/store/embedded/store.ts';
+import { openMongoStore } from '../../../server/store/mongo.ts';
+import type { Store } from '../../../server/store/port.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
+import { mongoForTests } from '../store/mongo-server.ts';
+
+function suite(openFresh: () => Promise<{ store: Store; dispose(): Promise<void> }>): void {
+  let opened: { store: Store; dispose(): Promise<void> };
+  let now = Date.UTC(2026, 0, 1);
+  let keys: IdempotencyKeys;
+
+  beforeEach(async () => {
+    opened = await openFresh();
+    for (const { collection, keys: fields, options } of idempotencyIndexes) await opened.store.collection(collection).createIndex(fields, options);
+    keys = new IdempotencyKeys(opened.store, () => now);
+  });
+  afterEach(() => opened.dispose());
+
+  const hash = requestHash('lookupCnpjBatch', { body: { cnpjs: ['1'] } });
+
+  it('lets exactly one of many concurrent duplicates claim the key', async () => {
+    const tries = await Promise.allSettled(Array.from({ length: 20 }, () => keys.claim('ws', 'k', 'lookupCnpjBatch', hash)));
+    const claimed = tries.filter((t) => t.status === 'fulfilled');
+    expect(claimed).toHaveLength(1);
+    for (const t of tries.filter((t) => t.status === 'rejected')) expect((t as PromiseRejectedResult).reason.code).toBe('idempotency_key_in_use');
+  });
+
+  it('gives the stored answer back, for 24 hours, and refuses another request under the key', async () => {
+    const first = await keys.claim('ws', 'k', 'lookupCnpjBatch', hash);
+    if (!('claim' in first)) throw new Error('not claimed');
+    await first.claim.complete({ kind: 'value', status: 200, body: '{"results":[]}' });
+    expect(await keys.claim('ws', 'k', 'lookupCnpjBatch', hash)).toEqual({ stored: { kind: 'value', status: 200, body: '{"results":[]}' } });
+    await expect(keys.claim('ws', 'k', 'lookupCnpjBatch', requestHash('lookupCnpjBatch', { body: { cnpjs: ['2'] } }))).rejects.toMatchObject({
+      code: 'idempotency_key_reused',
+    });
+    // Another workspace's key of the same name is another key.
+    expect(await keys.claim('other', 'k', 'lookupCnpjBatch', hash)).toHaveProperty('claim');
+    now += IDEMPOTENCY_TTL_MS + 1;
+    expect(await keys.claim('ws', 'k', 'lookupCnpjBatch', hash)).toHaveProperty('claim');
+  });
+
+  it('releases a key, and takes over a claim whose lease has passed', async () => {
+    const first = await keys.claim('ws', 'k', 'lookupCnpjBatch', hash);
+    if (!('claim' in first)) throw new Error('not claimed');
+    await first.claim.release();
+    const second = await keys.claim('ws', 'k', 'lookupCnpjBatch', hash);
+    expect(second).toHaveProperty('claim');
+    // `second` never finishes (its process died): until its lease passes, duplicates wait.
+    await expect(keys.claim('ws', 'k', 'lookupCnpjBatch', hash)).rejects.toMatchObject({ code: 'idempotency_key_in_use' });
+    now += IDEMPOTENCY_LEASE_MS + 1;
+    const third = await keys.claim('ws', 'k', 'lookupCnpjBatch', hash);
+    if (!('claim' in third)) throw new Error('not taken over');
+    // The stale claim can no longer store its answer over the new one's.
+    if ('claim' in second) await second.claim.complete({ kind: 'value', status: 200, body: '"stale"' });
+    await third.claim.complete({ kind: 'value', status: 200, body: '"fresh"' });
+    expect(await keys.claim('ws', 'k', 'lookupCnpjBatch', hash)).toEqual({ stored: { kind: 'value', status: 200, body: '"fresh"' } });
+  });
+}
+
+describe('key format', () => {
+  it('accepts a token or a structured-field string of 1 to 255 visible ASCII characters', () => {
+    expect(checkIdempotencyKey('8e03978e-40d5-43e8-bc93-6894a57f9324')).toBe('8e03978e-40d5-43e8-bc93-6894a57f9324');
+    expect(checkIdempotencyKey('"abc"')).toBe('abc');
+    for (const bad of ['', '""', 'a b', 'x'.repeat(256), 'tab\there', 'ü']) expect(() => checkIdempotencyKey(bad)).toThrow(/Idempotency-Key/);
+  });
+
+  it('hashes the request whatever the order of its keys', () => {
+    expect(requestHash('enrich', { body: { a: 1, b: [{ c: 2, d: 3 }] } })).toBe(requestHash('enrich', { body: { b: [{ d: 3, c: 2 }], a: 1 } }));
+    expect(requestHash('enrich', { body: { a: 1 } })).not.toBe(requestHash('research', { body: { a: 1 } }));
+  });
+});
+
+describe('embedded store', () => {
+  suite(async () => {
+    const store = await openEmbeddedStore(await tempDir('idempotency'));
+    return { store, dispose: () => store.close() };
+  });
+});
+
+const mongo = await mongoForTests();
+if ('reason' in mongo) console.warn(`Skipping the MongoDB half of the idempotency-key tests: ${mongo.reason}.`);
+
+describe.skipIf(!mongo.uri)('mongodb store', () => {
+  afterAll(() => (mongo.uri ? mongo.stop() : undefined));
+  suite(async () => {
+    const dbName = `prospecta_test_${randomUUID().replaceAll('-', '')}`;
+    const store = await openMongoStore(mongo.uri!, dbName);
+    return {
+      store,
+      async dispose() {
+        await store.close();
+        const client = await MongoClient.connect(mongo.uri!);
+        await client.db(dbName).dropDatabase();
+        await client.close();
+      },
+    };
+  });
+});

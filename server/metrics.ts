@@ -18,7 +18,7 @@ import { ServiceError } from './errors.ts';
 export const registry = new Registry();
 
 /** What a request is counted under: its registry operation, or one of the few routes outside it. */
-export type RouteLabel = OperationId | 'mcp' | 'openapi' | 'resource_metadata' | 'metrics' | 'dashboard' | 'unmatched';
+export type RouteLabel = OperationId | 'mcp' | 'openapi' | 'resource_metadata' | 'metrics' | 'dashboard' | 'docs' | 'unmatched';
 
 /** How an operation was reached. */
 export type Binding = 'http' | 'mcp' | 'agent';
@@ -42,7 +42,7 @@ const registers = [registry];
 
 const httpRequests = new Counter({
   name: 'prospecta_http_requests_total',
-  help: 'HTTP requests answered, by operation id (or mcp, openapi, resource_metadata, metrics, dashboard, unmatched) and status code.',
+  help: 'HTTP requests answered, by operation id (or mcp, openapi, resource_metadata, metrics, dashboard, docs, unmatched) and status code.',
   labelNames: ['operation', 'status'] as const,
   registers,
 });

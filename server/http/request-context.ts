@@ -57,9 +57,14 @@ export function requestContext(log: Logger): Middleware {
   };
 }
 
-/** No route named the request: the dashboard's pages, or nothing at all (404, 405, refused before routing). */
+/**
+ * No route named the request: the dashboard's pages, the API reference (both served outside the
+ * registry's routes, by their own middleware), or nothing at all (404, 405, refused before routing).
+ */
 function fallbackLabel(ctx: AppContext): metrics.RouteLabel {
-  return ctx.path.startsWith('/dashboard') ? 'dashboard' : 'unmatched';
+  const path = ctx.path;
+  if (path.startsWith('/dashboard')) return 'dashboard';
+  return path === '/docs' || path.startsWith('/docs/') ? 'docs' : 'unmatched';
 }
 
 /** A body still to be streamed as server-sent events (rare: checked only when the body is a stream). */

@@ -143,6 +143,11 @@ describe('the series, after the operations that feed them', () => {
     expect((await app.request('GET', '/v1/api/credits')).status).toBe(401);
     expect((await app.request('GET', '/v1/api/no-such-thing')).status).toBe(404);
     expect((await app.request('GET', '/openapi.json')).status).toBe(200);
+    // The API reference and the dashboard's pages are served outside the registry's routes (a page's status depends on the build).
+    const docs = await fetch(`${app.url}/docs`);
+    await docs.arrayBuffer();
+    const login = await fetch(`${app.url}/dashboard/login`);
+    await login.arrayBuffer();
     const after = await scrape();
     const delta = (labels: Record<string, string>) =>
       (sample(after, 'prospecta_http_requests_total', labels) ?? 0) - (sample(before, 'prospecta_http_requests_total', labels) ?? 0);
@@ -150,6 +155,8 @@ describe('the series, after the operations that feed them', () => {
     expect(delta({ operation: 'getCredits', status: '401' })).toBe(1);
     expect(delta({ operation: 'unmatched', status: '404' })).toBe(1);
     expect(delta({ operation: 'openapi', status: '200' })).toBe(1);
+    expect(delta({ operation: 'docs', status: String(docs.status) })).toBe(1);
+    expect(delta({ operation: 'dashboard', status: String(login.status) })).toBe(1);
     // The scrape before this one counted itself.
     expect(delta({ operation: 'metrics', status: '200' })).toBe(1);
     const count = (text: string) => sample(text, 'prospecta_http_request_duration_seconds_count', { operation: 'getCredits' }) ?? 0;

@@ -67,8 +67,11 @@ function fallbackLabel(ctx: AppContext): metrics.RouteLabel {
   return path === '/docs' || path.startsWith('/docs/') ? 'docs' : 'unmatched';
 }
 
-/** A body still to be streamed as server-sent events (rare: checked only when the body is a stream). */
+/**
+ * A body still to be streamed as server-sent events, to a client still there (whose `close` is
+ * then still to come). Rare: the type is read only when the body is a stream.
+ */
 function isEventStream(ctx: AppContext): boolean {
   const body = ctx.body as { pipe?: unknown } | null;
-  return typeof body?.pipe === 'function' && !ctx.res.writableFinished && ctx.response.is('text/event-stream') !== false;
+  return typeof body?.pipe === 'function' && !ctx.res.closed && !ctx.res.writableFinished && ctx.response.is('text/event-stream') !== false;
 }

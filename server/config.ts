@@ -7,6 +7,10 @@ import { envPrefix } from './providers/provider.ts';
 import { declarations } from './providers/declared.ts';
 import { BRASILAPI_URL } from './receita/brasilapi-client.ts';
 
+/** The Receita's Nextcloud share of the monthly releases (since about Feb 2026), and the tax-regime folder. */
+const CNPJ_RELEASES_URL = 'https://arquivos.receitafederal.gov.br/index.php/s/YggdBLfdninEJX9';
+const CNPJ_TAX_REGIMES_URL = 'https://arquivos.receitafederal.gov.br/dados/cnpj/regime_tributario/';
+
 export interface Config {
   port: number;
   host: string;
@@ -53,6 +57,8 @@ export interface Config {
   keyCacheSeconds: number;
   /** BrasilAPI answers CNPJ lookups the imported registry lacks; off unless asked for. */
   brasilApi: { enabled: boolean; url: string; lookupsPerRequest: number };
+  /** Where `download cnpj` finds the Receita's releases and tax-regime files (issue 22). */
+  cnpjReleases: { url: string; taxRegimesUrl: string; stallMs: number; parallel: number };
   /** Per provider: its key and the operator's overrides of its declared URL, limits and cost. */
   providers: Record<string, ProviderSettings>;
   /** Encrypts workspaces' own provider keys at rest: 32 bytes, hex or base64 (PROVIDER_KEY_SECRET). */
@@ -212,6 +218,13 @@ export function loadConfig(env: Env = process.env): Config {
       enabled: flag(env, 'BRASILAPI_ENABLED', false),
       url: url(env, 'BRASILAPI_URL', ['http:', 'https:']) ?? BRASILAPI_URL,
       lookupsPerRequest: integer(env, 'BRASILAPI_LOOKUPS_PER_REQUEST', 10, 0, 500),
+    },
+    cnpjReleases: {
+      url: url(env, 'CNPJ_RELEASES_URL', ['http:', 'https:']) ?? CNPJ_RELEASES_URL,
+      // An empty value downloads the release without the tax-regime files.
+      taxRegimesUrl: env.CNPJ_TAX_REGIMES_URL === '' ? '' : (url(env, 'CNPJ_TAX_REGIMES_URL', ['http:', 'https:']) ?? CNPJ_TAX_REGIMES_URL),
+      stallMs: integer(env, 'CNPJ_DOWNLOAD_STALL_MS', 60_000, 100, 3_600_000),
+      parallel: integer(env, 'CNPJ_DOWNLOAD_PARALLEL', 3, 1, 16),
     },
   };
 }

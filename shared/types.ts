@@ -27,6 +27,9 @@ import type {
   Address as AddressSchema,
   CodeAndDescription as CodeAndDescriptionSchema,
   Partner as PartnerSchema,
+  PhoneNumber as PhoneNumberSchema,
+  TaxOption as TaxOptionSchema,
+  TaxRegime as TaxRegimeSchema,
 } from './schemas/registry.ts';
 import type {
   HydratedLead as HydratedLeadSchema,
@@ -44,6 +47,9 @@ export type ProviderCatalog = Static<typeof ProviderCatalogSchema>;
 export type CodeAndDescription = Static<typeof CodeAndDescriptionSchema>;
 export type Address = Static<typeof AddressSchema>;
 export type Partner = Static<typeof PartnerSchema>;
+export type PhoneNumber = Static<typeof PhoneNumberSchema>;
+export type TaxOption = Static<typeof TaxOptionSchema>;
+export type TaxRegime = Static<typeof TaxRegimeSchema>;
 export type Company = Static<typeof CompanySchema>;
 export type Activity = Static<typeof ActivitySchema>;
 export type CompanyStreamDone = Static<typeof CompanyStreamDoneSchema>;

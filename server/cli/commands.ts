@@ -10,7 +10,9 @@ import { memberInfo } from '../auth/members.ts';
 import { MAX_KEY_NAME } from '../auth/keys.ts';
 import { PLAN_NAMES, type PlanName } from '../credits/plans.ts';
 import { importPeople, PeopleFileError } from '../people/import-people.ts';
-import { importRelease, type ImportProgress } from '../receita/import/importer.ts';
+import { importRelease, OlderReleaseError, type ImportProgress } from '../receita/import/importer.ts';
+import { downloadRelease, DownloadError, type DownloadProgress } from '../receita/download/download.ts';
+import type { Config } from '../config.ts';
 import type { Problem } from '../receita/import/rows.ts';
 import { generateRelease } from '../seed/release-generator.ts';
 import { MissingSecretError } from '../providers/workspace-keys.ts';
@@ -26,11 +28,34 @@ const DOCUMENT_WORKER = new URL('./document-worker.mjs', import.meta.url);
 export type Args = Record<string, string | undefined>;
 
 /** What a long command tells its caller while it runs (the CLI draws it on stderr). */
-export type CommandEvent = { progress: ImportProgress } | { problem: Problem };
+export type CommandEvent = { progress: ImportProgress } | { problem: Problem } | { download: DownloadProgress } | { warning: string };
 
 interface Command {
   usage: string;
   run(services: Services, args: Args, notify: (event: CommandEvent) => void): Promise<unknown>;
+  /** A command that needs no store runs from the configuration alone, never through a running server. */
+  runLocal?(config: Config, args: Args, notify: (event: CommandEvent) => void): Promise<unknown>;
+}
+
+/** `download cnpj` and the first half of `import cnpj --download`. */
+async function download(config: Config, args: Args, notify: (event: CommandEvent) => void) {
+  const release = args.release ?? 'latest';
+  if (release !== 'latest' && !MONTH.test(release)) throw new UsageError('--release must be YYYY-MM or latest');
+  try {
+    return await downloadRelease({
+      url: config.cnpjReleases.url,
+      taxRegimesUrl: config.cnpjReleases.taxRegimesUrl,
+      release,
+      dir: args.dir ?? path.resolve('cnpj-releases'),
+      parallel: config.cnpjReleases.parallel,
+      stallMs: config.cnpjReleases.stallMs,
+      onProgress: (progress) => notify({ download: progress }),
+      onWarning: (warning) => notify({ warning }),
+    });
+  } catch (err) {
+    if (err instanceof DownloadError) throw new Error(err.message);
+    throw err;
+  }
 }
 
 function required(args: Args, name: string): string {
@@ -171,20 +196,42 @@ export const commands: Record<string, Command> = {
     },
   },
   'import cnpj': {
-    usage: 'import cnpj --dir DIR [--release YYYY-MM]',
+    usage:
+      'import cnpj --dir DIR [--release YYYY-MM] [--force]  |  import cnpj --download [--release YYYY-MM|latest] [--dir DIR] [--force]  (--force: over a newer release)',
     async run(services, args, notify) {
-      const dir = required(args, 'dir');
-      if (args.release !== undefined && !MONTH.test(args.release)) throw new UsageError('--release must be a month, YYYY-MM');
-      const summary = await importRelease(services.store, {
-        dir,
-        ...(args.release ? { release: args.release } : {}),
-        ...(existsSync(fileURLToPath(DOCUMENT_WORKER)) ? { documentWorker: DOCUMENT_WORKER } : {}),
-        onProgress: (progress) => notify({ progress }),
-        onProblem: (problem) => notify({ problem }),
-      });
-      services.companies.changed();
-      return summary;
+      let dir: string;
+      let release = args.release;
+      if (args.download !== undefined) {
+        // Downloads into DIR/YYYY-MM (DIR: ./cnpj-releases by default), then imports that folder.
+        const downloaded = await download(services.config, args, notify);
+        dir = downloaded.dir;
+        release = downloaded.release;
+      } else {
+        dir = required(args, 'dir');
+        if (release !== undefined && !MONTH.test(release)) throw new UsageError('--release must be a month, YYYY-MM');
+      }
+      try {
+        const summary = await importRelease(services.store, {
+          dir,
+          ...(release ? { release } : {}),
+          ...(args.force !== undefined ? { force: true } : {}),
+          ...(existsSync(fileURLToPath(DOCUMENT_WORKER)) ? { documentWorker: DOCUMENT_WORKER } : {}),
+          onProgress: (progress) => notify({ progress }),
+          onProblem: (problem) => notify({ problem }),
+        });
+        return summary;
+      } catch (err) {
+        if (err instanceof OlderReleaseError) throw new UsageError(err.message);
+        throw err;
+      } finally {
+        services.companies.changed();
+      }
     },
+  },
+  'download cnpj': {
+    usage: `download cnpj [--release YYYY-MM|latest] [--dir DIR]  (into DIR/YYYY-MM, DIR ./cnpj-releases by default; source: CNPJ_RELEASES_URL)`,
+    run: (services, args, notify) => download(services.config, args, notify),
+    runLocal: download,
   },
   'import people': {
     usage: 'import people --workspace ID --file people.csv [--list NAME]  (columns recognised by header, en/pt/es)',

@@ -10,7 +10,7 @@ import { bootstrap } from '../bootstrap.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { patchBottleneckYield } from '../outbound/bottleneck-yield.ts';
 import { VERSION } from '../version.ts';
-import { commands, usage } from './commands.ts';
+import { commands, usage, UsageError } from './commands.ts';
 import { controlSocketPath, runCommand, sendControl, type ControlReply, type ControlRequest } from './control.ts';
 import { progressDisplay } from './progress.ts';
 import { BadBackupError, restoreBackup } from '../store/embedded/restore.ts';
@@ -69,6 +69,8 @@ function parseCommand(argv: string[]): ControlRequest {
       issuer: { type: 'string' },
       out: { type: 'string' },
       from: { type: 'string' },
+      download: { type: 'boolean' },
+      force: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -109,6 +111,17 @@ async function execute(request: ControlRequest): Promise<ControlReply> {
   const config = loadConfig();
   const log = pino({ level: 'warn' }, pino.destination(2));
   const display = progressDisplay();
+  const local = commands[request.command]?.runLocal;
+  if (local) {
+    // Needs no store: runs here even while a server holds it.
+    try {
+      return { ok: true, result: await local(config, request.args, display.notify) };
+    } catch (err) {
+      return { ok: false, usage: err instanceof UsageError, message: err instanceof Error ? err.message : String(err) };
+    } finally {
+      display.stop();
+    }
+  }
   try {
     const runtime = await bootstrap(config, log, VERSION, 'command');
     try {

@@ -5,19 +5,49 @@
  */
 import cliProgress from 'cli-progress';
 import type { CommandEvent } from './commands.ts';
+import type { DownloadProgress } from '../receita/download/download.ts';
 
 export function progressDisplay(stream: NodeJS.WriteStream = process.stderr) {
   const started = Date.now();
   let bars: cliProgress.MultiBar | undefined;
   let bar: cliProgress.SingleBar | undefined;
+  let downloadBar: cliProgress.SingleBar | undefined;
   let last: { file: string; filesDone: number } | undefined;
   const log = (line: string) => (bars ? bars.log(`${line}\n`) : stream.write(`${line}\n`));
+
+  const mib = (bytes: number) => (bytes / 1048576).toFixed(1);
+  /** Downloads: a bar of bytes (files when sizes are unknown) on a terminal, a line per finished file elsewhere. */
+  function showDownload(d: DownloadProgress): void {
+    if (!stream.isTTY) {
+      if (d.finished) {
+        log(`${d.finished.name} ${d.finished.how}: ${mib(d.finished.bytes)} MiB (${d.filesDone}/${d.files} files, ${mib(d.bytes)} MiB in all)`);
+      }
+      return;
+    }
+    const seconds = Math.max((Date.now() - started) / 1000, 0.001);
+    const payload = { file: d.file, files: `${d.filesDone}/${d.files}`, mib: mib(d.bytes), rate: mib(d.bytes / seconds) };
+    const byBytes = d.totalBytes !== undefined;
+    bars ??= new cliProgress.MultiBar({ stream, hideCursor: true, clearOnComplete: false }, cliProgress.Presets.shades_classic);
+    downloadBar ??= bars.create(byBytes ? d.totalBytes! : d.files, 0, payload, {
+      format: 'download |{bar}| {files} files | {mib} MiB, {rate} MiB/s | {file}',
+    });
+    downloadBar.update(byBytes ? d.bytes : d.filesDone, payload);
+    if (d.finished) log(`${d.finished.name} ${d.finished.how}: ${mib(d.finished.bytes)} MiB`);
+  }
 
   return {
     notify(event: CommandEvent): void {
       if ('problem' in event) {
         const { file, line, message } = event.problem;
         log(`problem: ${file}${line ? ` line ${line}` : ''}: ${message}`);
+        return;
+      }
+      if ('warning' in event) {
+        log(`warning: ${event.warning}`);
+        return;
+      }
+      if ('download' in event) {
+        showDownload(event.download);
         return;
       }
       const p = event.progress;
@@ -36,18 +66,10 @@ export function progressDisplay(stream: NodeJS.WriteStream = process.stderr) {
         last = { file: p.file, filesDone: p.filesDone };
         return;
       }
-      if (!bars) {
-        bars = new cliProgress.MultiBar(
-          {
-            stream,
-            format: '{phase} |{bar}| {value}/{total} files | {rows} rows, {rate} rows/s | {establishments} establishments | {file}',
-            hideCursor: true,
-            clearOnComplete: false,
-          },
-          cliProgress.Presets.shades_classic,
-        );
-        bar = bars.create(p.files, p.filesDone, payload);
-      }
+      bars ??= new cliProgress.MultiBar({ stream, hideCursor: true, clearOnComplete: false }, cliProgress.Presets.shades_classic);
+      bar ??= bars.create(p.files, p.filesDone, payload, {
+        format: '{phase} |{bar}| {value}/{total} files | {rows} rows, {rate} rows/s | {establishments} establishments | {file}',
+      });
       bar!.update(p.filesDone, payload);
     },
     stop(): void {

@@ -13,6 +13,8 @@ import { VERSION } from '../version.ts';
 import type { TraceContext } from '../trace-context.ts';
 import { REGISTRATION_STATUSES, STORED_FISCAL_SIZES } from '../../shared/schemas/registry.ts';
 import type { CodeAndDescription, CompanyRecord, RegistrationStatus } from './company-record.ts';
+import type { PhoneNumber, TaxOption } from '../../shared/types.ts';
+import { AGE_BAND_CODES, COMPANY_SIZE_CODES, PARTNER_TYPE_CODES, type FixedCodeTable } from '../../shared/registry-codes.ts';
 
 export const BRASILAPI_URL = 'https://brasilapi.com.br';
 
@@ -158,6 +160,26 @@ function capital(value: unknown): number | null {
   return typeof amount === 'number' && Number.isFinite(amount) && amount >= 0 ? Math.round(amount * 100) / 100 : null;
 }
 
+/** A code of one of the layout's fixed lists, described from its table (shared/registry-codes.ts). */
+function fixedCode(table: FixedCodeTable, value: unknown, width: number): CodeAndDescription | null {
+  const padded = code(value, width, { zeroIsValid: true });
+  return padded === null ? null : { code: padded, description: table[padded] ?? null };
+}
+
+/** `1133334444` (area code, then number) as minha-receita joins them. */
+function phoneNumber(value: unknown): PhoneNumber | null {
+  const all = digits(value);
+  if (!all) return null;
+  return all.length > 8 ? { areaCode: all.slice(0, 2), number: all.slice(2) } : { areaCode: null, number: all };
+}
+
+function taxOption(option: unknown, since: unknown, until: unknown): TaxOption | null {
+  const flag = typeof option === 'boolean' ? option : null;
+  const from = date(since);
+  const to = date(until);
+  return flag === null && from === null && to === null ? null : { option: flag, since: from, until: to };
+}
+
 /** minha-receita's JSON (BrasilAPI's body) as a company record; tolerant of any missing field. */
 export function fromMinhaReceita(cnpj: string, body: Partial<BrasilApiCompany>): CompanyRecord {
   const b = body as Record<string, unknown>;
@@ -204,15 +226,61 @@ export function fromMinhaReceita(cnpj: string, body: Partial<BrasilApiCompany>):
     partners: list(b.qsa).flatMap((p) => {
       const name = text(p.nome_socio);
       if (!name) return [];
+      const representative = text(p.cpf_representante_legal);
+      const representativeName = text(p.nome_representante_legal);
       return [
         {
           name,
           document: text(p.cnpj_cpf_do_socio),
           qualification: text(p.qualificacao_socio),
           since: date(p.data_entrada_sociedade),
+          type: fixedCode(PARTNER_TYPE_CODES, p.identificador_de_socio, 1),
+          qualificationCode: code(p.codigo_qualificacao_socio, 2, { zeroIsValid: true }),
+          country: codeAndDescription(code(p.codigo_pais, 3), p.pais),
+          ageBand: fixedCode(AGE_BAND_CODES, p.codigo_faixa_etaria, 1),
+          legalRepresentative:
+            (representative && representative !== '***000000**') || representativeName
+              ? {
+                  document: representative,
+                  name: representativeName,
+                  qualification: codeAndDescription(
+                    code(p.codigo_qualificacao_representante_legal, 2, { zeroIsValid: true }),
+                    p.qualificacao_representante_legal,
+                  ),
+                }
+              : null,
         },
       ];
     }),
+    // Issue 22: the other fields minha-receita publishes.
+    size: fixedCode(COMPANY_SIZE_CODES, b.codigo_porte, 2),
+    responsibleQualification: codeAndDescription(
+      code(b.qualificacao_do_responsavel, 2, { zeroIsValid: true }),
+      null,
+    ),
+    federativeEntity: text(b.ente_federativo_responsavel),
+    specialSituation: text(b.situacao_especial),
+    specialSituationDate: date(b.data_situacao_especial),
+    phone1: phoneNumber(b.ddd_telefone_1),
+    phone2: phoneNumber(b.ddd_telefone_2),
+    fax: phoneNumber(b.ddd_fax),
+    foreignCity: text(b.nome_cidade_no_exterior),
+    country: codeAndDescription(code(b.codigo_pais, 3), b.pais),
+    simples: taxOption(b.opcao_pelo_simples, b.data_opcao_pelo_simples, b.data_exclusao_do_simples),
+    mei: taxOption(b.opcao_pelo_mei, b.data_opcao_pelo_mei, b.data_exclusao_do_mei),
+    taxRegimes: list(b.regime_tributario).flatMap((r) => {
+      const year = Number(r.ano);
+      const form = text(r.forma_de_tributacao);
+      if (!Number.isInteger(year) || year < 1900 || year > 2100 || !form) return [];
+      const scp = text(r.cnpj_da_scp);
+      const entries = Number(r.quantidade_de_escrituracoes);
+      return [{
+        year,
+        form,
+        scpCnpj: scp && !/^0+$/.test(scp) ? scp : null,
+        bookkeepingEntries: Number.isInteger(entries) && entries >= 0 ? entries : null,
+      }];
+    }).sort((a, b) => b.year - a.year),
     release: null,
   };
 }

@@ -6,6 +6,8 @@ import type { Collection, Filter, FindOptions, IndexDeclaration, Store } from '.
 import { ActivityMatcher, type CnaeDoc } from './activities.ts';
 import type { CompanyDoc, CompanyRecord } from './company-record.ts';
 import { planSearch, type CompanyFilters, type SearchPlan } from './search-plan.ts';
+import { TaxRegimes, taxRegimeIndexes } from './tax-regimes.ts';
+import { Releases } from './releases.ts';
 
 /**
  * What the search filters need: an index per field it can narrow on. The embedded store picks
@@ -22,7 +24,12 @@ export const companyIndexes: IndexDeclaration[] = [
   'legalNature.code',
   'capital',
   'openingDate',
-].map((field) => ({ collection: 'companies', keys: { [field]: 1 } }));
+  // Issue 22's selective filters (size and age band hold a few values each: a scan in CNPJ order finds them soon).
+  'search.federativeEntity',
+  'search.taxRegimes',
+]
+  .map((field): IndexDeclaration => ({ collection: 'companies', keys: { [field]: 1 } }))
+  .concat(taxRegimeIndexes);
 
 /** What a stored company holds beyond its record, for search and import only: never read back. */
 const INTERNAL_FIELDS = { _id: 0, search: 0, importRun: 0 } as const;
@@ -32,12 +39,17 @@ const ACTIVITIES_TTL_MS = 5 * 60_000;
 
 export class Companies {
   readonly collection: Collection<CompanyDoc>;
+  readonly taxRegimes: TaxRegimes;
+  /** Which release is loaded (health, the provider catalog). */
+  readonly releases: Releases;
   private readonly cnaes: Collection<CnaeDoc>;
   private matcher: { value: Promise<ActivityMatcher>; at: number } | undefined;
 
   constructor(store: Store) {
     this.collection = store.collection<CompanyDoc>('companies');
     this.cnaes = store.collection<CnaeDoc>('cnaes');
+    this.taxRegimes = new TaxRegimes(store);
+    this.releases = new Releases(store);
   }
 
   /**
@@ -50,8 +62,15 @@ export class Companies {
     return new Map(records.map((record) => [record.cnpj, record]));
   }
 
+  /** The records, each with its tax regimes by year (from their own collection). */
   private async records(filter: Filter<CompanyDoc>, options: Omit<FindOptions, 'projection'> = {}): Promise<CompanyRecord[]> {
-    return (await this.collection.find(filter, { ...options, projection: INTERNAL_FIELDS }).toArray()) as unknown as CompanyRecord[];
+    const records = (await this.collection.find(filter, { ...options, projection: INTERNAL_FIELDS }).toArray()) as unknown as CompanyRecord[];
+    const regimes = await this.taxRegimes.byCnpj(records.map((r) => r.cnpj));
+    for (const record of records) {
+      completeRecord(record);
+      record.taxRegimes = regimes.get(record.cnpj) ?? [];
+    }
+    return records;
   }
 
   /**
@@ -80,5 +99,26 @@ export class Companies {
   /** Called after an import in this process, so the next search sees its CNAE table at once. */
   changed(): void {
     this.matcher = undefined;
+    this.releases.changed();
   }
 }
+
+/**
+ * A document imported before issue 22 lacks its newer fields: they are given as unknown (null),
+ * so every answer keeps the record's shape until the next import writes them.
+ */
+function completeRecord(record: CompanyRecord): void {
+  if (record.size !== undefined) return;
+  const loose = record as unknown as Record<string, unknown>;
+  for (const field of NEWER_FIELDS) loose[field] ??= null;
+  for (const partner of record.partners) {
+    const p = partner as unknown as Record<string, unknown>;
+    for (const field of NEWER_PARTNER_FIELDS) p[field] ??= null;
+  }
+}
+
+const NEWER_FIELDS = [
+  'size', 'responsibleQualification', 'federativeEntity', 'specialSituation', 'specialSituationDate', 'phone1', 'phone2',
+  'fax', 'foreignCity', 'country', 'simples', 'mei',
+] as const satisfies ReadonlyArray<keyof CompanyRecord>;
+const NEWER_PARTNER_FIELDS = ['type', 'qualificationCode', 'country', 'ageBand', 'legalRepresentative'] as const;

@@ -30,9 +30,14 @@ export interface SearchKeys {
   city: string | null;
   hasPhone: boolean;
   hasEmail: boolean;
+  /** Issue 22: the partners' age-band codes, the folded federative entity, and the tax regimes (`lucro_real`, `lucro_real:2023`). */
+  partnerAgeBands?: string[];
+  federativeEntity?: string | null;
+  taxRegimes?: string[];
 }
 
-export interface CompanyDoc extends CompanyRecord {
+/** What the store keeps of an establishment: its tax regimes live in `tax_regimes` and are joined when read. */
+export interface CompanyDoc extends Omit<CompanyRecord, 'taxRegimes'> {
   /** The CNPJ. */
   _id: string;
   release: string;
@@ -41,7 +46,9 @@ export interface CompanyDoc extends CompanyRecord {
   search: SearchKeys;
 }
 
-export function searchKeys(record: Omit<CompanyRecord, 'release'>): SearchKeys {
+export type StoredRecord = Omit<CompanyRecord, 'release' | 'taxRegimes'>;
+
+export function searchKeys(record: StoredRecord, taxRegimes: string[] = []): SearchKeys {
   return {
     name: [...new Set([...words(record.name), ...words(record.tradeName)])],
     partners: [...new Set(record.partners.flatMap((p) => words(p.name)))],
@@ -52,11 +59,18 @@ export function searchKeys(record: Omit<CompanyRecord, 'release'>): SearchKeys {
     city: record.address.city ? foldText(record.address.city) : null,
     hasPhone: record.phones.length > 0,
     hasEmail: record.email !== null,
+    partnerAgeBands: [...new Set(record.partners.flatMap((p) => (p.ageBand ? [p.ageBand.code] : [])))],
+    federativeEntity: record.federativeEntity ? foldText(record.federativeEntity) : null,
+    taxRegimes,
   };
 }
 
-export function companyDocument(record: Omit<CompanyRecord, 'release'>, stamp: { release: string; importRun: string }): CompanyDoc {
-  return { _id: record.cnpj, ...record, ...stamp, search: searchKeys(record) };
+export function companyDocument(
+  record: StoredRecord,
+  stamp: { release: string; importRun: string },
+  taxRegimes?: string[],
+): CompanyDoc {
+  return { _id: record.cnpj, ...record, ...stamp, search: searchKeys(record, taxRegimes) };
 }
 
 export function companyView(record: CompanyRecord, source = REGISTRY_SOURCE): CompanyView {

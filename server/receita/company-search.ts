@@ -11,6 +11,27 @@ import type { Companies } from './companies.ts';
 import { companyView, REGISTRY_SOURCE, type CompanyView } from './company-record.ts';
 
 export const COMPANY_SOURCES = [REGISTRY_SOURCE, 'brasilapi'] as const;
+
+type FilterName = Exclude<keyof InputOf<'searchCompanies'>, 'limit' | 'companyOrder'>;
+
+/**
+ * The filters each source can apply. A source never ignores one it cannot: it answers nothing
+ * and names the filter (as the people sources do), so no row comes back that the filters would
+ * have excluded. The registry applies every filter; BrasilAPI none (it answers lookups by CNPJ).
+ */
+const APPLIES: Record<(typeof COMPANY_SOURCES)[number], (name: FilterName) => boolean> = {
+  [REGISTRY_SOURCE]: () => true,
+  brasilapi: () => false,
+};
+
+/** The first filter set in the request that `source` cannot apply (empty strings and lists do not count). */
+export function refusedFilter(source: (typeof COMPANY_SOURCES)[number], filters: Partial<Record<FilterName, unknown>>): FilterName | undefined {
+  return (Object.keys(filters) as FilterName[]).find((name) => {
+    const value = filters[name];
+    const set = Array.isArray(value) ? value.length > 0 : typeof value === 'string' ? value.trim() !== '' : value !== undefined;
+    return set && !APPLIES[source](name);
+  });
+}
 const DEFAULT_LIMIT = 10;
 
 export interface CompanyPage {
@@ -52,7 +73,14 @@ export async function startCompanySearch(
   async function* pages(): AsyncGenerator<CompanyPage> {
     for (const source of sources) {
       if (source !== REGISTRY_SOURCE) {
-        yield { source, results: [], error: 'BrasilAPI answers lookups by CNPJ only; it cannot search' };
+        const refused = refusedFilter(source as (typeof COMPANY_SOURCES)[number], filters);
+        yield {
+          source,
+          results: [],
+          error: refused
+            ? `BrasilAPI cannot filter companies by ${refused}: it answers lookups by CNPJ only`
+            : 'BrasilAPI answers lookups by CNPJ only; it cannot search',
+        };
         continue;
       }
       const results = companies.map((doc) => companyView(doc));

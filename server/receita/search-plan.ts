@@ -32,7 +32,8 @@ export const UFS = new Set([
 ]);
 
 /** Size words → the registry's size codes (porte). `02` is the old layout's code for micro. */
-const SIZE_WORDS: Record<string, Array<'01' | '03' | '05'>> = {
+const SIZE_WORDS: Record<string, Array<'00' | '01' | '03' | '05'>> = {
+  '00': ['00'], 'nao informado': ['00'],
   micro: ['01'], me: ['01'], mei: ['01'], microempresa: ['01'], '01': ['01'], '02': ['01'],
   small: ['03'], pequena: ['03'], pequeno: ['03'], epp: ['03'], '03': ['03'],
   medium: ['05'], media: ['05'], large: ['05'], grande: ['05'], demais: ['05'], other: ['05'], '05': ['05'],
@@ -131,6 +132,18 @@ export function planSearch(input: CompanyFilters, matcher: ActivityMatcher): Sea
   }
 
   if (input.simpleOption !== undefined) filter.simplesOption = input.simpleOption;
+  // Issue 22's filters.
+  if (input.meiOption !== undefined) filter.meiOption = input.meiOption;
+  if (input.partnerAgeBands) filter['search.partnerAgeBands'] = { $in: input.partnerAgeBands };
+  if (input.federativeEntity !== undefined) {
+    const entity = foldText(input.federativeEntity);
+    if (entity === '') invalid('federativeEntity must contain a letter or digit');
+    filter['search.federativeEntity'] = entity;
+  }
+  if (input.taxRegime) {
+    const { regime, year } = input.taxRegime;
+    filter['search.taxRegimes'] = year === undefined ? regime : `${regime}:${year}`;
+  }
   if (input.hasPhone !== undefined) filter['search.hasPhone'] = input.hasPhone;
   if (input.hasEmail !== undefined) filter['search.hasEmail'] = input.hasEmail;
 

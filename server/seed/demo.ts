@@ -54,7 +54,8 @@ async function seedCompanies(services: Services, onProgress?: (progress: ImportP
   const dir = await mkdtemp(path.join(tmpdir(), 'prospecta-demo-release-'));
   try {
     await generateRelease({ dir, establishments: services.config.demoSeedCompanies });
-    const summary = await importRelease(services.store, { dir, release: '2026-10', ...(onProgress ? { onProgress } : {}) });
+    // Synthetic: a real release of any month may replace it without --force.
+    const summary = await importRelease(services.store, { dir, release: '2026-10', synthetic: true, ...(onProgress ? { onProgress } : {}) });
     services.companies.changed();
     return summary.establishments;
   } finally {

@@ -49,6 +49,8 @@ export interface GeneratedRelease {
   partners: number;
   /** Simples rows. */
   simples: number;
+  /** Rows of the tax-regime files (Lucro Real, Presumido, Arbitrado, Imunes e Isentas). */
+  taxRegimes: number;
 }
 
 export async function generateRelease(options: GenerateOptions): Promise<GeneratedRelease> {
@@ -74,6 +76,7 @@ export async function generateRelease(options: GenerateOptions): Promise<Generat
     companies: release.companies,
     partners: release.partnerRows,
     simples: release.simplesRows,
+    taxRegimes: release.taxRegimeRows,
   };
 }
 
@@ -127,6 +130,7 @@ const enum Stream {
   CompanyPart,
   EstablishmentPart,
   RootLetters,
+  TaxRegime,
 }
 
 function recordKey(seed: number, stream: Stream, index: number): number {
@@ -517,6 +521,7 @@ class SyntheticRelease {
   readonly mtime: Date;
   partnerRows = 0;
   simplesRows = 0;
+  taxRegimeRows = 0;
 
   private readonly establishmentsPerCompany: Uint8Array;
   private readonly stamp: string;
@@ -598,7 +603,49 @@ class SyntheticRelease {
       lookup('Naturezas.zip', 'NATJUCSV', LEGAL_NATURES),
       lookup('Paises.zip', 'PAISCSV', COUNTRIES),
       lookup('Qualificacoes.zip', 'QUALSCSV', PARTNER_QUALIFICATIONS),
+      ...TAX_REGIME_FILES.map((name) => ({
+        zip: `${name}.zip`,
+        inner: `${name}.csv`,
+        lines: () => this.taxRegimeLines(name),
+      })),
     ];
+  }
+
+  /**
+   * A tax-regime file (published apart, comma-separated with a header, masked CNPJs): for the
+   * last three years before the release, the head offices outside the Simples that filed under
+   * this form; non-profits are immune or exempt. A few rows name a branch no file has, as real
+   * files do.
+   */
+  private *taxRegimeLines(file: TaxRegimeFile): Generator<string> {
+    yield 'ano,cnpj,cnpj_da_scp,forma_de_tributacao,quantidade_de_escrituracoes\n';
+    const lastYear = new Date(this.lastDay * DAY_MS).getUTCFullYear() - 1;
+    for (let index = 0; index < this.companies; index++) {
+      const company = this.company(index);
+      const form = this.taxForm(company);
+      if (!form || TAX_FORM_FILE[form] !== file) continue;
+      const r = this.detailRandom.reset(recordKey(this.seed, Stream.TaxRegime, index));
+      const orphan = r.chance(0.005);
+      const order = orphan ? '0999' : '0001';
+      const cnpj = maskCnpj(company.root + order + cnpjCheckDigits(company.root + order));
+      const firstYear = Math.max(new Date(company.opened * DAY_MS).getUTCFullYear(), lastYear - 2);
+      for (let year = firstYear; year <= lastYear; year++) {
+        this.taxRegimeRows++;
+        yield `${year},${cnpj},0,${form},${1 + r.int(2)}\n`;
+      }
+    }
+  }
+
+  /** The form a company files under, or null (Simples, MEI, public bodies, or no filing). */
+  private taxForm(company: Company): TaxForm | null {
+    const key = recordKey(this.seed, Stream.TaxRegime, company.index) % 1000;
+    if (company.nature.startsWith('1')) return null;
+    // About one tax-regime row per ten establishments, as the published zips' sizes suggest
+    // (2025-01: 56 MB of short rows against 4.3 GB of Estabelecimentos).
+    if (company.nature.startsWith('3')) return key < 120 ? 'IMUNE DO IRPJ' : key < 200 ? 'ISENTA DO IRPJ' : null;
+    if (company.nature === '2135' || key >= 175) return null;
+    if (this.simples(company)?.[1] === 'S') return null;
+    return key < 130 ? 'LUCRO PRESUMIDO' : key < 170 ? 'LUCRO REAL' : 'LUCRO ARBITRADO';
   }
 
   // A company's Empresas and Socios rows share a part; its establishments scatter over all ten.
@@ -895,6 +942,22 @@ class SyntheticRelease {
     const excluded = this.date(this.dayAfter(r, Math.max(company.opened, SIMPLES_START)));
     return [company.root, 'N', joined, excluded, mei, none, none];
   }
+}
+
+const TAX_REGIME_FILES = ['Lucro Real', 'Lucro Presumido', 'Lucro Arbitrado', 'Imunes e Isentas'] as const;
+type TaxRegimeFile = (typeof TAX_REGIME_FILES)[number];
+type TaxForm = 'LUCRO REAL' | 'LUCRO PRESUMIDO' | 'LUCRO ARBITRADO' | 'IMUNE DO IRPJ' | 'ISENTA DO IRPJ';
+const TAX_FORM_FILE: Record<TaxForm, TaxRegimeFile> = {
+  'LUCRO REAL': 'Lucro Real',
+  'LUCRO PRESUMIDO': 'Lucro Presumido',
+  'LUCRO ARBITRADO': 'Lucro Arbitrado',
+  'IMUNE DO IRPJ': 'Imunes e Isentas',
+  'ISENTA DO IRPJ': 'Imunes e Isentas',
+};
+
+/** `11.222.333/0001-81`, as the tax-regime files write CNPJs. */
+function maskCnpj(cnpj: string): string {
+  return `${cnpj.slice(0, 2)}.${cnpj.slice(2, 5)}.${cnpj.slice(5, 8)}/${cnpj.slice(8, 12)}-${cnpj.slice(12)}`;
 }
 
 const SIMPLES_NATURES = new Set(['2135', '2062', '2305', '2240', '2321']);

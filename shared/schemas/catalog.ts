@@ -3,12 +3,24 @@ import { Type } from '@sinclair/typebox';
 import { ClosedObject, Nullable, StringEnum } from './common.ts';
 import { ENRICH_FIELDS, PROVIDER_IDS } from './enrichment.ts';
 
+/** Issue 22: which release of Brazil's registry is loaded, and when it was imported. */
+export const RegistryRelease = ClosedObject(
+  'The registry release loaded.',
+  {
+    release: Type.String({ pattern: '^[0-9]{4}-[0-9]{2}$', description: 'The open-data release, `YYYY-MM`.' }),
+    importedAt: Type.String({ format: 'date-time', description: 'When its import finished.' }),
+    complete: Type.Boolean({ description: 'Whether every file was read whole (otherwise what could be read was imported, nothing removed).' }),
+  },
+  { title: 'RegistryRelease' },
+);
+
 export const Health = ClosedObject(
   'Health of the service.',
   {
     status: StringEnum(['ok'], { description: '`ok` while the service answers.' }),
     version: Type.String({ description: 'The server version.' }),
     store: StringEnum(['embedded', 'mongodb'], { description: 'The store in use: the embedded one in DATA_DIR, or MongoDB.' }),
+    registry: Nullable(RegistryRelease, 'The Receita Federal release the registry holds; null before any import.'),
   },
   { title: 'Health' },
 );
@@ -38,6 +50,7 @@ export const ProviderInfo = ClosedObject(
     switchVariable: Type.Optional(
       Type.String({ description: 'For an opt-in keyless provider: the variable that must be `true` before it is called.' }),
     ),
+    release: Type.Optional(Nullable(RegistryRelease, '`receita_federal` only: the release loaded, null before any import.')),
   },
   { title: 'Provider' },
 );

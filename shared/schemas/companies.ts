@@ -16,14 +16,19 @@ import {
   CodeAndDescription,
   ESTABLISHMENT_TYPES,
   Partner,
+  PhoneNumber,
   REGISTRATION_STATUSES,
   STORED_FISCAL_SIZES,
+  TaxOption,
+  TaxRegime,
 } from './registry.ts';
+import { AGE_BANDS, TAX_REGIMES } from '../registry-codes.ts';
 import { SearchLimit, StreamPage, streamDoneProperties } from './search.ts';
 
 export { CNPJ_PATTERN, ESTABLISHMENT_TYPES, REGISTRATION_STATUSES } from './registry.ts';
 
-export const FISCAL_SIZES = ['01', '02', '03', '05'] as const;
+/** `00` (not informed) since issue 22; `02` is the old layout's code for micro. */
+export const FISCAL_SIZES = ['00', '01', '02', '03', '05'] as const;
 
 const flag = (description: string) => Type.Optional(Type.Boolean({ description }));
 /** Share capital in BRL: a quadrillion is far past any company's, and below 2^53. */
@@ -50,12 +55,29 @@ const companyFilters = {
   ),
   fiscalSizes: Type.Optional(
     Type.Array(StringEnum(FISCAL_SIZES), {
-      description: 'Registry size codes (porte): `01` micro, `03` small (EPP), `05` other.',
+      description: 'Registry size codes (porte): `01` micro, `03` small (EPP), `05` other, `00` not informed.',
     }),
+  ),
+  // Issue 22: filters on the rest of the registry's data.
+  meiOption: flag('Registered as MEI now (the Simples file\'s MEI option is `S`).'),
+  partnerAgeBands: Type.Optional(
+    Type.Array(StringEnum(AGE_BANDS), {
+      description: 'Has a partner in one of these age bands (faixa etária): `1` 0 to 12 years, `2` 13 to 20, `3` 21 to 30 … `9` over 80, `0` not applicable.',
+    }),
+  ),
+  federativeEntity: text('Responsible federative entity of a public body, e.g. `UNIÃO` or `SAO PAULO - SP` (accents and case ignored).'),
+  taxRegime: Type.Optional(
+    Type.Object(
+      {
+        regime: StringEnum(TAX_REGIMES, { description: 'Form of taxation: Lucro Real, Presumido or Arbitrado, immune or exempt.' }),
+        year: Type.Optional(Type.Integer({ minimum: 1900, maximum: 2100, description: 'In this year; any year when absent.' })),
+      },
+      { additionalProperties: false, description: 'Taxed under this regime (the tax-regime files), in a year or any.' },
+    ),
   ),
   capitalMin: capital('Minimum share capital, in BRL.'),
   capitalMax: capital('Maximum share capital, in BRL.'),
-  simpleOption: flag('Opted into the Simples Nacional tax regime.'),
+  simpleOption: flag('Opted into the Simples Nacional tax regime now (the Simples file\'s option is `S`).'),
   hasPhone: flag('Has a phone number.'),
   hasEmail: flag('Has an email address.'),
   openingDateMin: date('Opened on or after this date (YYYY-MM-DD).'),
@@ -99,6 +121,20 @@ export const Company = ClosedObject(
     fiscalSize: Nullable(StringEnum(STORED_FISCAL_SIZES), 'Size code (porte): `01` micro, `03` small (EPP), `05` other, `00` not informed.'),
     simplesOption: Nullable(Type.Boolean(), 'Opted into the Simples Nacional tax regime.'),
     meiOption: Nullable(Type.Boolean(), 'Registered as MEI (individual micro-entrepreneur).'),
+    // Issue 22: every other field of Empresas, Estabelecimentos and Simples, and the tax regimes.
+    size: Nullable(CodeAndDescription, 'Size (porte) with its description: `00` not informed, `01` micro, `03` small (EPP), `05` other.'),
+    responsibleQualification: Nullable(CodeAndDescription, 'Qualification of the person answering for the company.'),
+    federativeEntity: NullableText('Responsible federative entity (ente federativo responsável) of a public body, e.g. `UNIÃO`.'),
+    specialSituation: NullableText('Special situation (situação especial), e.g. `RECUPERACAO JUDICIAL`.'),
+    specialSituationDate: Nullable(DateOnly('Since when it is in that special situation.')),
+    phone1: Nullable(PhoneNumber, 'First phone, with its area code.'),
+    phone2: Nullable(PhoneNumber, 'Second phone, with its area code.'),
+    fax: Nullable(PhoneNumber, 'Fax, with its area code.'),
+    foreignCity: NullableText('City abroad (nome da cidade no exterior), for an establishment abroad.'),
+    country: Nullable(CodeAndDescription, "Country (the release's country table), for an establishment abroad."),
+    simples: Nullable(TaxOption, 'Simples Nacional option with its dates; null when the Simples file has no row for the company.'),
+    mei: Nullable(TaxOption, 'MEI option with its dates; null when the Simples file has no row for the company.'),
+    taxRegimes: Type.Array(TaxRegime, { description: 'Forms of taxation by year (the tax-regime files), newest year first.' }),
     address: Address,
     phones: Type.Array(Type.String({ pattern: '^[0-9]+$' }), { description: 'Phone numbers, digits only: area code then number.' }),
     email: NullableText('Email address, as registered.'),

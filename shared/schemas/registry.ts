@@ -49,7 +49,55 @@ export const Partner = ClosedObject(
     document: NullableText("A company partner's CNPJ, or a person's CPF as published: masked `***NNNNNN**`."),
     qualification: NullableText('Qualification (e.g. Sócio-Administrador).'),
     since: Nullable(DateOnly('Entry into the company.')),
+    // Issue 22: the rest of the Sócios row.
+    type: Nullable(CodeAndDescription, 'Type (identificador de sócio): `1` company, `2` person, `3` foreign.'),
+    qualificationCode: Nullable(Type.String({ pattern: '^[0-9]{2}$' }), 'Code of the qualification, 2 digits.'),
+    country: Nullable(CodeAndDescription, "A foreign partner's country (the release's country table)."),
+    ageBand: Nullable(CodeAndDescription, 'Age band (faixa etária): `0` not applicable, `1` 0 to 12 years … `9` over 80.'),
+    legalRepresentative: Nullable(
+      ClosedObject('Who represents the partner (a minor, a foreigner).', {
+        document: NullableText('CPF, masked as published: `***NNNNNN**`.'),
+        name: NullableText('Name.'),
+        qualification: Nullable(CodeAndDescription, 'Qualification of the representative.'),
+      }),
+      'The legal representative, or null when there is none (published as `***000000**` with qualification `00`).',
+    ),
   },
   { title: 'Partner' },
+);
+
+// ---- Issue 22: the other fields of the four main files, and the tax regimes. ----
+
+/** A phone as registered: area code (DDD) and number, digits only. */
+export const PhoneNumber = ClosedObject(
+  'A phone number as registered.',
+  {
+    areaCode: Nullable(Type.String({ pattern: '^[0-9]+$' }), 'Area code (DDD).'),
+    number: Type.String({ pattern: '^[0-9]+$', description: 'The number, digits only.' }),
+  },
+  { title: 'PhoneNumber' },
+);
+
+/** The Simples file's option for Simples Nacional or MEI. */
+export const TaxOption = ClosedObject(
+  'An option as the Simples file gives it: the flag (S, N or empty) and its dates.',
+  {
+    option: Nullable(Type.Boolean(), 'Opted in (`S`), not (`N`), or unknown (empty: "other").'),
+    since: Nullable(DateOnly('Date of the option.')),
+    until: Nullable(DateOnly('Date of the exclusion.')),
+  },
+  { title: 'TaxOption' },
+);
+
+/** One row of the yearly tax-regime files (Lucro Real, Presumido, Arbitrado, Imunes e Isentas). */
+export const TaxRegime = ClosedObject(
+  "A year's form of taxation, from the tax-regime files (regime tributário).",
+  {
+    year: Type.Integer({ minimum: 1900, maximum: 2100, description: 'The calendar year.' }),
+    form: Type.String({ description: 'Form of taxation as published, e.g. `LUCRO PRESUMIDO`, `IMUNE DO IRPJ`.' }),
+    scpCnpj: Nullable(Type.String(), 'CNPJ of the SCP (sociedade em conta de participação) the row is about, when it is one.'),
+    bookkeepingEntries: Nullable(Type.Integer({ minimum: 0 }), 'Number of bookkeeping entries (escriturações).'),
+  },
+  { title: 'TaxRegime' },
 );
 

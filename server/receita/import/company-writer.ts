@@ -14,10 +14,13 @@ import type { CompanyDoc } from '../company-record.ts';
 import { DocumentThread } from './document-thread.ts';
 import { companyDocuments, type DocumentContext, type EstablishmentBatch } from './documents.ts';
 import { Interner } from './interner.ts';
+import { addUnknown, type UnknownCodes } from './records.ts';
 
 export interface CompanyWriter {
   /** Stores the batch's documents, each under its CNPJ, replacing what was there; resolves once durable. */
   write(batch: EstablishmentBatch): Promise<void>;
+  /** Per table, the establishments' codes it lacked, in the documents written so far. */
+  readonly unknown: UnknownCodes;
   /** Removes the documents the current run has not written; how many. */
   removeUnwritten(): Promise<number>;
   close(): Promise<void>;
@@ -42,6 +45,7 @@ export async function companyWriter(store: Store, context: DocumentContext, work
 }
 
 class UpsertWriter implements CompanyWriter {
+  readonly unknown: UnknownCodes = {};
   /** Where the process keeps the documents, it keeps one copy of each repeated string. */
   private readonly interner: Interner | undefined;
 
@@ -55,7 +59,7 @@ class UpsertWriter implements CompanyWriter {
 
   async write(batch: EstablishmentBatch): Promise<void> {
     await this.companies.bulkWrite(
-      Array.from(companyDocuments(batch, this.context), (doc) => {
+      Array.from(companyDocuments(batch, this.context, this.unknown), (doc) => {
         const shared = this.interner?.shareStrings(doc) ?? doc;
         return { replaceOne: { filter: { _id: doc._id }, replacement: shared, upsert: true } };
       }),
@@ -71,6 +75,8 @@ class UpsertWriter implements CompanyWriter {
 }
 
 class LoadWriter implements CompanyWriter {
+  readonly unknown: UnknownCodes = {};
+
   constructor(
     private readonly loader: BulkLoader<CompanyDoc>,
     private readonly context: DocumentContext,
@@ -83,8 +89,10 @@ class LoadWriter implements CompanyWriter {
 
   async write(batch: EstablishmentBatch): Promise<void> {
     for (const { cnpj } of batch.rows) this.unwritten.delete(cnpj);
-    if (this.threads.length === 0) return this.loader.put(companyDocuments(batch, this.context));
-    await this.loader.putEncoded(await this.threads[this.turn++ % this.threads.length]!.build(batch));
+    if (this.threads.length === 0) return this.loader.put(companyDocuments(batch, this.context, this.unknown));
+    const built = await this.threads[this.turn++ % this.threads.length]!.build(batch);
+    addUnknown(this.unknown, built.unknown);
+    await this.loader.putEncoded(built.encoded);
   }
 
   async removeUnwritten(): Promise<number> {

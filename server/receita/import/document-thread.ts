@@ -7,13 +7,16 @@
 import { Worker } from 'node:worker_threads';
 import type { EncodedDocuments } from '../../store/port.ts';
 import type { DocumentContext, EstablishmentBatch } from './documents.ts';
+import type { UnknownCodes } from './records.ts';
 
 export type BuildRequest = { kind: 'context'; context: DocumentContext } | { kind: 'batch'; id: number; batch: EstablishmentBatch };
-export type BuildReply = { id: number; encoded: EncodedDocuments } | { id: number; error: string };
+/** A batch's documents, encoded, with the codes of its rows the release's tables lack. */
+export type BuildReply = { id: number; encoded: EncodedDocuments; unknown: UnknownCodes } | { id: number; error: string };
+export type Built = { encoded: EncodedDocuments; unknown: UnknownCodes };
 
 export class DocumentThread {
   private worker: Worker | undefined;
-  private readonly pending = new Map<number, { resolve: (docs: EncodedDocuments) => void; reject: (err: Error) => void }>();
+  private readonly pending = new Map<number, { resolve: (built: Built) => void; reject: (err: Error) => void }>();
   private nextId = 0;
   private failure: Error | undefined;
 
@@ -26,7 +29,7 @@ export class DocumentThread {
     private readonly context: DocumentContext,
   ) {}
 
-  build(batch: EstablishmentBatch): Promise<EncodedDocuments> {
+  build(batch: EstablishmentBatch): Promise<Built> {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
@@ -47,7 +50,7 @@ export class DocumentThread {
       const waiting = this.pending.get(reply.id);
       this.pending.delete(reply.id);
       if ('error' in reply) waiting?.reject(new Error(`building documents failed: ${reply.error}`));
-      else waiting?.resolve(reply.encoded);
+      else waiting?.resolve({ encoded: reply.encoded, unknown: reply.unknown });
     });
     worker.on('error', (err) => this.fail(err));
     worker.on('exit', (code) => this.fail(new Error(`the document worker exited (code ${code})`)));

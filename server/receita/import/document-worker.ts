@@ -17,7 +17,8 @@ parentPort!.on('message', (request: BuildRequest) => {
   }
   let reply: BuildReply;
   try {
-    reply = { id: request.id, encoded: encodeDocuments(companyDocuments(request.batch, context!)) };
+    const unknown = {};
+    reply = { id: request.id, encoded: encodeDocuments(companyDocuments(request.batch, context!, unknown)), unknown };
   } catch (err) {
     reply = { id: request.id, error: (err as Error).message };
   }

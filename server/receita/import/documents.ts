@@ -4,7 +4,6 @@
  */
 import { companyDocument, type CompanyDoc } from '../company-record.ts';
 import * as records from './records.ts';
-import { rootData, type StagedRoot } from './staging.ts';
 
 /** What every document of one import run shares. */
 export interface DocumentContext {
@@ -16,13 +15,23 @@ export interface DocumentContext {
 /** Establishment rows whose CNPJs were checked, and the staged data of their roots. */
 export interface EstablishmentBatch {
   rows: Array<{ cnpj: string; fields: string[] }>;
-  roots: Map<string, StagedRoot>;
+  roots: Map<string, records.RootData>;
+  /** The tax-regime search keys of the CNPJs that have any (see tax-regimes.ts). */
+  taxRegimes?: Map<string, string[]>;
 }
 
-/** One at a time, so a caller that encodes each as it comes holds one document, not a batch of them. */
-export function* companyDocuments({ rows, roots }: EstablishmentBatch, { lookups, release, run }: DocumentContext): Generator<CompanyDoc> {
+/**
+ * One at a time, so a caller that encodes each as it comes holds one document, not a batch of
+ * them. Codes the release's tables lack are counted into `unknown`.
+ */
+export function* companyDocuments(
+  { rows, roots, taxRegimes }: EstablishmentBatch,
+  { lookups, release, run }: DocumentContext,
+  unknown: records.UnknownCodes = {},
+): Generator<CompanyDoc> {
+  const codes = new records.Codes(lookups, unknown);
   for (const { cnpj, fields } of rows) {
-    const record = records.establishment(fields, cnpj, rootData(roots.get(cnpj.slice(0, 8))), lookups);
-    yield companyDocument(record, { release, importRun: run });
+    const record = records.establishment(fields, cnpj, roots.get(cnpj.slice(0, 8)), codes);
+    yield companyDocument(record, { release, importRun: run }, taxRegimes?.get(cnpj));
   }
 }

@@ -12,16 +12,20 @@
 import { randomUUID } from 'node:crypto';
 import type { Collection, Store } from '../../store/port.ts';
 import { checkCnpj } from '../../../shared/cnpj.ts';
-import { findReleaseFiles, LOOKUP_KINDS, releaseOf, type FileKind, type LookupKind, type ReleaseFile } from './release-files.ts';
+import { findReleaseFiles, LOOKUP_KINDS, releaseMonthOf, type FileKind, type LookupKind, type ReleaseFile } from './release-files.ts';
 import * as records from './records.ts';
-import { openReleaseFile, readRows, type Problem, type Row } from './rows.ts';
+import { openReleaseEntries, openReleaseFile, readRows, type Problem, type Row } from './rows.ts';
+import { TaxRegimeWriter } from './tax-regime-writer.ts';
+import { TAX_REGIME_COLUMNS } from '../tax-regimes.ts';
+import { loadedRelease } from '../releases.ts';
 import { companyWriter, type CompanyWriter } from './company-writer.ts';
+import { addUnknown } from './records.ts';
 import { MemoryStaging, StoreStaging, type Staging } from './staging.ts';
 import type { CnaeDoc } from '../activities.ts';
 import { importStarted } from '../../metrics.ts';
 
 export interface ImportProgress {
-  phase: 'codes' | 'companies' | 'establishments' | 'finishing';
+  phase: 'codes' | 'companies' | 'tax regimes' | 'establishments' | 'finishing';
   file: string;
   /** Files finished so far, of `files`. */
   filesDone: number;
@@ -33,8 +37,12 @@ export interface ImportProgress {
 
 export interface ImportOptions {
   dir: string;
-  /** `YYYY-MM`; by default read from the folder's name or the files' extraction date. */
+  /** `YYYY-MM`; by default read from the folder's name or the files' names or extraction date. */
   release?: string;
+  /** Import even when an older release than the one loaded (which is otherwise refused). */
+  force?: boolean;
+  /** Marks a synthetic release (the demo data), which a real one of any month may replace. */
+  synthetic?: boolean;
   onProgress?: (progress: ImportProgress) => void;
   onProblem?: (problem: Problem) => void;
   batchSize?: number;
@@ -49,6 +57,8 @@ export interface ImportOptions {
 
 export interface ImportSummary {
   release: string;
+  /** Where the release month was read: `--release`, or a folder or file name. */
+  releaseFrom: string;
   resumed: boolean;
   complete: boolean;
   files: number;
@@ -56,8 +66,15 @@ export interface ImportSummary {
   companies: number;
   partners: number;
   removed: number;
+  /** Tax-regime rows imported, and how many of them name a CNPJ no establishment of this import has (kept for later joins). */
+  taxRegimes: { rows: number; withoutEstablishment: number | null };
+  /** Per code table, the rows that carried a code the table lacks (kept with a null description). */
+  unknownCodes: records.UnknownCodes;
   problems: { count: number; first: Problem[] };
 }
+
+/** The release is older than the one loaded: importing it needs `force`. */
+export class OlderReleaseError extends Error {}
 
 interface FileState {
   done: boolean;
@@ -70,6 +87,8 @@ export interface ImportDoc {
   /** Stamped on every establishment this import writes; a resumed import keeps it. */
   run: string;
   status: 'running' | 'complete' | 'incomplete';
+  /** A synthetic release (the demo data). */
+  synthetic?: boolean;
   startedAt: Date;
   finishedAt: Date | null;
   files: Record<string, FileState>;
@@ -78,7 +97,8 @@ export interface ImportDoc {
 
 const KEPT_PROBLEMS = 100;
 const BATCHES_IN_FLIGHT = 4;
-const KIND_ORDER: FileKind[] = [...LOOKUP_KINDS, 'empresas', 'simples', 'socios', 'estabelecimentos'];
+const TAX_REGIME_BATCH = 20_000;
+const KIND_ORDER: FileKind[] = [...LOOKUP_KINDS, 'empresas', 'simples', 'socios', 'regimes', 'estabelecimentos'];
 
 /** Checkpoint keys cannot hold dots (they are field paths). */
 const stateKey = (file: ReleaseFile) => file.name.replaceAll('.', '_');
@@ -87,8 +107,20 @@ export async function importRelease(store: Store, options: ImportOptions): Promi
   const files = (await findReleaseFiles(options.dir)).sort(
     (a, b) => KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind) || a.name.localeCompare(b.name),
   );
-  const release = options.release ?? releaseOf(options.dir, await innerNames(files));
-  if (!release) throw new Error('cannot tell the release month from the folder or file names; pass --release YYYY-MM');
+  const month = options.release
+    ? { release: options.release, readFrom: '--release' }
+    : releaseMonthOf(
+        options.dir,
+        await innerNames(files),
+        files.filter((f) => f.kind !== 'regimes').map((f) => f.name),
+      );
+  if (!month) throw new Error('cannot tell the release month from the folder or file names; pass --release YYYY-MM');
+  const loaded = await loadedRelease(store);
+  if (loaded && !loaded.synthetic && month.release < loaded.release && !options.force) {
+    throw new OlderReleaseError(
+      `release ${month.release} (read from ${month.readFrom}) is older than the loaded release ${loaded.release}; pass --force to import it over it`,
+    );
+  }
   // Progress, as the importer reports it, also feeds the metrics (running, files done, rows, establishments).
   const metered = importStarted();
   const onProgress = (progress: ImportProgress) => {
@@ -96,7 +128,7 @@ export async function importRelease(store: Store, options: ImportOptions): Promi
     options.onProgress?.(progress);
   };
   try {
-    return await new Run(store, files, release, { ...options, onProgress }).run();
+    return await new Run(store, files, month.release, month.readFrom, { ...options, onProgress }).run();
   } finally {
     metered.end();
   }
@@ -119,11 +151,17 @@ class Run {
   private readonly summary: ImportSummary;
   private state: ImportDoc | null = null;
   private readonly batchSize: number;
+  private readonly unknown: records.UnknownCodes = {};
+  /** Codes of the per-company files, counted when they are staged. */
+  private readonly codes = new records.Codes(this.lookups, this.unknown);
+  private regimes!: TaxRegimeWriter;
+  private regimesWhole = true;
 
   constructor(
     private readonly store: Store,
     private readonly files: ReleaseFile[],
     private readonly release: string,
+    releaseFrom: string,
     private readonly options: ImportOptions,
   ) {
     this.imports = store.collection<ImportDoc>('registry_imports');
@@ -133,6 +171,7 @@ class Run {
     this.progress = { phase: 'codes', file: '', filesDone: 0, files: files.length, rows: 0, establishments: 0 };
     this.summary = {
       release,
+      releaseFrom,
       resumed: false,
       complete: false,
       files: files.length,
@@ -140,6 +179,8 @@ class Run {
       companies: 0,
       partners: 0,
       removed: 0,
+      taxRegimes: { rows: 0, withoutEstablishment: null },
+      unknownCodes: this.unknown,
       problems: { count: 0, first: this.problems },
     };
   }
@@ -153,14 +194,21 @@ class Run {
     }
   }
 
+  private phaseOf(file: ReleaseFile): ImportProgress['phase'] {
+    if (file.kind === 'estabelecimentos') return 'establishments';
+    if (file.kind === 'regimes') return 'tax regimes';
+    return LOOKUP_KINDS.includes(file.kind as LookupKind) ? 'codes' : 'companies';
+  }
+
   private async readAll(): Promise<ImportSummary> {
     let whole = true;
     for (const file of this.files) {
-      this.progress.phase =
-        file.kind === 'estabelecimentos' ? 'establishments' : LOOKUP_KINDS.includes(file.kind as LookupKind) ? 'codes' : 'companies';
+      this.progress.phase = this.phaseOf(file);
       this.progress.file = file.name;
       this.options.onProgress?.(this.progress);
-      whole = (await this.importFile(file)) && whole;
+      const read = await this.importFile(file);
+      whole = read && whole;
+      if (file.kind === 'regimes') this.regimesWhole = read && this.regimesWhole;
       this.progress.filesDone++;
     }
     this.progress.phase = 'finishing';
@@ -169,12 +217,24 @@ class Run {
       // Whatever this import did not write is no longer published (or came from another source).
       this.summary.removed = await this.companies.removeUnwritten();
     }
+    // Tax regimes are replaced only by a release that has them, read whole.
+    if (this.regimesWhole && this.files.some((f) => f.kind === 'regimes')) await this.regimes.removeUnwritten();
+    this.summary.taxRegimes = { rows: this.regimes.rows, withoutEstablishment: this.regimes.withoutEstablishment() };
+    await this.regimes.close();
+    addUnknown(this.unknown, this.companies.unknown);
     await this.staging.clear();
     this.summary.complete = whole;
     this.summary.problems.count = this.problemCount;
     await this.imports.updateOne(
       { _id: this.release },
-      { $set: { status: whole ? 'complete' : 'incomplete', finishedAt: new Date(), summary: this.summary } },
+      {
+        $set: {
+          status: whole ? 'complete' : 'incomplete',
+          finishedAt: new Date(),
+          summary: this.summary,
+          ...(this.options.synthetic ? { synthetic: true } : {}),
+        },
+      },
     );
     return this.summary;
   }
@@ -184,6 +244,7 @@ class Run {
     await this.resumeOrStart();
     const context = { lookups: this.lookups, release: this.release, run: this.state!.run };
     this.companies = await companyWriter(this.store, context, this.options.documentWorker);
+    this.regimes = new TaxRegimeWriter(this.store, context, this.staging.durable);
   }
 
   private async resumeOrStart(): Promise<void> {
@@ -217,10 +278,12 @@ class Run {
     const saved = this.state!.files[stateKey(file)];
     const isLookup = LOOKUP_KINDS.includes(file.kind as LookupKind);
     // Code tables are always read (they are small and live in memory); staged data only survives in a durable staging.
-    const skipWhole = saved?.done && !isLookup && (file.kind === 'estabelecimentos' || this.staging.durable);
+    const durable = file.kind === 'regimes' ? this.regimes.durable : this.staging.durable;
+    const skipWhole = saved?.done && !isLookup && (file.kind === 'estabelecimentos' || durable);
     if (skipWhole) return true;
     const skip = file.kind === 'estabelecimentos' || this.staging.durable ? (saved?.records ?? 0) : 0;
 
+    if (file.kind === 'regimes') return this.importTaxRegimes(file);
     const opened = await openReleaseFile(file, this.report);
     if (!opened) return false;
     let ended = !opened.damaged;
@@ -228,7 +291,7 @@ class Run {
       if (problem.message.startsWith('the file ends early')) ended = false;
       this.report(problem);
     };
-    const columns = isLookup ? records.COLUMNS.lookup : records.COLUMNS[file.kind as Exclude<FileKind, LookupKind>];
+    const columns = isLookup ? records.COLUMNS.lookup : records.COLUMNS[file.kind as keyof typeof records.COLUMNS];
     const rows = readRows(opened.stream, file, columns, countEnd);
     const writer = this.writerFor(file);
     // Parsing goes on while earlier batches wait for their fsync: a few batches are in flight,
@@ -264,6 +327,47 @@ class Run {
     return ended;
   }
 
+  /**
+   * A tax-regime file, each of its CSVs in turn (with their header row); read whole again on a
+   * resume, since its keys wait in memory (writing a row twice keeps one: ids are the row's key).
+   */
+  private async importTaxRegimes(file: ReleaseFile): Promise<boolean> {
+    let ended = true;
+    let entries = 0;
+    for await (const opened of openReleaseEntries(file, this.report)) {
+      entries++;
+      if (opened.damaged) ended = false;
+      const name = opened.innerName === file.name ? file.name : `${file.name}/${opened.innerName}`;
+      const report = (problem: Problem) => {
+        if (problem.message.startsWith('the file ends early')) ended = false;
+        this.report(problem);
+      };
+      const rows = readRows(opened.stream, { name }, TAX_REGIME_COLUMNS, report, { delimiter: ',', header: 'ano' });
+      // Rows are small: large batches, a few in flight, so parsing goes on while earlier ones await their fsync.
+      const inFlight: Array<Promise<void>> = [];
+      let batch: Row[] = [];
+      try {
+        for await (const row of rows) {
+          this.progress.rows++;
+          batch.push(row);
+          if (batch.length >= TAX_REGIME_BATCH) {
+            inFlight.push(this.regimes.write(name, batch, this.report));
+            batch = [];
+            this.options.onProgress?.(this.progress);
+            if (inFlight.length >= BATCHES_IN_FLIGHT) await inFlight.shift();
+          }
+        }
+        if (batch.length > 0) inFlight.push(this.regimes.write(name, batch, this.report));
+        await Promise.all(inFlight);
+      } finally {
+        await Promise.allSettled(inFlight);
+      }
+    }
+    const done = ended && entries > 0;
+    await this.checkpoint(file, 0, done);
+    return done;
+  }
+
   private async checkpoint(file: ReleaseFile, records: number, done: boolean): Promise<void> {
     this.state!.files[stateKey(file)] = { done, records };
     this.options.onProgress?.(this.progress);
@@ -273,12 +377,12 @@ class Run {
   private writerFor(file: ReleaseFile): (batch: Row[]) => Promise<void> {
     switch (file.kind) {
       case 'empresas':
-        return (batch) => this.staging.put(this.rooted(file, batch, (f) => records.empresa(f, this.lookups)));
+        return (batch) => this.staging.put(this.rooted(file, batch, (f) => records.empresa(f, this.codes)));
       case 'simples':
         return (batch) => this.staging.put(this.rooted(file, batch, (f) => records.simples(f)));
       case 'socios':
         return (batch) => {
-          const partners = this.rooted(file, batch, (f) => records.socio(f, this.lookups));
+          const partners = this.rooted(file, batch, (f) => records.socio(f, this.codes));
           this.summary.partners += partners.length;
           return this.staging.addPartners(
             partners.map(({ root, data, line }) => ({ root, key: `${stateKey(file)}_${line}`, partner: data })),
@@ -340,7 +444,8 @@ class Run {
     }
     if (valid.length === 0) return;
     const roots = await this.staging.get([...new Set(valid.map((v) => v.cnpj.slice(0, 8)))]);
-    await this.companies.write({ rows: valid, roots });
+    const taxRegimes = await this.regimes.keysFor(valid.map((v) => v.cnpj));
+    await this.companies.write({ rows: valid, roots, taxRegimes });
     this.summary.establishments += valid.length;
     this.progress.establishments += valid.length;
   }

@@ -5,20 +5,70 @@
  * the capital's comma decimal becomes a number.
  */
 import type { CodeAndDescription, CompanyRecord, Partner, RegistrationStatus } from '../company-record.ts';
+import type { PhoneNumber, TaxOption } from '../../../shared/types.ts';
 import type { LookupKind } from './release-files.ts';
 import { STORED_FISCAL_SIZES } from '../../../shared/schemas/registry.ts';
+import { AGE_BAND_CODES, COMPANY_SIZE_CODES, PARTNER_TYPE_CODES, type FixedCodeTable } from '../../../shared/registry-codes.ts';
 
 export type Lookups = Record<LookupKind, Map<string, string>>;
 
-/** What the per-company files (Empresas, Simples, Sócios) say about a root. */
+/**
+ * What the per-company files (Empresas, Simples, Sócios) say about a root, as their raw fields
+ * (after the root, joined by {@link FIELD_SEPARATOR}): compact while they wait in staging, and
+ * turned into fields only where the documents are built (possibly a worker thread).
+ */
 export interface RootData {
-  name?: string;
-  legalNature?: CodeAndDescription | null;
-  capital?: number | null;
-  fiscalSize?: CompanyRecord['fiscalSize'];
-  simplesOption?: boolean | null;
-  meiOption?: boolean | null;
-  partners?: Partner[];
+  company?: string;
+  simples?: string;
+  partners?: string[];
+}
+
+/** Joins the raw fields of a staged row; no registry field holds it. */
+export const FIELD_SEPARATOR = '\u0001';
+
+/** Per table, the rows that carried a code the table lacks (kept as the code, described as null). */
+export type UnknownCodes = Record<string, number>;
+
+/** What an import builds of an establishment: its tax regimes live in a collection of their own, joined when read. */
+export type EstablishmentRecord = Omit<CompanyRecord, 'release' | 'taxRegimes'>;
+
+/**
+ * Codes to code-and-description: the release's own tables, or the layout's fixed lists
+ * (shared/registry-codes.ts). With `unknown`, each code a table lacks is counted under the
+ * table's name; a code is never dropped for being unknown.
+ */
+export class Codes {
+  constructor(
+    readonly lookups: Lookups,
+    private readonly unknown: UnknownCodes | null = null,
+  ) {}
+
+  release(kind: LookupKind, code: string, width: number): CodeAndDescription | null {
+    return this.describe(kind, this.lookups[kind], code, width);
+  }
+
+  fixed(name: string, table: FixedCodeTable, code: string, width: number): CodeAndDescription | null {
+    return this.describe(name, table, code, width);
+  }
+
+  private describe(
+    name: string,
+    table: ReadonlyMap<string, string> | FixedCodeTable,
+    code: string,
+    width: number,
+  ): CodeAndDescription | null {
+    const trimmed = code.trim();
+    if (trimmed === '') return null;
+    const padded = trimmed.padStart(width, '0');
+    const description = (table instanceof Map ? table.get(padded) : (table as FixedCodeTable)[padded]) ?? null;
+    if (description === null && this.unknown) this.unknown[name] = (this.unknown[name] ?? 0) + 1;
+    return { code: padded, description };
+  }
+}
+
+/** Adds one count of unknown codes into another. */
+export function addUnknown(into: UnknownCodes, from: UnknownCodes): void {
+  for (const [table, count] of Object.entries(from)) into[table] = (into[table] ?? 0) + count;
 }
 
 export const COLUMNS = {
@@ -32,6 +82,8 @@ export const COLUMNS = {
 const STATUSES: Record<string, RegistrationStatus> = { '1': 'NULA', '2': 'ATIVA', '3': 'SUSPENSA', '4': 'INAPTA', '8': 'BAIXADA' };
 const SIZES = new Set<string>(STORED_FISCAL_SIZES);
 const ROOT = /^[0-9A-Z]{8}$/;
+/** A partner without a legal representative carries this masked CPF and qualification `00` (97% of Sócios rows). */
+const NO_REPRESENTATIVE = '***000000**';
 
 /** `YYYYMMDD` as `YYYY-MM-DD`; null for the nulls (``, `0`, `00000000`) and for impossible dates (seen: years 202 and 4100). */
 export function isoDate(value: string): string | null {
@@ -53,94 +105,168 @@ export function capital(value: string): number | null {
 
 /** `S`, `N` or empty ("other"). */
 function option(value: string): boolean | null {
-  return value === 'S' ? true : value === 'N' ? false : null;
+  const v = value.trim();
+  return v === 'S' ? true : v === 'N' ? false : null;
 }
 
-function text(value: string): string | null {
-  const trimmed = value.trim();
+function text(value: string | undefined): string | null {
+  const trimmed = value?.trim() ?? '';
   if (trimmed === '') return null;
   // Real releases hold runs of spaces inside names; they carry no meaning.
   return trimmed.includes('  ') ? trimmed.replace(/\s{2,}/g, ' ') : trimmed;
-}
-
-function coded(lookups: Map<string, string>, code: string, width: number): CodeAndDescription | null {
-  const trimmed = code.trim();
-  if (trimmed === '') return null;
-  const padded = trimmed.padStart(width, '0');
-  return { code: padded, description: lookups.get(padded) ?? null };
 }
 
 function digits(value: string): string {
   return value.replace(/\D/g, '');
 }
 
+function phoneNumber(ddd: string, number: string): PhoneNumber | null {
+  const n = digits(number);
+  if (n === '') return null;
+  const area = digits(ddd);
+  return { areaCode: area === '' ? null : area, number: n };
+}
+
 export function validRoot(root: string): boolean {
   return ROOT.test(root);
 }
 
-export function empresa(f: string[], lookups: Lookups): RootData {
-  const size = f[5]!.trim().padStart(2, '0');
-  return {
-    name: text(f[1]!) ?? '',
-    legalNature: coded(lookups.naturezas, f[2]!, 4),
-    capital: capital(f[4]!.trim()),
-    fiscalSize: SIZES.has(size) ? (size as CompanyRecord['fiscalSize']) : null,
-  };
+/** An Empresas row, staged as its raw fields; its codes are counted against the tables here. */
+export function empresa(f: string[], codes: Codes): RootData {
+  codes.release('naturezas', f[2]!, 4);
+  codes.release('qualificacoes', f[3]!, 2);
+  codes.fixed('porte', COMPANY_SIZE_CODES, f[5]!, 2);
+  return { company: f.slice(1).join(FIELD_SEPARATOR) };
 }
 
 export function simples(f: string[]): RootData {
-  return { simplesOption: option(f[1]!.trim()), meiOption: option(f[4]!.trim()) };
+  return { simples: f.slice(1).join(FIELD_SEPARATOR) };
 }
 
-export function socio(f: string[], lookups: Lookups): Partner {
+/** A Sócios row, staged as its raw fields; its codes are counted against the tables here. */
+export function socio(f: string[], codes: Codes): string {
+  partner(f.slice(1), codes);
+  return f.slice(1).join(FIELD_SEPARATOR);
+}
+
+/**
+ * A Sócios row's fields after the root: `identificador_socio`, name, document, qualification,
+ * entry date, country, representative's CPF, name and qualification, age band.
+ */
+export function partner(f: string[], codes: Codes): Partner {
+  const qualification = codes.release('qualificacoes', f[3] ?? '', 2);
+  const representativeDocument = text(f[6]);
+  const representativeQualification = (f[8] ?? '').trim();
+  const hasRepresentative =
+    (representativeDocument !== null && representativeDocument !== NO_REPRESENTATIVE) ||
+    text(f[7]) !== null ||
+    (representativeQualification !== '' && Number(representativeQualification) !== 0);
   return {
-    name: text(f[2]!) ?? '',
-    document: text(f[3]!),
-    qualification: coded(lookups.qualificacoes, f[4]!, 2)?.description ?? null,
-    since: isoDate(f[5]!.trim()),
+    name: text(f[1]) ?? '',
+    document: text(f[2]),
+    qualification: qualification?.description ?? null,
+    since: isoDate((f[4] ?? '').trim()),
+    type: codes.fixed('identificador_socio', PARTNER_TYPE_CODES, f[0] ?? '', 1),
+    qualificationCode: qualification?.code ?? null,
+    country: codes.release('paises', f[5] ?? '', 3),
+    ageBand: codes.fixed('faixa_etaria', AGE_BAND_CODES, f[9] ?? '', 1),
+    legalRepresentative: hasRepresentative
+      ? {
+          document: representativeDocument,
+          name: text(f[7]),
+          qualification: codes.release('qualificacoes', representativeQualification, 2),
+        }
+      : null,
   };
 }
 
-/** An Estabelecimentos row joined with its root's data; the caller has checked the CNPJ. */
+/** The Simples row's fields after the root: Simples option, its date, exclusion; MEI the same. */
+function taxOptions(raw: string | undefined): { simples: TaxOption | null; mei: TaxOption | null } {
+  if (raw === undefined) return { simples: null, mei: null };
+  const f = raw.split(FIELD_SEPARATOR);
+  const taxOption = (at: number): TaxOption => ({
+    option: option(f[at] ?? ''),
+    since: isoDate((f[at + 1] ?? '').trim()),
+    until: isoDate((f[at + 2] ?? '').trim()),
+  });
+  return { simples: taxOption(0), mei: taxOption(3) };
+}
+
+/** The staged Empresas fields after the root: name, legal nature, responsible's qualification, capital, size, federative entity. */
+function companyFields(raw: string | undefined, codes: Codes) {
+  if (raw === undefined) return undefined;
+  const f = raw.split(FIELD_SEPARATOR);
+  const sizeCode = (f[4] ?? '').trim().padStart(2, '0');
+  return {
+    name: text(f[0]) ?? '',
+    legalNature: codes.release('naturezas', f[1] ?? '', 4),
+    responsibleQualification: codes.release('qualificacoes', f[2] ?? '', 2),
+    capital: capital((f[3] ?? '').trim()),
+    fiscalSize: SIZES.has(sizeCode) ? (sizeCode as CompanyRecord['fiscalSize']) : null,
+    size: codes.fixed('porte', COMPANY_SIZE_CODES, f[4] ?? '', 2),
+    federativeEntity: text(f[5]),
+  };
+}
+
+/**
+ * An Estabelecimentos row joined with its root's data; the caller has checked the CNPJ. `codes`
+ * counts the unknown codes of the establishment's own fields; its root's were counted when staged.
+ */
 export function establishment(
   f: string[],
   cnpj: string,
   root: RootData | undefined,
-  lookups: Lookups,
-): Omit<CompanyRecord, 'release'> {
+  codes: Codes,
+): EstablishmentRecord {
+  const quiet = new Codes(codes.lookups);
+  const company = companyFields(root?.company, quiet);
+  const options = taxOptions(root?.simples);
+  const phone1 = phoneNumber(f[21]!, f[22]!);
+  const phone2 = phoneNumber(f[23]!, f[24]!);
   const phones: string[] = [];
-  for (const [ddd, number] of [
-    [f[21]!, f[22]!],
-    [f[23]!, f[24]!],
-  ] as const) {
-    const phone = digits(ddd) + digits(number);
-    if (digits(number) !== '') phones.push(phone);
-  }
+  for (const phone of [phone1, phone2]) if (phone) phones.push((phone.areaCode ?? '') + phone.number);
   const state = text(f[19]!);
   const abroad = state === 'EX';
-  const city = abroad ? text(f[8]!) : (coded(lookups.municipios, f[20]!, 4)?.description ?? null);
+  const municipality = codes.release('municipios', f[20]!, 4);
+  const city = abroad ? text(f[8]!) : (municipality?.description ?? null);
+  const country = codes.release('paises', f[9]!, 3);
   const street = [text(f[13]!), text(f[14]!)].filter(Boolean).join(' ');
   const zip = digits(f[18]!);
   const secondary = f[12]!.trim();
+  const status = f[5]!.trim();
+  const registrationStatus = status === '' ? null : (STATUSES[String(Number(status))] ?? null);
+  if (status !== '' && registrationStatus === null) codes.fixed('situacao_cadastral', {}, status, 2);
   return {
     cnpj,
     root: cnpj.slice(0, 8),
     // An establishment whose company row is missing still has its trade name.
-    name: root?.name || text(f[4]!) || '',
+    name: company?.name || text(f[4]!) || '',
     tradeName: text(f[4]!),
     establishment: f[3]!.trim() === '1' ? 'MATRIZ' : f[3]!.trim() === '2' ? 'FILIAL' : null,
-    registrationStatus: STATUSES[String(Number(f[5]!.trim()))] ?? null,
+    registrationStatus,
     registrationStatusDate: isoDate(f[6]!.trim()),
-    registrationStatusReason: coded(lookups.motivos, f[7]!, 2),
+    registrationStatusReason: codes.release('motivos', f[7]!, 2),
     openingDate: isoDate(f[10]!.trim()),
-    mainActivity: coded(lookups.cnaes, f[11]!, 7),
+    mainActivity: codes.release('cnaes', f[11]!, 7),
     secondaryActivities:
-      secondary === '' ? [] : secondary.split(',').flatMap((code) => coded(lookups.cnaes, code, 7) ?? []),
-    legalNature: root?.legalNature ?? null,
-    capital: root?.capital ?? null,
-    fiscalSize: root?.fiscalSize ?? null,
-    simplesOption: root?.simplesOption ?? null,
-    meiOption: root?.meiOption ?? null,
+      secondary === '' ? [] : secondary.split(',').flatMap((code) => codes.release('cnaes', code, 7) ?? []),
+    legalNature: company?.legalNature ?? null,
+    capital: company?.capital ?? null,
+    fiscalSize: company?.fiscalSize ?? null,
+    simplesOption: options.simples?.option ?? null,
+    meiOption: options.mei?.option ?? null,
+    size: company?.size ?? null,
+    responsibleQualification: company?.responsibleQualification ?? null,
+    federativeEntity: company?.federativeEntity ?? null,
+    specialSituation: text(f[28]!),
+    specialSituationDate: isoDate(f[29]!.trim()),
+    phone1,
+    phone2,
+    fax: phoneNumber(f[25]!, f[26]!),
+    foreignCity: text(f[8]!),
+    country,
+    simples: options.simples,
+    mei: options.mei,
     address: {
       street: street === '' ? null : street,
       number: text(f[15]!),
@@ -151,10 +277,10 @@ export function establishment(
       city,
       cityCode: abroad ? null : (text(f[20]!)?.padStart(4, '0') ?? null),
       state,
-      country: text(f[9]!) === null ? null : (coded(lookups.paises, f[9]!, 3)?.description ?? null),
+      country: country?.description ?? null,
     },
     phones,
     email: text(f[27]!),
-    partners: root?.partners ?? [],
+    partners: (root?.partners ?? []).map((row) => partner(row.split(FIELD_SEPARATOR), quiet)),
   };
 }

@@ -17,7 +17,9 @@ export type FileKind =
   | 'empresas'
   | 'simples'
   | 'socios'
-  | 'estabelecimentos';
+  | 'estabelecimentos'
+  /** The yearly tax-regime files (Lucro Real, Presumido, Arbitrado, Imunes e Isentas), published apart. */
+  | 'regimes';
 
 export const LOOKUP_KINDS = ['cnaes', 'motivos', 'municipios', 'naturezas', 'paises', 'qualificacoes'] as const;
 export type LookupKind = (typeof LOOKUP_KINDS)[number];
@@ -32,6 +34,12 @@ export interface ReleaseFile {
   size: number;
 }
 
+/** `Lucro Real.zip`, `Imunes e Isentas.zip`, or the CSVs inside (`Lucro Presumido 2018.csv`); `_` and `-` for spaces too. */
+const TAX_REGIME_NAME = /^(lucro[ _-](real|presumido|arbitrado)|imunes[ _-]e[ _-]isentas)([ _-]?\d{4})?\.(zip|csv)$/i;
+
+/** A folder of the release holding the tax-regime files, as the Receita publishes them apart. */
+const TAX_REGIME_FOLDER = /^regimes?[ _-]tributarios?$/i;
+
 const ZIP_NAMES: Array<[RegExp, FileKind]> = [
   [/^empresas\d*\.zip$/i, 'empresas'],
   [/^estabelecimentos\d*\.zip$/i, 'estabelecimentos'],
@@ -43,6 +51,7 @@ const ZIP_NAMES: Array<[RegExp, FileKind]> = [
   [/^naturezas\.zip$/i, 'naturezas'],
   [/^paises\.zip$/i, 'paises'],
   [/^qualificacoes\.zip$/i, 'qualificacoes'],
+  [TAX_REGIME_NAME, 'regimes'],
 ];
 
 const CSV_SUFFIXES: Array<[RegExp, FileKind]> = [
@@ -56,6 +65,7 @@ const CSV_SUFFIXES: Array<[RegExp, FileKind]> = [
   [/NATJUCSV$/i, 'naturezas'],
   [/PAISCSV$/i, 'paises'],
   [/QUALSCSV$/i, 'qualificacoes'],
+  [TAX_REGIME_NAME, 'regimes'],
 ];
 
 /** What a file holds, from its name alone; undefined for anything else in the folder. */
@@ -64,14 +74,25 @@ export function kindOf(name: string): FileKind | undefined {
   return table.find(([pattern]) => pattern.test(name))?.[1];
 }
 
-/** The release files in `dir`, in name order; throws when there is no release there at all. */
+/** The release files in `dir` (and in a `regime_tributario` folder in it), in name order; throws when there is no release there at all. */
 export async function findReleaseFiles(dir: string): Promise<ReleaseFile[]> {
   const names = (await readdir(dir)).sort();
   const files: ReleaseFile[] = [];
   for (const name of names) {
-    const kind = kindOf(name);
-    if (!kind) continue;
     const full = path.join(dir, name);
+    const kind = kindOf(name);
+    if (!kind) {
+      if (TAX_REGIME_FOLDER.test(name) && (await stat(full)).isDirectory()) {
+        for (const inner of (await readdir(full)).sort()) {
+          if (kindOf(inner) !== 'regimes') continue;
+          const info = await stat(path.join(full, inner));
+          if (info.isFile()) {
+            files.push({ kind: 'regimes', name: `${name}/${inner}`, path: path.join(full, inner), zipped: /\.zip$/i.test(inner), size: info.size });
+          }
+        }
+      }
+      continue;
+    }
     const info = await stat(full);
     if (info.isFile()) files.push({ kind, name, path: full, zipped: /\.zip$/i.test(name), size: info.size });
   }
@@ -81,14 +102,32 @@ export async function findReleaseFiles(dir: string): Promise<ReleaseFile[]> {
   return files;
 }
 
+/** Where the release month was read, said back to the user. */
+export interface ReleaseMonth {
+  release: string;
+  /** e.g. `the folder name "cnpj_2026-10"`, `the extraction date D61011 in K3241.K03200Y0.D61011.EMPRECSV`. */
+  readFrom: string;
+}
+
+/** `2026-10`, `2026_10`, `202610` in a name, not inside a longer number. */
+const MONTH_IN_NAME = /(?<!\d)(20\d{2})[-_.]?(0[1-9]|1[0-2])(?!\d)/;
+
 /**
  * The release's `YYYY-MM`: the folder's name when it is one (the Receita publishes each month in
- * such a folder), else the extraction date the inner file names carry (`D61011`: year ending in
- * 6, October 11th), taken as the latest such year not in the future.
+ * such a folder) or holds one (`cnpj-2026-10`, `dados_202610`), else a month in a file's name,
+ * else the extraction date the inner file names carry (`D61011`: year ending in 6, October 11th),
+ * taken as the latest such year not in the future. Says where it read it.
  */
-export function releaseOf(dir: string, innerNames: string[], now = new Date()): string | undefined {
-  const folder = path.basename(path.resolve(dir)).match(/^(\d{4})-(\d{2})$/);
-  if (folder) return `${folder[1]}-${folder[2]}`;
+export function releaseMonthOf(dir: string, innerNames: string[], fileNames: string[] = [], now = new Date()): ReleaseMonth | undefined {
+  const folder = path.basename(path.resolve(dir));
+  const exact = folder.match(/^(\d{4})-(\d{2})$/);
+  if (exact) return { release: `${exact[1]}-${exact[2]}`, readFrom: `the folder name "${folder}"` };
+  const inFolder = folder.match(MONTH_IN_NAME);
+  if (inFolder) return { release: `${inFolder[1]}-${inFolder[2]}`, readFrom: `the folder name "${folder}"` };
+  for (const name of fileNames) {
+    const inName = name.match(MONTH_IN_NAME);
+    if (inName) return { release: `${inName[1]}-${inName[2]}`, readFrom: `the file name "${name}"` };
+  }
   for (const name of innerNames) {
     const code = name.match(/\.D(\d)(\d{2})(\d{2})\b/);
     if (!code) continue;
@@ -96,7 +135,15 @@ export function releaseOf(dir: string, innerNames: string[], now = new Date()): 
     if (month < 1 || month > 12) continue;
     let year = now.getUTCFullYear() - ((now.getUTCFullYear() - Number(code[1]) + 10) % 10);
     if (year === now.getUTCFullYear() && month > now.getUTCMonth() + 1) year -= 10;
-    return `${year}-${code[2]}`;
+    return {
+      release: `${year}-${code[2]}`,
+      readFrom: `the extraction date D${code[1]}${code[2]}${code[3]} in the file name "${name}" (${year}-${code[2]}-${code[3]})`,
+    };
   }
   return undefined;
+}
+
+/** {@link releaseMonthOf}'s month alone. */
+export function releaseOf(dir: string, innerNames: string[], now = new Date()): string | undefined {
+  return releaseMonthOf(dir, innerNames, [], now)?.release;
 }

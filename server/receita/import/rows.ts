@@ -100,6 +100,44 @@ export async function openReleaseFile(
   }
 }
 
+/**
+ * Every CSV of a release file, one after another: a tax-regime zip may hold a folder of per-year
+ * files (`Lucro Presumido/Lucro Presumido 2018.csv` …). A damaged zip gives what precedes the
+ * damage of its first entry, marked `damaged`.
+ */
+export async function* openReleaseEntries(
+  file: ReleaseFile,
+  report: (problem: Problem) => void,
+): AsyncGenerator<{ innerName: string; stream: Readable; damaged: boolean }> {
+  if (!file.zipped) {
+    yield { innerName: file.name, stream: createReadStream(file.path), damaged: false };
+    return;
+  }
+  let zip: yauzl.ZipFile;
+  try {
+    zip = await openZip(file.path);
+  } catch {
+    const opened = await openReleaseFile(file, report);
+    if (opened) yield opened;
+    return;
+  }
+  let entries = 0;
+  try {
+    for (let entry = await firstEntry(zip); entry; entry = await firstEntry(zip)) {
+      if (entry.fileName.endsWith('/')) continue;
+      entries++;
+      const current = entry;
+      const stream = await new Promise<Readable>((resolve, reject) =>
+        zip.openReadStream(current, (err, s) => (err ? reject(err) : resolve(s))),
+      );
+      yield { innerName: entry.fileName, stream, damaged: false };
+    }
+  } finally {
+    zip.close();
+  }
+  if (entries === 0) report({ file: file.name, message: 'the zip is empty' });
+}
+
 /** Whether bytes read as UTF-8 hold multi-byte sequences and no invalid ones. */
 function looksUtf8(bytes: Buffer): boolean {
   let multibyte = false;
@@ -156,11 +194,13 @@ function newlines(fields: string[]): number {
  */
 export async function* readRows(
   stream: Readable,
-  file: ReleaseFile,
+  file: ReleaseFile | { name: string },
   columns: number,
   report: (problem: Problem) => void,
+  /** The tax-regime files are comma-separated, with a header row that starts with this field. */
+  layout: { delimiter: string; header?: string } = { delimiter: ';' },
 ): AsyncGenerator<Row> {
-  const parser = Papa.parse(Papa.NODE_STREAM_INPUT, { delimiter: ';', quoteChar: '"', escapeChar: '"' });
+  const parser = Papa.parse(Papa.NODE_STREAM_INPUT, { delimiter: layout.delimiter, quoteChar: '"', escapeChar: '"' });
   const text = stream.pipe(decoder(file.name, report));
   // Errors of the byte stream do not cross pipe(); forward them so the loop below sees them.
   stream.on('error', (err) => text.destroy(err));
@@ -172,6 +212,7 @@ export async function* readRows(
       const start = line;
       line += 1 + newlines(fields);
       if (fields.length === 1 && fields[0] === '') continue; // a blank line
+      if (layout.header !== undefined && fields[0]?.replace(/^\uFEFF/, '').trim().toLowerCase() === layout.header) continue;
       if (fields.length !== columns) {
         report({ file: file.name, line: start, message: `expected ${columns} fields, found ${fields.length}` });
         continue;

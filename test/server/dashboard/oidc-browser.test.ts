@@ -47,7 +47,8 @@ describe.skipIf(!chromiumPath)('OIDC sign-in in a browser', () => {
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
     expect(page.url()).toBe(`${publicUrl}/dashboard`);
-    await expect(page.getByText('carla@example.com').first().isVisible()).resolves.toBe(true);
+    // The workspace a sign-up creates is named from the ID token's e-mail.
+    await page.getByText('carla@example.com').first().waitFor();
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByText('You are signed out.').waitFor();
     await context.close();

@@ -240,7 +240,7 @@ const companyCases = (op: OperationId, maxLimit: number): ValidationCase[] => [
       'registrationStatuses[0] must be one of: ATIVA, BAIXADA, INAPTA, NULA, SUSPENSA',
     ],
     [{ establishmentTypes: ['SEDE'] }, 'establishmentTypes[0] must be one of: MATRIZ, FILIAL'],
-    [{ fiscalSizes: ['01', '04'] }, 'fiscalSizes[1] must be one of: 01, 02, 03, 05'],
+    [{ fiscalSizes: ['01', '04'] }, 'fiscalSizes[1] must be one of: 00, 01, 02, 03, 05'],
     [{ fiscalSizes: [1] }, 'fiscalSizes[0] must be a string'],
     [{ openingDateMin: '2020-13-01' }, 'openingDateMin must be a date (YYYY-MM-DD)'],
     [{ openingDateMax: '31/12/2020' }, 'openingDateMax must be a date (YYYY-MM-DD)'],

@@ -9,7 +9,7 @@ import { runCommand } from '../../../server/cli/control.ts';
 import type { CompanyDoc } from '../../../server/receita/company-record.ts';
 import { DEMO_PEOPLE, seedDemoPeople } from '../../../server/seed/demo-people.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
-import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
+import { companyDoc, makeCnpj, partner } from '../../helpers/companies.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { startFakeApollo, testWorld, type FakeProvider } from '../../helpers/fake-providers.ts';
 import { latch } from '../../helpers/latch.ts';
@@ -34,12 +34,16 @@ beforeAll(async () => {
   apollo = await startFakeApollo(testWorld());
   // No pacing of Apollo calls (5 a second by default): a test's call is not held back by the
   // previous test's, however quickly that one ran. Pacing is tested in throttle.test.ts.
-  app = await startTestApp({
-    APOLLO_API_KEY: apollo.key,
-    APOLLO_URL: apollo.url,
-    APOLLO_RATE_PER_SECOND: '1000',
-    APOLLO_RATE_PER_MINUTE: '100000',
-  });
+  app = await startTestApp(
+    {
+      APOLLO_API_KEY: apollo.key,
+      APOLLO_URL: apollo.url,
+      APOLLO_RATE_PER_SECOND: '1000',
+      APOLLO_RATE_PER_MINUTE: '100000',
+    },
+    // A stream whose client left waits this long for a reconnection before its calls are cancelled.
+    { streams: { graceMs: 200 } },
+  );
   dir = await tempDir('people');
   workspace = await app.workspace();
   await app.services.store.collection<CompanyDoc>('companies').bulkWrite(
@@ -48,20 +52,20 @@ beforeAll(async () => {
         name: 'ACME SOFTWARE HOUSE LTDA',
         tradeName: 'ACME',
         partners: [
-          { name: 'MARIA DE SOUZA', document: '***123456**', qualification: 'Sócio-Administrador', since: '2012-05-01' },
-          { name: 'ACME HOLDING S.A.', document: makeCnpj('99888777'), qualification: 'Sócio', since: null },
-          { name: 'PEDRO ALVES', document: '***654321**', qualification: 'Diretor', since: null },
+          partner({ name: 'MARIA DE SOUZA', document: '***123456**', qualification: 'Sócio-Administrador', since: '2012-05-01' }),
+          partner({ name: 'ACME HOLDING S.A.', document: makeCnpj('99888777'), qualification: 'Sócio', since: null }),
+          partner({ name: 'PEDRO ALVES', document: '***654321**', qualification: 'Diretor', since: null }),
         ],
       }),
       // A branch lists the same partners: one row per person and company, not per establishment.
       companyDoc(makeCnpj('11222333', '0002'), {
         name: 'ACME SOFTWARE HOUSE LTDA',
-        partners: [{ name: 'MARIA DE SOUZA', document: '***123456**', qualification: 'Sócio-Administrador', since: '2012-05-01' }],
+        partners: [partner({ name: 'MARIA DE SOUZA', document: '***123456**', qualification: 'Sócio-Administrador', since: '2012-05-01' })],
       }),
       companyDoc(makeCnpj('44555666'), {
         name: 'PADARIA SAO JOAO LTDA',
         address: { street: null, number: null, complement: null, district: null, zipCode: null, city: 'CURITIBA', cityCode: '7535', state: 'PR', country: null },
-        partners: [{ name: 'JOAO DA SILVA', document: '***987654**', qualification: 'Titular Pessoa Física Residente ou Domiciliado no Brasil', since: null }],
+        partners: [partner({ name: 'JOAO DA SILVA', document: '***987654**', qualification: 'Titular Pessoa Física Residente ou Domiciliado no Brasil', since: null })],
       }),
     ].map((document) => ({ insertOne: { document } })),
   );
@@ -315,7 +319,7 @@ describe('POST /api/sourcing/people/stream', () => {
     }
   });
 
-  it('a client that hangs up cancels the provider call still running', async () => {
+  it('a client that hangs up and does not come back cancels the provider call still running', async () => {
     apollo.latencyMs = 30_000; // still working whenever the others finish, however slow the machine
     try {
       const before = await balance();

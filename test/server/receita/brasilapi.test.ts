@@ -79,8 +79,31 @@ describe('mapping minha-receita JSON', () => {
       phones: ['1133334444', '1133335555'],
       email: 'Contato@ArrozBom.com.br',
       partners: [
-        { name: 'MARIA DA SILVA', document: '***220050**', qualification: 'Sócio-Administrador', since: '2015-03-02' },
+        {
+          name: 'MARIA DA SILVA',
+          document: '***220050**',
+          qualification: 'Sócio-Administrador',
+          since: '2015-03-02',
+          type: { code: '2', description: 'PESSOA FÍSICA' },
+          qualificationCode: '49',
+          country: null,
+          ageBand: { code: '5', description: '41 A 50 ANOS' },
+          legalRepresentative: null,
+        },
       ],
+      size: { code: '01', description: 'MICRO EMPRESA' },
+      responsibleQualification: { code: '49', description: null },
+      federativeEntity: null,
+      specialSituation: null,
+      specialSituationDate: null,
+      phone1: { areaCode: '11', number: '33334444' },
+      phone2: { areaCode: '11', number: '33335555' },
+      fax: null,
+      foreignCity: null,
+      country: null,
+      simples: { option: true, since: '2015-03-02', until: null },
+      mei: { option: false, since: null, until: null },
+      taxRegimes: [],
       release: null,
     });
   });
@@ -101,6 +124,10 @@ describe('mapping minha-receita JSON', () => {
           { codigo: 161003, descricao: 'Serviço de preparação de terreno' },
         ],
         qsa: [{ nome_socio: 'ARROZ HOLDING SA', cnpj_cpf_do_socio: '44555666000170', data_entrada_sociedade: null }],
+        regime_tributario: [
+          { ano: 2022, cnpj_da_scp: null, forma_de_tributacao: 'LUCRO PRESUMIDO', quantidade_de_escrituracoes: 1 },
+          { ano: 2023, cnpj_da_scp: null, forma_de_tributacao: 'LUCRO REAL', quantidade_de_escrituracoes: 2 },
+        ],
       }),
     );
     expect(record).toMatchObject({
@@ -112,7 +139,12 @@ describe('mapping minha-receita JSON', () => {
         { code: '4623199', description: 'Comércio atacadista de matérias-primas agrícolas' },
         { code: '0161003', description: 'Serviço de preparação de terreno' },
       ],
-      partners: [{ name: 'ARROZ HOLDING SA', document: '44555666000170', qualification: null, since: null }],
+      partners: [{ name: 'ARROZ HOLDING SA', document: '44555666000170', qualification: null, since: null, legalRepresentative: null }],
+      size: { code: '05', description: 'DEMAIS' },
+      taxRegimes: [
+        { year: 2023, form: 'LUCRO REAL', scpCnpj: null, bookkeepingEntries: 2 },
+        { year: 2022, form: 'LUCRO PRESUMIDO', scpCnpj: null, bookkeepingEntries: 1 },
+      ],
     });
   });
 
@@ -148,6 +180,19 @@ describe('mapping minha-receita JSON', () => {
       phones: [],
       email: null,
       partners: [],
+      size: null,
+      responsibleQualification: null,
+      federativeEntity: null,
+      specialSituation: null,
+      specialSituationDate: null,
+      phone1: null,
+      phone2: null,
+      fax: null,
+      foreignCity: null,
+      country: null,
+      simples: null,
+      mei: null,
+      taxRegimes: [],
       release: null,
     };
     expect(fromMinhaReceita(known, {})).toEqual(empty);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CompanyDoc } from '../../../server/receita/company-record.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
-import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
+import { companyDoc, makeCnpj, partner } from '../../helpers/companies.ts';
 
 let app: TestApp;
 let key: string;
@@ -27,7 +27,7 @@ beforeAll(async () => {
       capital: 150000,
       email: 'contato@acme.com.br',
       fiscalSize: '03',
-      partners: [{ name: 'MARIA DE SOUZA', document: '***123456**', qualification: 'Sócio-Administrador', since: null }],
+      partners: [partner({ name: 'MARIA DE SOUZA', document: '***123456**', qualification: 'Sócio-Administrador', since: null })],
       openingDate: '2012-05-01',
     }),
     companyDoc(acmeBranch, {
@@ -41,7 +41,7 @@ beforeAll(async () => {
       capital: 20000,
       simplesOption: true,
       phones: [],
-      partners: [{ name: 'JOAO DA SILVA', document: '***987654**', qualification: null, since: null }],
+      partners: [partner({ name: 'JOAO DA SILVA', document: '***987654**', qualification: null, since: null })],
       legalNature: { code: '2135', description: 'Empresário (Individual)' },
     }),
     companyDoc(sorriso, { name: 'CLINICA SORRISO LTDA', mainActivity: dentist, capital: 5000, simplesOption: false, openingDate: '2021-01-10' }),

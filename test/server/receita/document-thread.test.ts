@@ -7,6 +7,7 @@ import { encodeDocuments } from '../../../server/store/embedded/bulk-load.ts';
 import { DocumentThread } from '../../../server/receita/import/document-thread.ts';
 import { companyDocuments, type DocumentContext, type EstablishmentBatch } from '../../../server/receita/import/documents.ts';
 import { MemoryStaging } from '../../../server/receita/import/staging.ts';
+import { Codes, empresa, simples, socio } from '../../../server/receita/import/records.ts';
 import { makeCnpj } from '../../helpers/companies.ts';
 import { estabelecimento } from '../../helpers/release-files.ts';
 
@@ -33,11 +34,12 @@ async function batchOf(count: number): Promise<EstablishmentBatch> {
   });
   const staging = new MemoryStaging();
   const roots = [...new Set(rows.map(({ cnpj }) => cnpj.slice(0, 8)))];
-  await staging.put(roots.map((root) => ({ root, data: { name: 'PADARIA SÃO JOÃO LTDA', capital: 1000 } })));
-  await staging.put(roots.map((root) => ({ root, data: { simplesOption: true, meiOption: null } })));
-  const partner = { name: 'MARIA DA SILVA', document: '***123456**', qualification: null, since: null };
-  await staging.addPartners(roots.flatMap((root) => [{ root, key: 'a', partner }, { root, key: 'b', partner: { ...partner, name: 'JOSÉ' } }]));
-  return { rows, roots: await staging.get(roots) };
+  const codes = new Codes(context.lookups);
+  await staging.put(roots.map((root) => ({ root, data: empresa([root, 'PADARIA SÃO JOÃO LTDA', '2062', '49', '1000,00', '01', ''], codes) })));
+  await staging.put(roots.map((root) => ({ root, data: simples([root, 'S', '20200101', '', '', '', '']) })));
+  const partner = (name: string) => socio([roots[0]!, '2', name, '***123456**', '49', '', '', '***000000**', '', '00', '4'], codes);
+  await staging.addPartners(roots.flatMap((root) => [{ root, key: 'a', partner: partner('MARIA DA SILVA') }, { root, key: 'b', partner: partner('JOSÉ') }]));
+  return { rows, roots: await staging.get(roots), taxRegimes: new Map([[rows[0]!.cnpj, ['lucro_real', 'lucro_real:2024']]]) };
 }
 
 describe('the document worker thread', () => {
@@ -46,13 +48,14 @@ describe('the document worker thread', () => {
     try {
       const batches = await Promise.all([batchOf(300), batchOf(1), batchOf(50)]);
       const built = await Promise.all(batches.map((batch) => thread.build(batch)));
-      built.forEach((encoded, i) => expect(encoded).toEqual(encodeDocuments(companyDocuments(batches[i]!, context))));
-      expect(JSON.parse(`[${Buffer.from(built[1]!.bytes).toString()}]`)[0]).toMatchObject({
+      built.forEach(({ encoded }, i) => expect(encoded).toEqual(encodeDocuments(companyDocuments(batches[i]!, context))));
+      expect(JSON.parse(`[${Buffer.from(built[1]!.encoded.bytes).toString()}]`)[0]).toMatchObject({
         name: 'PADARIA SÃO JOÃO LTDA',
         simplesOption: true,
         meiOption: null,
         mainActivity: { code: '4721102', description: 'Padaria e confeitaria' },
-        partners: [{ name: 'MARIA DA SILVA' }, { name: 'JOSÉ' }],
+        simples: { option: true, since: '2020-01-01', until: null },
+        partners: [{ name: 'MARIA DA SILVA', ageBand: { code: '4', description: '31 A 40 ANOS' } }, { name: 'JOSÉ' }],
         importRun: 'run-1',
       });
     } finally {

@@ -20,11 +20,14 @@ const ESTABLISHMENTS = 3000;
 const SEED = 7;
 const PARTS = [...Array(10).keys()];
 const LOOKUPS = ['Cnaes', 'Motivos', 'Municipios', 'Naturezas', 'Paises', 'Qualificacoes'];
-const ZIPS = [
+const MAIN_ZIPS = [
   ...['Empresas', 'Estabelecimentos', 'Socios'].flatMap((kind) => PARTS.map((part) => `${kind}${part}.zip`)),
   'Simples.zip',
   ...LOOKUPS.map((kind) => `${kind}.zip`),
 ];
+/** Published apart, in their own layout (issue 22). */
+const TAX_REGIMES = ['Lucro Real', 'Lucro Presumido', 'Lucro Arbitrado', 'Imunes e Isentas'];
+const ZIPS = [...MAIN_ZIPS, ...TAX_REGIMES.map((name) => `${name}.zip`)];
 const INNER_NAMES: Record<string, RegExp> = {
   Empresas: /^K3241\.K03200Y(\d)\.D61011\.EMPRECSV$/,
   Estabelecimentos: /^K3241\.K03200Y(\d)\.D61011\.ESTABELE$/,
@@ -36,6 +39,7 @@ const INNER_NAMES: Record<string, RegExp> = {
   Naturezas: /^F\.K03200\$Z\.D61011\.NATJUCSV$/,
   Paises: /^F\.K03200\$Z\.D61011\.PAISCSV$/,
   Qualificacoes: /^F\.K03200\$Z\.D61011\.QUALSCSV$/,
+  ...Object.fromEntries(TAX_REGIMES.map((name) => [name, new RegExp(`^${name}\\.csv$`)])),
 };
 const COLUMNS: Record<string, number> = { Empresas: 7, Estabelecimentos: 30, Socios: 11, Simples: 7 };
 const QUOTED_LINE = /^"[^"]*"(;"[^"]*")*$/;
@@ -69,7 +73,7 @@ beforeAll(async () => {
 });
 
 describe('generateRelease', () => {
-  it('writes the 37 published zips, each holding one CSV under its legacy name', async () => {
+  it('writes the 37 published zips, each holding one CSV under its legacy name, and the 4 tax-regime zips', async () => {
     expect(release.files.map((file) => path.basename(file))).toEqual(ZIPS);
     expect((await readdir(path.join(workDir, 'zip'))).sort()).toEqual([...ZIPS].sort());
     for (const zip of ZIPS) {
@@ -80,7 +84,7 @@ describe('generateRelease', () => {
   });
 
   it('writes headerless latin1 rows with every field quoted and LF line ends', () => {
-    for (const zip of ZIPS) {
+    for (const zip of MAIN_ZIPS) {
       const { bytes } = entries.get(zip)!;
       expect(bytes.includes('\r'), zip).toBe(false);
       expect(bytes.at(-1), zip).toBe(0x0a);
@@ -104,6 +108,39 @@ describe('generateRelease', () => {
     for (const [kind, table] of Object.entries(tables)) {
       expect(parse(entries.get(`${kind}.zip`)!.bytes)).toEqual(table.map((entry) => [entry.code, entry.description]));
     }
+  });
+
+  it('writes the tax-regime files in their layout: a header, masked CNPJs of head offices outside the Simples', () => {
+    const simples = new Map(rows('Simples').map((row) => [row[0], row[1]]));
+    const roots = codes('Empresas');
+    const establishments = new Set(rows('Estabelecimentos').map((row) => row[0]! + row[1] + row[2]));
+    let total = 0;
+    let orphans = 0;
+    for (const name of TAX_REGIMES) {
+      const lines = entries.get(`${name}.zip`)!.bytes.toString('latin1').trimEnd().split('\n');
+      expect(lines[0]).toBe('ano,cnpj,cnpj_da_scp,forma_de_tributacao,quantidade_de_escrituracoes');
+      for (const line of lines.slice(1)) {
+        const [year, masked, scp, form, entriesCount] = line.split(',');
+        expect(Number(year)).toBeGreaterThanOrEqual(1967);
+        expect(masked).toMatch(/^[0-9A-Z]{2}\.[0-9A-Z]{3}\.[0-9A-Z]{3}\/[0-9A-Z]{4}-\d{2}$/);
+        const check = checkCnpj(masked!);
+        expect(check.status).toBe('valid');
+        const cnpj = (check as { cnpj: string }).cnpj;
+        expect(roots.has(cnpj.slice(0, 8))).toBe(true);
+        expect(simples.get(cnpj.slice(0, 8))).not.toBe('S');
+        if (!establishments.has(cnpj)) orphans++;
+        expect(scp).toBe('0');
+        expect(Number(entriesCount)).toBeGreaterThan(0);
+        expect(name === 'Imunes e Isentas' ? /^(IMUNE|ISENTA) DO IRPJ$/ : new RegExp(`^${name.toUpperCase()}$`)).toSatisfy(
+          (pattern: RegExp) => pattern.test(form!),
+        );
+        total++;
+      }
+    }
+    expect(total).toBe(release.taxRegimes);
+    expect(total).toBeGreaterThan(ESTABLISHMENTS / 20);
+    expect(orphans).toBeGreaterThan(0);
+    expect(orphans).toBeLessThan(total / 20);
   });
 
   it('reports the counts it wrote', () => {

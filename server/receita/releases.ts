@@ -1,0 +1,66 @@
+/**
+ * Which registry release is loaded, and since when: the most recent import that finished
+ * (`registry_imports`, written by the importer), for `GET /health`, the provider catalog's
+ * `receita_federal` entry, and the importer's refusal to put an older release over a newer one.
+ */
+import type { Store } from '../store/port.ts';
+
+export interface LoadedRelease {
+  /** `YYYY-MM`. */
+  release: string;
+  /** When its import finished. */
+  importedAt: Date;
+  /** Whether every file was read whole (an incomplete import kept what it could read, and removed nothing). */
+  complete: boolean;
+  /** The demo's synthetic release, which any real one may replace. */
+  synthetic: boolean;
+}
+
+interface ImportRecord {
+  _id: string;
+  status: string;
+  finishedAt: Date | null;
+  synthetic?: boolean;
+}
+
+/** The release of the last import that finished, or null before any. */
+export async function loadedRelease(store: Store): Promise<LoadedRelease | null> {
+  const [last] = await store
+    .collection<ImportRecord>('registry_imports')
+    .find({ status: { $in: ['complete', 'incomplete'] } }, { sort: { finishedAt: -1 }, limit: 1 })
+    .toArray();
+  if (!last?.finishedAt) return null;
+  return {
+    release: last._id,
+    importedAt: new Date(last.finishedAt),
+    complete: last.status === 'complete',
+    synthetic: last.synthetic === true,
+  };
+}
+
+const TTL_MS = 30_000;
+
+/** {@link loadedRelease}, read at most every 30 seconds (health checks are frequent), and at once after an import here. */
+export class Releases {
+  private cached: { value: Promise<LoadedRelease | null>; at: number } | undefined;
+
+  constructor(private readonly store: Store) {}
+
+  loaded(): Promise<LoadedRelease | null> {
+    if (!this.cached || Date.now() - this.cached.at > TTL_MS) {
+      const value = loadedRelease(this.store);
+      value.catch(() => (this.cached = undefined));
+      this.cached = { value, at: Date.now() };
+    }
+    return this.cached.value;
+  }
+
+  changed(): void {
+    this.cached = undefined;
+  }
+}
+
+/** As `GET /health` and the provider catalog give it. */
+export function releaseView(loaded: LoadedRelease | null): { release: string; importedAt: string; complete: boolean } | null {
+  return loaded && { release: loaded.release, importedAt: loaded.importedAt.toISOString(), complete: loaded.complete };
+}

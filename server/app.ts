@@ -19,6 +19,7 @@ import { createPipeline } from './pipeline/pipeline.ts';
 import { identify } from './http/authenticate.ts';
 import { errorHandler, unmatchedRoutes } from './http/error-handler.ts';
 import { buildOpenApi } from './http/openapi.ts';
+import { metricsRoute } from './http/metrics-route.ts';
 import { requestContext } from './http/request-context.ts';
 import { HeldStreams, type HeldStreamLimits } from './http/held-streams.ts';
 import { buildRouter } from './http/routes.ts';
@@ -48,9 +49,11 @@ export function createApp(services: Services, options: AppOptions = {}): Koa<App
   const resourceMetadata = protectedResourceMetadata(services.config);
   const router = buildRouter(pipeline, new HeldStreams(options.streams), (r) => {
     r.get('/openapi.json', (ctx) => {
+      ctx.state.operation = 'openapi';
       ctx.body = openapi;
     });
     r.get([RESOURCE_METADATA_PATH, `${RESOURCE_METADATA_PATH}/mcp`], (ctx) => {
+      ctx.state.operation = 'resource_metadata';
       // Clients read it once per authorization; it changes only with the configuration.
       ctx.set('Cache-Control', 'public, max-age=3600');
       ctx.body = resourceMetadata;
@@ -62,6 +65,8 @@ export function createApp(services: Services, options: AppOptions = {}): Koa<App
   const middleware = [
     requestContext(services.log),
     errorHandler(resourceMetadataUrl(services.config)),
+    // Prometheus' scrape, with its own token: before identification and the rate limit.
+    ...(services.config.metricsToken ? [metricsRoute(services.config.metricsToken)] : []),
     // The dashboard's API names its caller by session cookie, where `identify` reads a bearer.
     board.api,
     identify(services.credentials),

@@ -51,6 +51,8 @@ export interface Config {
     clientSecret: string | undefined;
   };
   logLevel: string;
+  /** The bearer token `GET /metrics` asks for; unset: no metrics endpoint (404). */
+  metricsToken: string | undefined;
   /** Seconds a cached API-key lookup may serve before re-reading the store (see docs/architecture.md). */
   keyCacheSeconds: number;
   /** BrasilAPI answers CNPJ lookups the imported registry lacks; off unless asked for. */
@@ -153,6 +155,16 @@ function secret(env: Env, name: string): Buffer | undefined {
   return bytes;
 }
 
+/** A bearer token: at least 16 visible characters, so a guessable one is refused at start-up. */
+function token(env: Env, name: string): string | undefined {
+  const raw = text(env, name);
+  if (raw === undefined) return undefined;
+  if (!/^[\x21-\x7e]{16,512}$/.test(raw)) {
+    throw new ConfigError(`${name} must be 16 to 512 visible ASCII characters, without spaces (e.g. openssl rand -hex 32)`);
+  }
+  return raw;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const publicUrl = (url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(/\/+$/, '');
@@ -197,6 +209,7 @@ export function loadConfig(env: Env = process.env): Config {
       clientSecret: text(env, 'OAUTH_CLIENT_SECRET'),
     },
     logLevel: text(env, 'LOG_LEVEL') ?? 'info',
+    metricsToken: token(env, 'METRICS_TOKEN'),
     keyCacheSeconds: integer(env, 'KEY_CACHE_SECONDS', 5, 0, 3600),
     providers: providerSettings(env),
     providerKeySecret: secret(env, 'PROVIDER_KEY_SECRET'),

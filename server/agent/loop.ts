@@ -85,6 +85,7 @@ async function runMessage(setup: ChatSetup, emit: (event: AgentEvent) => void): 
         workspaceId: ctx.workspaceId,
         purpose: 'agent',
         signal: ctx.signal,
+        trace: ctx.trace,
       });
       if (ctx.answer !== 'events' && answer.text) send({ event: 'text', data: { delta: answer.text } });
       // Past the step limit the model was told to answer; calls it asks for anyway are not made.

@@ -9,6 +9,7 @@ import type { AiColumnResult } from '../../shared/types.ts';
 import type { IndexDeclaration, Store } from '../store/port.ts';
 import { LlmError, requireLlm, type Llm } from './llm.ts';
 import { framing } from './untrusted-data.ts';
+import type { TraceContext } from '../trace-context.ts';
 
 export const MAX_VALUE_CHARS = 500;
 const CACHE_MS = 24 * 60 * 60 * 1000;
@@ -76,7 +77,7 @@ export class AiColumns {
     return createHash('sha256').update(JSON.stringify([workspaceId, instruction.trim(), row])).digest('hex');
   }
 
-  async value(workspaceId: string, instruction: string, context: Record<string, string>, signal: AbortSignal): Promise<ColumnValue> {
+  async value(workspaceId: string, instruction: string, context: Record<string, string>, signal: AbortSignal, trace?: TraceContext): Promise<ColumnValue> {
     const llm = requireLlm(this.llm);
     const key = AiColumns.key(workspaceId, instruction, context);
     const hit = await this.cache.findOne({ _id: key });
@@ -84,7 +85,7 @@ export class AiColumns {
 
     const running = this.inFlight.get(key);
     if (running) return { value: await running, cached: true };
-    const work = this.generate(llm, workspaceId, instruction, context, signal).then(async (value) => {
+    const work = this.generate(llm, workspaceId, instruction, context, signal, trace).then(async (value) => {
       await this.cache.updateOne({ _id: key }, { $set: { workspaceId, value, createdAt: new Date() } }, { upsert: true });
       return value;
     });
@@ -96,7 +97,7 @@ export class AiColumns {
     }
   }
 
-  private async generate(llm: Llm, workspaceId: string, instruction: string, context: Record<string, string>, signal: AbortSignal): Promise<string> {
+  private async generate(llm: Llm, workspaceId: string, instruction: string, context: Record<string, string>, signal: AbortSignal, trace: TraceContext | undefined): Promise<string> {
     const frame = framing();
     const messages = [
       {
@@ -110,7 +111,7 @@ export class AiColumns {
       { role: 'user' as const, content: `Instruction: ${instruction.trim()}\n\nRow:\n${frame.wrap('row', context)}` },
     ];
     for (let attempt = 0; attempt < 2; attempt++) {
-      const answer = await llm.chat({ messages, maxTokens: 300, json: true, workspaceId, purpose: 'ai_column', signal });
+      const answer = await llm.chat({ messages, maxTokens: 300, json: true, workspaceId, purpose: 'ai_column', signal, trace });
       if (frame.leaks(answer.text)) continue;
       const value = cleanValue(valueOf(answer.text));
       if (value !== '' || /"value"\s*:\s*""/.test(answer.text)) return value;

@@ -11,7 +11,7 @@ export const research: Handler<'research'> = async (input, ctx) => {
   checkSiteFields(input);
   checkContextSize({ prompt: input.prompt, ...rowContext(input) });
   const { llm, webSearch, config } = ctx.services;
-  const result = await runResearch(input, { llm, search: webSearch, allowLoopback: config.webAllowLoopback }, ctx.workspaceId, ctx.signal);
+  const result = await runResearch(input, { llm, search: webSearch, allowLoopback: config.webAllowLoopback }, ctx.workspaceId, ctx.signal, ctx.trace);
   const charged = await ctx.charge(1, result.webSearch ? 'research with web search' : 'research');
   return { ...result, creditsCharged: charged };
 };
@@ -22,7 +22,7 @@ export const research: Handler<'research'> = async (input, ctx) => {
  */
 export const aiColumn: Handler<'aiColumn'> = async ({ instruction, ...context }, ctx) => {
   checkContextSize(context);
-  const result = await ctx.services.aiColumns.value(ctx.workspaceId, instruction, context, ctx.signal);
+  const result = await ctx.services.aiColumns.value(ctx.workspaceId, instruction, context, ctx.signal, ctx.trace);
   const charged = await ctx.charge(result.cached ? 0 : 1, 'AI column value');
   return { value: result.value, cached: result.cached, creditsCharged: charged };
 };

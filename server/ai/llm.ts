@@ -15,6 +15,8 @@ import { closeLimiter, createLimiter, throttleFor } from '../outbound/limiter.ts
 import type { AttemptFailure } from '../outbound/retry.ts';
 import { retryAfterMs } from '../outbound/retry-after.ts';
 import type { IndexDeclaration, Store } from '../store/port.ts';
+import { llmTokensUsed } from '../metrics.ts';
+import type { TraceContext } from '../trace-context.ts';
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
@@ -31,6 +33,8 @@ export interface ChatRequest {
   /** What the call was for, in the usage record. */
   purpose: string;
   signal: AbortSignal;
+  /** The request's trace: the model call carries a child `traceparent`. */
+  trace?: TraceContext;
 }
 
 export interface ChatAnswer {
@@ -69,6 +73,7 @@ export interface ToolChatRequest {
   workspaceId: string;
   purpose: string;
   signal: AbortSignal;
+  trace?: TraceContext;
 }
 
 export interface ToolChatAnswer extends ChatAnswer {
@@ -85,6 +90,9 @@ export function estimatePromptTokens(messages: ToolChatMessage[], tools: Functio
   }
   return n;
 }
+
+/** The SDK's per-request headers: a child `traceparent`, or none. */
+type TraceHeaders = { traceparent: string } | undefined;
 
 /** Text already reached the caller when the answer broke off: another attempt would repeat it. */
 class BrokenStream extends Error {}
@@ -157,6 +165,7 @@ export class Llm {
       // Waiting longer than one answer may take, for a turn or a Retry-After, is not worth it.
       maxRetryAfterMs: settings.timeoutMs,
       maxQueueWaitMs: settings.timeoutMs,
+      service: 'llm',
     });
   }
 
@@ -187,7 +196,7 @@ export class Llm {
       temperature: 0.2,
       ...(request.json ? { response_format: { type: 'json_object' as const } } : {}),
     };
-    return this.run((signal) => this.client.chat.completions.create(body, { signal }), request.signal);
+    return this.run((signal, headers) => this.client.chat.completions.create(body, { signal, headers }), request.signal, request.trace);
   }
 
   /**
@@ -214,8 +223,9 @@ export class Llm {
         : {}),
     };
     const answer = await this.run(
-      (signal) => (request.stream ? this.streamed(body, request.onText, signal) : this.whole(body, signal)),
+      (signal, headers) => (request.stream ? this.streamed(body, request.onText, signal, headers) : this.whole(body, signal, headers)),
       request.signal,
+      request.trace,
     );
     const result = {
       ...answer,
@@ -226,8 +236,8 @@ export class Llm {
     return result;
   }
 
-  private async whole(body: OpenAI.ChatCompletionCreateParamsNonStreaming, signal: AbortSignal): Promise<ToolChatAnswer> {
-    const completion = await this.client.chat.completions.create(body, { signal });
+  private async whole(body: OpenAI.ChatCompletionCreateParamsNonStreaming, signal: AbortSignal, headers: TraceHeaders): Promise<ToolChatAnswer> {
+    const completion = await this.client.chat.completions.create(body, { signal, headers });
     const choice = completion.choices?.[0];
     if (choice?.finish_reason === 'content_filter') throw new LlmError('The model refused to answer (content filter).', 'ai_failed');
     const message = choice?.message;
@@ -246,10 +256,11 @@ export class Llm {
     body: OpenAI.ChatCompletionCreateParamsNonStreaming,
     onText: ((delta: string) => void) | undefined,
     signal: AbortSignal,
+    headers: TraceHeaders,
   ): Promise<ToolChatAnswer> {
     const stream = await this.client.chat.completions.create(
       { ...body, stream: true, stream_options: { include_usage: true } },
-      { signal },
+      { signal, headers },
     );
     let text = '';
     const calls: Array<{ id: string; name: string; arguments: string }> = [];
@@ -284,11 +295,15 @@ export class Llm {
     };
   }
 
-  /** One model call through the outbound client: its limiter, timeout and retries; only LlmErrors out. */
-  private async run<T>(attempt: (signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<T> {
+  /**
+   * One model call through the outbound client: its limiter, timeout and retries; only LlmErrors
+   * out. Each attempt is given the SDK's per-request headers: its child `traceparent`, if any.
+   */
+  private async run<T>(attempt: (signal: AbortSignal, headers: TraceHeaders) => Promise<T>, signal: AbortSignal, trace: TraceContext | undefined): Promise<T> {
     try {
-      return await this.outbound.call(async (attemptSignal) => ({ value: await attempt(attemptSignal) }), {
+      return await this.outbound.call(async (attemptSignal, traceparent) => ({ value: await attempt(attemptSignal, traceparent ? { traceparent } : undefined) }), {
         signal,
+        trace,
         classify,
         fail: (last) => new LlmError(last.failure, 'ai_unavailable'),
       });
@@ -301,6 +316,7 @@ export class Llm {
 
   /** Tokens per workspace and day: what each workspace's AI use costs the operator. */
   private async record(request: { workspaceId: string; purpose: string }, answer: ChatAnswer): Promise<void> {
+    llmTokensUsed(answer.promptTokens, answer.completionTokens);
     const day = new Date().toISOString().slice(0, 10);
     await this.store.collection<UsageDoc>('ai_usage').updateOne(
       { _id: `${request.workspaceId}:${day}` },

@@ -12,6 +12,7 @@ import { framing } from './untrusted-data.ts';
 import { PageError, readPage, type Page } from './web/page-reader.ts';
 import { BlockedAddressError } from './web/ssrf-guard.ts';
 import { SearchError, type WebSearch } from './web/web-search.ts';
+import type { TraceContext } from '../trace-context.ts';
 
 export const MAX_PAGES = 5;
 const MAX_ANSWER_CHARS = 4000;
@@ -59,7 +60,7 @@ export function rowContext(input: ResearchInput): Record<string, string> {
 }
 
 /** Pages to read: the row's own site first, then the search results, at most five, no repeats. */
-async function gather(input: ResearchInput, deps: ResearchDeps, signal: AbortSignal): Promise<Array<{ page: Page | null; source: Source; snippet: string }>> {
+async function gather(input: ResearchInput, deps: ResearchDeps, signal: AbortSignal, trace: TraceContext | undefined): Promise<Array<{ page: Page | null; source: Source; snippet: string }>> {
   if (!deps.search) {
     throw new ServiceError('ai_unavailable', 'Web search is not configured: set SEARXNG_URL, or BRAVE_SEARCH_API_KEY.');
   }
@@ -67,7 +68,7 @@ async function gather(input: ResearchInput, deps: ResearchDeps, signal: AbortSig
   const query = `${subject} ${input.prompt}`.trim().slice(0, 300);
   let results;
   try {
-    results = await deps.search.search(query, 8, signal);
+    results = await deps.search.search(query, 8, signal, trace);
   } catch (err) {
     if (err instanceof SearchError) throw new ServiceError('ai_unavailable', `Web search failed: ${err.message}`);
     throw err;
@@ -114,10 +115,10 @@ function parseAnswer(text: string, sourceCount: number): ModelAnswer | null {
   return { answer: answer.trim(), citations: [...new Set(cited as number[])] };
 }
 
-export async function research(input: ResearchInput, deps: ResearchDeps, workspaceId: string, signal: AbortSignal): Promise<ResearchAnswer> {
+export async function research(input: ResearchInput, deps: ResearchDeps, workspaceId: string, signal: AbortSignal, trace?: TraceContext): Promise<ResearchAnswer> {
   const llm = requireLlm(deps.llm);
   const webSearch = input.webSearch === true;
-  const gathered = webSearch ? await gather(input, deps, signal) : [];
+  const gathered = webSearch ? await gather(input, deps, signal, trace) : [];
   const usable = gathered.filter((g) => g.page || g.snippet);
 
   const frame = framing();
@@ -147,7 +148,7 @@ export async function research(input: ResearchInput, deps: ResearchDeps, workspa
   ];
 
   for (let attempt = 0; attempt < 2; attempt++) {
-    const reply = await llm.chat({ messages, maxTokens: 800, json: true, workspaceId, purpose: webSearch ? 'research_web' : 'research', signal });
+    const reply = await llm.chat({ messages, maxTokens: 800, json: true, workspaceId, purpose: webSearch ? 'research_web' : 'research', signal, trace });
     if (frame.leaks(reply.text)) continue;
     const parsed = parseAnswer(reply.text, sourcesForModel.length);
     if (!parsed) continue;

@@ -11,6 +11,7 @@ import { hasValue, present, type Field, type FieldValues } from '../providers/fi
 import type { ProviderSlot } from '../providers/providers.ts';
 import { ProviderFailure } from '../providers/provider-failure.ts';
 import { canRun } from '../providers/provider.ts';
+import type { TraceContext } from '../trace-context.ts';
 
 /** One provider reached (or passed over) by the cascade, as enrich and hydrate report it. */
 export type Attempt = ProviderAttempt;
@@ -24,6 +25,8 @@ export interface CascadeInput {
   /** Credits the walk may spend; a provider whose price would pass it is skipped. */
   budget: number;
   signal: AbortSignal;
+  /** The request's trace, which each provider call carries on. */
+  trace?: TraceContext;
   /** Where an adapter's unexpected failure is told (the cascade goes on without it). */
   log: Logger;
 }
@@ -108,7 +111,7 @@ async function call(
     ...(error ? { error } : {}),
   });
   try {
-    const found = await slot.provider.enrich({ ...record }, { signal: input.signal, http: slot.http });
+    const found = await slot.provider.enrich({ ...record }, { signal: input.signal, http: slot.http, trace: input.trace });
     const data = found ? present(found) : null;
     // Data that adds nothing still counts as data returned: the provider charged for it.
     return data && Object.keys(data).length > 0

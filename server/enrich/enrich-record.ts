@@ -9,6 +9,7 @@ import type { ProviderSlot } from '../providers/providers.ts';
 import { checkCnpj } from '../../shared/cnpj.ts';
 import type { Logger } from 'pino';
 import { runCascade, type Attempt, type CascadeResult } from './cascade.ts';
+import type { TraceContext } from '../trace-context.ts';
 
 export interface EnrichRequest {
   known: FieldValues;
@@ -66,7 +67,7 @@ export function providerWalk(
 export async function enrichRecord(
   request: EnrichRequest,
   slots: Map<string, ProviderSlot>,
-  { signal, log }: { signal: AbortSignal; log: Logger },
+  { signal, log, trace }: { signal: AbortSignal; log: Logger; trace?: TraceContext },
 ): Promise<CascadeResult> {
   const { order, unavailable } = providerWalk(slots, request.providerOrder, request.onlyListed);
   const result = await runCascade({
@@ -75,6 +76,7 @@ export async function enrichRecord(
     order,
     budget: request.budget,
     signal,
+    trace,
     log,
   });
   result.attempts.push(...unavailable);

@@ -3,10 +3,17 @@
  * response (errors included), `Server-Timing` with the time spent in the server, and one
  * structured access-log line per request. Credentials and
  * bodies are never logged.
+ *
+ * Also the request's W3C trace (trace-context.ts): continued from a valid `traceparent`, else
+ * started; its trace id is on every log line beside the request id, and the answer's `traceparent`
+ * names the request's span. And its metrics: the request counted and timed under the operation
+ * its route set (`unmatched` when none did), and an event stream counted while it is open.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { requestPath, type Middleware } from './state.ts';
+import * as metrics from '../metrics.ts';
+import { traceFrom, traceparentOf } from '../trace-context.ts';
+import { requestPath, type AppContext, type Middleware } from './state.ts';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -15,8 +22,17 @@ export function requestContext(log: Logger): Middleware {
     const started = process.hrtime.bigint();
     const incoming = ctx.get('X-Request-Id');
     const requestId = SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    Object.assign(ctx.state, { requestId, log: log.child({ requestId }), principal: null, authProblem: null });
+    const trace = traceFrom(ctx.get('traceparent'));
+    Object.assign(ctx.state, {
+      requestId,
+      trace,
+      log: log.child({ requestId, traceId: trace.traceId }),
+      operation: null,
+      principal: null,
+      authProblem: null,
+    });
     ctx.set('X-Request-Id', requestId);
+    ctx.set('traceparent', traceparentOf(trace));
     ctx.set('Service-Version', '1');
     try {
       await next();
@@ -24,6 +40,9 @@ export function requestContext(log: Logger): Middleware {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       // The server's own share of the latency (before the body is serialized), for clients and benchmarks.
       if (!ctx.headerSent) ctx.set('Server-Timing', `app;dur=${ms.toFixed(1)}`);
+      const operation = ctx.state.operation ?? fallbackLabel(ctx);
+      metrics.httpRequest(operation, ctx.status, ms / 1000);
+      if (isEventStream(ctx)) ctx.res.once('close', metrics.streamOpened(operation));
       ctx.state.log.info(
         {
           method: ctx.method,
@@ -36,4 +55,23 @@ export function requestContext(log: Logger): Middleware {
       );
     }
   };
+}
+
+/**
+ * No route named the request: the dashboard's pages, the API reference (both served outside the
+ * registry's routes, by their own middleware), or nothing at all (404, 405, refused before routing).
+ */
+function fallbackLabel(ctx: AppContext): metrics.RouteLabel {
+  const path = ctx.path;
+  if (path.startsWith('/dashboard')) return 'dashboard';
+  return path === '/docs' || path.startsWith('/docs/') ? 'docs' : 'unmatched';
+}
+
+/**
+ * A body still to be streamed as server-sent events, to a client still there (whose `close` is
+ * then still to come). Rare: the type is read only when the body is a stream.
+ */
+function isEventStream(ctx: AppContext): boolean {
+  const body = ctx.body as { pipe?: unknown } | null;
+  return typeof body?.pipe === 'function' && !ctx.res.closed && !ctx.res.writableFinished && ctx.response.is('text/event-stream') !== false;
 }

@@ -25,6 +25,7 @@ export function buildRouter(pipeline: Pipeline, held: HeldStreams, extraRoutes: 
     const operation: Operation = operations[id];
     const status = successStatus(operation);
     router.register(koaPath(operation.path), [operation.method], async (ctx) => {
+      ctx.state.operation = id;
       const caller = { principal: ctx.state.principal, refused: ctx.state.authProblem };
       // A stream that also declares a JSON answer gives it to a client that prefers JSON.
       const answer = operation.stream?.json && ctx.accepts('text/event-stream', 'application/json') === 'application/json' ? 'value' : 'events';
@@ -47,6 +48,7 @@ export function buildRouter(pipeline: Pipeline, held: HeldStreams, extraRoutes: 
           signal: streaming ? streamAbort.signal : () => gone.controller.signal,
           answer,
           ...idempotencyKeyOf(ctx),
+          trace: ctx.state.trace,
         },
       );
       if (outcome.replayed) ctx.set('Idempotent-Replayed', 'true');

@@ -1,11 +1,18 @@
 import type { Next, ParameterizedContext } from 'koa';
 import type { Logger } from 'pino';
 import type { Principal, Refusal } from '../auth/principal.ts';
+import type { RouteLabel } from '../metrics.ts';
+import type { TraceContext } from '../trace-context.ts';
 
 /** What the middleware chain learns about a request, in the order it learns it. */
 export interface AppState {
   requestId: string;
+  /** The caller's W3C trace when it sent a valid `traceparent`, else a new one; this request's span in it. */
+  trace: TraceContext;
+  /** Logs with the request id and the trace id. */
   log: Logger;
+  /** What the request is counted under in the metrics, set by the route that answers it (null: none did). */
+  operation: RouteLabel | null;
   /** The authenticated caller, or null. */
   principal: Principal | null;
   /** Why a presented credential was refused; answered (401, or 403 no_workspace) only by routes that need one. */

@@ -28,6 +28,7 @@ export interface McpRouteOptions {
 export function mcpRoute({ pipeline, version, resourceMetadata }: McpRouteOptions): Middleware {
   return async (ctx, next) => {
     if (ctx.path !== MCP_PATH) return next();
+    ctx.state.operation = 'mcp';
     if (ctx.method !== 'POST') {
       ctx.set('Allow', 'POST');
       throw new ServiceError('method_not_allowed', `${MCP_PATH} is stateless: send every message as a POST.`);
@@ -43,7 +44,7 @@ export function mcpRoute({ pipeline, version, resourceMetadata }: McpRouteOption
     const message = await readMessage(ctx);
     if ('error' in message) return answer(ctx, message.status, { jsonrpc: '2.0', id: null, error: message.error });
 
-    const server = createMcpServer({ pipeline, caller, log: ctx.state.log, version });
+    const server = createMcpServer({ pipeline, caller, log: ctx.state.log, trace: ctx.state.trace, version });
     // One JSON answer unless the client asked for progress, which needs an event stream to travel in.
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgress(message.body) });
     // A client that leaves before its answer aborts the call in progress; after a complete answer

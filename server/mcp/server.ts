@@ -14,6 +14,7 @@ import { ServiceError } from '../errors.ts';
 import type { StreamEvent } from '../pipeline/outcome.ts';
 import type { Pipeline } from '../pipeline/pipeline.ts';
 import { tools, type Tool } from './tools.ts';
+import type { TraceContext } from '../trace-context.ts';
 
 const INSTRUCTIONS =
   'prospecta is B2B data and outreach: search people and companies (Brazil’s public company registry and data ' +
@@ -32,6 +33,8 @@ export interface McpContext {
   pipeline: Pipeline;
   caller: Caller;
   log: Logger;
+  /** The POST's trace: tool calls continue it. */
+  trace: TraceContext;
   version: string;
 }
 
@@ -41,7 +44,7 @@ export function visibleTools(caller: Caller): Tool[] {
   return [...tools.values()].filter((tool) => tool.scope === null || scopes.has(tool.scope));
 }
 
-export function createMcpServer({ pipeline, caller, log, version }: McpContext): Server {
+export function createMcpServer({ pipeline, caller, log, trace, version }: McpContext): Server {
   const server = new Server({ name: 'prospecta', version }, {
     capabilities: { tools: {} },
     instructions: INSTRUCTIONS,
@@ -61,6 +64,8 @@ export function createMcpServer({ pipeline, caller, log, version }: McpContext):
         log,
         signal: extra.signal,
         ...idempotencyKeyOf(request.params._meta),
+        trace,
+        binding: 'mcp',
       });
       if (outcome.kind === 'value') return success(outcome.value);
       // One progress notification per page, when the client asked for them.

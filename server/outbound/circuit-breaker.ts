@@ -33,6 +33,11 @@ export class CircuitBreaker {
     return true;
   }
 
+  /** Whether it is not closed: calls skipped, or one trial call deciding (for the metrics; no side effect). */
+  get open(): boolean {
+    return this.failures >= this.threshold;
+  }
+
   /** Milliseconds until a trial call is allowed; 0 when closed. */
   retryInMs(): number {
     return this.failures < this.threshold ? 0 : Math.max(0, this.openUntil - this.now());

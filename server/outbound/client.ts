@@ -13,6 +13,8 @@
 import type Bottleneck from 'bottleneck';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ServiceError } from '../errors.ts';
+import { serviceMeter, watchLimiter, type CallOutcome, type ServiceMeter } from '../metrics.ts';
+import { childTraceparent, type TraceContext } from '../trace-context.ts';
 import type { CircuitBreaker } from './circuit-breaker.ts';
 import { duration } from './duration.ts';
 import { runLimited } from './limiter.ts';
@@ -29,6 +31,11 @@ export interface OutboundClientOptions extends RetryPolicy {
   timeoutMs?: number;
   /** How long one attempt may wait for its turn. @default 30_000 */
   maxQueueWaitMs?: number;
+  /**
+   * The service's id in the metrics (a provider's id, `brasilapi`, `llm`): its attempts, their
+   * times, its queue and breaker are exported under it. Never a key or a workspace. @default not counted
+   */
+  service?: string;
 }
 
 export interface CallOptions {
@@ -45,51 +52,97 @@ export interface CallOptions {
    * "<name> is unavailable (<failure>); try again later", with the asked-for wait as `retryAfterSeconds`
    */
   fail?(last: AttemptFailure): Error;
+  /** The caller's trace: each attempt gets a child `traceparent` of it to send. */
+  trace?: TraceContext;
 }
+
+/**
+ * One attempt at the service: `signal` carries the caller's abort and the attempt's timeout;
+ * `traceparent`, when the caller has a trace, is the header this attempt should send.
+ */
+export type AttemptFn<T> = (signal: AbortSignal, traceparent: string | undefined) => Promise<Attempt<T>>;
+
+const OUTCOME_OF: Record<AttemptFailure['kind'], CallOutcome> = { rate_limited: 'rate_limited', failed: 'failed', final: 'rejected' };
 
 export class OutboundClient {
   /** Until when the service asked every call to wait, and the 429 that said so. */
   private pause: { until: number; said: AttemptFailure } | null = null;
+  /** Null when the options name no `service`. */
+  private readonly meter: ServiceMeter | null;
 
-  constructor(private readonly options: OutboundClientOptions) {}
+  constructor(private readonly options: OutboundClientOptions) {
+    this.meter = options.service ? serviceMeter(options.service) : null;
+    if (options.service) watchLimiter(options.service, options.limiter, options.breaker);
+  }
 
   /** Runs `attempt` (given a signal that also carries the timeout) until it gives a value or retrying stops. */
-  async call<T>(attempt: (signal: AbortSignal) => Promise<Attempt<T>>, { signal, classify, fail }: CallOptions): Promise<T> {
+  async call<T>(attempt: AttemptFn<T>, { signal, classify, fail, trace }: CallOptions): Promise<T> {
     const { name, limiter, breaker, maxQueueWaitMs = 30_000, maxRetries, backoffMs, maxRetryAfterMs } = this.options;
     if (breaker && !breaker.allow()) {
+      this.meter?.attempt('skipped');
       throw new ServiceError('provider_unavailable', `${name} is failing; skipped for ${duration(breaker.retryInMs())}`);
     }
-    return withRetries(
-      () => runLimited(limiter, () => this.attempt(attempt, signal, classify), { name, signal, maxWaitMs: maxQueueWaitMs }),
-      { maxRetries, backoffMs, maxRetryAfterMs, breaker, signal, fail: fail ?? ((last) => this.unavailable(last)) },
-    );
+    const limited = () => {
+      let started = false;
+      const run = () => {
+        started = true;
+        return this.attempt(attempt, signal, classify, trace);
+      };
+      const waiting = runLimited(limiter, run, { name, signal, maxWaitMs: maxQueueWaitMs });
+      if (!this.meter) return waiting;
+      return waiting.catch((err: unknown) => {
+        // Never sent: no turn in time, the queue full, or the caller gone while it waited.
+        if (!started) this.meter?.attempt(signal?.aborted ? 'aborted' : 'skipped');
+        throw err;
+      });
+    };
+    return withRetries(limited, { maxRetries, backoffMs, maxRetryAfterMs, breaker, signal, fail: fail ?? ((last) => this.unavailable(last)) });
   }
 
   private async attempt<T>(
-    attempt: (signal: AbortSignal) => Promise<Attempt<T>>,
+    attempt: AttemptFn<T>,
     signal: AbortSignal | undefined,
     classify: CallOptions['classify'],
+    trace: TraceContext | undefined,
   ): Promise<Attempt<T>> {
     const { timeoutMs = 10_000, maxRetryAfterMs = RETRY_DEFAULTS.maxRetryAfterMs } = this.options;
     // A 429 seen by any call holds every call of this service that got its turn meanwhile; one
     // longer than the caller would wait for its own Retry-After fails the call as that 429 did.
     const pause = this.pause;
     const paused = pause ? pause.until - Date.now() : 0;
-    if (pause && paused > maxRetryAfterMs) return { ...pause.said, retryAfterMs: paused };
+    if (pause && paused > maxRetryAfterMs) {
+      this.meter?.attempt('skipped');
+      return { ...pause.said, retryAfterMs: paused };
+    }
     if (paused > 0) {
       await sleep(paused, undefined, { signal }).catch(() => {
+        this.meter?.attempt('aborted');
         throw signal!.reason;
       });
     }
 
     const timeout = AbortSignal.timeout(timeoutMs);
+    const started = this.meter ? performance.now() : 0;
+    const seconds = () => (performance.now() - started) / 1000;
     let outcome: Attempt<T>;
+    let label: CallOutcome | undefined;
     try {
-      outcome = await attempt(signal ? AbortSignal.any([signal, timeout]) : timeout);
+      outcome = await attempt(signal ? AbortSignal.any([signal, timeout]) : timeout, trace ? childTraceparent(trace) : undefined);
     } catch (err) {
-      if (signal?.aborted) throw signal.reason;
-      outcome = classify(err, timeout.aborted ? { failure: `no answer within ${duration(timeoutMs)}`, kind: 'failed' } : undefined);
+      if (signal?.aborted) {
+        this.meter?.attempt('aborted', seconds());
+        throw signal.reason;
+      }
+      if (timeout.aborted) label = 'timeout';
+      try {
+        outcome = classify(err, timeout.aborted ? { failure: `no answer within ${duration(timeoutMs)}`, kind: 'failed' } : undefined);
+      } catch (own) {
+        // The caller's own error ends the call: an answer another attempt would not change.
+        this.meter?.attempt('rejected', seconds());
+        throw own;
+      }
     }
+    this.meter?.attempt(label ?? ('value' in outcome ? 'ok' : OUTCOME_OF[outcome.kind]), seconds());
     if ('kind' in outcome && outcome.kind === 'rate_limited' && outcome.retryAfterMs != null) {
       const until = Date.now() + outcome.retryAfterMs;
       if (until > (this.pause?.until ?? 0)) this.pause = { until, said: outcome };

@@ -7,6 +7,7 @@
 import Bottleneck from 'bottleneck';
 import { Redis } from 'ioredis';
 import { ServiceError } from '../errors.ts';
+import { forgetLimiter } from '../metrics.ts';
 import { duration } from './duration.ts';
 
 /** A service's documented limits, as a provider declares them. */
@@ -155,6 +156,7 @@ export function runLimited<T>(
  * by its own timeout), then disconnects from Redis.
  */
 export async function closeLimiter(limiter: Bottleneck): Promise<void> {
+  forgetLimiter(limiter);
   await limiter.stop({ dropWaitingJobs: true });
   await limiter.disconnect();
 }

@@ -10,6 +10,7 @@ import type { CampaignDoc, Campaigns } from './campaigns.ts';
 import type { Brief, MessageWriter } from './message-writer.ts';
 import type { NewProspect, Prospects } from './prospects.ts';
 import type { SheetRow, Sheets } from './sheets.ts';
+import type { TraceContext } from '../trace-context.ts';
 
 /** What turning rows into prospects reads and writes, for one workspace. */
 export interface AddRowsDeps {
@@ -21,6 +22,8 @@ export interface AddRowsDeps {
   /** CAMPAIGN_MAX_PROSPECTS. */
   maxProspects: number;
   signal: AbortSignal;
+  /** The request's trace, for the model calls writing the messages. */
+  trace?: TraceContext;
 }
 
 /** The rows asked for, in order, first occurrence of a repeated id; 404/400 when the sheet or a row is unknown. */
@@ -41,7 +44,7 @@ export async function sheetRows(deps: AddRowsDeps, sheetId: string, rowIds: stri
  * leaves, or a process that dies during the (slow) generation leaves nothing behind.
  */
 export async function writeProspects(deps: AddRowsDeps, brief: Brief, sheetId: string, rows: SheetRow[]): Promise<NewProspect[]> {
-  const messages = await deps.messageWriter.write(brief, rows.map((r) => r.values), deps.workspaceId, deps.signal);
+  const messages = await deps.messageWriter.write(brief, rows.map((r) => r.values), deps.workspaceId, deps.signal, deps.trace);
   return rows.map((row, i) => ({ sheetId, rowId: row.rowId, context: row.values, message: messages[i]! }));
 }
 

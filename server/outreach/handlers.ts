@@ -14,8 +14,8 @@ import { templateView } from './templates.ts';
 
 function addRowsDeps(ctx: HandlerContext): AddRowsDeps {
   const { sheets, campaigns, prospects, messageWriter, config } = ctx.services;
-  const { workspaceId, signal } = ctx;
-  return { workspaceId, sheets, campaigns, prospects, messageWriter, maxProspects: config.campaignMaxProspects, signal };
+  const { workspaceId, signal, trace } = ctx;
+  return { workspaceId, sheets, campaigns, prospects, messageWriter, maxProspects: config.campaignMaxProspects, signal, trace };
 }
 
 /** Names are stored trimmed; the schema (`NOT_BLANK`) has already refused a blank one. */

@@ -12,6 +12,7 @@ import { LlmError, type Llm } from '../ai/llm.ts';
 import { framing } from '../ai/untrusted-data.ts';
 import { headerMeaning, type HeaderMeaning } from '../../shared/column-headers.ts';
 import { foldText } from '../../shared/fold-text.ts';
+import type { TraceContext } from '../trace-context.ts';
 
 /** The message limits of the prospect record, from its schema (300, 300, 5000). */
 const messageField = (name: 'connectionNote' | 'emailSubject' | 'emailBody') => ProspectUpdateBody.properties[name].maxLength!;
@@ -154,7 +155,7 @@ function parseMessage(text: string): Omit<Message, 'writer'> | null {
   }
 }
 
-async function modelMessage(llm: Llm, brief: Brief, values: Record<string, string>, workspaceId: string, signal: AbortSignal): Promise<Message | null> {
+async function modelMessage(llm: Llm, brief: Brief, values: Record<string, string>, workspaceId: string, signal: AbortSignal, trace: TraceContext | undefined): Promise<Message | null> {
   const frame = framing();
   const messages = [
     {
@@ -172,7 +173,7 @@ async function modelMessage(llm: Llm, brief: Brief, values: Record<string, strin
     },
   ];
   for (let attempt = 0; attempt < 2; attempt++) {
-    const answer = await llm.chat({ messages, maxTokens: 1500, json: true, workspaceId, purpose: 'outreach_message', signal });
+    const answer = await llm.chat({ messages, maxTokens: 1500, json: true, workspaceId, purpose: 'outreach_message', signal, trace });
     if (frame.leaks(answer.text)) continue;
     const parsed = parseMessage(answer.text);
     if (parsed) return { ...parsed, writer: 'model' };
@@ -187,13 +188,13 @@ export class MessageWriter {
   constructor(private readonly llm: Llm | null) {}
 
   /** A message per row, in order. The model's failures fall back to the built-in writer. */
-  write(brief: Brief, rows: Array<Record<string, string>>, workspaceId: string, signal: AbortSignal): Promise<Message[]> {
+  write(brief: Brief, rows: Array<Record<string, string>>, workspaceId: string, signal: AbortSignal, trace?: TraceContext): Promise<Message[]> {
     return Promise.all(
       rows.map((values) =>
         this.limiter.schedule(async () => {
           if (!this.llm) return builtInMessage(brief, values);
           try {
-            return (await modelMessage(this.llm, brief, values, workspaceId, signal)) ?? builtInMessage(brief, values);
+            return (await modelMessage(this.llm, brief, values, workspaceId, signal, trace)) ?? builtInMessage(brief, values);
           } catch (err) {
             if (err instanceof LlmError) return builtInMessage(brief, values);
             throw err;

@@ -42,7 +42,7 @@ export function apolloPersonView(person: ApolloPerson): PersonView {
   };
 }
 
-export const searchApolloPeople: PeopleSource = async ({ filters: f, limit, signal, slots }) => {
+export const searchApolloPeople: PeopleSource = async ({ filters: f, limit, signal, trace, slots }) => {
   const slot = slots.get('apollo');
   if (!slot) throw new SourceUnable('Apollo is not configured (set APOLLO_API_KEY, or store a workspace key)');
   const refused = unsupported(f, SUPPORTED);
@@ -59,7 +59,7 @@ export const searchApolloPeople: PeopleSource = async ({ filters: f, limit, sign
     ...(f.emailStatuses?.length ? { contact_email_status: f.emailStatuses } : {}),
   };
   try {
-    const people = await searchApollo(slot.http, query, signal);
+    const people = await searchApollo(slot.http, query, signal, trace);
     return people.map(apolloPersonView).filter((p) => p.name !== '').slice(0, limit);
   } catch (err) {
     if (err instanceof ProviderFailure) throw new SourceUnable(err.message);

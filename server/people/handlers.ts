@@ -81,7 +81,7 @@ export const hydratePeople: Handler<'hydratePeople'> = async ({ leads, maxCredit
 async function peopleSearch(input: Parameters<typeof startPeopleSearch>[0], ctx: HandlerContext): Promise<PeopleSearchRun> {
   const { people, companies, providers } = ctx.services;
   const slots = await providers.forWorkspace(ctx.workspaceId);
-  return startPeopleSearch(input, { workspaceId: ctx.workspaceId, people, companies, slots, log: ctx.log, signal: ctx.signal });
+  return startPeopleSearch(input, { workspaceId: ctx.workspaceId, people, companies, slots, log: ctx.log, signal: ctx.signal, trace: ctx.trace });
 }
 
 /** People from every source at once, merged, in `sourceOrder`; 1 credit per row returned. */

@@ -8,6 +8,7 @@ import type { InputOf } from '../../shared/operations/index.ts';
 import { PeopleMerge, type PersonView } from './person-view.ts';
 import { PEOPLE_SOURCE_SEARCH, sourcesOf, type PeopleSourceId } from './sources.ts';
 import { SourceUnable, type PeopleSearchDeps } from './source.ts';
+import type { TraceContext } from '../trace-context.ts';
 
 export const DEFAULT_PEOPLE_LIMIT = 10;
 
@@ -28,7 +29,7 @@ export interface PeopleSearchRun {
 
 export function startPeopleSearch(
   input: InputOf<'searchPeople'> | InputOf<'streamPeople'>,
-  { log, signal: callerSignal, ...deps }: PeopleSearchDeps & { log: Logger; signal: AbortSignal },
+  { log, signal: callerSignal, trace, ...deps }: PeopleSearchDeps & { log: Logger; signal: AbortSignal; trace?: TraceContext },
 ): PeopleSearchRun {
   const { limit = DEFAULT_PEOPLE_LIMIT, sourceOrder, ...filters } = input;
   const sources = sourcesOf(sourceOrder, deps.slots.has('apollo'));
@@ -37,7 +38,7 @@ export function startPeopleSearch(
 
   const ask = async (source: PeopleSourceId): Promise<SourceAnswer> => {
     try {
-      return { source, rows: await PEOPLE_SOURCE_SEARCH[source]({ ...deps, filters, limit, signal }) };
+      return { source, rows: await PEOPLE_SOURCE_SEARCH[source]({ ...deps, filters, limit, signal, trace }) };
     } catch (err) {
       if (err instanceof SourceUnable) return { source, rows: [], error: err.message };
       if (signal.aborted) return { source, rows: [], error: 'cancelled' };

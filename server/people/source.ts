@@ -4,6 +4,7 @@ import type { Companies } from '../receita/companies.ts';
 import type { PeopleFilters } from './filters.ts';
 import type { People } from './people.ts';
 import type { PersonView } from './person-view.ts';
+import type { TraceContext } from '../trace-context.ts';
 
 /**
  * A source cannot answer this request (a filter it cannot apply, a missing key): the search goes
@@ -25,6 +26,8 @@ export interface SourceCall extends PeopleSearchDeps {
   limit: number;
   /** Aborted when the client leaves or the search has all the rows it needs. */
   signal: AbortSignal;
+  /** The request's trace, for the remote sources' calls. */
+  trace?: TraceContext;
 }
 
 export type PeopleSource = (call: SourceCall) => Promise<PersonView[]>;

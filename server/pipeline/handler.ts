@@ -10,6 +10,7 @@ import type { Operations } from '../../shared/operations/index.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Budget } from '../credits/payment.ts';
 import type { Services } from '../services.ts';
+import type { TraceContext } from '../trace-context.ts';
 import type { AnswerForm, Outcome, RawInput, StreamEvent } from './outcome.ts';
 
 
@@ -20,6 +21,8 @@ export interface HandlerContext {
   principal: Principal | null;
   services: Services;
   log: Logger;
+  /** The request's W3C trace: pass it to outgoing calls, which send it on as a child `traceparent`. */
+  trace: TraceContext;
   /** Aborted when the caller goes away; pass it to outgoing calls. */
   readonly signal: AbortSignal;
   /**

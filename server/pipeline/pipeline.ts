@@ -17,6 +17,8 @@ import type { HandlerContext, Handlers } from './handler.ts';
 import { checkIdempotencyKey, recordEvents, replayEvents, requestHash, settleFailure, type StoredAnswer } from './idempotency.ts';
 import type { AnswerForm, Outcome, RawInput, Receipt, StreamEvent } from './outcome.ts';
 import { compileValidators, type RequestPart, type Validate } from './validate.ts';
+import { creditsDebited, operationCall, type Binding } from '../metrics.ts';
+import { startTrace, type TraceContext } from '../trace-context.ts';
 
 
 export interface InvokeOptions {
@@ -33,6 +35,10 @@ export interface InvokeOptions {
    * operation that takes one, the first answer under it is stored and replayed (idempotency.ts).
    */
   idempotencyKey?: string;
+  /** The request's trace, which calls to outside services continue. @default a new trace */
+  trace?: TraceContext;
+  /** Who called, for the metrics. @default 'http' */
+  binding?: Binding;
 }
 
 export interface Pipeline {
@@ -67,7 +73,7 @@ export function createPipeline(services: Services, handlers: Handlers): Pipeline
       const run = async (): Promise<Outcome> => {
         if (operation.requiresPlan && principal) await services.payment.requirePlan(principal.workspaceId);
         const invokeAgain: HandlerContext['invoke'] = (other, otherRaw, { signal, idempotencyKey }) =>
-          pipeline.invoke(other, caller, otherRaw, { log: options.log, signal, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) });
+          pipeline.invoke(other, caller, otherRaw, { log: options.log, signal, binding: 'agent', trace: ctx.trace, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) });
         const ctx = handlerContext(id, operation, input, principal, services, options, receipt, invokeAgain);
         try {
           const result = runners.get(id)!.run(input, ctx);
@@ -99,6 +105,9 @@ export function createPipeline(services: Services, handlers: Handlers): Pipeline
       return outcome;
     },
   };
+  // Every call counted by operation, binding and outcome (metrics.ts), the agent's tool calls too.
+  const unmetered = pipeline.invoke;
+  pipeline.invoke = (id, caller, raw, options) => operationCall(id, options.binding ?? 'http', unmetered(id, caller, raw, options));
   return pipeline;
 }
 
@@ -149,7 +158,7 @@ function handlerContext(
   input: Record<string, unknown>,
   principal: Principal | null,
   services: Services,
-  { log, signal, answer = 'events' }: InvokeOptions,
+  { log, signal, answer = 'events', trace = startTrace() }: InvokeOptions,
   receipt: Receipt,
   invoke: HandlerContext['invoke'],
 ): HandlerContext {
@@ -167,6 +176,7 @@ function handlerContext(
     principal,
     services,
     log,
+    trace,
     get signal() {
       if (!abortSignal) {
         abortSignal = typeof signal === 'function' ? signal() : signal;
@@ -178,6 +188,7 @@ function handlerContext(
     price,
     async charge(units, detail) {
       const charged = await services.payment.charge(workspaceId(), price(units), id, detail);
+      creditsDebited(id, charged);
       receipt.credits += charged;
       return charged;
     },

@@ -7,6 +7,7 @@ import { textOf, type ProviderFields } from './fields.ts';
 import type { HttpAnswer, ProviderHttp } from './http.ts';
 import { ProviderFailure } from './provider-failure.ts';
 import type { Maybe, Provider } from './provider.ts';
+import type { TraceContext } from '../trace-context.ts';
 
 export const APOLLO_URL = 'https://api.apollo.io';
 
@@ -105,7 +106,7 @@ export const apollo: Provider = {
   keyVariable: 'APOLLO_API_KEY',
   keyLooksLike: 'an Apollo master API key: about 22 letters, digits, - and _ (Apollo → Settings → Integrations → API)',
   baseUrl: APOLLO_URL,
-  async enrich(known, { http, signal }) {
+  async enrich(known, { http, signal, trace }) {
     const detail = {
       email: known.email,
       linkedin_url: known.linkedinUrl,
@@ -123,6 +124,7 @@ export const apollo: Provider = {
         body: { details: [detail], reveal_personal_emails: false, reveal_phone_number: false },
       },
       signal,
+      trace,
     );
     if (answer.status === 404) return null;
     if (answer.status !== 200) throw apolloError(answer);
@@ -147,10 +149,11 @@ export interface ApolloSearch {
 }
 
 /** One page of Apollo's people search. */
-export async function searchApollo(http: ProviderHttp, query: ApolloSearch, signal: AbortSignal): Promise<ApolloPerson[]> {
+export async function searchApollo(http: ProviderHttp, query: ApolloSearch, signal: AbortSignal, trace?: TraceContext): Promise<ApolloPerson[]> {
   const answer = await http.send(
     { method: 'POST', path: '/api/v1/mixed_people/api_search', headers: { 'x-api-key': http.key ?? '' }, body: query },
     signal,
+    trace,
   );
   if (answer.status !== 200) throw apolloError(answer);
   const people = (answer.body as { people?: unknown } | null)?.people;

@@ -26,12 +26,12 @@ export const brasilApi: LocalProvider<{ remoteCompanies: BrasilApiSource | null 
   },
   build: ({ remoteCompanies: remote }) => ({
     ...brasilApi.declaration,
-    async enrich(known, { signal }) {
+    async enrich(known, { signal, trace }) {
       if (!remote) throw new ProviderFailure('BrasilAPI is not enabled', true);
       const check = checkCnpj(String(known.cnpj));
       if (check.status !== 'valid') return null;
       try {
-        const found = await remote.lookup(check.cnpj, signal);
+        const found = await remote.lookup(check.cnpj, signal, trace);
         return found ? companyFields(found) : null;
       } catch (err) {
         if (err instanceof ServiceError) throw new ProviderFailure(err.message);

@@ -12,6 +12,7 @@ import { readCapped } from '../outbound/read-capped.ts';
 import { retryAfterMs } from '../outbound/retry-after.ts';
 import { ProviderFailure } from './provider-failure.ts';
 import { ServiceError } from '../errors.ts';
+import type { TraceContext } from '../trace-context.ts';
 import { VERSION } from '../version.ts';
 
 const USER_AGENT = `prospecta/${VERSION}`;
@@ -68,10 +69,11 @@ export class ProviderHttp {
    * Sends the request and answers any status the adapter should read (2xx, and 4xx other than
    * 429, 401 and 403); throws a {@link ProviderFailure} otherwise.
    */
-  async send(request: HttpRequest, signal: AbortSignal): Promise<HttpAnswer> {
+  async send(request: HttpRequest, signal: AbortSignal, trace?: TraceContext): Promise<HttpAnswer> {
     try {
-      return await this.outbound.call((attemptSignal) => this.attempt(request, attemptSignal), {
+      return await this.outbound.call((attemptSignal, traceparent) => this.attempt(request, attemptSignal, traceparent), {
         signal,
+        trace,
         classify,
         fail: (last) => new ProviderFailure(`${this.provider}: ${last.failure}`),
       });
@@ -90,12 +92,13 @@ export class ProviderHttp {
     return url.toString();
   }
 
-  private async attempt(request: HttpRequest, signal: AbortSignal): Promise<Attempt<HttpAnswer>> {
+  private async attempt(request: HttpRequest, signal: AbortSignal, traceparent: string | undefined): Promise<Attempt<HttpAnswer>> {
     const res = await this.fetch(this.url(request), {
       method: request.method ?? 'GET',
       headers: {
         'User-Agent': USER_AGENT,
         Accept: 'application/json',
+        ...(traceparent ? { traceparent } : {}),
         ...(request.body === undefined ? {} : { 'Content-Type': 'application/json' }),
         ...request.headers,
       },

@@ -58,7 +58,7 @@ export const hunter: Provider = {
   keyVariable: 'HUNTER_API_KEY',
   keyLooksLike: 'a Hunter API key: 40 letters and digits (hunter.io → API)',
   baseUrl: HUNTER_URL,
-  async enrich(known, { http, signal }) {
+  async enrich(known, { http, signal, trace }) {
     const names =
       known.firstName && known.lastName
         ? { first_name: String(known.firstName), last_name: String(known.lastName) }
@@ -73,6 +73,7 @@ export const hunter: Provider = {
         headers: { 'X-API-KEY': http.key ?? '' },
       },
       signal,
+      trace,
     );
     const found = data(answer);
     const email = textOf(found?.email);
@@ -101,10 +102,11 @@ export const hunterVerifier: Provider = {
   keyVariable: 'HUNTER_API_KEY',
   keyLooksLike: 'a Hunter API key: 40 letters and digits (hunter.io → API)',
   baseUrl: HUNTER_URL,
-  async enrich(known, { http, signal }) {
+  async enrich(known, { http, signal, trace }) {
     const answer = await http.send(
       { path: '/v2/email-verifier', query: { email: String(known.email) }, headers: { 'X-API-KEY': http.key ?? '' } },
       signal,
+      trace,
     );
     // 202: the check is still running at Hunter; nothing to report yet, and nothing charged.
     if (answer.status === 202) return null;

@@ -71,7 +71,7 @@ export const peopleDataLabs: Provider = {
   keyVariable: 'PDL_API_KEY',
   keyLooksLike: 'a People Data Labs API key: 64 letters and digits (dashboard.peopledatalabs.com → API keys)',
   baseUrl: PDL_URL,
-  async enrich(known, { http, signal }) {
+  async enrich(known, { http, signal, trace }) {
     const query: Record<string, string | undefined> = { min_likelihood: MIN_LIKELIHOOD };
     if (known.linkedinUrl) query.profile = String(known.linkedinUrl);
     else if (known.email || known.personalEmail) query.email = String(known.email ?? known.personalEmail);
@@ -79,7 +79,7 @@ export const peopleDataLabs: Provider = {
       query.name = String(known.fullName);
       query.company = String(known.companyDomain ?? known.companyName);
     }
-    const answer = await http.send({ path: '/v5/person/enrich', query, headers: { 'X-Api-Key': http.key ?? '' } }, signal);
+    const answer = await http.send({ path: '/v5/person/enrich', query, headers: { 'X-Api-Key': http.key ?? '' } }, signal, trace);
     if (answer.status === 404) return null;
     const body = answer.body as { data?: unknown; error?: { message?: unknown } } | null;
     if (answer.status !== 200) throw new ProviderFailure(`People Data Labs: ${textOf(body?.error?.message) ?? `HTTP ${answer.status}`}`);

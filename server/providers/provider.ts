@@ -7,6 +7,7 @@ import type { ProviderId } from '../../shared/schemas/enrichment.ts';
 import type { DeclaredLimits } from '../outbound/limiter.ts';
 import type { Field, FieldValues, ProviderFields } from './fields.ts';
 import type { ProviderHttp } from './http.ts';
+import type { TraceContext } from '../trace-context.ts';
 
 /** A field a third party's answer may leave out or send as null. */
 export type Maybe<T> = T | null | undefined;
@@ -42,6 +43,8 @@ export interface CallContext {
   signal: AbortSignal;
   /** This provider's throttled client, carrying the key the call is made with. */
   http: ProviderHttp;
+  /** The request's trace, to pass to `http.send` (a child `traceparent` goes with each request). */
+  trace?: TraceContext;
 }
 
 export interface Provider extends ProviderDeclaration {

@@ -112,6 +112,8 @@ export class Providers {
       );
       const http = new ProviderHttp({
         provider: provider.name,
+        // Its id, not the key's client id: a workspace's own key is counted under its provider.
+        service: provider.id,
         baseUrl: s.baseUrl ?? 'http://localhost',
         key,
         limiter,

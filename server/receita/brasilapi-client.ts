@@ -10,6 +10,7 @@ import type { Attempt, AttemptFailure } from '../outbound/retry.ts';
 import { retryAfterMs } from '../outbound/retry-after.ts';
 import type { Maybe } from '../providers/provider.ts';
 import { VERSION } from '../version.ts';
+import type { TraceContext } from '../trace-context.ts';
 import { REGISTRATION_STATUSES, STORED_FISCAL_SIZES } from '../../shared/schemas/registry.ts';
 import type { CodeAndDescription, CompanyRecord, RegistrationStatus } from './company-record.ts';
 import type { PhoneNumber, TaxOption } from '../../shared/types.ts';
@@ -309,20 +310,20 @@ export class BrasilApiSource {
   constructor({ baseUrl, fetch: request, backoffMs = 500, ...outbound }: BrasilApiOptions) {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
     this.request = request ?? fetch;
-    this.outbound = new OutboundClient({ ...outbound, backoffMs, name: PROVIDER });
+    this.outbound = new OutboundClient({ ...outbound, backoffMs, name: PROVIDER, service: 'brasilapi' });
   }
 
   /**
    * The company with this CNPJ (14 characters, normalized), or null when BrasilAPI does not know it.
    * Fails with a `provider_unavailable` ServiceError, or the reason of an abort.
    */
-  async lookup(cnpj: string, signal?: AbortSignal): Promise<CompanyRecord | null> {
-    return this.outbound.call((attemptSignal) => this.attempt(cnpj, attemptSignal), { signal, classify });
+  async lookup(cnpj: string, signal?: AbortSignal, trace?: TraceContext): Promise<CompanyRecord | null> {
+    return this.outbound.call((attemptSignal, traceparent) => this.attempt(cnpj, attemptSignal, traceparent), { signal, classify, trace });
   }
 
-  private async attempt(cnpj: string, signal: AbortSignal): Promise<Attempt<CompanyRecord | null>> {
+  private async attempt(cnpj: string, signal: AbortSignal, traceparent: string | undefined): Promise<Attempt<CompanyRecord | null>> {
     const res = await this.request(`${this.baseUrl}/api/cnpj/v1/${cnpj}`, {
-      headers: { 'User-Agent': USER_AGENT, Accept: 'application/json' },
+      headers: { 'User-Agent': USER_AGENT, Accept: 'application/json', ...(traceparent ? { traceparent } : {}) },
       signal,
     });
     if (res.status === 200) {

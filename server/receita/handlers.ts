@@ -65,9 +65,9 @@ async function lookUpRemotely(
   remote: BrasilApiSource,
   cnpjs: string[],
   found: Map<string, CompanyView>,
-  { signal, log }: Pick<HandlerContext, 'signal' | 'log'>,
+  { signal, log, trace }: Pick<HandlerContext, 'signal' | 'log' | 'trace'>,
 ) {
-  const answers = await Promise.allSettled(cnpjs.map((cnpj) => remote.lookup(cnpj, signal)));
+  const answers = await Promise.allSettled(cnpjs.map((cnpj) => remote.lookup(cnpj, signal, trace)));
   let count = 0;
   let error: string | undefined;
   answers.forEach((answer, i) => {

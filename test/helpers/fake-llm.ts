@@ -5,7 +5,7 @@
  * reaches it outside the data tags, by repeating its system prompt, so a test can prove that
  * page and cell text only ever reaches it as data. Also a loopback search engine with pages.
  */
-import { createServer, type ServerResponse } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startFake, type FakeLimits, type FakeProvider, type Recorded, type Reply } from './fake-providers.ts';
 
@@ -170,6 +170,8 @@ export interface FakeWeb {
   /** Search results for any query: paths on this server, or full URLs. */
   results: Array<{ path: string; title: string; snippet: string }>;
   searches: string[];
+  /** The headers of each search request, in order (what a search engine would see: a `traceparent`). */
+  searchHeaders: IncomingHttpHeaders[];
   pageRequests: string[];
   close(): Promise<void>;
 }
@@ -178,12 +180,14 @@ export interface FakeWeb {
 export async function startFakeWeb(): Promise<FakeWeb> {
   const pages: FakeWeb['pages'] = new Map();
   const searches: string[] = [];
+  const searchHeaders: IncomingHttpHeaders[] = [];
   const pageRequests: string[] = [];
   const web = { results: [] as FakeWeb['results'] };
   const server = createServer((req, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://fake');
     if (url.pathname === '/search') {
       searches.push(url.searchParams.get('q') ?? '');
+      searchHeaders.push(req.headers);
       if (url.searchParams.get('format') !== 'json') {
         res.writeHead(403).end('format not allowed');
         return;
@@ -220,6 +224,7 @@ export async function startFakeWeb(): Promise<FakeWeb> {
       web.results = value;
     },
     searches,
+    searchHeaders,
     pageRequests,
     async close() {
       server.closeAllConnections();

@@ -22,6 +22,7 @@ import { companyWriter, type CompanyWriter } from './company-writer.ts';
 import { addUnknown } from './records.ts';
 import { MemoryStaging, StoreStaging, type Staging } from './staging.ts';
 import type { CnaeDoc } from '../activities.ts';
+import { importStarted } from '../../metrics.ts';
 
 export interface ImportProgress {
   phase: 'codes' | 'companies' | 'tax regimes' | 'establishments' | 'finishing';
@@ -120,7 +121,17 @@ export async function importRelease(store: Store, options: ImportOptions): Promi
       `release ${month.release} (read from ${month.readFrom}) is older than the loaded release ${loaded.release}; pass --force to import it over it`,
     );
   }
-  return new Run(store, files, month.release, month.readFrom, options).run();
+  // Progress, as the importer reports it, also feeds the metrics (running, files done, rows, establishments).
+  const metered = importStarted();
+  const onProgress = (progress: ImportProgress) => {
+    metered.progress(progress);
+    options.onProgress?.(progress);
+  };
+  try {
+    return await new Run(store, files, month.release, month.readFrom, { ...options, onProgress }).run();
+  } finally {
+    metered.end();
+  }
 }
 
 async function innerNames(files: ReleaseFile[]): Promise<string[]> {

@@ -11,6 +11,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { FILE_MODE, syncDir } from './data-files.ts';
 import { isNoSpace, type SpaceReserve } from './space-reserve.ts';
+import { storeWritten } from '../../metrics.ts';
 
 export class JournalFailedError extends Error {
   readonly code = 'STORE_JOURNAL_FAILED';
@@ -114,6 +115,7 @@ export class Journal {
    * the write made again: its changes are in memory already, so it must land or stop the journal.
    */
   private async write(bytes: Uint8Array): Promise<void> {
+    const started = performance.now();
     try {
       await this.handle.appendFile(bytes);
       await this.handle.datasync();
@@ -124,6 +126,7 @@ export class Journal {
       await this.handle.appendFile(bytes);
       await this.handle.datasync();
     }
+    storeWritten((performance.now() - started) / 1000);
     this.durable += bytes.length;
   }
 

@@ -15,6 +15,7 @@ import { recover } from './recovery.ts';
 import { SnapshotAborted, writeSnapshot, writeSnapshotFile, type Captured } from './snapshot.ts';
 import { DEFAULT_RESERVE_BYTES, SpaceReserve } from './space-reserve.ts';
 import { Table } from './table.ts';
+import { storeCompacted, watchStore } from '../../metrics.ts';
 
 export interface EmbeddedStoreOptions {
   /**
@@ -68,6 +69,8 @@ class EmbeddedStore implements Store, Committer {
   private retryAt = 0;
   private compaction: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
+  /** Takes the store out of the metrics' journal gauge. */
+  private readonly unwatch: () => void;
   readonly deferIndexes: boolean;
   readonly bulkLoader: (<T extends BaseDoc>(collection: string, fields?: Array<keyof T & string>) => BulkLoader<T>) | undefined;
 
@@ -90,6 +93,7 @@ class EmbeddedStore implements Store, Committer {
     this.written = { ...written };
     this.ttlTimer = setInterval(() => this.removeExpired(), this.options.ttlSweepIntervalMs);
     this.ttlTimer.unref();
+    this.unwatch = watchStore({ journalBytes: () => this.journal.size });
   }
 
   collection<T extends BaseDoc>(name: string): Collection<T> {
@@ -121,7 +125,9 @@ class EmbeddedStore implements Store, Committer {
     if (!this.compaction && !this.options.oneShot && this.journal.size >= this.retryAt && this.worthCompacting()) {
       this.compaction = this.compact()
         .catch((err: Error) => {
-          if (!(err instanceof SnapshotAborted)) this.options.onBackgroundError(err);
+          if (err instanceof SnapshotAborted) return;
+          storeCompacted(false);
+          this.options.onBackgroundError(err);
         })
         .finally(() => (this.compaction = undefined));
     }
@@ -165,6 +171,7 @@ class EmbeddedStore implements Store, Committer {
       await previousDone;
       this.written.earlierBytes = await writeSnapshot(this.dir, generation, captured, () => this.closing !== undefined);
       await removeSuperseded(this.dir, generation);
+      storeCompacted(true);
     } catch (err) {
       // The old files still hold the state: their garbage is still there, and so are the new writes.
       const since = this.written;
@@ -204,6 +211,7 @@ class EmbeddedStore implements Store, Committer {
   close(): Promise<void> {
     this.closing ??= (async () => {
       clearInterval(this.ttlTimer);
+      this.unwatch();
       try {
         await this.compaction;
         await this.journal.close();

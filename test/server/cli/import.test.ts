@@ -116,8 +116,8 @@ describe('prospecta import cnpj', () => {
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('--dir is required');
     const notRelease = await runCli(['import', 'cnpj', '--dir', work], env);
-    expect(notRelease.code).toBe(1);
-    expect(notRelease.stderr).toContain('not a CNPJ release');
+    expect(notRelease.code).toBe(2); // the folder given is the problem: a usage error, said in one line
+    expect(notRelease.stderr).toMatch(/^prospecta: .*not a CNPJ release\n/);
     const badMonth = await runCli(['import', 'cnpj', '--dir', release, '--release', '2026-13'], env);
     expect(badMonth.code).toBe(2);
   });

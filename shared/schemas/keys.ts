@@ -1,10 +1,10 @@
 /** API keys as the dashboard manages them: never the secret, except once, when a key is made. */
 import { Type } from '@sinclair/typebox';
 import { SCOPES } from '../operations/types.ts';
+import { MAX_KEY_NAME } from '../key-name.ts';
 import { ClosedObject, IdOf, Nullable, StringEnum, Timestamp } from './common.ts';
 
-/** At most this many characters in a key's name. */
-export const MAX_KEY_NAME = 100;
+export { MAX_KEY_NAME };
 
 export const KeyName = Type.String({
   minLength: 1,

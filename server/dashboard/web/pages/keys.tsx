@@ -3,6 +3,7 @@
  * first characters, created, last used, status; never the secret), revoke with a confirmation.
  */
 import { useRef, useState } from 'preact/hooks';
+import { MAX_KEY_NAME } from '../../../../shared/key-name.ts';
 import { ApiError, call, type Out } from '../api.ts';
 import { formatTime } from '../format.ts';
 import { announce } from '../live.ts';
@@ -12,7 +13,6 @@ import { Loading, messageOf, Problem } from '../problem.tsx';
 type Key = Out<'listApiKeys'>['keys'][number];
 type Created = Out<'createApiKey'>;
 
-const MAX_NAME = 100;
 
 export function Keys() {
   const keys = useLoad(() => call('listApiKeys'), []);
@@ -92,7 +92,7 @@ function CreateKey({ onCreated }: { onCreated: (key: Created) => void }) {
           name="name"
           type="text"
           autocomplete="off"
-          maxLength={MAX_NAME}
+          maxLength={MAX_KEY_NAME}
           placeholder="e.g. Sheets add-on"
           value={name}
           onInput={(e) => setName(e.currentTarget.value)}

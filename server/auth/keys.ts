@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { SCOPES, type Scope } from '../../shared/operations/types.ts';
-import { MAX_KEY_NAME } from '../../shared/schemas/keys.ts';
+import { MAX_KEY_NAME } from '../../shared/key-name.ts';
 import type { Collection, IndexDeclaration, Store } from '../store/port.ts';
 import { generateApiKey, hashApiKey, isWellFormedKey, keyHint } from './key-format.ts';
 
@@ -54,7 +54,6 @@ export interface NewApiKey {
 export type Revocation = { outcome: 'revoked' | 'already_revoked'; revokedAt: Date } | { outcome: 'not_found' };
 
 export const DEFAULT_KEY_NAME = 'API key';
-export { MAX_KEY_NAME };
 /** How often a key's last use is written at most. */
 export const LAST_USED_RESOLUTION_MS = 60_000;
 

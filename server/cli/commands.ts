@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { memberInfo } from '../auth/members.ts';
-import { MAX_KEY_NAME } from '../auth/keys.ts';
+import { MAX_KEY_NAME } from '../../shared/key-name.ts';
 import { PLAN_NAMES, type PlanName } from '../credits/plans.ts';
 import { importPeople, PeopleFileError } from '../people/import-people.ts';
 import { importRelease, type ImportProgress } from '../receita/import/importer.ts';

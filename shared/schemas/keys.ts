@@ -4,8 +4,6 @@ import { SCOPES } from '../operations/types.ts';
 import { MAX_KEY_NAME } from '../key-name.ts';
 import { ClosedObject, IdOf, Nullable, StringEnum, Timestamp } from './common.ts';
 
-export { MAX_KEY_NAME };
-
 export const KeyName = Type.String({
   minLength: 1,
   maxLength: MAX_KEY_NAME,

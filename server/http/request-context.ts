@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import * as metrics from '../metrics.ts';
 import { traceFrom, traceparentOf, type TraceContext } from '../trace-context.ts';
 import type { RouteLabel } from '../metrics.ts';
-import { requestPath, type AppContext, type AppState, type Middleware } from './state.ts';
+import { requestPath, setHeader, type AppContext, type AppState, type Middleware } from './state.ts';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -58,15 +58,15 @@ export function requestContext(log: Logger): Middleware {
     const trace = traceFrom(ctx.get('traceparent'));
     const state = new RequestState(log, requestId, trace);
     ctx.state = state as unknown as AppState;
-    ctx.set('X-Request-Id', requestId);
-    ctx.set('traceparent', traceparentOf(trace));
-    ctx.set('Service-Version', '1');
+    setHeader(ctx, 'X-Request-Id', requestId);
+    setHeader(ctx, 'traceparent', traceparentOf(trace));
+    setHeader(ctx, 'Service-Version', '1');
     try {
       await next();
     } finally {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       // The server's own share of the latency (before the body is serialized), for clients and benchmarks.
-      if (!ctx.headerSent) ctx.set('Server-Timing', `app;dur=${ms.toFixed(1)}`);
+      setHeader(ctx, 'Server-Timing', `app;dur=${ms.toFixed(1)}`);
       const operation = state.operation ?? fallbackLabel(ctx);
       metrics.httpRequest(operation, ctx.status, ms / 1000);
       if (isEventStream(ctx)) ctx.res.once('close', metrics.streamOpened(operation));

@@ -1,6 +1,9 @@
 // npm run bench:http — the full stack (auth, version, rate limit, validation, store read) on the
 // embedded store against a bare Koa app answering a constant JSON, both driven by autocannon
-// with 100 connections for 10 s. Each server runs in its own process, like in production.
+// with 50 connections. Each server runs in its own process, like in production, and both stay up
+// for the whole run: after a warm-up of each, they are measured in alternating rounds (bare,
+// prospecta, bare, ...) so a drift of the machine (thermal, a neighbour, the page cache) falls
+// on both rather than on whichever ran second. Each round is printed; the verdict uses medians.
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -9,34 +12,50 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const CONNECTIONS = 100;
-const DURATION = 10;
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
+const WARMUP = 3;
 
 function start(args, env, ready) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
+    let done = false;
     const onData = (d) => {
+      if (done) return;
       out += d;
       const found = ready(out);
-      if (found) resolve({ child, ...found });
+      if (found) {
+        done = true;
+        out = '';
+        resolve({ child, ...found });
+      }
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
+    child.on('exit', (code) => {
+      if (!done) reject(new Error(`exited ${code}: ${out}`));
+    });
   });
 }
 
-function run(url, headers, duration = DURATION) {
+function run(url, headers, duration) {
   return new Promise((resolve, reject) => {
     autocannon({ url, connections: CONNECTIONS, duration, headers }, (err, result) => (err ? reject(err) : resolve(result)));
   });
 }
 
-function summary(name, r) {
+function summary(round, name, r) {
   const errors = r.non2xx + r.errors + r.timeouts;
-  return { name, rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, errors };
+  return { round, name, rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, errors };
 }
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
 
 const work = await mkdtemp(path.join(tmpdir(), 'prospecta-bench-'));
 const barePath = path.join(work, 'bare.mjs');
@@ -48,17 +67,15 @@ await writeFile(
    const s = app.listen(0, '127.0.0.1', () => console.log('bare listening ' + s.address().port));`,
 );
 
-const results = [];
+const rows = [];
+let bare;
+let full;
 try {
-  const bare = await start([barePath], {}, (out) => {
+  bare = await start([barePath], {}, (out) => {
     const m = /bare listening (\d+)/.exec(out);
     return m && { url: `http://127.0.0.1:${m[1]}/` };
   });
-  await run(bare.url, {}, 3); // warm-up
-  results.push(summary('bare Koa, constant JSON', await run(bare.url, {})));
-  bare.child.kill();
-
-  const full = await start(
+  full = await start(
     ['dist/server.mjs'],
     { DATA_DIR: path.join(work, 'data'), PORT: '0', HOST: '127.0.0.1', RATE_LIMIT_PER_MINUTE: '10000000', LOG_LEVEL: 'info' },
     (out) => {
@@ -69,18 +86,38 @@ try {
   );
   // Access logs go to a pipe we drain, as they would to a log collector.
   full.child.stdout.resume();
+  full.child.stderr.resume();
+  bare.child.stdout.resume();
   const headers = { Authorization: `Bearer ${full.key}` };
-  await run(full.url, headers, 3); // warm-up
-  results.push(summary('prospecta GET /v1/api/credits', await run(full.url, headers)));
-  full.child.kill('SIGTERM');
+  await run(bare.url, {}, WARMUP);
+  await run(full.url, headers, WARMUP);
+  console.log(`autocannon: ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${DURATION} s each (after ${WARMUP} s warm-ups)\n`);
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const [name, url, h] of [
+      ['bare Koa, constant JSON', bare.url, {}],
+      ['prospecta GET /v1/api/credits', full.url, headers],
+    ]) {
+      const row = summary(round, name, await run(url, h, DURATION));
+      rows.push(row);
+      console.log(`round ${round}  ${name.padEnd(30)} ${String(row.rps).padStart(7)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms${row.errors ? `  errors ${row.errors}` : ''}`);
+    }
+  }
 } finally {
+  bare?.child.kill();
+  full?.child.kill('SIGTERM');
   await rm(work, { recursive: true, force: true });
 }
 
-console.log(`\nautocannon: ${CONNECTIONS} connections, ${DURATION} s each\n`);
-console.table(results);
-const [bare, full] = results;
-const ratio = full.rps / bare.rps;
+const of = (prefix) => rows.filter((r) => r.name.startsWith(prefix));
+const med = (prefix) => {
+  const rs = of(prefix);
+  return { name: rs[0].name, rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)), errors: rs.reduce((n, r) => n + r.errors, 0) };
+};
+const b = med('bare');
+const f = med('prospecta');
+console.log(`\nmedians over ${ROUNDS} rounds:`);
+console.table([b, f]);
+const ratio = f.rps / b.rps;
 console.log(`full stack / bare Koa requests/s: ${(ratio * 100).toFixed(1)}% (target >= 50%)`);
-console.log(`full stack p99: ${full.p99} ms (target < 25 ms)`);
-if (full.errors) console.log(`WARNING: ${full.errors} non-2xx/errored responses in the full-stack run`);
+console.log(`full stack p99: ${f.p99} ms (target < 25 ms)`);
+if (f.errors) console.log(`WARNING: ${f.errors} non-2xx/errored responses in the full-stack runs`);

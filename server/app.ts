@@ -22,7 +22,7 @@ import { buildOpenApi } from './http/openapi.ts';
 import { metricsRoute } from './http/metrics-route.ts';
 import { requestContext } from './http/request-context.ts';
 import { HeldStreams, type HeldStreamLimits } from './http/held-streams.ts';
-import { buildRouter } from './http/routes.ts';
+import { buildRouter, routeTable } from './http/routes.ts';
 import type { AppState } from './http/state.ts';
 import { throttle } from './http/throttle.ts';
 import { stripVersionPrefix, versioning } from './http/versioning.ts';
@@ -83,7 +83,7 @@ export function createApp(services: Services, options: AppOptions = {}): Koa<App
     unmatchedRoutes(),
   ];
   for (const m of middleware) app.use(m as Koa.Middleware<AppState>);
-  app.use(router.routes());
+  app.use(routeTable(router) as Koa.Middleware<AppState>);
   app.use(router.allowedMethods());
   return app;
 }

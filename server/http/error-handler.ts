@@ -6,7 +6,7 @@
  */
 import { ServiceError } from '../errors.ts';
 import { errorHeaders, STATUS_OF } from './error-status.ts';
-import { requestPath, type AppContext, type Middleware } from './state.ts';
+import { requestPath, setHeader, type AppContext, type Middleware } from './state.ts';
 
 interface HttpLikeError {
   status?: number;
@@ -63,8 +63,10 @@ function serializeJson(ctx: AppContext): void {
   if (!Array.isArray(body) && proto !== Object.prototype && proto !== null) return; // streams, buffers
 
   const json = JSON.stringify(body);
+  // The type first, as Koa's `ctx.type = 'application/json'` writes it: setting the body then
+  // looks up no type of its own, and neither does this line.
+  setHeader(ctx, 'Content-Type', 'application/json; charset=utf-8');
   ctx.body = json;
-  ctx.type = 'application/json';
 }
 
 function send(ctx: AppContext, err: ServiceError, resourceMetadata?: string) {

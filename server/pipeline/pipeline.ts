@@ -158,10 +158,11 @@ function handlerContext(
   input: Record<string, unknown>,
   principal: Principal | null,
   services: Services,
-  { log, signal, answer = 'events', trace = startTrace() }: InvokeOptions,
+  options: InvokeOptions,
   receipt: Receipt,
   invoke: HandlerContext['invoke'],
 ): HandlerContext {
+  const { signal, answer = 'events', trace = startTrace() } = options;
   let abortSignal: AbortSignal | undefined;
   const workspaceId = () => {
     if (!principal) throw new ServiceError('unauthorized', 'This operation needs a credential.');
@@ -175,7 +176,10 @@ function handlerContext(
     },
     principal,
     services,
-    log,
+    // Read when used: HTTP hands a request logger that is made on first use (request-context.ts).
+    get log() {
+      return options.log;
+    },
     trace,
     get signal() {
       if (!abortSignal) {

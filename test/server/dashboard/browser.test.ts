@@ -227,7 +227,8 @@ describe.skipIf(!chromiumPath)('the dashboard in a browser', () => {
     await page.keyboard.press('Tab');
     expect((await focused()).text).toBe('Copy');
     expect((await focused()).outline).not.toBe('none');
-    expect(await page.getByRole('row', { name: /Keyboard key/ }).count()).toBe(1);
+    // The list is drawn again from the server after a creation: wait for it to settle with the one new row.
+    await eventually(async () => expect(await page.getByRole('row', { name: /Keyboard key/ }).count()).toBe(1), { message: 'the new key in the list' });
 
     // A navigation link followed with Enter draws the page in place and puts focus on its heading.
     await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'Credits' }).focus();

@@ -1,8 +1,10 @@
-// npm run bench:cnpj — the registry end to end, as a user runs it: `prospecta generate cnpj`
-// writes a synthetic release of ESTABLISHMENTS establishments (default 1,000,000) in the Receita
-// layout, `prospecta import cnpj` imports it into a fresh embedded store (its peak memory sampled
-// from /proc every 50 ms), then the server answers 200 batch lookups of 500 CNPJs and 3 typical
-// filtered searches (100 runs each) over HTTP, one request at a time.
+// npm run bench:cnpj — the registry end to end, as a user runs it, at two sizes (100,000 and
+// 1,000,000 establishments; ESTABLISHMENTS=N for one size): `prospecta generate cnpj` writes a
+// synthetic release in the Receita layout, `prospecta import cnpj` imports it into a fresh
+// embedded store (its peak memory sampled from /proc every 50 ms), the server is started on it
+// (time to listening, resident memory), then answers 200 batch lookups of 500 CNPJs and 3 typical
+// filtered searches (100 runs each) over HTTP, one request at a time. Last, the sizes side by
+// side, so how each cost grows with the registry is visible.
 import { spawn } from 'node:child_process';
 import { readFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,11 +12,11 @@ import path from 'node:path';
 import Papa from 'papaparse';
 import yauzl from 'yauzl';
 import { pct, root } from './lib.mjs';
-const ESTABLISHMENTS = Number(process.env.ESTABLISHMENTS ?? 1_000_000);
+const SIZES = process.env.ESTABLISHMENTS ? [Number(process.env.ESTABLISHMENTS)] : [100_000, 1_000_000];
 const BATCH_RUNS = 200;
 const SEARCH_RUNS = 100;
 const work = await mkdtemp(path.join(tmpdir(), 'prospecta-bench-cnpj-'));
-const env = { ...process.env, DATA_DIR: path.join(work, 'data'), LOG_LEVEL: 'warn' };
+let env;
 
 function spawnNode(args, extraEnv = {}) {
   return spawn(process.execPath, args, { cwd: root, env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -92,9 +94,19 @@ async function timed(runs, send) {
   return { ...percentiles(samples), 'server p50': inServer.p50, 'server p99': inServer.p99, rows: Math.round(rows / runs) };
 }
 
-try {
-  const releaseDir = path.join(work, '2026-10');
-  const generated = await cli(['generate', 'cnpj', '--dir', releaseDir, '--establishments', String(ESTABLISHMENTS)]);
+/** Resident memory of a process now, in MiB. */
+async function rssMiB(pid) {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+/** One size, end to end; prints as it goes and answers its figures. */
+async function measure(establishments) {
+  const dir = path.join(work, String(establishments));
+  env = { ...process.env, DATA_DIR: path.join(dir, 'data'), LOG_LEVEL: 'warn' };
+  console.log(`\n== ${establishments.toLocaleString('en')} establishments`);
+  const releaseDir = path.join(dir, '2026-10');
+  const generated = await cli(['generate', 'cnpj', '--dir', releaseDir, '--establishments', String(establishments)]);
   console.log(`generated ${generated.json.establishments.toLocaleString('en')} establishments in ${generated.seconds.toFixed(1)} s`);
 
   const imported = await cli(['import', 'cnpj', '--dir', releaseDir]);
@@ -121,7 +133,9 @@ try {
     server.on('exit', (code) => reject(new Error(`server exited ${code}`)));
   });
   server.stdout.resume();
-  console.log(`server ready on the imported store in ${((performance.now() - startedServer) / 1000).toFixed(1)} s`);
+  const readySeconds = (performance.now() - startedServer) / 1000;
+  const readyRss = await rssMiB(server.pid);
+  console.log(`server ready on the imported store in ${readySeconds.toFixed(1)} s (target <= 10 s at 1,000,000), resident memory ${readyRss.toFixed(0)} MiB`);
 
   const post = async (route, body) => {
     const res = await fetch(url + route, {
@@ -152,11 +166,33 @@ try {
     await timed(10, () => post('/v1/api/companies/search', body));
     results.push({ query: `search: ${name}`, ...(await timed(SEARCH_RUNS, () => post('/v1/api/companies/search', body))), target: 'p99 <= 50 ms' });
   }
+  const servedRss = await rssMiB(server.pid);
   server.kill('SIGTERM');
   await new Promise((resolve) => server.on('exit', resolve));
 
   console.log(`\nHTTP, one request at a time, latencies in ms end to end and in the server (Server-Timing; rows = average rows returned)\n`);
   console.table(results);
+  await rm(dir, { recursive: true, force: true });
+  return { establishments, rate, importPeakGiB: imported.peakMiB / 1024, readySeconds, readyRss, servedRss, results };
+}
+
+try {
+  const measured = [];
+  for (const size of SIZES) measured.push(await measure(size));
+  if (measured.length > 1) {
+    // Side by side: each row is one cost, each column one size.
+    const column = (m) => m.establishments.toLocaleString('en');
+    const row = (name, value) => Object.fromEntries([['', name], ...measured.map((m) => [column(m), value(m)])]);
+    const rows = [
+      row('import, establishments/s', (m) => Math.round(m.rate).toLocaleString('en')),
+      row('import peak memory, GiB', (m) => m.importPeakGiB.toFixed(2)),
+      row('server ready, s', (m) => m.readySeconds.toFixed(1)),
+      row('server memory ready / after queries, MiB', (m) => `${m.readyRss.toFixed(0)} / ${m.servedRss.toFixed(0)}`),
+      ...measured[0].results.map((r, i) => row(`${r.query}, p50 / p99 ms`, (m) => `${m.results[i].p50} / ${m.results[i].p99}`)),
+    ];
+    console.log('\nHow cost grows with the registry\n');
+    console.table(rows);
+  }
 } finally {
   await rm(work, { recursive: true, force: true });
 }

@@ -2,6 +2,9 @@
  * The sidebar's script: forms that validate before anything is sent, progress that polls while
  * a run works, and errors in plain words. It talks to the add-on only through google.script.run.
  */
+// Types only (erased from the bundle): one exchange with the agent, as the add-on answers it.
+import type { AgentTurn } from '../features/agent.ts';
+
 interface SidebarState {
   configured: boolean;
   balance: string | null;
@@ -31,16 +34,6 @@ interface AddonFunctions {
   sidebarCreateCampaign(fields: Record<string, string>): string;
   sidebarSaveSettings(apiKey: string, serverUrl: string): string;
   sidebarAgentChat(message: string, conversationId: string | null, withSelection: boolean): AgentTurn;
-}
-
-/** One exchange with the agent, as addon/features/agent.ts answers it. */
-interface AgentTurn {
-  conversationId: string;
-  reply: string;
-  toolCalls: Array<{ tool: string; creditsCharged: number; isError: boolean }>;
-  creditsCharged: number;
-  failedStep: string | null;
-  note: string | null;
 }
 
 /** google.script.run: each function takes its arguments and answers through the handlers set first. */

@@ -5,8 +5,8 @@
  */
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { freePort, startTestApp, type TestApp } from '../../helpers/app.ts';
-import { startAuthorizationServer } from '../../helpers/authorization-server.ts';
+import type { TestApp } from '../../helpers/app.ts';
+import { startAppWithIssuer } from '../../helpers/dashboard.ts';
 import { EVENTUALLY_TIMEOUT_MS } from '../../helpers/eventually.ts';
 
 const chromiumPath = inject('chromiumPath');
@@ -17,17 +17,7 @@ let publicUrl: string;
 
 describe.skipIf(!chromiumPath)('OIDC sign-in in a browser', () => {
   beforeAll(async () => {
-    const port = await freePort();
-    publicUrl = `http://127.0.0.1:${port}`;
-    const issuer = await startAuthorizationServer({
-      resource: `${publicUrl}/mcp`,
-      clients: {},
-      webClients: { dashboard: { redirectUris: [`${publicUrl}/dashboard/auth/callback`] } },
-    });
-    app = await startTestApp(
-      { PUBLIC_URL: publicUrl, OAUTH_ISSUER: issuer.issuer, OAUTH_CLIENT_ID: 'dashboard', OAUTH_CLIENT_SECRET: 'dashboard-secret' },
-      { port },
-    );
+    ({ app, publicUrl } = await startAppWithIssuer());
     browser = await chromium.launch({ executablePath: chromiumPath!, args: ['--no-sandbox'] });
   });
   afterAll(async () => {

@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startTestApp, type TestApp } from '../../helpers/app.ts';
-import { startAuthorizationServer, type AuthorizationServer } from '../../helpers/authorization-server.ts';
+import type { AuthorizationServer } from '../../helpers/authorization-server.ts';
+import { startAppWithIssuer } from '../../helpers/dashboard.ts';
 
 /** A browser's cookies and redirects, by origin (paths ignored: each origin here is one app). */
 class Browser {
@@ -62,17 +63,7 @@ let app: TestApp;
 let publicUrl: string;
 
 beforeAll(async () => {
-  const port = await freePort();
-  publicUrl = `http://127.0.0.1:${port}`;
-  issuer = await startAuthorizationServer({
-    resource: `${publicUrl}/mcp`,
-    clients: {},
-    webClients: { dashboard: { redirectUris: [`${publicUrl}/dashboard/auth/callback`] } },
-  });
-  app = await startTestApp(
-    { PUBLIC_URL: publicUrl, OAUTH_ISSUER: issuer.issuer, OAUTH_CLIENT_ID: 'dashboard', OAUTH_CLIENT_SECRET: 'dashboard-secret' },
-    { port },
-  );
+  ({ app, issuer, publicUrl } = await startAppWithIssuer());
 });
 afterAll(() => app.close());
 

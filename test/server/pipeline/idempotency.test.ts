@@ -3,8 +3,6 @@
  * stored answer given back, 24 hours of life, and a claim whose process died taken over once its
  * lease has passed. (The HTTP behaviour is in test/server/http/idempotency.test.ts.)
  */
-import { randomUUID } from 'node:crypto';
-import { MongoClient } from 'mongodb';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   checkIdempotencyKey,
@@ -15,10 +13,9 @@ import {
   requestHash,
 } from '../../../server/pipeline/idempotency.ts';
 import { openEmbeddedStore } from '../../../server/store/embedded/store.ts';
-import { openMongoStore } from '../../../server/store/mongo.ts';
 import type { Store } from '../../../server/store/port.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
-import { mongoForTests } from '../store/mongo-server.ts';
+import { mongoForTests, throwawayMongoStore } from '../store/mongo-server.ts';
 
 function suite(openFresh: () => Promise<{ store: Store; dispose(): Promise<void> }>): void {
   let opened: { store: Store; dispose(): Promise<void> };
@@ -98,17 +95,5 @@ if ('reason' in mongo) console.warn(`Skipping the MongoDB half of the idempotenc
 
 describe.skipIf(!mongo.uri)('mongodb store', () => {
   afterAll(() => (mongo.uri ? mongo.stop() : undefined));
-  suite(async () => {
-    const dbName = `prospecta_test_${randomUUID().replaceAll('-', '')}`;
-    const store = await openMongoStore(mongo.uri!, dbName);
-    return {
-      store,
-      async dispose() {
-        await store.close();
-        const client = await MongoClient.connect(mongo.uri!);
-        await client.db(dbName).dropDatabase();
-        await client.close();
-      },
-    };
-  });
+  suite(() => throwawayMongoStore(mongo.uri!));
 });

@@ -4,20 +4,17 @@
  * when a mongod can be had (MONGODB_URI or a local binary), else skipped saying why. Then over
  * HTTP: validated, answered with records the contract accepts, and refused by name by BrasilAPI.
  */
-import { randomUUID } from 'node:crypto';
-import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Companies } from '../../../server/receita/companies.ts';
 import type { CompanyDoc } from '../../../server/receita/company-record.ts';
 import type { CompanyFilters } from '../../../server/receita/search-plan.ts';
 import type { TaxRegimeDoc } from '../../../server/receita/tax-regimes.ts';
 import { openEmbeddedStore } from '../../../server/store/embedded/store.ts';
-import { openMongoStore } from '../../../server/store/mongo.ts';
 import type { Store } from '../../../server/store/port.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj, partner } from '../../helpers/companies.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
-import { mongoForTests } from '../store/mongo-server.ts';
+import { mongoForTests, throwawayMongoStore } from '../store/mongo-server.ts';
 
 const micro = makeCnpj('10000001');
 const small = makeCnpj('10000002');
@@ -132,20 +129,8 @@ const mongo = await mongoForTests();
 if (!mongo.uri && 'reason' in mongo) console.warn(`issue 22 filters on MongoDB: skipped, ${mongo.reason}`);
 
 describe.skipIf(!mongo.uri)('issue 22 filters on MongoDB', () => {
-  searches(async () => {
-    const db = `prospecta-registry-${randomUUID()}`;
-    const store = await openMongoStore(mongo.uri!, db);
-    return {
-      store,
-      dispose: async () => {
-        await store.close();
-        const client = await MongoClient.connect(mongo.uri!);
-        await client.db(db).dropDatabase();
-        await client.close();
-        if ('stop' in mongo) await mongo.stop();
-      },
-    };
-  });
+  afterAll(() => (mongo.uri ? mongo.stop() : undefined));
+  searches(() => throwawayMongoStore(mongo.uri!));
 });
 
 describe('issue 22 filters over HTTP', () => {

@@ -3,14 +3,11 @@
  * same on the embedded store and on MongoDB. The MongoDB half needs a server (see
  * mongo-server.ts) and is skipped, saying why, without one; the embedded half always runs.
  */
-import { randomUUID } from 'node:crypto';
-import { MongoClient } from 'mongodb';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openEmbeddedStore } from '../../../server/store/embedded/store.ts';
-import { openMongoStore } from '../../../server/store/mongo.ts';
 import { DUPLICATE_KEY, type Filter, type Store } from '../../../server/store/port.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
-import { mongoForTests } from './mongo-server.ts';
+import { mongoForTests, throwawayMongoStore } from './mongo-server.ts';
 
 interface Opened {
   store: Store;
@@ -494,17 +491,5 @@ if ('reason' in mongo) console.warn(`Skipping the MongoDB half of the store conf
 
 describe.skipIf(!mongo.uri)('mongodb store', () => {
   afterAll(() => (mongo.uri ? mongo.stop() : undefined));
-  conformance(async () => {
-    const dbName = `prospecta_test_${randomUUID().replaceAll('-', '')}`;
-    const store = await openMongoStore(mongo.uri!, dbName);
-    return {
-      store,
-      async dispose() {
-        await store.close();
-        const client = await MongoClient.connect(mongo.uri!);
-        await client.db(dbName).dropDatabase();
-        await client.close();
-      },
-    };
-  });
+  conformance(() => throwawayMongoStore(mongo.uri!));
 });

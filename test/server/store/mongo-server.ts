@@ -4,9 +4,13 @@
  * MONGOMS_SYSTEM_BINARY, or in its cache). Tests never download one: without any, the half is
  * skipped with the reason printed.
  */
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import { MongoClient } from 'mongodb';
 import { MongoMemoryServer } from 'mongodb-memory-server-core';
+import { openMongoStore } from '../../../server/store/mongo.ts';
+import type { Store } from '../../../server/store/port.ts';
 
 export type MongoForTests = { uri: string; stop(): Promise<void> } | { uri: undefined; reason: string };
 
@@ -49,4 +53,19 @@ export async function mongoForTests(): Promise<MongoForTests> {
     clearTimeout(timer);
     console.warn = warn;
   }
+}
+
+/** A store on a database of its own at `uri`, dropped by `dispose`: one test's MongoDB half. */
+export async function throwawayMongoStore(uri: string): Promise<{ store: Store; dispose(): Promise<void> }> {
+  const dbName = `prospecta_test_${randomUUID().replaceAll('-', '')}`;
+  const store = await openMongoStore(uri, dbName);
+  return {
+    store,
+    async dispose() {
+      await store.close();
+      const client = await MongoClient.connect(uri);
+      await client.db(dbName).dropDatabase();
+      await client.close();
+    },
+  };
 }

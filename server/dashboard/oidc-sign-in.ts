@@ -17,7 +17,7 @@ import type { Subjects } from '../auth/subjects.ts';
 import type { AppContext } from '../http/state.ts';
 import type { Collection, IndexDeclaration, Store } from '../store/port.ts';
 import { tokenId } from './secret-token.ts';
-import { clearCookie, readCookie, SIGN_IN_COOKIE, writeCookie, type CookiePolicy } from './session-cookie.ts';
+import { clearCookie, cookiePolicy, readCookie, SIGN_IN_COOKIE, writeCookie, type CookiePolicy } from './session-cookie.ts';
 
 /** How long a started sign-in may take at the issuer. */
 const SIGN_IN_TTL_MS = 10 * 60_000;
@@ -59,7 +59,7 @@ export class OidcSignIn {
     this.issuer = settings.issuer;
     this.pending = store.collection<PendingSignIn>('dashboardSignIns');
     this.redirectUri = `${settings.publicUrl}/dashboard/auth/callback`;
-    this.cookies = { secure: settings.publicUrl.startsWith('https:') };
+    this.cookies = cookiePolicy(settings.publicUrl);
   }
 
   /** Sends the browser to the issuer (and answers null), or says why it cannot. */

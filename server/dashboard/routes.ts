@@ -13,7 +13,7 @@ import type { Services } from '../services.ts';
 import { ASSETS_PATH, type Assets } from './assets.ts';
 import { documentHtml, html } from './html.ts';
 import { changesState, isSameOrigin } from './same-origin.ts';
-import { clearCookie, readCookie, SESSION_COOKIE, writeCookie, type CookiePolicy } from './session-cookie.ts';
+import { clearCookie, cookiePolicy, readCookie, SESSION_COOKIE, writeCookie } from './session-cookie.ts';
 import { sessionPrincipal, type SessionDoc } from './sessions.ts';
 import { notFoundPage, signInPage, type SignInPageOptions } from './sign-in-page.ts';
 import type { Redemption } from './sign-in-links.ts';
@@ -42,7 +42,7 @@ export interface Dashboard {
 export function dashboard(services: Services, assets: Assets): Dashboard {
   const { sessions, signInLinks, workspaces, config, oidcSignIn: oidc } = services;
   const publicOrigin = new URL(config.publicUrl).origin;
-  const cookies: CookiePolicy = { secure: config.publicUrl.startsWith('https:') };
+  const cookies = cookiePolicy(config.publicUrl);
 
   const page = (ctx: AppContext, status: number, body: string) => {
     setPageHeaders(ctx);

@@ -14,6 +14,10 @@ export interface CookiePolicy {
   secure: boolean;
 }
 
+export function cookiePolicy(publicUrl: string): CookiePolicy {
+  return { secure: publicUrl.startsWith('https:') };
+}
+
 export function readCookie(ctx: AppContext, name: string): string | undefined {
   return ctx.cookies.get(name) ?? undefined;
 }

@@ -96,10 +96,19 @@ export interface IndexDeclaration {
   options?: IndexOptions;
 }
 
-/** Documents as a store encodes them: their ids, and their encodings joined by commas, as UTF-8. */
+/**
+ * Documents as the embedded store encodes them for a bulk load (`encodeDocuments`): their ids,
+ * their encodings joined by commas as UTF-8, and what it keeps beside them so that start-up need
+ * not parse them (see embedded/block.ts): where each ends, and their values of the indexed fields.
+ */
 export interface EncodedDocuments {
   ids: string[];
   bytes: Uint8Array;
+  ends: number[];
+  keys: string;
+  fields: Record<string, [number, number]>;
+  multi: string[];
+  single: string[];
 }
 
 /**
@@ -110,6 +119,8 @@ export interface EncodedDocuments {
 export interface BulkLoader<T extends BaseDoc> {
   /** The documents stored when the load began, by `_id`, each reduced to the fields asked for. */
   readonly stored: ReadonlyMap<string, Partial<T>>;
+  /** The fields the collection is indexed by: `encodeDocuments` keeps their values beside the documents. */
+  readonly indexed: string[];
   /**
    * Stores each document under its `_id`, replacing any stored version; resolves once durable.
    * Documents are taken one at a time, so a caller may build them as they are taken.

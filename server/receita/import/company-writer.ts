@@ -40,7 +40,7 @@ export async function companyWriter(store: Store, context: DocumentContext, work
   const loader = store.bulkLoader<CompanyDoc>('companies', ['importRun']);
   const unwritten = new Set<string>();
   for (const [id, { importRun }] of loader.stored) if (importRun !== context.run) unwritten.add(id);
-  const threads = workerScript ? Array.from({ length: DOCUMENT_THREADS }, () => new DocumentThread(workerScript, context)) : [];
+  const threads = workerScript ? Array.from({ length: DOCUMENT_THREADS }, () => new DocumentThread(workerScript, context, loader.indexed)) : [];
   return new LoadWriter(loader, context, unwritten, threads);
 }
 

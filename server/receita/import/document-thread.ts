@@ -9,7 +9,9 @@ import type { EncodedDocuments } from '../../store/port.ts';
 import type { DocumentContext, EstablishmentBatch } from './documents.ts';
 import type { UnknownCodes } from './records.ts';
 
-export type BuildRequest = { kind: 'context'; context: DocumentContext } | { kind: 'batch'; id: number; batch: EstablishmentBatch };
+export type BuildRequest =
+  | { kind: 'context'; context: DocumentContext; indexed: string[] }
+  | { kind: 'batch'; id: number; batch: EstablishmentBatch };
 /** A batch's documents, encoded, with the codes of its rows the release's tables lack. */
 export type BuildReply = { id: number; encoded: EncodedDocuments; unknown: UnknownCodes } | { id: number; error: string };
 export type Built = { encoded: EncodedDocuments; unknown: UnknownCodes };
@@ -27,6 +29,8 @@ export class DocumentThread {
   constructor(
     private readonly script: URL,
     private readonly context: DocumentContext,
+    /** The fields whose values go beside the documents (the loader's `indexed`). */
+    private readonly indexed: string[],
   ) {}
 
   build(batch: EstablishmentBatch): Promise<Built> {
@@ -54,7 +58,7 @@ export class DocumentThread {
     });
     worker.on('error', (err) => this.fail(err));
     worker.on('exit', (code) => this.fail(new Error(`the document worker exited (code ${code})`)));
-    worker.postMessage({ kind: 'context', context: this.context } satisfies BuildRequest);
+    worker.postMessage({ kind: 'context', context: this.context, indexed: this.indexed } satisfies BuildRequest);
     return worker;
   }
 

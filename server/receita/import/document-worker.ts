@@ -9,16 +9,18 @@ import { companyDocuments, type DocumentContext } from './documents.ts';
 import type { BuildReply, BuildRequest } from './document-thread.ts';
 
 let context: DocumentContext | undefined;
+let indexed: string[] = [];
 
 parentPort!.on('message', (request: BuildRequest) => {
   if (request.kind === 'context') {
     context = request.context;
+    indexed = request.indexed;
     return;
   }
   let reply: BuildReply;
   try {
     const unknown = {};
-    reply = { id: request.id, encoded: encodeDocuments(companyDocuments(request.batch, context!, unknown)), unknown };
+    reply = { id: request.id, encoded: encodeDocuments(companyDocuments(request.batch, context!, unknown), indexed), unknown };
   } catch (err) {
     reply = { id: request.id, error: (err as Error).message };
   }

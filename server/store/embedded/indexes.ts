@@ -1,6 +1,6 @@
 /**
  * In-memory secondary indexes: hash maps from the values of the indexed fields to the rows (see
- * table.ts) of the documents holding them, as a lone row, a Set or (for a large share of the
+ * table.ts) of the documents holding them, as a lone row, a RowList or (for a large share of the
  * table) a bitmap. They serve two purposes: unique constraints, and picking candidates for queries
  * (every candidate is still tested against the whole filter, so an index only has to return a
  * superset of the true matches). A single-field index answers equality, `$in` and `$all` from its
@@ -13,6 +13,7 @@ import type { IndexSpecification } from 'mongodb';
 import type { IndexOptions } from '../port.ts';
 import type { Doc } from './codec.ts';
 import { safeString } from './predicate.ts';
+import { RowList } from './row-list.ts';
 import { SortedKeys, type Bound } from './sorted-keys.ts';
 
 export interface IndexSpec {
@@ -105,6 +106,20 @@ function collectValues(value: unknown, path: string[], depth: number, out: unkno
   else collectValues(undefined, path, path.length, out, found);
 }
 
+/**
+ * A document's values at one field, as an index files them: 0 when it lacks the field (which a
+ * sparse index skips; any other files it under null). Kept beside bulk-loaded documents (see
+ * block.ts), so their indexes are built without parsing them.
+ */
+export type FieldValues = unknown[] | 0;
+
+export function collectFieldValues(doc: Doc, field: string): { values: FieldValues; multikey: boolean } {
+  const found: Found = { present: false, multikey: false };
+  const values: unknown[] = [];
+  collectValues(doc, field.split('.'), 0, values, found);
+  return { values: found.present ? values : 0, multikey: found.multikey };
+}
+
 /** Every combination of per-field keys (compound multikey), joined unambiguously. */
 function combine(perField: string[][]): string[] {
   let combos: string[][] = [[]];
@@ -160,7 +175,7 @@ export function rangesOf(condition: unknown, paired: boolean): Range[] {
 
 /**
  * A set of row numbers as bits. A bucket holding a good share of the table is smaller this way
- * than as a Set, and testing a row costs one memory access instead of a hash lookup.
+ * than as a RowList, and testing a row costs one memory access instead of a search.
  */
 class Bitmap {
   private words = new Uint32Array(64);
@@ -195,10 +210,10 @@ class Bitmap {
   }
 }
 
-/** The rows filed under one key: a lone row as itself (most keys of a near-unique field), a Set, or a Bitmap. */
-type Bucket = number | Set<number> | Bitmap;
+/** The rows filed under one key: a lone row as itself (most keys of a near-unique field), a RowList, or a Bitmap. */
+type Bucket = number | RowList | Bitmap;
 
-/** A Set this large becomes a Bitmap once that is about as small: when it holds over 1/128 of the rows. */
+/** A RowList this large becomes a Bitmap when it holds over 1/128 of the rows: a test then costs one memory access. */
 const BITMAP_MIN = 1024;
 
 const sizeOf = (bucket: Bucket | undefined): number => (bucket === undefined ? 0 : typeof bucket === 'number' ? 1 : bucket.size);
@@ -227,7 +242,7 @@ export interface Access {
 }
 
 /** What testing a bucket for a row costs, in hash lookups: a lone row or a bitmap needs none. */
-const probeCost = (bucket: Bucket | undefined) => (bucket instanceof Set ? 1 : 0.1);
+const probeCost = (bucket: Bucket | undefined) => (bucket instanceof RowList ? 1 : 0.1);
 
 /** The rows in any of the buckets; `disjoint` when no row can be in two of them. */
 function union(buckets: Array<Bucket | undefined>, disjoint: boolean): Access {
@@ -282,7 +297,11 @@ export class Index {
       collectValues(doc, path, 0, values, found);
       return values;
     });
-    if (this.spec.sparse && !found.present) return [];
+    return this.keysFrom(perField, found.present);
+  }
+
+  private keysFrom(perField: unknown[][], present: boolean): Array<[Map<string | number, Bucket>, string | number]> {
+    if (this.spec.sparse && !present) return [];
     if (perField.length > 1) return combine(perField.map((values) => values.map(valueKey))).map((key) => [this.encoded, key]);
     const keys = new Map<string | number, Map<string | number, Bucket>>();
     for (const value of perField[0]!) {
@@ -303,28 +322,62 @@ export class Index {
 
   add(doc: Doc, row: number): void {
     const found = { present: false, multikey: false };
-    this.lastRow = Math.max(this.lastRow, row);
-    for (const [map, key] of this.keysOf(doc, found)) {
-      const bucket = map.get(key);
-      if (bucket === undefined) {
-        map.set(key, row);
-        if (map === this.plain && !Number.isNaN(key)) this.ordered.get(typeof key)?.add(key);
-      } else if (typeof bucket === 'number') {
-        if (bucket === row) continue;
-        map.set(key, new Set([bucket, row]));
-        if (map === this.plain) this.ordered.get(typeof key)?.change(key); // no longer a lone row
-      } else {
-        if (bucket.has(row)) continue;
-        bucket.add(row);
-        if (bucket instanceof Set && bucket.size >= BITMAP_MIN && bucket.size * 128 > this.lastRow) {
-          const bitmap = new Bitmap();
-          for (const held of bucket) bitmap.add(held);
-          map.set(key, bitmap);
-        }
-      }
-      if (map === this.plain) this.plainRows++;
-    }
+    this.file(this.keysOf(doc, found), row);
     this.multikey ||= found.multikey;
+  }
+
+  /**
+   * Files a document by the values its block kept for each of this index's fields (see
+   * block.ts), in the order of `spec.fields`; `multikey` when its block held arrays there.
+   */
+  addValues(perField: FieldValues[], multikey: boolean, row: number): void {
+    this.multikey ||= multikey;
+    if (perField.length > 1) {
+      const present = perField.some((values) => values !== 0);
+      this.file(this.keysFrom(perField.map((values) => (values === 0 ? [null] : values)), present), row);
+      return;
+    }
+    // One field, as every registry index: filed straight from the values, since a build files a
+    // million documents this way and allocating keys for each was half its time.
+    const values = perField[0]!;
+    if (values === 0) {
+      if (!this.spec.sparse) this.fileKey(this.encoded, valueKey(null), row);
+      return;
+    }
+    for (const value of values) this.addValue(value, row);
+  }
+
+  /** Files a document of a one-field index under one of its values (one scalar, for a block's `single` field). */
+  addValue(value: unknown, row: number): void {
+    if (typeof value === 'string' || typeof value === 'number') this.fileKey(this.plain, value, row);
+    else this.fileKey(this.encoded, valueKey(value), row);
+  }
+
+  private file(keys: Array<[Map<string | number, Bucket>, string | number]>, row: number): void {
+    for (const [map, key] of keys) this.fileKey(map, key, row);
+  }
+
+  /** Files `row` under `key` (nothing when it is already there). */
+  private fileKey(map: Map<string | number, Bucket>, key: string | number, row: number): void {
+    if (row > this.lastRow) this.lastRow = row;
+    const bucket = map.get(key);
+    if (bucket === undefined) {
+      map.set(key, row);
+      if (map === this.plain && !Number.isNaN(key)) this.ordered.get(typeof key)?.add(key);
+    } else if (typeof bucket === 'number') {
+      if (bucket === row) return;
+      map.set(key, new RowList(bucket, row));
+      if (map === this.plain) this.ordered.get(typeof key)?.change(key); // no longer a lone row
+    } else {
+      if (bucket.has(row)) return;
+      bucket.add(row);
+      if (bucket instanceof RowList && bucket.size >= BITMAP_MIN && bucket.size * 128 > this.lastRow) {
+        const bitmap = new Bitmap();
+        for (const held of bucket) bitmap.add(held);
+        map.set(key, bitmap);
+      }
+    }
+    if (map === this.plain) this.plainRows++;
   }
 
   remove(doc: Doc, row: number): void {
@@ -336,7 +389,7 @@ export class Index {
         if (map === this.plain) this.ordered.get(typeof key)?.change(key);
       } else if (typeof bucket === 'object') {
         bucket.delete(row);
-        if (bucket instanceof Set && bucket.size === 1) map.set(key, bucket.values().next().value!);
+        if (bucket instanceof RowList && bucket.size === 1) map.set(key, bucket.first());
       }
       if (map === this.plain) this.plainRows--;
     }

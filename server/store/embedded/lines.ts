@@ -13,13 +13,21 @@ export interface LinesRead {
 }
 
 const NEWLINE = 0x0a;
+/**
+ * Large reads: a block line (block.ts) of a bulk load is a few MiB, and a line within one chunk
+ * is handed over as a view of it rather than copied out of several.
+ */
+const CHUNK_BYTES = 32 << 20;
 
-/** `onLine` gets each line's bytes (without the newline), its 1-based number and where it starts. */
+/**
+ * `onLine` gets each line's bytes (without the newline; a view of the chunk read, which it must
+ * copy to keep), its 1-based number and where it starts.
+ */
 export async function readLines(path: string, onLine: (bytes: Buffer, lineNumber: number, offset: number) => void): Promise<LinesRead> {
   let carry: Buffer[] = [];
   let completeBytes = 0;
   let lineNumber = 0;
-  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+  for await (const chunk of createReadStream(path, { highWaterMark: CHUNK_BYTES }) as AsyncIterable<Buffer>) {
     let start = 0;
     for (let end = chunk.indexOf(NEWLINE); end !== -1; end = chunk.indexOf(NEWLINE, start)) {
       const piece = chunk.subarray(start, end);

@@ -6,7 +6,7 @@
  */
 import { encode, type Doc } from './codec.ts';
 import { journalLine } from './journal-line.ts';
-import type { Table } from './table.ts';
+import type { Held, Table } from './table.ts';
 
 /** A journal line and what it does to the data on disk, for the compaction policy. */
 export interface JournalEntry {
@@ -18,7 +18,7 @@ export interface JournalEntry {
 }
 
 export class Mutation {
-  private readonly undo: Array<{ id: string; previous: Doc | undefined }> = [];
+  private readonly undo: Array<{ id: string; previous: Held | undefined }> = [];
   /** Encoded before storing, so a value the journal cannot hold is refused with nothing changed. */
   private readonly encoded = new WeakMap<Doc, string>();
 
@@ -60,7 +60,7 @@ export class Mutation {
     const put: string[] = [];
     const del: string[] = [];
     // The first change of an id holds what was stored before this write.
-    const before = new Map<string, Doc | undefined>();
+    const before = new Map<string, Held | undefined>();
     for (const { id, previous } of this.undo) if (!before.has(id)) before.set(id, previous);
     let superseded = 0;
     for (const [id, previous] of before) {

@@ -22,10 +22,10 @@ const SAMPLE = 128;
  * reads them in its loops directly, where a call per row would cost.
  */
 export interface Stored {
-  /** Documents by row; the row of a removed document holds undefined until it is taken again. */
-  readonly rows: ReadonlyArray<Doc | undefined>;
+  /** The document at a stored row (a block's encoded document is parsed at each call). */
+  doc(row: number): Doc;
   readonly rowOf: ReadonlyMap<string, number>;
-  readonly docs: ReadonlyMap<string, Doc>;
+  byId(id: string): Doc | undefined;
   /** Every document, in natural order. */
   all(): Iterable<Doc>;
   /** The ids in order, or undefined while the table is too small for that to pay. */
@@ -121,7 +121,7 @@ export function planQuery(filter: Record<string, unknown>, table: Stored): Plan 
       for (const row of source.rows(false)) {
         if (sampled === SAMPLE) break;
         sampled++;
-        if (test(table.rows[row]!)) matched++;
+        if (test(table.doc(row))) matched++;
       }
       const share = (source.matches / size) * ((matched + 0.5) / Math.max(1, sampled));
       const cost = costOf(driver);
@@ -134,7 +134,7 @@ export function planQuery(filter: Record<string, unknown>, table: Stored): Plan 
       if ((budget -= VISIT_COST) < 0) return undefined;
       const row = ordered.valueAt(at) ?? table.rowOf.get(ordered.keyAt(at));
       if (row === undefined || !admitted(row, probed)) continue;
-      const doc = table.rows[row]!;
+      const doc = table.doc(row);
       budget--;
       if (test(doc) && found.push(doc) === count) break;
     }
@@ -146,13 +146,13 @@ export function planQuery(filter: Record<string, unknown>, table: Stored): Plan 
 
 function* byIds(table: Stored, ids: unknown[]): Generator<Doc> {
   for (const id of new Set(ids)) {
-    const doc = typeof id === 'string' ? table.docs.get(id) : undefined;
+    const doc = typeof id === 'string' ? table.byId(id) : undefined;
     if (doc) yield doc;
   }
 }
 
 function* fetch(table: Stored, rows: Iterable<number>, admits: (row: number) => boolean): Generator<Doc> {
-  for (const row of rows) if (admits(row)) yield table.rows[row]!;
+  for (const row of rows) if (admits(row)) yield table.doc(row);
 }
 
 /** The rows of the ids still stored. */

@@ -7,6 +7,7 @@
  * carrying on without acknowledged writes.
  */
 import { open } from 'node:fs/promises';
+import { Block } from './block.ts';
 import { decode, type Doc } from './codec.ts';
 import { listDataFiles, removeSuperseded, type DataFile } from './data-files.ts';
 import { readLines, readLinesAt, type LineRef } from './lines.ts';
@@ -57,11 +58,29 @@ interface Counts {
   superseded: number;
 }
 
+function tableOf(tables: Map<string, Table>, name: string): Table {
+  let table = tables.get(name);
+  if (!table) tables.set(name, (table = new Table(name)));
+  return table;
+}
+
 function apply(tables: Map<string, Table>, record: JournalRecord, counts: Counts): void {
-  let table = tables.get(record.c);
-  if (!table) tables.set(record.c, (table = new Table(record.c)));
-  counts.superseded += table.replay(record);
+  counts.superseded += tableOf(tables, record.c).replay(record);
   counts.documents += (record.del?.length ?? 0) + (record.put?.length ?? 0);
+}
+
+/** A block line's documents stay encoded (see block.ts); one that does not add up is damage. */
+function applyBlock(file: DataFile, bytes: Buffer, lineNumber: number, replay: Replay): boolean {
+  let block: Block | undefined;
+  try {
+    block = Block.parse(bytes);
+  } catch (err) {
+    throw new StoreCorruptError(file.path, `line ${lineNumber} is not a valid block (${(err as Error).message})`);
+  }
+  if (!block) return false;
+  replay.counts.superseded += tableOf(replay.tables, block.collection).replayBlock(block);
+  replay.counts.documents += block.count;
+  return true;
 }
 
 function parse(file: string, text: string, lineNumber: number): unknown {
@@ -101,6 +120,7 @@ function replayLine(replay: Replay, file: DataFile, bytes: Buffer, lineNumber: n
       return undefined;
     }
   }
+  if (applyBlock(file, bytes, lineNumber, replay)) return undefined;
   const value = parse(file.path, bytes.toString('utf8'), lineNumber);
   if (file.kind === 'snapshot' && isTrailer(value)) return value;
   if (!isRecord(value)) throw new StoreCorruptError(file.path, `line ${lineNumber} is not a ${file.kind} record`);

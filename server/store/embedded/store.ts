@@ -162,7 +162,7 @@ class EmbeddedStore implements Store, Committer {
     this.generation = generation;
     const previousDone = previous.close();
     next.follow(previousDone);
-    const captured: Captured = [...this.tables].map(([name, table]) => [name, [...table.all()]]);
+    const captured: Captured = [...this.tables].map(([name, table]) => [name, table.held()]);
     const before = this.written;
     const capturedDocuments = captured.reduce((n, [, docs]) => n + docs.length, 0);
     // The new journal holds only writes after the capture, so they are counted from here.
@@ -193,7 +193,7 @@ class EmbeddedStore implements Store, Committer {
    */
   async backup(path: string): Promise<{ path: string; collections: number; documents: number; bytes: number }> {
     if (this.closing) throw new StoreClosedError('The embedded store is closed');
-    const captured: Captured = [...this.tables].map(([name, table]) => [name, [...table.all()]]);
+    const captured: Captured = [...this.tables].map(([name, table]) => [name, table.held()]);
     await this.journal.drain();
     const bytes = await writeSnapshotFile(path, captured, () => this.closing !== undefined);
     const documents = captured.reduce((n, [, docs]) => n + docs.length, 0);

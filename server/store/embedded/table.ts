@@ -10,8 +10,9 @@
  * rows, ids and indexes kept here.
  */
 import { DUPLICATE_KEY } from '../port.ts';
+import { Block, EncodedDoc, type Column } from './block.ts';
 import type { Doc } from './codec.ts';
-import { Index, type IndexSpec } from './indexes.ts';
+import { Index, type FieldValues, type IndexSpec } from './indexes.ts';
 import type { JournalRecord } from './journal-line.ts';
 import { planQuery, type Plan, type Stored } from './planner.ts';
 import { SortedKeys } from './sorted-keys.ts';
@@ -78,11 +79,15 @@ export class TableUnloadedError extends Error {
   }
 }
 
+/** A stored document: an object, or still the bytes of the block line it came in (see block.ts). */
+export type Held = Doc | EncodedDoc;
+
+const materialize = (held: Held): Doc => (held instanceof EncodedDoc ? held.decode() : held);
+
 export class Table {
-  /** Documents by `_id`, in the order they arrived (the natural order of a find). */
-  private readonly docs = new Map<string, Doc>();
+  /** Rows by `_id`, in the order the documents arrived (the natural order of a find). */
   private readonly rowOf = new Map<string, number>();
-  private readonly rows: Array<Doc | undefined> = [];
+  private readonly rows: Array<Held | undefined> = [];
   /** Rows freed by removals, taken again by insertions. */
   private readonly free: number[] = [];
   private readonly indexes = new Map<string, Index>();
@@ -101,9 +106,9 @@ export class Table {
   private unloaded: Set<string> | undefined;
   /** What the planner reads: the collections themselves, which are never replaced, only changed. */
   private readonly stored: Stored = {
-    rows: this.rows,
+    doc: (row) => materialize(this.rows[row]!),
     rowOf: this.rowOf,
-    docs: this.docs,
+    byId: (id) => this.get(id),
     all: () => this.all(),
     idOrder: () => this.idOrder(),
     indexes: (conditions) => this.indexesFor(conditions),
@@ -119,15 +124,22 @@ export class Table {
   ) {}
 
   get size(): number {
-    return this.whole().docs.size;
+    return this.whole().rowOf.size;
   }
 
   get(id: string): Doc | undefined {
-    return this.whole().docs.get(id);
+    const row = this.whole().rowOf.get(id);
+    return row === undefined ? undefined : materialize(this.rows[row]!);
   }
 
-  all(): IterableIterator<Doc> {
-    return this.whole().docs.values();
+  *all(): Generator<Doc> {
+    for (const row of this.whole().rowOf.values()) yield materialize(this.rows[row]!);
+  }
+
+  /** Every document as stored (encoded ones still encoded), for a snapshot. */
+  held(): Held[] {
+    const rows = this.whole().rows;
+    return Array.from(this.rowOf.values(), (row) => rows[row]!);
   }
 
   private whole(): this {
@@ -146,6 +158,13 @@ export class Table {
     let superseded = 0;
     for (const id of record.del ?? []) if (this.restore(id, undefined)) superseded++;
     for (const doc of record.put ?? []) if (this.restore(doc._id, doc)) superseded++;
+    return superseded;
+  }
+
+  /** Stores a block's documents as they are, encoded (see block.ts); how many stored documents they replaced. */
+  replayBlock(block: Block): number {
+    let superseded = 0;
+    for (let at = 0; at < block.count; at++) if (this.restore(block.ids[at]!, new EncodedDoc(block, at))) superseded++;
     return superseded;
   }
 
@@ -170,10 +189,9 @@ export class Table {
       }
       this.unread = undefined;
     } else {
-      for (const doc of this.docs.values()) held.set(doc._id, pick(doc));
+      for (const doc of this.all()) held.set(doc._id, pick(doc));
     }
     this.unloaded = new Set(held.keys());
-    this.docs.clear();
     this.rowOf.clear();
     this.rows.length = 0;
     this.free.length = 0;
@@ -190,12 +208,12 @@ export class Table {
 
   /** Adds a document whose `_id` must be new; throws DuplicateKeyError having changed nothing. */
   insert(doc: Doc): void {
-    if (this.whole().docs.has(doc._id)) throw new DuplicateKeyError(this.name, ID_INDEX, { _id: doc._id });
+    if (this.whole().rowOf.has(doc._id)) throw new DuplicateKeyError(this.name, ID_INDEX, { _id: doc._id });
     this.put(doc);
   }
 
   /** Stores `doc` in place of the document with its `_id`; throws DuplicateKeyError having changed nothing. */
-  put(doc: Doc): Doc | undefined {
+  put(doc: Doc): Held | undefined {
     this.whole();
     for (const index of this.indexes.values()) {
       if (index.conflict(doc, this.rowOf.get(doc._id))) {
@@ -206,7 +224,7 @@ export class Table {
     return this.restore(doc._id, doc);
   }
 
-  remove(id: string): Doc | undefined {
+  remove(id: string): Held | undefined {
     return this.whole().restore(id, undefined);
   }
 
@@ -214,21 +232,28 @@ export class Table {
    * Sets the document stored under `id` without checking constraints: for replay and rollback,
    * whose target states were valid when first reached.
    */
-  restore(id: string, doc: Doc | undefined): Doc | undefined {
-    const previous = this.docs.get(id);
+  restore(id: string, doc: Held | undefined): Held | undefined {
     let row = this.rowOf.get(id);
-    if (previous) for (const index of this.indexes.values()) index.remove(previous, row!);
+    const previous = row === undefined ? undefined : this.rows[row];
+    // Start-up declares indexes after replaying, so an encoded document is parsed here only when
+    // a later write replaces or removes it.
+    const indexed = this.indexes.size > 0;
+    if (previous && indexed) {
+      const old = materialize(previous);
+      for (const index of this.indexes.values()) index.remove(old, row!);
+    }
     if (doc) {
       if (row === undefined) {
         row = this.free.pop() ?? this.rows.length;
         this.rowOf.set(id, row);
         this.order?.add(id);
       }
-      this.docs.set(id, doc);
       this.rows[row] = doc;
-      for (const index of this.indexes.values()) index.add(doc, row);
+      if (indexed) {
+        const added = materialize(doc);
+        for (const index of this.indexes.values()) index.add(added, row);
+      }
     } else if (row !== undefined) {
-      this.docs.delete(id);
       this.rowOf.delete(id);
       this.rows[row] = undefined;
       this.free.push(row);
@@ -262,14 +287,39 @@ export class Table {
     return spec.name;
   }
 
+  /** The fields its indexes (built or deferred) file documents by: what a block line keeps beside its documents. */
+  indexedFields(): string[] {
+    return [...new Set(this.specs().flatMap((spec) => spec.fields))];
+  }
+
   private specs(): IndexSpec[] {
     return [...[...this.indexes.values()].map((index) => index.spec), ...this.deferred.values()];
   }
 
   private build(spec: IndexSpec): void {
     const index = new Index(spec);
+    // The keys of an encoded document come from its block, a block's keys parsed once for the run of rows it holds.
+    let block: Block | undefined;
+    let columns: Column[] = [];
+    let multikey = false;
+    const perField: FieldValues[] = spec.fields.map(() => 0);
     for (const row of this.rowOf.values()) {
-      const doc = this.rows[row]!;
+      const held = this.rows[row]!;
+      if (!spec.unique && held instanceof EncodedDoc && held.block.hasKeys(spec.fields)) {
+        if (held.block !== block) {
+          block = held.block;
+          columns = spec.fields.map((field) => block!.column(field));
+          multikey = spec.fields.some((field) => block!.multikey(field));
+        }
+        if (columns.length === 1 && columns[0]!.single) {
+          index.addValue(columns[0]!.values[held.at], row);
+          continue;
+        }
+        columns.forEach(({ single, values }, i) => (perField[i] = single ? [values[held.at]] : (values[held.at] as FieldValues)));
+        index.addValues(perField, multikey, row);
+        continue;
+      }
+      const doc = materialize(held);
       if (index.conflict(doc, row)) {
         const keyValue = Object.fromEntries(spec.fields.map((field) => [field, valueAt(doc, field)]));
         throw new DuplicateKeyError(this.name, spec.name, keyValue);

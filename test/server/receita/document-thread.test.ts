@@ -7,6 +7,7 @@ import { encodeDocuments } from '../../../server/store/embedded/bulk-load.ts';
 import { DocumentThread } from '../../../server/receita/import/document-thread.ts';
 import { companyDocuments, type DocumentContext, type EstablishmentBatch } from '../../../server/receita/import/documents.ts';
 import { MemoryStaging } from '../../../server/receita/import/staging.ts';
+import { companyIndexes } from '../../../server/receita/companies.ts';
 import { Codes, empresa, simples, socio } from '../../../server/receita/import/records.ts';
 import { makeCnpj } from '../../helpers/companies.ts';
 import { estabelecimento } from '../../helpers/release-files.ts';
@@ -44,11 +45,14 @@ async function batchOf(count: number): Promise<EstablishmentBatch> {
 
 describe('the document worker thread', () => {
   it('gives the bytes the importer would encode itself, batch after batch, in order', async () => {
-    const thread = new DocumentThread(WORKER, context);
+    const indexed = companyIndexes.map((declaration) => Object.keys(declaration.keys)[0]!).filter((field) => field !== '_id');
+    const thread = new DocumentThread(WORKER, context, indexed);
     try {
       const batches = await Promise.all([batchOf(300), batchOf(1), batchOf(50)]);
       const built = await Promise.all(batches.map((batch) => thread.build(batch)));
-      built.forEach(({ encoded }, i) => expect(encoded).toEqual(encodeDocuments(companyDocuments(batches[i]!, context))));
+      built.forEach(({ encoded }, i) => expect(encoded).toEqual(encodeDocuments(companyDocuments(batches[i]!, context), indexed)));
+      // The search's keys go beside the documents, so a server indexes them without parsing them.
+      expect(Object.keys(built[0]!.encoded.fields)).toEqual(indexed);
       expect(JSON.parse(`[${Buffer.from(built[1]!.encoded.bytes).toString()}]`)[0]).toMatchObject({
         name: 'PADARIA SÃO JOÃO LTDA',
         simplesOption: true,
@@ -64,7 +68,7 @@ describe('the document worker thread', () => {
   });
 
   it('fails the batches waiting on a worker that dies, and every later one', async () => {
-    const thread = new DocumentThread(new URL('data:text/javascript,process.exit(3)'), context);
+    const thread = new DocumentThread(new URL('data:text/javascript,process.exit(3)'), context, []);
     await expect(thread.build(await batchOf(2))).rejects.toThrow('the document worker exited (code 3)');
     await expect(thread.build(await batchOf(2))).rejects.toThrow('exited (code 3)');
     await thread.close();

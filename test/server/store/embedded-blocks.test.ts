@@ -1,0 +1,180 @@
+/**
+ * Bulk-loaded documents kept encoded (block.ts): a server reads a bulk load's lines without
+ * parsing the documents, builds its indexes from the values kept beside them, and must answer
+ * exactly as if it had parsed every document. Each test compares against the same documents
+ * written the ordinary way.
+ */
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openEmbeddedStore, type EmbeddedStoreOptions } from '../../../server/store/embedded/store.ts';
+import type { Document, Store } from '../../../server/store/port.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
+
+interface Doc {
+  _id: string;
+  [field: string]: unknown;
+}
+
+let dir: string;
+let store: Store;
+
+async function reopen(options: EmbeddedStoreOptions = {}): Promise<void> {
+  await store.close();
+  store = await openEmbeddedStore(dir, options);
+}
+
+beforeEach(async () => {
+  dir = await tempDir('embedded-blocks');
+  store = await openEmbeddedStore(dir);
+});
+
+afterEach(async () => {
+  await store.close();
+});
+
+const docs = () => store.collection<Doc>('docs');
+
+/** Documents with what indexes find hard: arrays (multikey), nested arrays of documents, nulls, missing fields, Dates, numbers and strings. */
+function sample(count: number): Doc[] {
+  const states = ['SP', 'MG', 'RJ', null];
+  return Array.from({ length: count }, (_, i) => {
+    const doc: Doc = {
+      _id: `id${String(i).padStart(5, '0')}`,
+      state: states[i % 4],
+      capital: i % 7 === 0 ? 'unknown' : i * 1000,
+      words: i % 5 === 0 ? [] : ['são', `w${i % 13}`, `w${i % 3}`],
+      partners: i % 6 === 0 ? undefined : [{ name: `p${i % 11}`, since: new Date(Date.UTC(2000 + (i % 20), 0, 1)) }],
+      flag: i % 2 === 0,
+      nested: { code: `c${i % 9}` },
+    };
+    if (i % 10 === 3) delete doc.state;
+    if (doc.partners === undefined) delete doc.partners;
+    return doc;
+  });
+}
+
+const INDEXES: Array<[Record<string, 1>, { sparse?: boolean }?]> = [
+  [{ state: 1 }],
+  [{ capital: 1 }],
+  [{ words: 1 }],
+  [{ 'partners.name': 1 }],
+  [{ 'partners.since': 1 }],
+  [{ flag: 1 }],
+  [{ 'nested.code': 1 }],
+  [{ state: 1, 'nested.code': 1 }],
+  [{ maybe: 1 }, { sparse: true }],
+];
+
+const QUERIES: Document[] = [
+  { state: 'SP' },
+  { state: null },
+  { state: { $in: ['MG', 'RJ'] } },
+  { capital: { $gte: 5000, $lt: 40_000 } },
+  { capital: 'unknown' },
+  { words: 'w4' },
+  { words: { $all: ['são', 'w1'] } },
+  { words: [] },
+  { 'partners.name': 'p3' },
+  { 'partners.since': { $gte: new Date(Date.UTC(2015, 0, 1)) } },
+  { flag: true, state: 'RJ' },
+  { 'nested.code': 'c2', state: 'MG' },
+  { maybe: { $exists: true } },
+  { maybe: null },
+];
+
+async function declareIndexes(): Promise<void> {
+  for (const [keys, options] of INDEXES) await docs().createIndex(keys, options ?? {});
+}
+
+async function answers(): Promise<unknown[][]> {
+  return Promise.all(QUERIES.map((filter) => docs().find(filter, { sort: { _id: 1 } }).toArray()));
+}
+
+/** The documents bulk loaded by a one-shot process that declared the indexes, in batches of `per`. */
+async function bulkLoad(all: Doc[], per: number): Promise<void> {
+  await reopen({ oneShot: true });
+  await declareIndexes();
+  const load = store.bulkLoader!<Doc>('docs');
+  for (let start = 0; start < all.length; start += per) await load.put(all.slice(start, start + per));
+  await reopen();
+  await declareIndexes();
+}
+
+async function dataFiles(): Promise<string[]> {
+  const names = await readdir(dir);
+  return Promise.all(names.filter((n) => n.endsWith('.jsonl')).sort().map((n) => readFile(join(dir, n), 'utf8')));
+}
+
+describe('bulk-loaded documents kept encoded', () => {
+  it('answer every query as the same documents written one by one do, through indexes built from their blocks', async () => {
+    const all = sample(600);
+    await declareIndexes();
+    await docs().bulkWrite(all.map((document) => ({ insertOne: { document } })));
+    const written = await answers();
+    const everything = await docs().find({}, { sort: { _id: 1 } }).toArray();
+
+    dir = await tempDir('embedded-blocks-loaded');
+    await store.close();
+    store = await openEmbeddedStore(dir);
+    await bulkLoad(all, 250);
+    expect((await dataFiles()).join('')).toContain('"block":');
+    expect(await answers()).toEqual(written);
+    expect(await docs().find({}, { sort: { _id: 1 } }).toArray()).toEqual(everything);
+    // Every query found something, or the comparison would prove little.
+    for (const [i, found] of written.entries()) if (i !== 12) expect(found.length, JSON.stringify(QUERIES[i])).toBeGreaterThan(0);
+  });
+
+  it('keep their indexes right when ordinary writes replace or remove them', async () => {
+    await bulkLoad(sample(100), 40);
+    await docs().updateOne({ _id: 'id00001' }, { $set: { state: 'AC', words: ['novo'] } });
+    await docs().deleteOne({ _id: 'id00002' });
+    await docs().insertOne({ _id: 'id99999', state: 'AC', words: ['novo'] });
+    expect((await docs().find({ state: 'AC' }).toArray()).map((d) => d._id).sort()).toEqual(['id00001', 'id99999']);
+    expect(await docs().countDocuments({ words: 'novo' })).toBe(2);
+    expect(await docs().findOne({ _id: 'id00001', state: 'MG' })).toBeNull();
+    expect(await docs().findOne({ _id: 'id00002' })).toBeNull();
+    await reopen();
+    await declareIndexes();
+    expect(await docs().countDocuments({ state: 'AC' })).toBe(2);
+    expect(await docs().countDocuments({})).toBe(100);
+  });
+
+  it('are copied whole into a snapshot while none of a block changed, and written out one by one once some did', async () => {
+    await bulkLoad(sample(300), 100);
+    const before = await docs().find({}, { sort: { _id: 1 } }).toArray();
+    // A backup is a snapshot: two blocks are copied as they are, the changed one is not.
+    await docs().updateOne({ _id: 'id00150' }, { $set: { state: 'AP' } });
+    const path = join(dir, 'backup.jsonl');
+    await store.backup!(path);
+    const snapshot = await readFile(path, 'utf8');
+    expect(snapshot.match(/"block":/g)).toHaveLength(2);
+    // Restored from it, the store answers the same.
+    const restored = await tempDir('embedded-blocks-restored');
+    await writeFile(join(restored, 'snapshot-000001.jsonl'), snapshot);
+    await store.close();
+    store = await openEmbeddedStore(restored);
+    await declareIndexes();
+    expect(await docs().countDocuments({ state: 'AP' })).toBe(1);
+    const after = await docs().find({}, { sort: { _id: 1 } }).toArray();
+    expect(after).toEqual(before.map((d) => (d._id === 'id00150' ? { ...d, state: 'AP' } : d)));
+  });
+
+  it('refuse to start on a block whose header does not match its documents, naming the file and line', async () => {
+    await bulkLoad(sample(10), 10);
+    await store.close();
+    const [journal] = (await readdir(dir)).filter((n) => n.startsWith('journal-'));
+    const text = await readFile(join(dir, journal!), 'utf8');
+    await writeFile(join(dir, journal!), text.replace('"ends":[', '"ends":[1,'));
+    await expect(openEmbeddedStore(dir)).rejects.toThrow(/journal-000001\.jsonl, line \d+ is not a valid block/);
+    store = await openEmbeddedStore(await tempDir('embedded-blocks-other'));
+  });
+
+  it('are read whole, as ordinary lines, by a one-shot process', async () => {
+    const all = sample(50);
+    await bulkLoad(all, 20);
+    const eager = await docs().find({ words: 'w2' }, { sort: { _id: 1 } }).toArray();
+    await reopen({ oneShot: true });
+    expect(await docs().find({ words: 'w2' }, { sort: { _id: 1 } }).toArray()).toEqual(eager);
+  });
+});

@@ -14,7 +14,6 @@ import { Releases } from './releases.ts';
  * the most selective of them per query; MongoDB's planner does the same.
  */
 export const companyIndexes: IndexDeclaration[] = [
-  'root',
   'address.state',
   'search.city',
   'search.activities',

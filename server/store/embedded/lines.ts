@@ -17,7 +17,7 @@ const NEWLINE = 0x0a;
  * Large reads: a block line (block.ts) of a bulk load is a few MiB, and a line within one chunk
  * is handed over as a view of it rather than copied out of several.
  */
-const CHUNK_BYTES = 32 << 20;
+const CHUNK_BYTES = 64 << 20;
 
 /**
  * `onLine` gets each line's bytes (without the newline; a view of the chunk read, which it must

@@ -6,6 +6,7 @@
 import { Query } from 'mingo';
 import type { Cursor, Document, FindOptions, Sort } from '../port.ts';
 import { cloneValue, type Doc } from './codec.ts';
+import { isUnshared } from './block.ts';
 import { compilePredicate } from './predicate.ts';
 import type { Table } from './table.ts';
 
@@ -146,14 +147,16 @@ export function arrange(docs: Doc[], options: Pick<FindOptions, 'sort' | 'skip' 
   return skip || limit ? sorted.slice(skip, limit ? skip + limit : undefined) : sorted;
 }
 
-/** Copies of documents for a caller, projected. */
+/** Copies of documents for a caller, projected (a document parsed for this read alone is its own copy). */
 export function project(docs: Doc[], projection: Document | undefined): Doc[] {
-  if (!projection || Object.keys(projection).length === 0) return docs.map(cloneValue);
+  const own = (doc: Doc) => (isUnshared(doc) ? doc : cloneValue(doc));
+  if (!projection || Object.keys(projection).length === 0) return docs.map(own);
   const fields = topLevelFields(projection);
   if (!fields) return new Query({}).find<Doc>(docs, projection).all().map(cloneValue);
   return docs.map((doc) => {
+    const unshared = isUnshared(doc);
     const copy: Record<string, unknown> = {};
-    for (const key in doc) if (fields.has(key) === fields.include) copy[key] = cloneValue(doc[key]);
+    for (const key in doc) if (fields.has(key) === fields.include) copy[key] = unshared ? doc[key] : cloneValue(doc[key]);
     return copy as Doc;
   });
 }

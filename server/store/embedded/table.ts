@@ -10,7 +10,7 @@
  * rows, ids and indexes kept here.
  */
 import { DUPLICATE_KEY } from '../port.ts';
-import { Block, EncodedDoc, type Column } from './block.ts';
+import { Block, claim, EncodedDoc, type Column } from './block.ts';
 import type { Doc } from './codec.ts';
 import { Index, type FieldValues, type IndexSpec } from './indexes.ts';
 import type { JournalRecord } from './journal-line.ts';
@@ -243,6 +243,7 @@ export class Table {
       for (const index of this.indexes.values()) index.remove(old, row!);
     }
     if (doc) {
+      if (!(doc instanceof EncodedDoc)) claim(doc);
       if (row === undefined) {
         row = this.free.pop() ?? this.rows.length;
         this.rowOf.set(id, row);

@@ -114,7 +114,7 @@ export function createServices(deps: {
   version: string;
 }): Services {
   const workspaces = new Workspaces(deps.store);
-  const credits = new Credits(deps.store, workspaces);
+  const credits = new Credits(deps.store, workspaces, (err) => deps.log.warn({ err }, 'clearing a recorded credit movement from its outbox failed'));
   const companies = new Companies(deps.store);
   const keys = new ApiKeys(deps.store, deps.config.keyCacheSeconds * 1000);
   const members = new Members(deps.store, deps.config.keyCacheSeconds * 1000);

@@ -6,6 +6,10 @@
  * onto the document's `pending` outbox; it is then copied into the `ledger` collection and pulled
  * from the outbox. A crash between those steps loses nothing: `recover()` copies any movement
  * still pending. No read-then-write ever decides whether a balance suffices.
+ *
+ * A movement is answered once it is durable in the ledger; the pull that follows is not waited
+ * for (each durable write is a disk flush, and this one was a third of a charged call's wait).
+ * A pull that never lands leaves the movement pending, and copying it again finds it there.
  */
 import { ServiceError } from '../errors.ts';
 import { isDuplicateKeyError, type Collection, type Filter, type IndexDeclaration, type Store } from '../store/port.ts';
@@ -48,6 +52,8 @@ export class Credits {
   constructor(
     store: Store,
     private readonly workspaces: Workspaces,
+    /** Receives a failed outbox pull, which no caller waits for. */
+    private readonly onBackgroundError: (err: Error) => void = (err) => process.emitWarning(err),
   ) {
     this.ledger = store.collection<LedgerDoc>('ledger');
     this.accounts = workspaces.collection;
@@ -213,7 +219,9 @@ export class Credits {
     } catch (err) {
       if (!isDuplicateKeyError(err)) throw err;
     }
-    await this.accounts.updateOne({ _id: after._id }, { $pull: { pending: { movementId } } });
+    this.accounts
+      .updateOne({ _id: after._id }, { $pull: { pending: { movementId } } })
+      .catch((err: unknown) => this.onBackgroundError(err as Error));
   }
 }
 

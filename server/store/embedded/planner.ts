@@ -28,6 +28,11 @@ export interface Stored {
   byId(id: string): Doc | undefined;
   /** Every document, in natural order. */
   all(): Iterable<Doc>;
+  /**
+   * What fetching and testing a document costs, in the unit above: 1 for documents kept as
+   * objects, far more where they are parsed from a block at each fetch (see block.ts).
+   */
+  fetchCost(): number;
   /** The ids in order, or undefined while the table is too small for that to pay. */
   idOrder(): SortedKeys<string> | undefined;
   /** The indexes, once those deferred until a query filters on their field are built for these conditions. */
@@ -90,12 +95,15 @@ export function planQuery(filter: Record<string, unknown>, table: Stored): Plan 
   }
   const passing = (list: Access[]) => list.reduce((share, a) => share * Math.min(1, a.matches / size), 1);
   // Probing pays when its lookups cost less than the fetches it saves; the most selective goes first.
-  const probed = accesses.filter((a) => a.has && a.probes * LOOKUP_COST < 1 - passing([a])).sort((a, b) => a.matches - b.matches);
+  const fetchCost = table.fetchCost();
+  const probed = accesses
+    .filter((a) => a.has && a.probes * LOOKUP_COST < fetchCost * (1 - passing([a])))
+    .sort((a, b) => a.matches - b.matches);
   const probeCost = (list: Access[]) => list.reduce((sum, a) => sum + a.probes * LOOKUP_COST, 0);
   // The driver's rows are each probed by the others, and fetched when they pass.
   const costOf = (a: Access) => {
     const others = probed.filter((o) => o !== a);
-    return a.estimate * (VISIT_COST + probeCost(others)) + a.matches * passing(others);
+    return a.estimate * (VISIT_COST + probeCost(others)) + a.matches * passing(others) * fetchCost;
   };
   const driver = accesses.reduce<Access | undefined>((best, a) => (best && costOf(best) <= costOf(a) ? best : a), undefined);
   const others = probed.filter((a) => a !== driver);
@@ -125,7 +133,7 @@ export function planQuery(filter: Record<string, unknown>, table: Stored): Plan 
       }
       const share = (source.matches / size) * ((matched + 0.5) / Math.max(1, sampled));
       const cost = costOf(driver);
-      const visit = VISIT_COST + probeCost(probed.slice(0, 1)) + passing(probed);
+      const visit = VISIT_COST + probeCost(probed.slice(0, 1)) + passing(probed) * fetchCost;
       if ((count / share) * visit > cost / 2) return undefined;
       budget = cost / 2;
     }
@@ -135,7 +143,7 @@ export function planQuery(filter: Record<string, unknown>, table: Stored): Plan 
       const row = ordered.valueAt(at) ?? table.rowOf.get(ordered.keyAt(at));
       if (row === undefined || !admitted(row, probed)) continue;
       const doc = table.doc(row);
-      budget--;
+      budget -= fetchCost;
       if (test(doc) && found.push(doc) === count) break;
     }
     return found;

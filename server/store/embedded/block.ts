@@ -189,18 +189,20 @@ export type BlockParts = EncodedDocuments;
 /** Gathers each document's indexed values as documents are encoded, for a block line. */
 export class KeyCollector {
   private readonly values: FieldValues[][];
+  private readonly paths: string[][];
   private readonly multi = new Set<string>();
 
   constructor(private readonly fields: readonly string[]) {
     this.values = fields.map(() => []);
+    this.paths = fields.map((field) => field.split('.'));
   }
 
   add(doc: Doc): void {
-    this.fields.forEach((field, i) => {
-      const { values, multikey } = collectFieldValues(doc, field);
+    for (let i = 0; i < this.fields.length; i++) {
+      const { values, multikey } = collectFieldValues(doc, this.paths[i]!);
       this.values[i]!.push(values);
-      if (multikey) this.multi.add(field);
-    });
+      if (multikey) this.multi.add(this.fields[i]!);
+    }
   }
 
   finish(): Pick<BlockParts, 'keys' | 'fields' | 'multi' | 'single'> {

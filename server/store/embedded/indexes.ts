@@ -86,7 +86,7 @@ interface Found {
 }
 
 /** The values a document holds at one (possibly dotted) field path; an empty array is a value of its own. */
-function collectValues(value: unknown, path: string[], depth: number, out: unknown[], found: Found): void {
+function collectValues(value: unknown, path: readonly string[], depth: number, out: unknown[], found: Found): void {
   if (depth === path.length) {
     if (value !== undefined) found.present = true;
     if (!Array.isArray(value) || value.length === 0) out.push(value);
@@ -113,10 +113,11 @@ function collectValues(value: unknown, path: string[], depth: number, out: unkno
  */
 export type FieldValues = unknown[] | 0;
 
-export function collectFieldValues(doc: Doc, field: string): { values: FieldValues; multikey: boolean } {
+/** A document's values at a field's path (the field split at its dots). */
+export function collectFieldValues(doc: Doc, path: readonly string[]): { values: FieldValues; multikey: boolean } {
   const found: Found = { present: false, multikey: false };
   const values: unknown[] = [];
-  collectValues(doc, field.split('.'), 0, values, found);
+  collectValues(doc, path, 0, values, found);
   return { values: found.present ? values : 0, multikey: found.multikey };
 }
 

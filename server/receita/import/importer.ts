@@ -14,7 +14,7 @@ import type { Collection, Store } from '../../store/port.ts';
 import { checkCnpj } from '../../../shared/cnpj.ts';
 import { findReleaseFiles, LOOKUP_KINDS, ReleaseRefused, releaseMonthOf, type FileKind, type LookupKind, type ReleaseFile } from './release-files.ts';
 import * as records from './records.ts';
-import { openReleaseEntries, openReleaseFile, readRows, type Problem, type Row } from './rows.ts';
+import { openReleaseEntries, openReleaseFile, readRowBatches, type Problem, type Row } from './rows.ts';
 import { TaxRegimeWriter } from './tax-regime-writer.ts';
 import { TAX_REGIME_COLUMNS } from '../tax-regimes.ts';
 import { loadedRelease } from '../releases.ts';
@@ -292,7 +292,7 @@ class Run {
       this.report(problem);
     };
     const columns = isLookup ? records.COLUMNS.lookup : records.COLUMNS[file.kind as keyof typeof records.COLUMNS];
-    const rows = readRows(opened.stream, file, columns, countEnd);
+    const blocks = readRowBatches(opened.stream, file, columns, countEnd);
     const writer = this.writerFor(file);
     // Parsing goes on while earlier batches wait for their fsync: a few batches are in flight,
     // and each checkpoint follows its own batch and every checkpoint before it, so a checkpoint
@@ -307,14 +307,16 @@ class Run {
     let batch: Row[] = [];
     let seen = 0;
     try {
-      for await (const row of rows) {
-        this.progress.rows++;
-        if (++seen <= skip) continue;
-        batch.push(row);
-        if (batch.length >= this.batchSize) {
-          flush(batch, seen);
-          batch = [];
-          if (inFlight.length >= BATCHES_IN_FLIGHT) await inFlight.shift();
+      for await (const rows of blocks) {
+        for (const row of rows) {
+          this.progress.rows++;
+          if (++seen <= skip) continue;
+          batch.push(row);
+          if (batch.length >= this.batchSize) {
+            flush(batch, seen);
+            batch = [];
+            if (inFlight.length >= BATCHES_IN_FLIGHT) await inFlight.shift();
+          }
         }
       }
       if (batch.length > 0) flush(batch, seen);
@@ -342,19 +344,21 @@ class Run {
         if (problem.message.startsWith('the file ends early')) ended = false;
         this.report(problem);
       };
-      const rows = readRows(opened.stream, { name }, TAX_REGIME_COLUMNS, report, { delimiter: ',', header: 'ano' });
+      const blocks = readRowBatches(opened.stream, { name }, TAX_REGIME_COLUMNS, report, { delimiter: ',', header: 'ano' });
       // Rows are small: large batches, a few in flight, so parsing goes on while earlier ones await their fsync.
       const inFlight: Array<Promise<void>> = [];
       let batch: Row[] = [];
       try {
-        for await (const row of rows) {
-          this.progress.rows++;
-          batch.push(row);
-          if (batch.length >= TAX_REGIME_BATCH) {
-            inFlight.push(this.regimes.write(name, batch, this.report));
-            batch = [];
-            this.options.onProgress?.(this.progress);
-            if (inFlight.length >= BATCHES_IN_FLIGHT) await inFlight.shift();
+        for await (const rows of blocks) {
+          for (const row of rows) {
+            this.progress.rows++;
+            batch.push(row);
+            if (batch.length >= TAX_REGIME_BATCH) {
+              inFlight.push(this.regimes.write(name, batch, this.report));
+              batch = [];
+              this.options.onProgress?.(this.progress);
+              if (inFlight.length >= BATCHES_IN_FLIGHT) await inFlight.shift();
+            }
           }
         }
         if (batch.length > 0) inFlight.push(this.regimes.write(name, batch, this.report));

@@ -85,9 +85,22 @@ const ROOT = /^[0-9A-Z]{8}$/;
 /** A partner without a legal representative carries this masked CPF and qualification `00` (97% of Sócios rows). */
 const NO_REPRESENTATIVE = '***000000**';
 
+/** Dates repeat (a few tens of thousands of days over a million rows): each is read once. */
+const ISO_DATES = new Map<string, string | null>();
+const MOST_DATES = 200_000;
+
 /** `YYYYMMDD` as `YYYY-MM-DD`; null for the nulls (``, `0`, `00000000`) and for impossible dates (seen: years 202 and 4100). */
 export function isoDate(value: string): string | null {
   if (value.length !== 8) return null;
+  let iso = ISO_DATES.get(value);
+  if (iso === undefined) {
+    iso = readDate(value);
+    if (ISO_DATES.size < MOST_DATES) ISO_DATES.set(value, iso);
+  }
+  return iso;
+}
+
+function readDate(value: string): string | null {
   const year = Number(value.slice(0, 4));
   const month = Number(value.slice(4, 6));
   const day = Number(value.slice(6, 8));

@@ -8,9 +8,8 @@ import { Worker } from 'node:worker_threads';
 import type { EncodedDocuments } from '../../store/port.ts';
 import type { DocumentContext, EstablishmentBatch } from './documents.ts';
 import type { UnknownCodes } from './records.ts';
-import { packBatch, type PackedBatch } from './packed-batch.ts';
 
-export type BuildRequest = { kind: 'context'; context: DocumentContext } | { kind: 'batch'; id: number; batch: PackedBatch };
+export type BuildRequest = { kind: 'context'; context: DocumentContext } | { kind: 'batch'; id: number; batch: EstablishmentBatch };
 /** A batch's documents, encoded, with the codes of its rows the release's tables lack. */
 export type BuildReply = { id: number; encoded: EncodedDocuments; unknown: UnknownCodes } | { id: number; error: string };
 export type Built = { encoded: EncodedDocuments; unknown: UnknownCodes };
@@ -41,7 +40,7 @@ export class DocumentThread {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.started().postMessage({ kind: 'batch', id, batch: packBatch(batch) } satisfies BuildRequest);
+      this.started().postMessage({ kind: 'batch', id, batch } satisfies BuildRequest);
     });
   }
 

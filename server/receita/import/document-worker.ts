@@ -7,7 +7,6 @@ import { parentPort } from 'node:worker_threads';
 import { encodeDocuments } from '../../store/embedded/bulk-load.ts';
 import { companyDocuments, type DocumentContext } from './documents.ts';
 import type { BuildReply, BuildRequest } from './document-thread.ts';
-import { unpackBatch } from './packed-batch.ts';
 
 let context: DocumentContext | undefined;
 
@@ -19,7 +18,7 @@ parentPort!.on('message', (request: BuildRequest) => {
   let reply: BuildReply;
   try {
     const unknown = {};
-    reply = { id: request.id, encoded: encodeDocuments(companyDocuments(unpackBatch(request.batch), context!, unknown)), unknown };
+    reply = { id: request.id, encoded: encodeDocuments(companyDocuments(request.batch, context!, unknown)), unknown };
   } catch (err) {
     reply = { id: request.id, error: (err as Error).message };
   }

@@ -22,6 +22,7 @@ import { companyWriter, type CompanyWriter } from './company-writer.ts';
 import { addUnknown } from './records.ts';
 import { MemoryStaging, StoreStaging, type Staging } from './staging.ts';
 import type { CnaeDoc } from '../activities.ts';
+import type { EstablishmentBatch } from './documents.ts';
 import { importStarted } from '../../metrics.ts';
 
 export interface ImportProgress {
@@ -292,7 +293,9 @@ class Run {
       this.report(problem);
     };
     const columns = isLookup ? records.COLUMNS.lookup : records.COLUMNS[file.kind as keyof typeof records.COLUMNS];
-    const blocks = readRowBatches(opened.stream, file, columns, countEnd);
+    // An establishment's fields past its CNPJ are split by the thread that builds its document.
+    const layout = file.kind === 'estabelecimentos' ? { delimiter: ';', splitFirst: 3 } : { delimiter: ';' };
+    const blocks = readRowBatches(opened.stream, file, columns, countEnd, layout);
     const writer = this.writerFor(file);
     // Parsing goes on while earlier batches wait for their fsync: a few batches are in flight,
     // and each checkpoint follows its own batch and every checkpoint before it, so a checkpoint
@@ -435,8 +438,8 @@ class Run {
   }
 
   private async writeEstablishments(file: ReleaseFile, batch: Row[]): Promise<void> {
-    const valid: Array<{ cnpj: string; fields: string[] }> = [];
-    for (const { fields, line } of batch) {
+    const valid: EstablishmentBatch['rows'] = [];
+    for (const { fields, line, quoted } of batch) {
       const given = fields[0]!.trim() + fields[1]!.trim() + fields[2]!.trim();
       const check = checkCnpj(given);
       if (check.status !== 'valid') {
@@ -444,7 +447,7 @@ class Run {
         this.report({ file: file.name, line, message: `CNPJ ${JSON.stringify(given)}: ${reason}` });
         continue;
       }
-      valid.push({ cnpj: check.cnpj, fields });
+      valid.push(quoted === undefined ? { cnpj: check.cnpj, fields } : { cnpj: check.cnpj, fields, quoted });
     }
     if (valid.length === 0) return;
     const roots = await this.staging.get([...new Set(valid.map((v) => v.cnpj.slice(0, 8)))]);

@@ -11,7 +11,7 @@ import type { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import yauzl from 'yauzl';
 import type { ReleaseFile } from './release-files.ts';
-import { CsvSplitter } from './csv-splitter.ts';
+import { CsvSplitter, type SplitRow } from './csv-splitter.ts';
 
 export interface Problem {
   file: string;
@@ -20,10 +20,8 @@ export interface Problem {
   message: string;
 }
 
-export interface Row {
-  fields: string[];
-  line: number;
-}
+/** A row's fields and the line it starts on; see {@link SplitRow} for rows whose fields were left `quoted`. */
+export type Row = SplitRow;
 
 /** The zip's entries as yauzl lists them, so a file that cannot be opened says why. */
 function openZip(path: string): Promise<yauzl.ZipFile> {
@@ -189,15 +187,22 @@ export async function* readRowBatches(
   file: ReleaseFile | { name: string },
   columns: number,
   report: (problem: Problem) => void,
-  /** The tax-regime files are comma-separated, with a header row that starts with this field. */
-  layout: { delimiter: string; header?: string } = { delimiter: ';' },
+  /**
+   * The tax-regime files are comma-separated, with a header row that starts with this field.
+   * `splitFirst`: rows in the Receita's own form come with only that many fields split (see SplitRow).
+   */
+  layout: { delimiter: string; header?: string; splitFirst?: number } = { delimiter: ';' },
 ): AsyncGenerator<Row[]> {
   const decode = decoder(file.name, report);
-  const splitter = new CsvSplitter(layout.delimiter);
+  const splitter = new CsvSplitter(layout.delimiter, layout.splitFirst === undefined ? {} : { splitFirst: layout.splitFirst, columns });
   const wanted = (rows: Row[]): Row[] => {
     const out: Row[] = [];
     for (const row of rows) {
       const { fields } = row;
+      if (row.quoted !== undefined) {
+        out.push(row); // the splitter counted its fields
+        continue;
+      }
       if (fields.length === 1 && fields[0] === '') continue; // a blank line
       if (layout.header !== undefined && fields[0]!.replace(/^\uFEFF/, '').trim().toLowerCase() === layout.header) continue;
       if (fields.length !== columns) {

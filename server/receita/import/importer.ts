@@ -447,7 +447,8 @@ class Run {
         this.report({ file: file.name, line, message: `CNPJ ${JSON.stringify(given)}: ${reason}` });
         continue;
       }
-      valid.push(quoted === undefined ? { cnpj: check.cnpj, fields } : { cnpj: check.cnpj, fields, quoted });
+      // A quoted row's split fields go no further: the quoted text holds them all.
+      valid.push(quoted === undefined ? { cnpj: check.cnpj, fields } : { cnpj: check.cnpj, quoted });
     }
     if (valid.length === 0) return;
     const roots = await this.staging.get([...new Set(valid.map((v) => v.cnpj.slice(0, 8)))]);

@@ -49,20 +49,44 @@ export interface CompanyDoc extends Omit<CompanyRecord, 'taxRegimes'> {
 export type StoredRecord = Omit<CompanyRecord, 'release' | 'taxRegimes'>;
 
 export function searchKeys(record: StoredRecord, taxRegimes: string[] = []): SearchKeys {
+  // Written as loops rather than spreads of Sets: it runs for every establishment of an import.
+  const name = words(record.name);
+  for (const word of words(record.tradeName)) if (!name.includes(word)) name.push(word);
+  const partners = new Set<string>();
+  const partnerDocuments = new Set<string>();
+  const partnerAgeBands = new Set<string>();
+  for (const partner of record.partners) {
+    for (const word of words(partner.name)) partners.add(word);
+    if (partner.document) partnerDocuments.add(partner.document);
+    if (partner.ageBand) partnerAgeBands.add(partner.ageBand.code);
+  }
+  const activities: string[] = record.mainActivity ? [record.mainActivity.code] : [];
+  for (const activity of record.secondaryActivities) if (activity && !activities.includes(activity.code)) activities.push(activity.code);
   return {
-    name: [...new Set([...words(record.name), ...words(record.tradeName)])],
-    partners: [...new Set(record.partners.flatMap((p) => words(p.name)))],
-    partnerDocuments: [...new Set(record.partners.flatMap((p) => (p.document ? [p.document] : [])))],
-    activities: [
-      ...new Set([record.mainActivity, ...record.secondaryActivities].flatMap((a) => (a ? [a.code] : []))),
-    ],
-    city: record.address.city ? foldText(record.address.city) : null,
+    name,
+    partners: [...partners],
+    partnerDocuments: [...partnerDocuments],
+    activities,
+    city: record.address.city ? foldedOnce(record.address.city) : null,
     hasPhone: record.phones.length > 0,
     hasEmail: record.email !== null,
-    partnerAgeBands: [...new Set(record.partners.flatMap((p) => (p.ageBand ? [p.ageBand.code] : [])))],
-    federativeEntity: record.federativeEntity ? foldText(record.federativeEntity) : null,
+    partnerAgeBands: [...partnerAgeBands],
+    federativeEntity: record.federativeEntity ? foldedOnce(record.federativeEntity) : null,
     taxRegimes,
   };
+}
+
+/** Cities and federative entities come from a few thousand names, folded once each. */
+const FOLDED = new Map<string, string>();
+const MOST_FOLDED = 50_000;
+
+function foldedOnce(text: string): string {
+  let folded = FOLDED.get(text);
+  if (folded === undefined) {
+    folded = foldText(text);
+    if (FOLDED.size < MOST_FOLDED) FOLDED.set(text, folded);
+  }
+  return folded;
 }
 
 export function companyDocument(

@@ -16,6 +16,12 @@ export type BuildRequest =
 export type BuildReply = { id: number; encoded: EncodedDocuments; unknown: UnknownCodes } | { id: number; error: string };
 export type Built = { encoded: EncodedDocuments; unknown: UnknownCodes };
 
+/**
+ * A batch's documents die young, but with V8's default young generation (16 MiB semispaces)
+ * they outlive its scavenges and are promoted, to be marked and compacted again and again.
+ */
+const YOUNG_GENERATION_MB = 192;
+
 export class DocumentThread {
   private worker: Worker | undefined;
   private readonly pending = new Map<number, { resolve: (built: Built) => void; reject: (err: Error) => void }>();
@@ -49,7 +55,7 @@ export class DocumentThread {
 
   private started(): Worker {
     if (this.worker) return this.worker;
-    const worker = (this.worker = new Worker(this.script));
+    const worker = (this.worker = new Worker(this.script, { resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } }));
     worker.on('message', (reply: BuildReply) => {
       const waiting = this.pending.get(reply.id);
       this.pending.delete(reply.id);

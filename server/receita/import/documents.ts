@@ -4,6 +4,7 @@
  */
 import { companyDocument, type CompanyDoc } from '../company-record.ts';
 import * as records from './records.ts';
+import { quotedFields } from './csv-splitter.ts';
 
 /** What every document of one import run shares. */
 export interface DocumentContext {
@@ -14,7 +15,8 @@ export interface DocumentContext {
 
 /** Establishment rows whose CNPJs were checked, and the staged data of their roots. */
 export interface EstablishmentBatch {
-  rows: Array<{ cnpj: string; fields: string[] }>;
+  /** Each row's fields, or its `quoted` text that holds them (see SplitRow in csv-splitter.ts). */
+  rows: Array<{ cnpj: string; fields: string[] } | { cnpj: string; quoted: string }>;
   roots: Map<string, records.RootData>;
   /** The tax-regime search keys of the CNPJs that have any (see tax-regimes.ts). */
   taxRegimes?: Map<string, string[]>;
@@ -30,7 +32,9 @@ export function* companyDocuments(
   unknown: records.UnknownCodes = {},
 ): Generator<CompanyDoc> {
   const codes = new records.Codes(lookups, unknown);
-  for (const { cnpj, fields } of rows) {
+  for (const row of rows) {
+    const { cnpj } = row;
+    const fields = 'quoted' in row ? quotedFields(row.quoted) : row.fields;
     const record = records.establishment(fields, cnpj, roots.get(cnpj.slice(0, 8)), codes);
     yield companyDocument(record, { release, importRun: run }, taxRegimes?.get(cnpj));
   }

@@ -14,7 +14,7 @@ import type { Collection, Store } from '../../store/port.ts';
 import { checkCnpj } from '../../../shared/cnpj.ts';
 import { findReleaseFiles, LOOKUP_KINDS, ReleaseRefused, releaseMonthOf, type FileKind, type LookupKind, type ReleaseFile } from './release-files.ts';
 import * as records from './records.ts';
-import { openReleaseEntries, openReleaseFile, readRows, type Problem, type Row } from './rows.ts';
+import { openReleaseEntries, openReleaseFile, readRowBatches, type Problem, type Row } from './rows.ts';
 import { TaxRegimeWriter } from './tax-regime-writer.ts';
 import { TAX_REGIME_COLUMNS } from '../tax-regimes.ts';
 import { loadedRelease } from '../releases.ts';
@@ -22,6 +22,7 @@ import { companyWriter, type CompanyWriter } from './company-writer.ts';
 import { addUnknown } from './records.ts';
 import { MemoryStaging, StoreStaging, type Staging } from './staging.ts';
 import type { CnaeDoc } from '../activities.ts';
+import type { EstablishmentBatch } from './documents.ts';
 import { importStarted } from '../../metrics.ts';
 
 export interface ImportProgress {
@@ -292,7 +293,9 @@ class Run {
       this.report(problem);
     };
     const columns = isLookup ? records.COLUMNS.lookup : records.COLUMNS[file.kind as keyof typeof records.COLUMNS];
-    const rows = readRows(opened.stream, file, columns, countEnd);
+    // An establishment's fields past its CNPJ are split by the thread that builds its document.
+    const layout = file.kind === 'estabelecimentos' ? { delimiter: ';', splitFirst: 3 } : { delimiter: ';' };
+    const blocks = readRowBatches(opened.stream, file, columns, countEnd, layout);
     const writer = this.writerFor(file);
     // Parsing goes on while earlier batches wait for their fsync: a few batches are in flight,
     // and each checkpoint follows its own batch and every checkpoint before it, so a checkpoint
@@ -307,14 +310,16 @@ class Run {
     let batch: Row[] = [];
     let seen = 0;
     try {
-      for await (const row of rows) {
-        this.progress.rows++;
-        if (++seen <= skip) continue;
-        batch.push(row);
-        if (batch.length >= this.batchSize) {
-          flush(batch, seen);
-          batch = [];
-          if (inFlight.length >= BATCHES_IN_FLIGHT) await inFlight.shift();
+      for await (const rows of blocks) {
+        for (const row of rows) {
+          this.progress.rows++;
+          if (++seen <= skip) continue;
+          batch.push(row);
+          if (batch.length >= this.batchSize) {
+            flush(batch, seen);
+            batch = [];
+            if (inFlight.length >= BATCHES_IN_FLIGHT) await inFlight.shift();
+          }
         }
       }
       if (batch.length > 0) flush(batch, seen);
@@ -342,19 +347,21 @@ class Run {
         if (problem.message.startsWith('the file ends early')) ended = false;
         this.report(problem);
       };
-      const rows = readRows(opened.stream, { name }, TAX_REGIME_COLUMNS, report, { delimiter: ',', header: 'ano' });
+      const blocks = readRowBatches(opened.stream, { name }, TAX_REGIME_COLUMNS, report, { delimiter: ',', header: 'ano' });
       // Rows are small: large batches, a few in flight, so parsing goes on while earlier ones await their fsync.
       const inFlight: Array<Promise<void>> = [];
       let batch: Row[] = [];
       try {
-        for await (const row of rows) {
-          this.progress.rows++;
-          batch.push(row);
-          if (batch.length >= TAX_REGIME_BATCH) {
-            inFlight.push(this.regimes.write(name, batch, this.report));
-            batch = [];
-            this.options.onProgress?.(this.progress);
-            if (inFlight.length >= BATCHES_IN_FLIGHT) await inFlight.shift();
+        for await (const rows of blocks) {
+          for (const row of rows) {
+            this.progress.rows++;
+            batch.push(row);
+            if (batch.length >= TAX_REGIME_BATCH) {
+              inFlight.push(this.regimes.write(name, batch, this.report));
+              batch = [];
+              this.options.onProgress?.(this.progress);
+              if (inFlight.length >= BATCHES_IN_FLIGHT) await inFlight.shift();
+            }
           }
         }
         if (batch.length > 0) inFlight.push(this.regimes.write(name, batch, this.report));
@@ -431,8 +438,8 @@ class Run {
   }
 
   private async writeEstablishments(file: ReleaseFile, batch: Row[]): Promise<void> {
-    const valid: Array<{ cnpj: string; fields: string[] }> = [];
-    for (const { fields, line } of batch) {
+    const valid: EstablishmentBatch['rows'] = [];
+    for (const { fields, line, quoted } of batch) {
       const given = fields[0]!.trim() + fields[1]!.trim() + fields[2]!.trim();
       const check = checkCnpj(given);
       if (check.status !== 'valid') {
@@ -440,7 +447,8 @@ class Run {
         this.report({ file: file.name, line, message: `CNPJ ${JSON.stringify(given)}: ${reason}` });
         continue;
       }
-      valid.push({ cnpj: check.cnpj, fields });
+      // A quoted row's split fields go no further: the quoted text holds them all.
+      valid.push(quoted === undefined ? { cnpj: check.cnpj, fields } : { cnpj: check.cnpj, quoted });
     }
     if (valid.length === 0) return;
     const roots = await this.staging.get([...new Set(valid.map((v) => v.cnpj.slice(0, 8)))]);

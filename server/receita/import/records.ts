@@ -85,9 +85,26 @@ const ROOT = /^[0-9A-Z]{8}$/;
 /** A partner without a legal representative carries this masked CPF and qualification `00` (97% of Sócios rows). */
 const NO_REPRESENTATIVE = '***000000**';
 
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
 /** `YYYYMMDD` as `YYYY-MM-DD`; null for the nulls (``, `0`, `00000000`) and for impossible dates (seen: years 202 and 4100). */
 export function isoDate(value: string): string | null {
   if (value.length !== 8) return null;
+  // Eight digits, as nearly every date is, are read without slicing them into numbers.
+  let digits = 0;
+  while (digits < 8 && value.charCodeAt(digits) >= 0x30 && value.charCodeAt(digits) <= 0x39) digits++;
+  if (digits < 8) return readDate(value);
+  const d = (at: number) => value.charCodeAt(at) - 0x30;
+  const year = d(0) * 1000 + d(1) * 100 + d(2) * 10 + d(3);
+  const month = d(4) * 10 + d(5);
+  const day = d(6) * 10 + d(7);
+  if (!(year >= 1800 && year <= 2100 && month >= 1 && month <= 12 && day >= 1)) return null;
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  if (day > (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!)) return null;
+  return `${value.slice(0, 4)}-${value.slice(4, 6)}-${value.slice(6, 8)}`;
+}
+
+function readDate(value: string): string | null {
   const year = Number(value.slice(0, 4));
   const month = Number(value.slice(4, 6));
   const day = Number(value.slice(6, 8));

@@ -3,7 +3,7 @@
  * the whole key is stored: the secret has full entropy, so a slow KDF would add latency to every
  * request without adding protection.
  */
-import { createHash, randomInt } from 'node:crypto';
+import { hash, randomInt } from 'node:crypto';
 
 export const KEY_PREFIX = 'service_live_';
 const SECRET_LENGTH = 40;
@@ -21,7 +21,7 @@ export function isWellFormedKey(key: string): boolean {
 }
 
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 /** What may be shown of a key after creation: the prefix and its first four secret characters. */

@@ -15,6 +15,7 @@ import { ServiceError } from '../errors.ts';
 import { isDuplicateKeyError, type Collection, type Filter, type IndexDeclaration, type Store } from '../store/port.ts';
 import type { WorkspaceDoc, Workspaces } from '../workspaces.ts';
 import type { OutputOf } from '../../shared/operations/index.ts';
+import { Lru } from '../auth/lru.ts';
 import { newMovement } from './movement.ts';
 import { isTrialOver, type Plan } from './plans.ts';
 
@@ -42,12 +43,23 @@ export type LedgerPage = OutputOf<'listLedger'>;
 const DAY_MS = 86_400_000;
 
 const RECENT_MOVEMENTS = 50;
+/** Workspaces whose recent movements are kept between reads. */
+const RECENT_CACHE_ENTRIES = 1_000;
+
+type MovementView = CreditsView['movements'][number];
 
 export type Debit = { ok: true } | { ok: false; balance: number };
 
 export class Credits {
   private readonly ledger: Collection<LedgerDoc>;
   private readonly accounts: Collection<WorkspaceDoc>;
+  /**
+   * Each workspace's most recent movements as last read, under the account's `seq` then. Ledger
+   * rows never change and every movement increments `seq`, so while the account's `seq` is the
+   * same the rows are too: `GET /api/credits` then reads the account alone. The `seq` comes from
+   * the account read of each request, so this holds across instances on MongoDB too.
+   */
+  private readonly recent = new Lru<string, { seq: number; movements: readonly MovementView[] }>(RECENT_CACHE_ENTRIES);
 
   constructor(
     store: Store,
@@ -134,16 +146,29 @@ export class Credits {
     let account = await this.workspaces.get(workspaceId);
     if (!account) return null;
     account = await this.expireTrialIfDue(account);
-    if (account.pending.length > 0) await this.flushPending(account);
-    const rows = await this.ledger
-      .find({ workspaceId }, { sort: { seq: -1 }, limit: RECENT_MOVEMENTS })
-      .toArray();
+    const settled = account.pending.length === 0;
+    if (!settled) await this.flushPending(account);
     return {
       balance: account.balance,
       consumed: account.consumed,
       plan: planView(account.plan),
-      movements: rows.map(movementView),
+      movements: (await this.recentMovements(account, settled)) as MovementView[],
     };
+  }
+
+  /**
+   * The newest movements, from the cache when the account has not moved since they were read.
+   * Kept only when they are exactly the account's: nothing was pending (every movement up to its
+   * `seq` is in the ledger), and no newer movement landed between the two reads. Shared by every
+   * answer that reuses them, so frozen.
+   */
+  private async recentMovements(account: WorkspaceDoc, settled: boolean): Promise<readonly MovementView[]> {
+    const cached = this.recent.get(account._id);
+    if (settled && cached?.seq === account.seq) return cached.movements;
+    const rows = await this.ledger.find({ workspaceId: account._id }, { sort: { seq: -1 }, limit: RECENT_MOVEMENTS }).toArray();
+    const movements = Object.freeze(rows.map((r) => Object.freeze(movementView(r))));
+    if (settled && (rows[0]?.seq ?? 0) === account.seq) this.recent.set(account._id, { seq: account.seq, movements });
+    return movements;
   }
 
   /** One page of the ledger, newest first: movements older than `before` (a `seq`), of one operation if given. */
@@ -225,7 +250,7 @@ export class Credits {
   }
 }
 
-function movementView(r: LedgerDoc): CreditsView['movements'][number] {
+function movementView(r: LedgerDoc): MovementView {
   return { movementId: r._id, at: r.at.toISOString(), amount: r.amount, balanceAfter: r.balanceAfter, operation: r.operation, detail: r.detail };
 }
 

@@ -7,7 +7,10 @@
 import Router from '@koa/router';
 import { operations, type OperationId } from '../../shared/operations/index.ts';
 import type { Operation } from '../../shared/operations/types.ts';
-import { successStatus, type Pipeline } from '../pipeline/pipeline.ts';
+import type { Logger } from 'pino';
+import { successStatus, type InvokeOptions, type Pipeline } from '../pipeline/pipeline.ts';
+import type { AnswerForm } from '../pipeline/outcome.ts';
+import type { TraceContext } from '../trace-context.ts';
 import { readJsonBody } from './body.ts';
 import { authorize } from '../auth/principal.ts';
 import type { HeldStreams } from './held-streams.ts';
@@ -82,16 +85,7 @@ function operationRoute(id: OperationId, operation: Operation, status: number, p
         id,
         caller,
         { params: ctx.params, query: ctx.query, readBody: () => readJsonBody(ctx) },
-        {
-          // The request's logger is made on first use; most operations never log.
-          get log() {
-            return ctx.state.log;
-          },
-          signal: streamAbort ? streamAbort.signal : () => gone.controller.signal,
-          answer,
-          ...idempotencyKeyOf(ctx),
-          trace: ctx.state.trace,
-        },
+        new RequestInvocation(ctx, streamAbort ? streamAbort.signal : () => gone.controller.signal, answer),
       );
       if (outcome.replayed) ctx.set('Idempotent-Replayed', 'true');
       if (outcome.kind === 'stream') {
@@ -103,9 +97,28 @@ function operationRoute(id: OperationId, operation: Operation, status: number, p
     };
 }
 
-/** The `Idempotency-Key` header as sent (even empty, which the pipeline refuses), when there is one. */
-function idempotencyKeyOf(ctx: AppContext): { idempotencyKey?: string } {
-  return ctx.headers['idempotency-key'] === undefined ? {} : { idempotencyKey: ctx.get('Idempotency-Key') };
+/**
+ * The pipeline's options for one request. A class rather than a literal with a getter: see
+ * `pipeline/handler-context.ts` for what a literal's getter cost the young-generation collector.
+ */
+class RequestInvocation implements InvokeOptions {
+  readonly trace: TraceContext;
+  /** The `Idempotency-Key` header as sent (even empty, which the pipeline refuses), when there is one. */
+  readonly idempotencyKey?: string;
+
+  constructor(
+    private readonly ctx: AppContext,
+    readonly signal: InvokeOptions['signal'],
+    readonly answer: AnswerForm,
+  ) {
+    this.trace = ctx.state.trace;
+    if (ctx.headers['idempotency-key'] !== undefined) this.idempotencyKey = ctx.get('Idempotency-Key');
+  }
+
+  /** The request's logger is made on first use; most operations never log. */
+  get log(): Logger {
+    return this.ctx.state.log;
+  }
 }
 
 

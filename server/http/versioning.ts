@@ -4,22 +4,24 @@ import type { Middleware } from './state.ts';
 
 export const SUPPORTED_VERSIONS = ['1'];
 
+// Both are plain functions that hand on `next()`'s promise: an async wrapper per hop costs every
+// request a promise and its microtasks (issue 23). Koa's compose turns a throw into a rejection.
 export function versioning(): Middleware {
-  return async (ctx, next) => {
+  return (ctx, next) => {
     const requested = ctx.get('Service-Version').trim();
     if (requested && !SUPPORTED_VERSIONS.includes(requested)) {
       throw new ServiceError('unsupported_version',
         `Service-Version ${JSON.stringify(requested).slice(0, 40)} is not supported; the supported version is 1.`,
       );
     }
-    await next();
+    return next();
   };
 }
 
 /** `/v1/…` is the preferred root and the bare root its alias: routes are registered once, bare. */
 export function stripVersionPrefix(): Middleware {
-  return async (ctx, next) => {
+  return (ctx, next) => {
     if (ctx.path === '/v1' || ctx.path.startsWith('/v1/')) ctx.path = ctx.path.slice(3) || '/';
-    await next();
+    return next();
   };
 }

@@ -6,19 +6,19 @@
  * about plans, credits or scopes is a sign the rule belongs here.
  */
 import { randomUUID } from 'node:crypto';
-import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import { operations, type OperationId } from '../../shared/operations/index.ts';
-import { priceOf, takesIdempotencyKey, type Operation } from '../../shared/operations/types.ts';
-import { authorize, type Caller, type Principal } from '../auth/principal.ts';
+import { takesIdempotencyKey, type Operation } from '../../shared/operations/types.ts';
+import { authorize, type Caller } from '../auth/principal.ts';
 import { invalidRequest, ServiceError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import type { HandlerContext, Handlers } from './handler.ts';
+import { InvocationContext } from './handler-context.ts';
 import { checkIdempotencyKey, recordEvents, replayEvents, requestHash, settleFailure, type StoredAnswer } from './idempotency.ts';
 import type { AnswerForm, Outcome, RawInput, Receipt, StreamEvent } from './outcome.ts';
 import { compileValidators, type RequestPart, type Validate } from './validate.ts';
-import { creditsDebited, operationCall, type Binding } from '../metrics.ts';
-import { startTrace, type TraceContext } from '../trace-context.ts';
+import { operationCall, type Binding } from '../metrics.ts';
+import type { TraceContext } from '../trace-context.ts';
 
 
 export interface InvokeOptions {
@@ -74,7 +74,7 @@ export function createPipeline(services: Services, handlers: Handlers): Pipeline
         if (operation.requiresPlan && principal) await services.payment.requirePlan(principal.workspaceId);
         const invokeAgain: HandlerContext['invoke'] = (other, otherRaw, { signal, idempotencyKey }) =>
           pipeline.invoke(other, caller, otherRaw, { log: options.log, signal, binding: 'agent', trace: ctx.trace, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) });
-        const ctx = handlerContext(id, operation, input, principal, services, options, receipt, invokeAgain);
+        const ctx = new InvocationContext(id, operation, input, principal, services, options, receipt, invokeAgain);
         try {
           const result = runners.get(id)!.run(input, ctx);
           if (isStream(result)) return { kind: 'stream', operation, events: result, receipt, streamId: randomUUID() };
@@ -150,56 +150,6 @@ async function parse(
     Object.assign(input, result.value);
   }
   return { input, parts };
-}
-
-function handlerContext(
-  id: OperationId,
-  operation: Operation,
-  input: Record<string, unknown>,
-  principal: Principal | null,
-  services: Services,
-  options: InvokeOptions,
-  receipt: Receipt,
-  invoke: HandlerContext['invoke'],
-): HandlerContext {
-  const { signal, answer = 'events', trace = startTrace() } = options;
-  let abortSignal: AbortSignal | undefined;
-  const workspaceId = () => {
-    if (!principal) throw new ServiceError('unauthorized', 'This operation needs a credential.');
-    return principal.workspaceId;
-  };
-  const price = (units: number) => priceOf(operation.credits, units, input);
-  return {
-    operationId: id,
-    get workspaceId() {
-      return workspaceId();
-    },
-    principal,
-    services,
-    // Read when used: HTTP hands a request logger that is made on first use (request-context.ts).
-    get log() {
-      return options.log;
-    },
-    trace,
-    get signal() {
-      if (!abortSignal) {
-        abortSignal = typeof signal === 'function' ? signal() : signal;
-        // One request may fan out to many calls (25 rows, 25 model calls), each listening for the abort.
-        setMaxListeners(100, abortSignal);
-      }
-      return abortSignal;
-    },
-    price,
-    async charge(units, detail) {
-      const charged = await services.payment.charge(workspaceId(), price(units), id, detail);
-      creditsDebited(id, charged);
-      receipt.credits += charged;
-      return charged;
-    },
-    budget: (maxCredits) => services.payment.budget(workspaceId(), maxCredits),
-    answer,
-    invoke,
-  };
 }
 
 /** The embedded store on a full disk refuses writes before changing anything: 507, retry later. */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WorkspaceDoc } from '../../../server/workspaces.ts';
+import { Credits } from '../../../server/credits/ledger.ts';
+import { Workspaces, type WorkspaceDoc } from '../../../server/workspaces.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 
 let app: TestApp;
@@ -128,6 +129,22 @@ describe('ledger', () => {
     const view = (await app.services.credits.view(workspaceId))!;
     expect(view.movements).toHaveLength(50);
     expect(view.movements[0]!.detail).toBe('d54');
+  });
+
+  it('a movement made elsewhere (another instance) shows in the next read, after one read was kept', async () => {
+    const { workspaceId } = await app.workspace();
+    const elsewhere = new Credits(app.services.store, new Workspaces(app.services.store));
+    const first = (await app.services.credits.view(workspaceId))!;
+    expect(first.movements).toHaveLength(1);
+    expect(Object.isFrozen(first.movements[0])).toBe(true);
+    expect((await app.services.credits.view(workspaceId))!.movements).toEqual(first.movements);
+    await elsewhere.debit(workspaceId, 7, 'test', 'from another instance');
+    const after = (await app.services.credits.view(workspaceId))!;
+    expect(after.balance).toBe(493);
+    expect(after.movements.map((m) => [m.amount, m.detail])).toEqual([
+      [-7, 'from another instance'],
+      [500, 'Free trial credits'],
+    ]);
   });
 
   it('a movement left in the outbox by a crash is recovered into the ledger', async () => {

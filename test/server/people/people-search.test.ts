@@ -313,7 +313,9 @@ describe('POST /api/sourcing/people/stream', () => {
         event: 'done',
         data: { total: 3, sources: [{ source: 'demo', count: 3 }, { source: 'apollo', count: 0, error: 'cancelled' }] },
       });
-      await eventually(() => expect(apollo.cancelled).toBe(1), { message: 'Apollo to see its call cancelled' });
+      // On a loaded machine the call may be cancelled before it was even sent; one Apollo got must end cancelled.
+      await eventually(() => expect(apollo.cancelled).toBe(apollo.requests.length), { message: 'Apollo to see its call cancelled' });
+      expect(apollo.requests.length).toBeLessThanOrEqual(1);
     } finally {
       apollo.latencyMs = 0;
     }
@@ -334,7 +336,9 @@ describe('POST /api/sourcing/people/stream', () => {
       await reader.read(); // the lists page
       await eventually(() => expect(apollo.requests).toHaveLength(1), { message: 'the call to Apollo' });
       controller.abort();
-      await eventually(() => expect(apollo.cancelled).toBe(1), { message: 'Apollo to see its call cancelled' });
+      // On a loaded machine the call may be cancelled before it was even sent; one Apollo got must end cancelled.
+      await eventually(() => expect(apollo.cancelled).toBe(apollo.requests.length), { message: 'Apollo to see its call cancelled' });
+      expect(apollo.requests.length).toBeLessThanOrEqual(1);
       // The page that went out was charged, once; Apollo's, never sent, was not.
       expect(before - (await balance())).toBe(1);
     } finally {

@@ -349,7 +349,8 @@ export class Index {
   }
 
   /** Files a document of a one-field index under one of its values (one scalar, for a block's `single` field). */
-  addValue(value: unknown, row: number): void {
+  addValue(value: unknown, row: number, multikey = false): void {
+    this.multikey ||= multikey;
     if (typeof value === 'string' || typeof value === 'number') this.fileKey(this.plain, value, row);
     else this.fileKey(this.encoded, valueKey(value), row);
   }

@@ -325,7 +325,7 @@ export class Table {
           multikey = spec.fields.some((field) => block!.multikey(field));
         }
         if (columns.length === 1 && columns[0]!.single) {
-          index.addValue(columns[0]!.values[held.at], row);
+          index.addValue(columns[0]!.values[held.at], row, multikey);
           continue;
         }
         columns.forEach(({ single, values }, i) => (perField[i] = single ? [values[held.at]] : (values[held.at] as FieldValues)));

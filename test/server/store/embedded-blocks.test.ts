@@ -46,6 +46,8 @@ function sample(count: number): Doc[] {
       words: i % 5 === 0 ? [] : ['são', `w${i % 13}`, `w${i % 3}`],
       partners: i % 6 === 0 ? undefined : [{ name: `p${i % 11}`, since: new Date(Date.UTC(2000 + (i % 20), 0, 1)) }],
       flag: i % 2 === 0,
+      // One element each: a block keeps these as single values, and the index must still know they are arrays.
+      tags: [`t${i % 3}`],
       nested: { code: `c${i % 9}` },
     };
     if (i % 10 === 3) delete doc.state;
@@ -61,6 +63,7 @@ const INDEXES: Array<[Record<string, 1>, { sparse?: boolean }?]> = [
   [{ 'partners.name': 1 }],
   [{ 'partners.since': 1 }],
   [{ flag: 1 }],
+  [{ tags: 1 }],
   [{ 'nested.code': 1 }],
   [{ state: 1, 'nested.code': 1 }],
   [{ maybe: 1 }, { sparse: true }],
@@ -78,6 +81,8 @@ const QUERIES: Document[] = [
   { 'partners.name': 'p3' },
   { 'partners.since': { $gte: new Date(Date.UTC(2015, 0, 1)) } },
   { flag: true, state: 'RJ' },
+  { tags: { $in: ['t0', 't2'] } },
+  { tags: ['t1'] },
   { 'nested.code': 'c2', state: 'MG' },
   { maybe: { $exists: true } },
   { maybe: null },
@@ -122,7 +127,9 @@ describe('bulk-loaded documents kept encoded', () => {
     expect(await answers()).toEqual(written);
     expect(await docs().find({}, { sort: { _id: 1 } }).toArray()).toEqual(everything);
     // Every query found something, or the comparison would prove little.
-    for (const [i, found] of written.entries()) if (i !== 12) expect(found.length, JSON.stringify(QUERIES[i])).toBeGreaterThan(0);
+    for (const [i, found] of written.entries()) {
+      if (!('maybe' in QUERIES[i]!)) expect(found.length, JSON.stringify(QUERIES[i])).toBeGreaterThan(0);
+    }
   });
 
   it('keep their indexes right when ordinary writes replace or remove them', async () => {

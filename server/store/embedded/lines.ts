@@ -4,6 +4,7 @@
  * and reads noted lines again later, by position (a lazy start-up's tables, see recovery.ts).
  */
 import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 
 export interface LinesRead {
   /** Bytes up to and including the last newline. */
@@ -27,7 +28,9 @@ export async function readLines(path: string, onLine: (bytes: Buffer, lineNumber
   let carry: Buffer[] = [];
   let completeBytes = 0;
   let lineNumber = 0;
-  for await (const chunk of createReadStream(path, { highWaterMark: CHUNK_BYTES }) as AsyncIterable<Buffer>) {
+  // No larger than the file: a stream allocates a whole chunk for each read, a small store's too.
+  const chunkBytes = Math.max(1, Math.min(CHUNK_BYTES, (await stat(path)).size));
+  for await (const chunk of createReadStream(path, { highWaterMark: chunkBytes }) as AsyncIterable<Buffer>) {
     let start = 0;
     for (let end = chunk.indexOf(NEWLINE); end !== -1; end = chunk.indexOf(NEWLINE, start)) {
       const piece = chunk.subarray(start, end);

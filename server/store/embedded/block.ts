@@ -41,6 +41,7 @@ export interface Column {
 
 const HEAD = /^\{"c":("(?:[^"\\]|\\.)*"),"n":(\d+),"block":/;
 const HEAD_BYTES = 512;
+const N_MARK = Buffer.from(',"n":');
 const K_PREFIX = ',"k":';
 const PUT_PREFIX = ',"put":[';
 const TAIL = '],"del":[]}';
@@ -104,7 +105,10 @@ export class Block {
    * but does not add up is refused (the caller names the file and line).
    */
   static parse(line: Buffer): Block | undefined {
-    const head = HEAD.exec(line.subarray(0, HEAD_BYTES).toString('latin1'));
+    // Every line of a start-up comes here; an ordinary one is told apart without decoding its head.
+    const start = line.subarray(0, HEAD_BYTES);
+    if (start.indexOf(N_MARK) === -1) return undefined;
+    const head = HEAD.exec(start.toString('latin1'));
     if (!head) return undefined;
     const collection = JSON.parse(Buffer.from(head[1]!, 'latin1').toString('utf8')) as string;
     const metaStart = head[0].length;

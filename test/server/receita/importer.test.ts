@@ -1,14 +1,10 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { CompanyDoc } from '../../../server/receita/company-record.ts';
-import { importRelease, type ImportOptions } from '../../../server/receita/import/importer.ts';
-import type { Problem } from '../../../server/receita/import/rows.ts';
-import { openEmbeddedStore } from '../../../server/store/embedded/store.ts';
-import type { Store } from '../../../server/store/port.ts';
 import { makeCnpj } from '../../helpers/companies.ts';
 import { csv, estabelecimento, writeExtracted, writeZip } from '../../helpers/release-files.ts';
-import { tempDir } from '../../helpers/temp-dir.ts';
+import { DOCUMENT_WORKER, importPerTest } from '../../helpers/import-fixture.ts';
 
 const head = makeCnpj('11222333');
 const branch = makeCnpj('11222333', '0002');
@@ -40,52 +36,12 @@ const estabelecimentos = [
   estabelecimento(bakery, { 11: '4721102', 10: '20240230' }),
 ];
 
-let dir: string;
-let dataDir: string;
-let store: Store;
-let problems: Problem[];
-/**
- * A server imports into the documents it holds; the CLI bulk loads (its store is `oneShot`),
- * leaving the collection to be read by the next process, so then each import is followed by
- * reopening the store, as the next command or the server would.
- */
-let oneShot = false;
-/** The CLI builds a bulk load's documents in threads running this script (dist/ is built before the tests run). */
-const DOCUMENT_WORKER = new URL('../../../dist/document-worker.mjs', import.meta.url);
-let documentWorker: URL | undefined;
-
-beforeEach(async () => {
-  dir = await tempDir('release');
-  dataDir = await tempDir('store');
-  store = await openEmbeddedStore(dataDir, { oneShot });
-  problems = [];
-});
-afterEach(async () => {
-  await store.close();
-});
-
-async function reopen(): Promise<void> {
-  await store.close();
-  store = await openEmbeddedStore(dataDir, { oneShot });
-}
-
-async function run(options: Partial<ImportOptions> = {}) {
-  try {
-    return await importRelease(store, {
-      dir,
-      release: '2026-10',
-      onProblem: (p) => problems.push(p),
-      ...(documentWorker ? { documentWorker } : {}),
-      ...options,
-    });
-  } finally {
-    if (oneShot) await reopen();
-  }
-}
-const companies = () => store.collection<CompanyDoc>('companies');
+const imp = importPerTest();
+const { run, reopen } = imp;
+const companies = () => imp.store.collection<CompanyDoc>('companies');
 
 async function writeRelease(overrides: { estabelecimentos?: string[][] } = {}) {
-  await writeExtracted(dir, {
+  await writeExtracted(imp.release, {
     ...lookups,
     'K3241.K03200Y0.D61011.EMPRECSV': empresas,
     'K3241.K03200Y0.D61011.ESTABELE': overrides.estabelecimentos ?? estabelecimentos,
@@ -103,9 +59,9 @@ describe.each([
   { as: 'by the CLI, bulk loaded, documents built in worker threads', bulk: true, worker: true },
 ])('import cnpj $as', ({ bulk, worker }) => {
   beforeEach(async () => {
-    documentWorker = worker ? DOCUMENT_WORKER : undefined;
-    if (oneShot === bulk) return;
-    oneShot = bulk;
+    imp.documentWorker = worker ? DOCUMENT_WORKER : undefined;
+    if (imp.oneShot === bulk) return;
+    imp.oneShot = bulk;
     await reopen();
   });
 
@@ -113,7 +69,7 @@ describe.each([
     await writeRelease();
     const summary = await run();
     expect(summary).toMatchObject({ release: '2026-10', complete: true, establishments: 4, companies: 3, partners: 2 });
-    expect(problems).toEqual([]);
+    expect(imp.problems).toEqual([]);
 
     const doc = (await companies().findOne({ _id: head }))!;
     expect(doc).toMatchObject({
@@ -158,7 +114,7 @@ describe.each([
     const summary = await run();
     expect(summary.establishments).toBe(2);
     expect(summary.problems.count).toBe(2);
-    expect(problems).toEqual([
+    expect(imp.problems).toEqual([
       { file: 'K3241.K03200Y0.D61011.ESTABELE', line: 2, message: 'expected 30 fields, found 29' },
       { file: 'K3241.K03200Y0.D61011.ESTABELE', line: 3, message: expect.stringContaining('wrong check digits') },
     ]);
@@ -167,10 +123,10 @@ describe.each([
 
   it('decodes a file re-saved as UTF-8 and says so', async () => {
     await writeRelease();
-    const file = path.join(dir, 'K3241.K03200Y0.D61011.EMPRECSV');
+    const file = path.join(imp.release, 'K3241.K03200Y0.D61011.EMPRECSV');
     await writeFile(file, Buffer.from((await readFile(file)).toString('latin1'), 'utf8'));
     await run();
-    expect(problems).toEqual([{ file: 'K3241.K03200Y0.D61011.EMPRECSV', message: expect.stringContaining('UTF-8') }]);
+    expect(imp.problems).toEqual([{ file: 'K3241.K03200Y0.D61011.EMPRECSV', message: expect.stringContaining('UTF-8') }]);
     expect((await companies().findOne({ _id: bakery }))!.name).toBe('PADARIA SÃO JOÃO LTDA');
   });
 
@@ -183,23 +139,23 @@ describe.each([
       ['Municipios.zip', 'F.K03200$Z.D61011.MUNICCSV'],
       ['Empresas0.zip', 'K3241.K03200Y0.D61011.EMPRECSV'],
     ] as const) {
-      await writeZip(path.join(dir, name), inner, await readFile(path.join(dir, inner)));
-      await rm(path.join(dir, inner));
+      await writeZip(path.join(imp.release, name), inner, await readFile(path.join(imp.release, inner)));
+      await rm(path.join(imp.release, inner));
     }
-    await rm(path.join(dir, 'K3241.K03200Y0.D61011.ESTABELE'));
-    await writeZip(path.join(dir, 'Estabelecimentos0.zip'), 'K3241.K03200Y0.D61011.ESTABELE', csv(rows));
+    await rm(path.join(imp.release, 'K3241.K03200Y0.D61011.ESTABELE'));
+    await writeZip(path.join(imp.release, 'Estabelecimentos0.zip'), 'K3241.K03200Y0.D61011.ESTABELE', csv(rows));
     expect(await run()).toMatchObject({ complete: true, establishments: 4 });
 
     // A newer release whose second Estabelecimentos zip was cut off mid-way.
     const many = Array.from({ length: 3000 }, (_, i) => estabelecimento(makeCnpj(String(20000000 + i))));
-    await writeZip(path.join(dir, 'Estabelecimentos1.zip'), 'K3241.K03200Y0.D61111.ESTABELE', csv(many));
-    const zip = await readFile(path.join(dir, 'Estabelecimentos1.zip'));
-    await writeFile(path.join(dir, 'Estabelecimentos1.zip'), zip.subarray(0, Math.floor(zip.length / 2)));
+    await writeZip(path.join(imp.release, 'Estabelecimentos1.zip'), 'K3241.K03200Y0.D61111.ESTABELE', csv(many));
+    const zip = await readFile(path.join(imp.release, 'Estabelecimentos1.zip'));
+    await writeFile(path.join(imp.release, 'Estabelecimentos1.zip'), zip.subarray(0, Math.floor(zip.length / 2)));
     const summary = await run({ release: '2026-11' });
     expect(summary.complete).toBe(false);
     expect(summary.establishments).toBeGreaterThan(4);
     expect(summary.establishments).toBeLessThan(4 + 3000);
-    expect(problems.map((p) => p.message)).toEqual([
+    expect(imp.problems.map((p) => p.message)).toEqual([
       expect.stringContaining('damaged zip'),
       expect.stringContaining('the file ends early'),
     ]);
@@ -248,12 +204,12 @@ describe.each([
     const summary = await run({ staging: 'store' });
     expect(summary.establishments).toBe(4);
     expect((await companies().findOne({ _id: head }))!.partners).toHaveLength(2);
-    expect(await store.collection('registry_staging').countDocuments({})).toBe(0);
+    expect(await imp.store.collection('registry_staging').countDocuments({})).toBe(0);
   });
 
   it('tells the release from the folder name or the files, or asks for it', async () => {
     await writeRelease();
     await expect(run({ release: undefined })).resolves.toMatchObject({ release: '2026-10' });
-    await expect(run({ dir: path.join(dir, 'missing') })).rejects.toThrow();
+    await expect(run({ dir: path.join(imp.release, 'missing') })).rejects.toThrow();
   });
 });

@@ -4,20 +4,16 @@
  * spellings of an empty date, alphanumeric CNPJs in every file), as a server imports and as the
  * CLI does (bulk loaded, documents built in worker threads).
  */
-import { mkdir, rename } from 'node:fs/promises';
+import { rename } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { Companies } from '../../../server/receita/companies.ts';
-import { importRelease, OlderReleaseError, type ImportOptions } from '../../../server/receita/import/importer.ts';
-import type { Problem } from '../../../server/receita/import/rows.ts';
+import { OlderReleaseError } from '../../../server/receita/import/importer.ts';
 import { loadedRelease } from '../../../server/receita/releases.ts';
-import { openEmbeddedStore } from '../../../server/store/embedded/store.ts';
-import type { Store } from '../../../server/store/port.ts';
 import { makeCnpj } from '../../helpers/companies.ts';
 import { csv, estabelecimento, writeExtracted, writeZip } from '../../helpers/release-files.ts';
-import { tempDir } from '../../helpers/temp-dir.ts';
+import { DOCUMENT_WORKER, importPerTest } from '../../helpers/import-fixture.ts';
 
-const DOCUMENT_WORKER = new URL('../../../dist/document-worker.mjs', import.meta.url);
 
 const head = makeCnpj('11222333');
 const alnum = '12ABC34501DE35';
@@ -77,45 +73,11 @@ const masked = (cnpj: string) => cnpj.replace(/^(.{2})(.{3})(.{3})(.{4})(.{2})$/
 /** Comma-separated with a header, as the tax-regime files are. */
 const commaCsv = (rows: string[][]) => Buffer.from([HEADER, ...rows].map((r) => r.join(',')).join('\n') + '\n', 'latin1');
 
-let dir: string;
-let dataDir: string;
-let store: Store;
-let problems: Problem[];
-let oneShot = false;
-let documentWorker: URL | undefined;
-
-beforeEach(async () => {
-  dir = path.join(await tempDir('release'), 'receita');
-  await mkdir(dir);
-  dataDir = await tempDir('store');
-  store = await openEmbeddedStore(dataDir, { oneShot });
-  problems = [];
-});
-afterEach(async () => {
-  await store.close();
-});
-
-async function reopen(): Promise<void> {
-  await store.close();
-  store = await openEmbeddedStore(dataDir, { oneShot });
-}
-
-async function run(options: Partial<ImportOptions> = {}) {
-  try {
-    return await importRelease(store, {
-      dir,
-      release: '2026-10',
-      onProblem: (p) => problems.push(p),
-      ...(documentWorker ? { documentWorker } : {}),
-      ...options,
-    });
-  } finally {
-    if (oneShot) await reopen();
-  }
-}
+const imp = importPerTest({ folder: 'receita' });
+const { run, reopen } = imp;
 
 async function writeRelease(): Promise<void> {
-  await writeExtracted(dir, {
+  await writeExtracted(imp.release, {
     ...lookups,
     'K3241.K03200Y0.D61011.EMPRECSV': empresas,
     'K3241.K03200Y0.D61011.ESTABELE': estabelecimentos,
@@ -123,7 +85,7 @@ async function writeRelease(): Promise<void> {
     'F.K03200$W.SIMPLES.CSV.D61011': simples,
   });
   await writeZip(
-    path.join(dir, 'Lucro Real.zip'),
+    path.join(imp.release, 'Lucro Real.zip'),
     'Lucro Real.csv',
     commaCsv([
       ['2023', masked(head), '0', 'LUCRO REAL', '1'],
@@ -133,7 +95,7 @@ async function writeRelease(): Promise<void> {
     ]),
   );
   // A folder of per-year files in one zip, as Lucro Presumido is published.
-  await writeZipEntries(path.join(dir, 'Lucro Presumido.zip'), {
+  await writeZipEntries(path.join(imp.release, 'Lucro Presumido.zip'), {
     'Lucro Presumido/Lucro Presumido 2021.csv': commaCsv([['2021', masked(head), '0', 'LUCRO PRESUMIDO', '1']]),
     'Lucro Presumido/Lucro Presumido 2022.csv': commaCsv([
       ['2022', masked(head), masked(abroad), 'LUCRO PRESUMIDO', '3'],
@@ -141,7 +103,7 @@ async function writeRelease(): Promise<void> {
     ]),
   });
   await writeZip(
-    path.join(dir, 'Imunes e Isentas.zip'),
+    path.join(imp.release, 'Imunes e Isentas.zip'),
     'Imunes e Isentas.csv',
     commaCsv([['2023', masked(publicBody), '0', 'IMUNE DO IRPJ', '1']]),
   );
@@ -159,16 +121,16 @@ async function writeZipEntries(file: string, entries: Record<string, Buffer>): P
   });
 }
 
-const lookup = async (cnpj: string) => (await new Companies(store).byCnpj([cnpj])).get(cnpj)!;
+const lookup = async (cnpj: string) => (await new Companies(imp.store).byCnpj([cnpj])).get(cnpj)!;
 
 describe.each([
   { as: 'by a server, into the documents it holds', bulk: false, worker: false },
   { as: 'by the CLI, bulk loaded, documents built in worker threads', bulk: true, worker: true },
 ])('import cnpj $as (issue 22)', ({ bulk, worker }) => {
   beforeEach(async () => {
-    documentWorker = worker ? DOCUMENT_WORKER : undefined;
-    if (oneShot === bulk) return;
-    oneShot = bulk;
+    imp.documentWorker = worker ? DOCUMENT_WORKER : undefined;
+    if (imp.oneShot === bulk) return;
+    imp.oneShot = bulk;
     await reopen();
   });
 
@@ -269,7 +231,7 @@ describe.each([
     await writeRelease();
     const summary = await run();
     expect(summary.taxRegimes).toEqual({ rows: 7, withoutEstablishment: 1 });
-    expect(problems).toContainEqual({
+    expect(imp.problems).toContainEqual({
       file: 'Lucro Real.zip/Lucro Real.csv',
       line: 5,
       message: 'cnpj "11.222.333/0001-00": wrong check digits',
@@ -286,10 +248,10 @@ describe.each([
     ]);
     expect((await lookup(abroad)).taxRegimes).toEqual([]);
     // A row whose CNPJ has no establishment is kept for later joins.
-    expect(await store.collection('tax_regimes').countDocuments({ cnpj: noEstablishment })).toBe(1);
+    expect(await imp.store.collection('tax_regimes').countDocuments({ cnpj: noEstablishment })).toBe(1);
 
     // Search keys for the taxRegime filter.
-    const companies = new Companies(store);
+    const companies = new Companies(imp.store);
     const found = async (regime: string, year?: number) =>
       (await companies.search({ taxRegime: { regime, ...(year ? { year } : {}) } } as never, 10)).companies.map((c) => c.cnpj);
     expect(await found('lucro_real')).toEqual([head, alnum].sort());
@@ -302,25 +264,25 @@ describe.each([
   it('replaces the tax regimes with a newer release that has them read whole, and keeps them otherwise', async () => {
     await writeRelease();
     await run();
-    await rename(path.join(dir, 'Imunes e Isentas.zip'), path.join(dir, 'gone.bak'));
+    await rename(path.join(imp.release, 'Imunes e Isentas.zip'), path.join(imp.release, 'gone.bak'));
     await run({ release: '2026-11' });
-    expect(await store.collection('tax_regimes').countDocuments({ cnpj: publicBody })).toBe(0);
-    expect(await store.collection('tax_regimes').countDocuments({ cnpj: head })).toBe(3);
+    expect(await imp.store.collection('tax_regimes').countDocuments({ cnpj: publicBody })).toBe(0);
+    expect(await imp.store.collection('tax_regimes').countDocuments({ cnpj: head })).toBe(3);
   });
 });
 
 describe('the release month and release tracking', () => {
   beforeEach(async () => {
-    documentWorker = undefined;
-    if (!oneShot) return;
-    oneShot = false;
+    imp.documentWorker = undefined;
+    if (!imp.oneShot) return;
+    imp.oneShot = false;
     await reopen();
   });
 
   it('reads the month from a folder that only holds it, and says where it read it', async () => {
-    const named = path.join(path.dirname(dir), 'dados_abertos_cnpj_2026-09');
-    await rename(dir, named);
-    dir = named;
+    const named = path.join(path.dirname(imp.release), 'dados_abertos_cnpj_2026-09');
+    await rename(imp.release, named);
+    imp.release = named;
     await writeRelease();
     await expect(run({ release: undefined })).resolves.toMatchObject({
       release: '2026-09',
@@ -337,15 +299,15 @@ describe('the release month and release tracking', () => {
 
   it('tracks the loaded release, and asks for force before an older one goes over it', async () => {
     await writeRelease();
-    expect(await loadedRelease(store)).toBeNull();
+    expect(await loadedRelease(imp.store)).toBeNull();
     await run({ release: '2026-10' });
-    expect(await loadedRelease(store)).toMatchObject({ release: '2026-10', complete: true, synthetic: false });
+    expect(await loadedRelease(imp.store)).toMatchObject({ release: '2026-10', complete: true, synthetic: false });
     await expect(run({ release: '2026-09' })).rejects.toThrow(OlderReleaseError);
     await expect(run({ release: '2026-09' })).rejects.toThrow(
       'release 2026-09 (read from --release) is older than the loaded release 2026-10; pass --force to import it over it',
     );
     await expect(run({ release: '2026-09', force: true })).resolves.toMatchObject({ release: '2026-09', complete: true });
-    expect(await loadedRelease(store)).toMatchObject({ release: '2026-09' });
+    expect(await loadedRelease(imp.store)).toMatchObject({ release: '2026-09' });
   });
 
   it('lets a real release of any month replace the demo data', async () => {

@@ -5,12 +5,12 @@
  */
 import { open, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { encodeDocuments } from '../../../server/store/embedded/bulk-load.ts';
 import { openEmbeddedStore, type EmbeddedStoreOptions } from '../../../server/store/embedded/store.ts';
-import { DUPLICATE_KEY, type Store } from '../../../server/store/port.ts';
+import { DUPLICATE_KEY } from '../../../server/store/port.ts';
 import { eventually } from '../../helpers/eventually.ts';
-import { tempDir } from '../../helpers/temp-dir.ts';
+import { embeddedStorePerTest } from '../../helpers/embedded-store.ts';
 
 interface Doc {
   _id: string;
@@ -22,24 +22,10 @@ interface Doc {
   value?: unknown;
 }
 
-let dir: string;
-let store: Store;
+const db = embeddedStorePerTest('embedded');
+const reopen = (options: EmbeddedStoreOptions = {}) => db.reopen(options);
 
-async function reopen(options: EmbeddedStoreOptions = {}): Promise<void> {
-  await store.close();
-  store = await openEmbeddedStore(dir, options);
-}
-
-beforeEach(async () => {
-  dir = await tempDir('embedded');
-  store = await openEmbeddedStore(dir);
-});
-
-afterEach(async () => {
-  await store.close();
-});
-
-const docs = () => store.collection<Doc>('docs');
+const docs = () => db.store.collection<Doc>('docs');
 
 describe('embedded store', () => {
   it('removes documents past a TTL index expiry', async () => {
@@ -110,13 +96,13 @@ describe('embedded store', () => {
     await expect(docs().updateOne({ _id: 'a' }, { $set: { _id: 'b' } })).rejects.toMatchObject({ code: 66 });
     expect(await docs().updateOne({ _id: 'a' }, { $set: { _id: 'a', name: 'B' } })).toMatchObject({ modifiedCount: 1 });
     const closed = docs();
-    await store.close();
+    await db.store.close();
     await expect(closed.insertOne({ _id: 'late' })).rejects.toMatchObject({ code: 'STORE_CLOSED' });
-    store = await openEmbeddedStore(dir);
+    db.store = await openEmbeddedStore(db.dir);
   });
 
   it('stops accepting writes once a journal fsync fails', async () => {
-    const probe = await open(join(dir, 'probe'), 'w');
+    const probe = await open(join(db.dir, 'probe'), 'w');
     const handleType = Object.getPrototypeOf(probe) as { datasync(): Promise<void> };
     await probe.close();
     const failing = vi.spyOn(handleType, 'datasync').mockRejectedValueOnce(new Error('EIO: simulated'));
@@ -127,30 +113,30 @@ describe('embedded store', () => {
     } finally {
       failing.mockRestore();
     }
-    await expect(store.close()).rejects.toMatchObject({ code: 'STORE_JOURNAL_FAILED' });
-    store = await openEmbeddedStore(dir);
+    await expect(db.store.close()).rejects.toMatchObject({ code: 'STORE_JOURNAL_FAILED' });
+    db.store = await openEmbeddedStore(db.dir);
     expect(await docs().findOne({ _id: 'later' })).toBeNull();
   });
 
   it('waits for pending writes on close', async () => {
     const writes = Array.from({ length: 20 }, (_, i) => docs().insertOne({ _id: `w${i}` }));
-    await store.close();
+    await db.store.close();
     await Promise.all(writes);
-    store = await openEmbeddedStore(dir);
+    db.store = await openEmbeddedStore(db.dir);
     expect(await docs().countDocuments()).toBe(20);
   });
 });
 
 describe('embedded store bulk loads', () => {
   const loader = () => {
-    if (!store.bulkLoader) throw new Error('no bulk loader');
-    return store.bulkLoader<Doc>('docs');
+    if (!db.store.bulkLoader) throw new Error('no bulk loader');
+    return db.store.bulkLoader<Doc>('docs');
   };
 
   it('are offered only to a one-shot process', async () => {
-    expect(store.bulkLoader).toBeUndefined();
+    expect(db.store.bulkLoader).toBeUndefined();
     await reopen({ oneShot: true });
-    expect(store.bulkLoader).toBeTypeOf('function');
+    expect(db.store.bulkLoader).toBeTypeOf('function');
   });
 
   it('replace, add and remove documents that the next process reads, keeping none in this one', async () => {
@@ -166,14 +152,14 @@ describe('embedded store bulk loads', () => {
     await expect(docs().findOne({ _id: 'kept' })).rejects.toMatchObject({ code: 'COLLECTION_BULK_LOADED' });
     await expect(docs().insertOne({ _id: 'other' })).rejects.toMatchObject({ code: 'COLLECTION_BULK_LOADED' });
     // Other collections are untouched by the load.
-    await store.collection<Doc>('others').insertOne({ _id: 'x' });
+    await db.store.collection<Doc>('others').insertOne({ _id: 'x' });
     await reopen();
     expect(await docs().find({}, { sort: { _id: 1 } }).toArray()).toEqual([
       { _id: 'kept', name: 'before' },
       { _id: 'new', name: 'after', value: Number.NaN },
       { _id: 'replaced', name: 'after', at: new Date(5) },
     ]);
-    expect(await store.collection('others').countDocuments()).toBe(1);
+    expect(await db.store.collection('others').countDocuments()).toBe(1);
   });
 
   it('refuse a document the journal could not hold, writing nothing of its batch', async () => {
@@ -198,12 +184,12 @@ describe('embedded store bulk loads', () => {
     await loader().put(Array.from({ length: 50 }, (_, i) => ({ _id: `d${i}`, name: 'loaded' })));
     // Versions superseded in another collection would otherwise start one.
     for (let round = 0; round < 40; round++) {
-      await store.collection<Doc>('others').updateOne({ _id: 'o' }, { $set: { name: 'x'.repeat(2000) + round } }, { upsert: true });
+      await db.store.collection<Doc>('others').updateOne({ _id: 'o' }, { $set: { name: 'x'.repeat(2000) + round } }, { upsert: true });
     }
     await reopen();
     expect(failures).toEqual([]);
     expect(await docs().countDocuments({ name: 'loaded' })).toBe(50);
-    expect((await store.collection<Doc>('others').findOne({ _id: 'o' }))?.name).toMatch(/39$/);
+    expect((await db.store.collection<Doc>('others').findOne({ _id: 'o' }))?.name).toMatch(/39$/);
   });
 });
 
@@ -211,7 +197,7 @@ describe('documents encoded for a bulk load', () => {
   it('come back as they were, however large and whatever their characters', async () => {
     await reopen({ oneShot: true });
     const big = 'São João 😀 '.repeat(200_000);
-    const load = store.bulkLoader!<Doc>('docs');
+    const load = db.store.bulkLoader!<Doc>('docs');
     await load.put([{ _id: 'small', name: 'Açaí' }, { _id: 'big', name: big }, { _id: '', name: '' }]);
     await load.putEncoded(encodeDocuments([{ _id: 'pre-encoded', at: new Date(7) }]));
     await reopen();
@@ -235,7 +221,7 @@ describe('a one-shot store', () => {
 
   it('reads each collection when first used, giving what a full start-up gives', async () => {
     await reopen({ compactionThresholdBytes: 2048 });
-    const others = () => store.collection<Doc>('others');
+    const others = () => db.store.collection<Doc>('others');
     for (let round = 0; round < 30; round++) {
       await docs().updateOne({ _id: `d${round % 7}` }, { $set: { name: 'x'.repeat(100) + round, at: new Date(round) } }, { upsert: true });
       await others().insertOne({ _id: `o${round}`, value: round });
@@ -243,7 +229,7 @@ describe('a one-shot store', () => {
     }
     await reopen();
     // Start-up reads a snapshot and the journal after it.
-    expect((await readdir(dir)).filter((name) => name.startsWith('snapshot-'))).toHaveLength(1);
+    expect((await readdir(db.dir)).filter((name) => name.startsWith('snapshot-'))).toHaveLength(1);
     const [eager, lazy] = await bothWays(async () => [
       await docs().find({}, { sort: { _id: 1 } }).toArray(),
       await others().countDocuments({ value: { $gte: 10 } }),
@@ -258,24 +244,24 @@ describe('a one-shot store', () => {
 
   it('opens without reading a collection it does not use, so a damaged line there waits for its first use', async () => {
     await docs().insertOne({ _id: 'a', name: 'kept' });
-    await store.collection<Doc>('others').insertOne({ _id: 'b', name: 'damaged' });
-    await store.close();
-    const journal = join(dir, 'journal-000001.jsonl');
+    await db.store.collection<Doc>('others').insertOne({ _id: 'b', name: 'damaged' });
+    await db.store.close();
+    const journal = join(db.dir, 'journal-000001.jsonl');
     const text = await readFile(journal, 'utf8');
     await writeFile(journal, text.replace('"damaged"}', '"damaged"'));
-    store = await openEmbeddedStore(dir, { oneShot: true });
+    db.store = await openEmbeddedStore(db.dir, { oneShot: true });
     expect(await docs().findOne({ _id: 'a' })).toEqual({ _id: 'a', name: 'kept' });
-    await expect(store.collection('others').findOne({})).rejects.toMatchObject({ code: 'STORE_CORRUPT', message: expect.stringMatching(/line 2 is not valid JSON/) });
-    await store.close();
-    await expect(openEmbeddedStore(dir)).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
-    store = await openEmbeddedStore(dir, { oneShot: true });
+    await expect(db.store.collection('others').findOne({})).rejects.toMatchObject({ code: 'STORE_CORRUPT', message: expect.stringMatching(/line 2 is not valid JSON/) });
+    await db.store.close();
+    await expect(openEmbeddedStore(db.dir)).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
+    db.store = await openEmbeddedStore(db.dir, { oneShot: true });
   });
 
   it('bulk loads a collection without reading its documents into memory, telling what it held', async () => {
     await docs().bulkWrite(Array.from({ length: 50 }, (_, i) => ({ insertOne: { document: { _id: `d${i}`, name: `n${i}`, value: i } } })));
     await docs().deleteOne({ _id: 'd7' });
     await reopen({ oneShot: true });
-    const load = store.bulkLoader!<Doc>('docs', ['name']);
+    const load = db.store.bulkLoader!<Doc>('docs', ['name']);
     expect(load.stored.size).toBe(49);
     expect(load.stored.get('d3')).toEqual({ name: 'n3' });
     expect(load.stored.has('d7')).toBe(false);

@@ -6,9 +6,10 @@
  */
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openEmbeddedStore, type EmbeddedStoreOptions } from '../../../server/store/embedded/store.ts';
-import type { Document, Store } from '../../../server/store/port.ts';
+import type { Document } from '../../../server/store/port.ts';
+import { embeddedStorePerTest } from '../../helpers/embedded-store.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 
 interface Doc {
@@ -16,24 +17,10 @@ interface Doc {
   [field: string]: unknown;
 }
 
-let dir: string;
-let store: Store;
+const db = embeddedStorePerTest('embedded-blocks');
+const reopen = (options: EmbeddedStoreOptions = {}) => db.reopen(options);
 
-async function reopen(options: EmbeddedStoreOptions = {}): Promise<void> {
-  await store.close();
-  store = await openEmbeddedStore(dir, options);
-}
-
-beforeEach(async () => {
-  dir = await tempDir('embedded-blocks');
-  store = await openEmbeddedStore(dir);
-});
-
-afterEach(async () => {
-  await store.close();
-});
-
-const docs = () => store.collection<Doc>('docs');
+const docs = () => db.store.collection<Doc>('docs');
 
 /** Documents with what indexes find hard: arrays (multikey), nested arrays of documents, nulls, missing fields, Dates, numbers and strings. */
 function sample(count: number): Doc[] {
@@ -100,15 +87,15 @@ async function answers(): Promise<unknown[][]> {
 async function bulkLoad(all: Doc[], per: number): Promise<void> {
   await reopen({ oneShot: true });
   await declareIndexes();
-  const load = store.bulkLoader!<Doc>('docs');
+  const load = db.store.bulkLoader!<Doc>('docs');
   for (let start = 0; start < all.length; start += per) await load.put(all.slice(start, start + per));
   await reopen();
   await declareIndexes();
 }
 
 async function dataFiles(): Promise<string[]> {
-  const names = await readdir(dir);
-  return Promise.all(names.filter((n) => n.endsWith('.jsonl')).sort().map((n) => readFile(join(dir, n), 'utf8')));
+  const names = await readdir(db.dir);
+  return Promise.all(names.filter((n) => n.endsWith('.jsonl')).sort().map((n) => readFile(join(db.dir, n), 'utf8')));
 }
 
 describe('bulk-loaded documents kept encoded', () => {
@@ -119,9 +106,9 @@ describe('bulk-loaded documents kept encoded', () => {
     const written = await answers();
     const everything = await docs().find({}, { sort: { _id: 1 } }).toArray();
 
-    dir = await tempDir('embedded-blocks-loaded');
-    await store.close();
-    store = await openEmbeddedStore(dir);
+    db.dir = await tempDir('embedded-blocks-loaded');
+    await db.store.close();
+    db.store = await openEmbeddedStore(db.dir);
     await bulkLoad(all, 250);
     expect((await dataFiles()).join('')).toContain('"block":');
     expect(await answers()).toEqual(written);
@@ -152,15 +139,15 @@ describe('bulk-loaded documents kept encoded', () => {
     const before = await docs().find({}, { sort: { _id: 1 } }).toArray();
     // A backup is a snapshot: two blocks are copied as they are, the changed one is not.
     await docs().updateOne({ _id: 'id00150' }, { $set: { state: 'AP' } });
-    const path = join(dir, 'backup.jsonl');
-    await store.backup!(path);
+    const path = join(db.dir, 'backup.jsonl');
+    await db.store.backup!(path);
     const snapshot = await readFile(path, 'utf8');
     expect(snapshot.match(/"block":/g)).toHaveLength(2);
     // Restored from it, the store answers the same.
     const restored = await tempDir('embedded-blocks-restored');
     await writeFile(join(restored, 'snapshot-000001.jsonl'), snapshot);
-    await store.close();
-    store = await openEmbeddedStore(restored);
+    await db.store.close();
+    db.store = await openEmbeddedStore(restored);
     await declareIndexes();
     expect(await docs().countDocuments({ state: 'AP' })).toBe(1);
     const after = await docs().find({}, { sort: { _id: 1 } }).toArray();
@@ -169,12 +156,12 @@ describe('bulk-loaded documents kept encoded', () => {
 
   it('refuse to start on a block whose header does not match its documents, naming the file and line', async () => {
     await bulkLoad(sample(10), 10);
-    await store.close();
-    const [journal] = (await readdir(dir)).filter((n) => n.startsWith('journal-'));
-    const text = await readFile(join(dir, journal!), 'utf8');
-    await writeFile(join(dir, journal!), text.replace('"ends":[', '"ends":[1,'));
-    await expect(openEmbeddedStore(dir)).rejects.toThrow(/journal-000001\.jsonl, line \d+ is not a valid block/);
-    store = await openEmbeddedStore(await tempDir('embedded-blocks-other'));
+    await db.store.close();
+    const [journal] = (await readdir(db.dir)).filter((n) => n.startsWith('journal-'));
+    const text = await readFile(join(db.dir, journal!), 'utf8');
+    await writeFile(join(db.dir, journal!), text.replace('"ends":[', '"ends":[1,'));
+    await expect(openEmbeddedStore(db.dir)).rejects.toThrow(/journal-000001\.jsonl, line \d+ is not a valid block/);
+    db.store = await openEmbeddedStore(await tempDir('embedded-blocks-other'));
   });
 
   it('are read whole, as ordinary lines, by a one-shot process', async () => {

@@ -38,6 +38,13 @@ const SECONDS_FSYNC = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2
 
 const registers = [registry];
 
+/** A labelled child (or anything else) made once per key: labelling anew costs a hash of the labels at every call. */
+function once<K, V>(made: Map<K, V>, key: K, make: () => V): V {
+  let value = made.get(key);
+  if (value === undefined) made.set(key, (value = make()));
+  return value;
+}
+
 // ---- HTTP ---------------------------------------------------------------------------------
 
 const httpRequests = new Counter({
@@ -65,14 +72,9 @@ const durationBy = new Map<string, Histogram.Internal<'operation'>>();
 
 /** One answered request (the access log's moment). */
 export function httpRequest(operation: RouteLabel, status: number, seconds: number): void {
-  let byStatus = requestsBy.get(operation);
-  if (!byStatus) requestsBy.set(operation, (byStatus = new Map()));
-  let counter = byStatus.get(status);
-  if (!counter) byStatus.set(status, (counter = httpRequests.labels(operation, String(status))));
-  counter.inc();
-  let histogram = durationBy.get(operation);
-  if (!histogram) durationBy.set(operation, (histogram = httpDuration.labels(operation)));
-  histogram.observe(seconds);
+  const byStatus = once(requestsBy, operation, () => new Map<number, Counter.Internal>());
+  once(byStatus, status, () => httpRequests.labels(operation, String(status))).inc();
+  once(durationBy, operation, () => httpDuration.labels(operation)).observe(seconds);
 }
 
 /** An event stream started; call the result when it ends. */
@@ -119,17 +121,12 @@ function outcomeOf(err: unknown): string {
 }
 
 function countCall(operation: OperationId, binding: Binding, outcome: string): void {
-  const key = `${operation} ${binding} ${outcome}`;
-  let counter = callsBy.get(key);
-  if (!counter) callsBy.set(key, (counter = operationCalls.labels(operation, binding, outcome)));
-  counter.inc();
+  once(callsBy, `${operation} ${binding} ${outcome}`, () => operationCalls.labels(operation, binding, outcome)).inc();
 }
 
 export function creditsDebited(operation: OperationId, amount: number): void {
   if (amount <= 0) return;
-  let counter = creditsBy.get(operation);
-  if (!counter) creditsBy.set(operation, (counter = creditsCharged.labels(operation)));
-  counter.inc(amount);
+  once(creditsBy, operation, () => creditsCharged.labels(operation)).inc(amount);
 }
 
 // ---- Outside services: providers, BrasilAPI, web search, the model -------------------------------
@@ -205,21 +202,16 @@ export interface ServiceMeter {
 const meters = new Map<string, ServiceMeter>();
 
 export function serviceMeter(provider: string): ServiceMeter {
-  let meter = meters.get(provider);
-  if (!meter) {
+  return once(meters, provider, () => {
     const outcomes = new Map<CallOutcome, Counter.Internal>();
     const duration = providerDuration.labels(provider);
-    meter = {
+    return {
       attempt(outcome, seconds) {
-        let counter = outcomes.get(outcome);
-        if (!counter) outcomes.set(outcome, (counter = providerCalls.labels(provider, outcome)));
-        counter.inc();
+        once(outcomes, outcome, () => providerCalls.labels(provider, outcome)).inc();
         if (seconds !== undefined) duration.observe(seconds);
       },
     };
-    meters.set(provider, meter);
-  }
-  return meter;
+  });
 }
 
 /** Shows a limiter (and its breaker) in the queue, in-flight and circuit gauges until it is closed. */

@@ -65,10 +65,6 @@ export class EncodedDoc {
     readonly at: number,
   ) {}
 
-  get id(): string {
-    return this.block.ids[this.at]!;
-  }
-
   decode(): Doc {
     return this.block.decodeAt(this.at);
   }

@@ -18,8 +18,8 @@ const LOOKUP_COST = 1 / 3;
 const SAMPLE = 128;
 
 /**
- * What the planner reads of a table. The collections are the table's own, not copies: the plan
- * reads them in its loops directly, where a call per row would cost.
+ * What the planner reads of a table: its own row map, not a copy, and its documents through
+ * `doc`, since a bulk-loaded one is still encoded and parsed only when fetched.
  */
 export interface Stored {
   /** The document at a stored row (a block's encoded document is parsed at each call). */

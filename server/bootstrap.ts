@@ -6,6 +6,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { createRateLimiter } from './http/rate-limit.ts';
+import type { Clock } from './outbound/clock.ts';
 import { closeLimiter, createLimiter, throttleFor } from './outbound/limiter.ts';
 import { BRASILAPI_LIMITS, BrasilApiSource } from './receita/brasilapi-client.ts';
 import { Llm, llmSettings } from './ai/llm.ts';
@@ -29,7 +30,18 @@ export interface Runtime {
  */
 export type ProcessRole = 'server' | 'command';
 
-export async function bootstrap(config: Config, log: Logger, version: string, role: ProcessRole = 'server'): Promise<Runtime> {
+export interface BootstrapOptions {
+  /** What calls to the outside wait on (Retry-After, backoff). @default the system's; tests give a virtual one */
+  clock?: Clock;
+}
+
+export async function bootstrap(
+  config: Config,
+  log: Logger,
+  version: string,
+  role: ProcessRole = 'server',
+  { clock }: BootstrapOptions = {},
+): Promise<Runtime> {
   const store = await openStore({
     mongodbUri: config.mongodbUri,
     dataDir: config.dataDir,
@@ -57,7 +69,7 @@ export async function bootstrap(config: Config, log: Logger, version: string, ro
       const onError = (err: Error) => log.warn({ err: err.message }, 'brasilapi limiter redis error');
       const limiter = createLimiter('brasilapi', throttleFor(BRASILAPI_LIMITS), config.redisUrl ? { url: config.redisUrl, onError } : undefined);
       closers.unshift(() => closeLimiter(limiter));
-      remoteCompanies = new BrasilApiSource({ baseUrl: config.brasilApi.url, limiter });
+      remoteCompanies = new BrasilApiSource({ baseUrl: config.brasilApi.url, limiter, clock });
     }
 
     const providerKeys = new WorkspaceProviderKeys(
@@ -65,7 +77,7 @@ export async function bootstrap(config: Config, log: Logger, version: string, ro
       config.providerKeySecret ?? (store.kind === 'embedded' ? await secretFile(config.dataDir) : undefined),
     );
     const settings = llmSettings(config);
-    const llm = settings ? new Llm(settings, store, config.redisUrl) : null;
+    const llm = settings ? new Llm(settings, store, config.redisUrl, clock) : null;
     if (llm) closers.unshift(() => llm.close());
 
     const services = createServices({
@@ -78,6 +90,7 @@ export async function bootstrap(config: Config, log: Logger, version: string, ro
       llm,
       webSearch: webSearchFrom(config),
       version,
+      clock,
     });
 
     closers.unshift(() => services.providers.close());

@@ -17,6 +17,7 @@ import { allowanceIndexes, DailyAllowances } from './credits/allowance.ts';
 import { Payment } from './credits/payment.ts';
 import { Conversations, conversationIndexes } from './agent/conversations.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
+import type { Clock } from './outbound/clock.ts';
 import { IdempotencyKeys, idempotencyIndexes } from './pipeline/idempotency.ts';
 import { Providers } from './providers/providers.ts';
 import { providerKeyIndexes, type WorkspaceProviderKeys } from './providers/workspace-keys.ts';
@@ -112,6 +113,8 @@ export function createServices(deps: {
   llm: Llm | null;
   webSearch: WebSearch | null;
   version: string;
+  /** What provider calls wait on. @default the system's */
+  clock?: Clock;
 }): Services {
   const workspaces = new Workspaces(deps.store);
   const credits = new Credits(deps.store, workspaces, (err) => deps.log.warn({ err }, 'clearing a recorded credit movement from its outbox failed'));
@@ -136,6 +139,7 @@ export function createServices(deps: {
       log: deps.log,
       keys: deps.providerKeys,
       lookups: { companies, remoteCompanies: deps.remoteCompanies },
+      clock: deps.clock,
     }),
     people: new People(deps.store),
     aiColumns: new AiColumns(deps.store, deps.llm),

@@ -11,6 +11,7 @@ import OpenAI from 'openai';
 import type { Config } from '../config.ts';
 import { ServiceError } from '../errors.ts';
 import { OutboundClient } from '../outbound/client.ts';
+import type { Clock } from '../outbound/clock.ts';
 import { closeLimiter, createLimiter, throttleFor } from '../outbound/limiter.ts';
 import type { AttemptFailure } from '../outbound/retry.ts';
 import { retryAfterMs } from '../outbound/retry-after.ts';
@@ -143,6 +144,8 @@ export class Llm {
     readonly settings: LlmSettings,
     private readonly store: Store,
     redisUrl?: string,
+    /** What waits between attempts (Retry-After, backoff). @default the system's */
+    clock?: Clock,
   ) {
     this.client = new OpenAI({
       baseURL: settings.baseUrl,
@@ -166,6 +169,7 @@ export class Llm {
       maxRetryAfterMs: settings.timeoutMs,
       maxQueueWaitMs: settings.timeoutMs,
       service: 'llm',
+      clock,
     });
   }
 

@@ -11,11 +11,11 @@
  * reason of the caller's abort; never with a raw fetch or SDK error.
  */
 import type Bottleneck from 'bottleneck';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ServiceError } from '../errors.ts';
 import { serviceMeter, watchLimiter, type CallOutcome, type ServiceMeter } from '../metrics.ts';
 import { childTraceparent, type TraceContext } from '../trace-context.ts';
 import type { CircuitBreaker } from './circuit-breaker.ts';
+import { systemClock, type Clock } from './clock.ts';
 import { duration } from './duration.ts';
 import { runLimited } from './limiter.ts';
 import { RETRY_DEFAULTS, withRetries, type Attempt, type AttemptFailure, type RetryPolicy } from './retry.ts';
@@ -36,6 +36,8 @@ export interface OutboundClientOptions extends RetryPolicy {
    * times, its queue and breaker are exported under it. Never a key or a workspace. @default not counted
    */
   service?: string;
+  /** What a 429's pause and the waits between attempts are measured and spent on. @default systemClock */
+  clock?: Clock;
 }
 
 export interface CallOptions {
@@ -77,7 +79,7 @@ export class OutboundClient {
 
   /** Runs `attempt` (given a signal that also carries the timeout) until it gives a value or retrying stops. */
   async call<T>(attempt: AttemptFn<T>, { signal, classify, fail, trace }: CallOptions): Promise<T> {
-    const { name, limiter, breaker, maxQueueWaitMs = 30_000, maxRetries, backoffMs, maxRetryAfterMs } = this.options;
+    const { name, limiter, breaker, maxQueueWaitMs = 30_000, maxRetries, backoffMs, maxRetryAfterMs, clock } = this.options;
     if (breaker && !breaker.allow()) {
       this.meter?.attempt('skipped');
       throw new ServiceError('provider_unavailable', `${name} is failing; skipped for ${duration(breaker.retryInMs())}`);
@@ -96,7 +98,7 @@ export class OutboundClient {
         throw err;
       });
     };
-    return withRetries(limited, { maxRetries, backoffMs, maxRetryAfterMs, breaker, signal, fail: fail ?? ((last) => this.unavailable(last)) });
+    return withRetries(limited, { maxRetries, backoffMs, maxRetryAfterMs, breaker, signal, clock, fail: fail ?? ((last) => this.unavailable(last)) });
   }
 
   private async attempt<T>(
@@ -105,17 +107,17 @@ export class OutboundClient {
     classify: CallOptions['classify'],
     trace: TraceContext | undefined,
   ): Promise<Attempt<T>> {
-    const { timeoutMs = 10_000, maxRetryAfterMs = RETRY_DEFAULTS.maxRetryAfterMs } = this.options;
+    const { timeoutMs = 10_000, maxRetryAfterMs = RETRY_DEFAULTS.maxRetryAfterMs, clock = systemClock } = this.options;
     // A 429 seen by any call holds every call of this service that got its turn meanwhile; one
     // longer than the caller would wait for its own Retry-After fails the call as that 429 did.
     const pause = this.pause;
-    const paused = pause ? pause.until - Date.now() : 0;
+    const paused = pause ? pause.until - clock.now() : 0;
     if (pause && paused > maxRetryAfterMs) {
       this.meter?.attempt('skipped');
       return { ...pause.said, retryAfterMs: paused };
     }
     if (paused > 0) {
-      await sleep(paused, undefined, { signal }).catch(() => {
+      await clock.sleep(paused, signal).catch(() => {
         this.meter?.attempt('aborted');
         throw signal!.reason;
       });
@@ -144,7 +146,7 @@ export class OutboundClient {
     }
     this.meter?.attempt(label ?? ('value' in outcome ? 'ok' : OUTCOME_OF[outcome.kind]), seconds());
     if ('kind' in outcome && outcome.kind === 'rate_limited' && outcome.retryAfterMs != null) {
-      const until = Date.now() + outcome.retryAfterMs;
+      const until = clock.now() + outcome.retryAfterMs;
       if (until > (this.pause?.until ?? 0)) this.pause = { until, said: outcome };
     }
     return outcome;

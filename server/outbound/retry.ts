@@ -5,8 +5,8 @@
  * caller's signal aborts or the service's circuit breaker opens, and then throws the caller's
  * error for the last failure.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { CircuitBreaker } from './circuit-breaker.ts';
+import { systemClock, type Clock } from './clock.ts';
 
 export interface AttemptFailure {
   /** What went wrong, short, for messages: `HTTP 503`, `no answer within 10 s`. */
@@ -42,6 +42,8 @@ export interface RetryOptions extends RetryPolicy {
   breaker?: CircuitBreaker;
   /** The error thrown for the last failure when retrying stops. */
   fail(last: AttemptFailure): Error;
+  /** What waits between attempts. @default systemClock */
+  clock?: Clock;
 }
 
 /** The wait before retry number `retry + 1`: exponential, with jitter so that instances throttled together do not retry together. */
@@ -51,7 +53,7 @@ export function backoff(retry: number, backoffMs: number, maxMs: number): number
 }
 
 export async function withRetries<T>(attempt: () => Promise<Attempt<T>>, options: RetryOptions): Promise<T> {
-  const { signal, breaker } = options;
+  const { signal, breaker, clock = systemClock } = options;
   const { maxRetries = RETRY_DEFAULTS.maxRetries, backoffMs = RETRY_DEFAULTS.backoffMs, maxRetryAfterMs = RETRY_DEFAULTS.maxRetryAfterMs } = options;
   for (let retry = 0; ; retry++) {
     const outcome = await attempt();
@@ -64,7 +66,7 @@ export async function withRetries<T>(attempt: () => Promise<Attempt<T>>, options
     if (outcome.kind === 'final' || retry >= maxRetries || wait > maxRetryAfterMs || (breaker && !breaker.allow())) {
       throw options.fail(outcome);
     }
-    await sleep(wait, undefined, { signal }).catch(() => {
+    await clock.sleep(wait, signal).catch(() => {
       throw signal!.reason;
     });
   }

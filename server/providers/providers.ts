@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { ProviderCatalog } from '../../shared/types.ts';
 import type { Config, ProviderSettings } from '../config.ts';
 import { CircuitBreaker } from '../outbound/circuit-breaker.ts';
+import type { Clock } from '../outbound/clock.ts';
 import { ENRICH_FIELDS } from './fields.ts';
 import { ProviderHttp } from './http.ts';
 import { closeLimiter, createLimiter, throttleFor } from '../outbound/limiter.ts';
@@ -32,6 +33,8 @@ export interface ProvidersOptions {
   lookups: ProviderLookups;
   /** Instead of the global fetch (tests). */
   fetch?: typeof fetch;
+  /** What provider calls wait on (Retry-After, backoff). @default the system's */
+  clock?: Clock;
 }
 
 export class Providers {
@@ -120,6 +123,7 @@ export class Providers {
         breaker: new CircuitBreaker(),
         timeoutMs: s.timeoutMs,
         ...(this.options.fetch ? { fetch: this.options.fetch } : {}),
+        clock: this.options.clock,
       });
       client = { http, limiter };
       this.clients.set(id, client);

@@ -10,6 +10,7 @@ import { answerClientErrors } from '../../server/http/client-error.ts';
 import { bootstrap, type Runtime } from '../../server/bootstrap.ts';
 import { loadConfig } from '../../server/config.ts';
 import { patchBottleneckYield } from '../../server/outbound/bottleneck-yield.ts';
+import type { Clock } from '../../server/outbound/clock.ts';
 import type { PlanName } from '../../server/credits/plans.ts';
 import type { Services } from '../../server/services.ts';
 import { checkResponse } from './contract.ts';
@@ -50,6 +51,8 @@ export async function startTestApp(
     log?: Logger;
     /** A port to listen on, when the test must know the address first (PUBLIC_URL); ephemeral by default. */
     port?: number;
+    /** What calls to the outside wait on (`virtualClock()` spends no real time); the system's by default. */
+    clock?: Clock;
   } = {},
 ): Promise<TestApp> {
   // As server/main.ts does: the tests' server calls providers as fast as the real one.
@@ -57,7 +60,7 @@ export async function startTestApp(
   const dataDir = options.dataDir ?? (await tempDir('test'));
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env });
   const log = options.log ?? pino({ level: 'silent' });
-  const runtime: Runtime = await bootstrap(config, log, 'test');
+  const runtime: Runtime = await bootstrap(config, log, 'test', 'server', { clock: options.clock });
   const server = createApp(runtime.services, options).listen(options.port ?? 0, '127.0.0.1');
   answerClientErrors(server, log);
   await new Promise((resolve) => server.once('listening', resolve));

@@ -1,6 +1,7 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CircuitBreaker } from '../../../server/outbound/circuit-breaker.ts';
 import { backoff, withRetries, type Attempt, type AttemptFailure } from '../../../server/outbound/retry.ts';
+import { virtualClock, type VirtualClock } from '../../helpers/virtual-clock.ts';
 
 class GaveUp extends Error {
   constructor(readonly last: AttemptFailure) {
@@ -9,11 +10,11 @@ class GaveUp extends Error {
 }
 const fail = (last: AttemptFailure) => new GaveUp(last);
 
-/** Attempts that answer `outcomes` in turn (the last one repeated), timed. */
-function scripted<T>(...outcomes: Attempt<T>[]) {
+/** Attempts that answer `outcomes` in turn (the last one repeated), each timed on `clock`. */
+function scripted<T>(clock: VirtualClock, ...outcomes: Attempt<T>[]) {
   const at: number[] = [];
   const attempt = async () => {
-    at.push(performance.now());
+    at.push(clock.now());
     return outcomes[Math.min(at.length - 1, outcomes.length - 1)]!;
   };
   return { attempt, at };
@@ -28,49 +29,56 @@ async function rejection(promise: Promise<unknown>): Promise<any> {
 
 const failed: AttemptFailure = { failure: 'HTTP 503', kind: 'failed' };
 
+// Waits between attempts pass on a virtual clock: a test asserts the wait asked for, never spends it.
+let clock: VirtualClock;
+beforeEach(() => {
+  clock = virtualClock();
+});
 afterEach(() => vi.restoreAllMocks());
 
 describe('withRetries', () => {
   it('answers the first value without retrying', async () => {
-    const { attempt, at } = scripted({ value: 'ok' });
-    expect(await withRetries(attempt, { fail })).toBe('ok');
+    const { attempt, at } = scripted(clock, { value: 'ok' });
+    expect(await withRetries(attempt, { fail, clock })).toBe('ok');
     expect(at).toHaveLength(1);
   });
 
   it('retries failures maxRetries times, then throws the caller’s error for the last one', async () => {
-    const { attempt, at } = scripted<string>(failed, { failure: 'HTTP 502', kind: 'failed' });
-    const err = await rejection(withRetries(attempt, { fail, maxRetries: 3, backoffMs: 1 }));
+    const { attempt, at } = scripted<string>(clock, failed, { failure: 'HTTP 502', kind: 'failed' });
+    const err = await rejection(withRetries(attempt, { fail, clock, maxRetries: 3, backoffMs: 1 }));
     expect(err).toBeInstanceOf(GaveUp);
     expect(err.last).toEqual({ failure: 'HTTP 502', kind: 'failed' });
     expect(at).toHaveLength(4);
   });
 
   it('gets the value from a retry', async () => {
-    const { attempt, at } = scripted(failed, failed, { value: 'third time' });
-    expect(await withRetries(attempt, { fail, backoffMs: 1 })).toBe('third time');
+    const { attempt, at } = scripted(clock, failed, failed, { value: 'third time' });
+    expect(await withRetries(attempt, { fail, clock, backoffMs: 1 })).toBe('third time');
     expect(at).toHaveLength(3);
   });
 
   it('does not retry a final failure', async () => {
-    const { attempt, at } = scripted<string>({ failure: 'HTTP 403', kind: 'final' });
-    expect((await rejection(withRetries(attempt, { fail }))).last.failure).toBe('HTTP 403');
+    const { attempt, at } = scripted<string>(clock, { failure: 'HTTP 403', kind: 'final' });
+    expect((await rejection(withRetries(attempt, { fail, clock }))).last.failure).toBe('HTTP 403');
     expect(at).toHaveLength(1);
   });
 
   it('waits as long as the service asked, and fails at once when that is over the cap', async () => {
-    const asked = scripted<string>({ failure: 'HTTP 429', kind: 'rate_limited', retryAfterMs: 200 }, { value: 'ok' });
-    expect(await withRetries(asked.attempt, { fail, backoffMs: 1 })).toBe('ok');
-    expect(asked.at[1]! - asked.at[0]!).toBeGreaterThanOrEqual(195);
+    const asked = scripted<string>(clock, { failure: 'HTTP 429', kind: 'rate_limited', retryAfterMs: 200 }, { value: 'ok' });
+    expect(await withRetries(asked.attempt, { fail, clock, backoffMs: 1 })).toBe('ok');
+    expect(clock.waits).toEqual([200]);
+    expect(asked.at[1]! - asked.at[0]!).toBe(200);
 
-    const tooLong = scripted<string>({ failure: 'HTTP 429', kind: 'rate_limited', retryAfterMs: 120_000 });
-    const err = await rejection(withRetries(tooLong.attempt, { fail, maxRetryAfterMs: 10_000 }));
+    const tooLong = scripted<string>(clock, { failure: 'HTTP 429', kind: 'rate_limited', retryAfterMs: 120_000 });
+    const err = await rejection(withRetries(tooLong.attempt, { fail, clock, maxRetryAfterMs: 10_000 }));
     expect(err.last.retryAfterMs).toBe(120_000);
     expect(tooLong.at).toHaveLength(1);
   });
 
   it('stops waiting to retry when the signal aborts, with its reason, and makes no further attempt', async () => {
-    const { attempt, at } = scripted<string>(failed);
+    const { attempt, at } = scripted<string>(clock, failed);
     const controller = new AbortController();
+    // The system clock: the abort must end a real timer (it ends before any time passes).
     const call = withRetries(attempt, { fail, backoffMs: 5_000, signal: controller.signal });
     await vi.waitFor(() => expect(at).toHaveLength(1));
     const reason = new Error('stop');
@@ -81,13 +89,13 @@ describe('withRetries', () => {
 
   it('feeds the breaker with breakdowns only, and stops retrying once it opens', async () => {
     const breaker = new CircuitBreaker({ threshold: 2 });
-    const limited = scripted<string>({ failure: 'HTTP 429', kind: 'rate_limited', retryAfterMs: 1 });
-    await rejection(withRetries(limited.attempt, { fail, breaker, maxRetries: 3 }));
+    const limited = scripted<string>(clock, { failure: 'HTTP 429', kind: 'rate_limited', retryAfterMs: 1 });
+    await rejection(withRetries(limited.attempt, { fail, clock, breaker, maxRetries: 3 }));
     expect(limited.at).toHaveLength(4);
     expect(breaker.retryInMs()).toBe(0);
 
-    const broken = scripted<string>(failed);
-    await rejection(withRetries(broken.attempt, { fail, breaker, maxRetries: 5, backoffMs: 1 }));
+    const broken = scripted<string>(clock, failed);
+    await rejection(withRetries(broken.attempt, { fail, clock, breaker, maxRetries: 5, backoffMs: 1 }));
     expect(broken.at).toHaveLength(2);
     expect(breaker.allow()).toBe(false);
   });
@@ -95,8 +103,8 @@ describe('withRetries', () => {
   it('closes the breaker on a value', async () => {
     const breaker = new CircuitBreaker({ threshold: 2 });
     breaker.failure();
-    const { attempt } = scripted({ value: 'ok' });
-    await withRetries(attempt, { fail, breaker });
+    const { attempt } = scripted(clock, { value: 'ok' });
+    await withRetries(attempt, { fail, clock, breaker });
     breaker.failure();
     expect(breaker.allow()).toBe(true);
   });

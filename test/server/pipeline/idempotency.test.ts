@@ -19,10 +19,13 @@ import { mongoForTests, throwawayMongoStore } from '../store/mongo-server.ts';
 
 function suite(openFresh: () => Promise<{ store: Store; dispose(): Promise<void> }>): void {
   let opened: { store: Store; dispose(): Promise<void> };
-  let now = Date.UTC(2026, 0, 1);
+  // Starts at the real now: a fixed date would put every key's expiry in the past, for a store's
+  // TTL index to remove whenever its monitor runs.
+  let now: number;
   let keys: IdempotencyKeys;
 
   beforeEach(async () => {
+    now = Date.now();
     opened = await openFresh();
     for (const { collection, keys: fields, options } of idempotencyIndexes) await opened.store.collection(collection).createIndex(fields, options);
     keys = new IdempotencyKeys(opened.store, () => now);

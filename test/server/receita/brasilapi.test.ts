@@ -6,6 +6,7 @@ import { BrasilApiSource, fromMinhaReceita, type BrasilApiOptions } from '../../
 import { makeCnpj } from '../../helpers/companies.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { latch } from '../../helpers/latch.ts';
+import { virtualClock } from '../../helpers/virtual-clock.ts';
 import { brasilApiCompany, startFakeBrasilApi, type FakeBrasilApi } from '../../helpers/fake-brasilapi.ts';
 
 const known = makeCnpj('11222333');
@@ -227,9 +228,11 @@ describe('BrasilApiSource.lookup', () => {
 
   it('waits as long as Retry-After says (seconds), then succeeds', async () => {
     fake.next({ status: 429, retryAfter: '1' });
-    expect(await source().lookup(known)).toMatchObject({ cnpj: known });
-    const [first, second] = fake.requests;
-    expect(second!.at - first!.at).toBeGreaterThanOrEqual(950);
+    const clock = virtualClock();
+    expect(await source({ clock }).lookup(known)).toMatchObject({ cnpj: known });
+    expect(fake.requests).toHaveLength(2);
+    // Exactly the wait asked for: the 429's pause, already waited out, costs the retry nothing more.
+    expect(clock.waits).toEqual([1000]);
   });
 
   it('gives up with 503 provider_unavailable after maxRetries + 1 calls when 429 persists', async () => {

@@ -25,7 +25,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loader<T> {
       (data) => mine === latest.current && setState({ key, loaded: { status: 'ok', data } }),
       (error: unknown) => mine === latest.current && setState({ key, loaded: { status: 'error', error } }),
     );
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // Not on `load`: callers pass a new function each render; `key` and `round` say when to load again.
   }, [key, round]);
   const reload = useCallback(() => setRound((r) => r + 1), []);
   const set = useCallback(

@@ -12,6 +12,7 @@ import { OutboundClient, type CallOptions, type OutboundClientOptions } from '..
 import { closeLimiter, createLimiter } from '../../../server/outbound/limiter.ts';
 import type { Attempt, AttemptFailure } from '../../../server/outbound/retry.ts';
 import { eventually } from '../../helpers/eventually.ts';
+import { virtualClock } from '../../helpers/virtual-clock.ts';
 
 beforeAll(patchBottleneckYield);
 
@@ -127,21 +128,28 @@ describe('OutboundClient.call', () => {
 
 describe('a 429 pauses the whole service', () => {
   it('holds every call that gets its turn until the Retry-After has passed', async () => {
-    const acme = client();
+    // On a virtual clock held still: the second call arrives during the pause, which then passes
+    // when the test moves the clock, never spent.
+    const clock = virtualClock({ held: true });
+    const acme = client({ clock });
     const starts: number[] = [];
     let first = true;
     const attempt = async (): Promise<Attempt<string>> => {
-      starts.push(performance.now());
+      starts.push(clock.now());
       if (!first) return { value: 'ok' };
       first = false;
       return { failure: 'HTTP 429', kind: 'rate_limited', retryAfterMs: 300 };
     };
     const limited = acme.call(attempt, { classify });
-    await vi.waitFor(() => expect(starts).toHaveLength(1));
+    await vi.waitFor(() => expect(clock.waits).toEqual([300]));
     const other = acme.call(attempt, { classify });
+    // The other call got its turn and waits out what is left of the pause, unsent.
+    await vi.waitFor(() => expect(clock.waits).toEqual([300, 300]));
+    expect(starts).toHaveLength(1);
+    clock.advance(300);
     expect(await Promise.all([limited, other])).toEqual(['ok', 'ok']);
     expect(starts).toHaveLength(3);
-    expect(Math.min(starts[1]!, starts[2]!) - starts[0]!).toBeGreaterThanOrEqual(290);
+    expect(Math.min(starts[1]!, starts[2]!) - starts[0]!).toBe(300);
   });
 
   it('fails a call at once, as the 429 did, while the pause is longer than it would wait', async () => {

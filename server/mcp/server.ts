@@ -91,7 +91,8 @@ function idempotencyKeyOf(meta: Record<string, unknown> | undefined): { idempote
   const value = meta?.[IDEMPOTENCY_META];
   if (value === undefined) return {};
   if (typeof value !== 'string') {
-    const type = value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+    const kind = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
+    const type = kind === 'null' ? kind : `${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind}`;
     throw new ServiceError('invalid_request', `_meta.${IDEMPOTENCY_META} must be a string (a unique value per call, e.g. a UUID), not ${type}.`);
   }
   return { idempotencyKey: value };

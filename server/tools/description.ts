@@ -36,10 +36,13 @@ function costOf(rule: CreditRule): string {
   }
 }
 
+/** Words by which a registry description already says what the operation costs. */
+const PRICE_STATED = /\bcosts\b|\bno credits\b|\bfree\b/i;
+
 export function toolDescription(op: Operation): string {
   const parts = [withoutHttpTalk(op.description ?? op.summary)];
   // The registry's own words on the price win; the rule speaks when they say nothing.
-  if (!/credit/i.test(parts[0]!)) parts.push(costOf(op.credits));
+  if (!PRICE_STATED.test(parts[0]!)) parts.push(costOf(op.credits));
   if (op.stream) parts.push('Returns every page merged; with a progress token, one progress notification per page.');
   if (op.requiresPlan) parts.push('Needs an active plan.');
   return parts.filter(Boolean).join(' ');

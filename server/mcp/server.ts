@@ -6,7 +6,7 @@
  * would answer and no `structuredContent` (clients validate any `structuredContent` against the
  * tool's output schema, errors included), so a model can read it and correct itself.
  */
-import { ProtocolError, ProtocolErrorCode, Server, type CallToolResult } from '@modelcontextprotocol/server';
+import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, Server, type CallToolResult } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import type { Caller } from '../auth/principal.ts';
 import { ServiceError } from '../errors.ts';
@@ -22,13 +22,17 @@ const INSTRUCTIONS =
   'Paid tools charge credits only for data found (get_credits shows the balance); each result says what it cost.';
 
 /**
- * How long a 2026-07-28 client may keep a list: the tools change only with a new release. The
- * tool list depends on the credential's scopes, so only that client may keep it; what discovery
- * says is the same for everyone.
+ * How long a 2026-07-28 client may keep a list: they change only with a new release. The tool
+ * list depends on the credential's scopes, so only that client may keep it; the rest is the same
+ * for everyone.
  */
+const HOUR_MS = 3_600_000;
 const CACHE_HINTS = {
-  'tools/list': { ttlMs: 3_600_000, cacheScope: 'private' },
-  'server/discover': { ttlMs: 3_600_000, cacheScope: 'public' },
+  'tools/list': { ttlMs: HOUR_MS, cacheScope: 'private' },
+  'server/discover': { ttlMs: HOUR_MS, cacheScope: 'public' },
+  'prompts/list': { ttlMs: HOUR_MS, cacheScope: 'public' },
+  'resources/list': { ttlMs: HOUR_MS, cacheScope: 'public' },
+  'resources/templates/list': { ttlMs: HOUR_MS, cacheScope: 'public' },
 } as const;
 
 export interface McpContext {
@@ -43,8 +47,22 @@ export interface McpContext {
 export function createMcpServer({ pipeline, caller, log, trace, version }: McpContext): Server {
   const server = new Server(
     { name: 'prospecta', version },
-    { capabilities: { tools: {} }, instructions: INSTRUCTIONS, cacheHints: CACHE_HINTS },
+    { capabilities: { tools: {}, prompts: {}, resources: {} }, instructions: INSTRUCTIONS, cacheHints: CACHE_HINTS },
   );
+
+  // prospecta's surface is its tools. Its prompt and resource lists are empty rather than
+  // missing, so a client that asks (and the revision's caching rules, which cover every list)
+  // gets a list it may keep, and a name or URI it asks for is "not found" (-32602), not "no such
+  // method".
+  server.setRequestHandler('prompts/list', async () => ({ prompts: [] }));
+  server.setRequestHandler('prompts/get', async (request) => {
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Prompt not found: ${request.params.name}`);
+  });
+  server.setRequestHandler('resources/list', async () => ({ resources: [] }));
+  server.setRequestHandler('resources/templates/list', async () => ({ resourceTemplates: [] }));
+  server.setRequestHandler('resources/read', async (request) => {
+    throw new ResourceNotFoundError(request.params.uri);
+  });
 
   server.setRequestHandler('tools/list', async () => ({
     tools: visibleTools(caller).map((tool) => tool.definition),

@@ -62,7 +62,8 @@ const byCase = new Map();
 try {
   // The demo registry's companies to look up, and one funded workspace for the API key and the
   // token's subject alike, so both paths do the same work and never run out of credits.
-  server = await startInstance(path.join(work, 'data'), { HOST: '127.0.0.1', OAUTH_ISSUER: issuer.issuer }, { demo: true });
+  // A minute to start: on a shared, loaded machine the default ten seconds were not always enough.
+  server = await startInstance(path.join(work, 'data'), { HOST: '127.0.0.1', OAUTH_ISSUER: issuer.issuer }, { demo: true, tries: 600 });
   const { url, apiKey } = server;
   await cli(['member', 'add', '--workspace', server.workspaceId, '--subject', 'bench-user', '--issuer', issuer.issuer], server.env);
   const token = await issuer.token(`${url}/mcp`, 'bench-user');

@@ -165,6 +165,17 @@ describe('the 2026-07-28 wire', () => {
     }
   });
 
+  it('has no prompts or resources: empty lists a client may keep, and a named one is not found (-32602)', async () => {
+    const { apiKey } = await app.workspace();
+    for (const [method, field] of [['prompts/list', 'prompts'], ['resources/list', 'resources'], ['resources/templates/list', 'resourceTemplates']] as const) {
+      const { status, body } = await raw(apiKey, method);
+      expect(status, method).toBe(200);
+      expect(body.result, method).toMatchObject({ [field]: [], resultType: 'complete', cacheScope: 'public' });
+    }
+    const read = await raw(apiKey, 'resources/read', { uri: 'prospecta://nothing' }, { 'Mcp-Name': 'prospecta://nothing' });
+    expect(read.body.error).toMatchObject({ code: -32602, data: { uri: 'prospecta://nothing' } });
+  });
+
   it('passes a progress token through: a stream tool sends one progress notification per page, then its merged result', async () => {
     const { apiKey } = await app.workspace();
     const client = await connect(apiKey);

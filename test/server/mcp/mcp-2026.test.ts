@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CompanyDoc } from '../../../server/receita/company-record.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
+import { rawMcp } from '../../helpers/mcp.ts';
 
 const REVISION = '2026-07-28';
 const acme = makeCnpj('11222333');
@@ -24,31 +25,9 @@ async function connect(key: string): Promise<Client> {
   return client;
 }
 
-const envelope = { 'io.modelcontextprotocol/protocolVersion': REVISION, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
-
 /** One 2026-07-28 request by hand: the envelope in `_meta`, the headers as a client sends them unless overridden. */
-async function raw(key: string, method: string, params: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
-  const name: Record<string, string> = typeof params.name === 'string' ? { 'Mcp-Name': params.name } : {};
-  const res = await fetch(`${app.url}/mcp`, {
-    method: 'POST',
-    headers: {
-      'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
-      Authorization: `Bearer ${key}`,
-      'MCP-Protocol-Version': REVISION,
-      'Mcp-Method': method,
-      ...name,
-      ...headers,
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: { ...envelope, ...(params._meta as object) } } }),
-  });
-  const text = await res.text();
-  const body = (res.headers.get('content-type')?.startsWith('text/event-stream') ? JSON.parse(text.split('\n').find((l) => l.startsWith('data: '))!.slice(6)) : JSON.parse(text)) as {
-    result?: Record<string, any>;
-    error?: { code: number; message: string; data?: any };
-  };
-  return { status: res.status, body };
-}
+const raw = (key: string, method: string, params: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
+  rawMcp(app.url, key, REVISION, method, params, headers);
 
 beforeAll(async () => {
   app = await startTestApp({ RATE_LIMIT_PER_MINUTE: '1000' });

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compactInputSchema, compactOutputSchema } from '../../../server/tools/compact-schema.ts';
 import { tools } from '../../../server/tools/tools.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { rawMcp, type Revision } from '../../helpers/mcp.ts';
 
 const BUDGET_BYTES = 48_000;
 
@@ -16,23 +17,10 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-async function toolsList(apiKey: string, revision: '2025-11-25' | '2026-07-28') {
-  const modern = revision === '2026-07-28';
-  const meta = modern ? { _meta: { 'io.modelcontextprotocol/protocolVersion': revision, 'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} } } : {};
-  const res = await fetch(`${app.url}/mcp`, {
-    method: 'POST',
-    headers: {
-      'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
-      Authorization: `Bearer ${apiKey}`,
-      'MCP-Protocol-Version': revision,
-      ...(modern ? { 'Mcp-Method': 'tools/list' } : {}),
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: meta }),
-  });
-  expect(res.status).toBe(200);
-  const bytes = Buffer.from(await res.arrayBuffer());
-  return { bytes: bytes.length, body: JSON.parse(bytes.toString()) as { result: { tools: Array<{ name: string; description: string; outputSchema: object }> } } };
+async function toolsList(apiKey: string, revision: Revision) {
+  const { status, bytes, body } = await rawMcp(app.url, apiKey, revision, 'tools/list');
+  expect(status).toBe(200);
+  return { bytes, body: body as { result: { tools: Array<{ name: string; description: string; outputSchema: object }> } } };
 }
 
 describe('tools/list', () => {

@@ -6,8 +6,11 @@
  */
 import type { CreditRule, Operation } from '../../shared/operations/types.ts';
 
-/** A sentence or clause about HTTP rather than about the tool. */
-const HTTP_TALK = /\b[1-5]\d\d\b|HTTP|text\/event-stream|x-events|\bAnswers `|\bevents?\b|Accept:/;
+/**
+ * A sentence or clause about HTTP rather than about the tool: a status ("answers 400", "409 when
+ * …", "409 `already_revoked`"; not "up to 500 CNPJs"), a media type, the stream's events.
+ */
+const HTTP_TALK = /\b(?:answers|HTTP|status)\s+[1-5]\d\d\b|\b[1-5]\d\d\s+(?:when|if|while|`)|HTTP|text\/event-stream|x-events|\bAnswers `|\bevents?\b|Accept:/;
 
 function withoutHttpTalk(text: string): string {
   const sentences = text.match(/[^.!?]+(?:[.!?]+(?=\s|$)|$)/g) ?? [];

@@ -101,7 +101,7 @@ describe('tools', () => {
         openWorldHint: READ_ONLY_SCOPES.includes(op.scope ?? ''),
       });
       // What it does, costs and needs; never an HTTP status a tool caller cannot see.
-      expect(tool.description, tool.name).not.toMatch(/\b[1-5]\d\d\b|HTTP|text\/event-stream/);
+      expect(tool.description, tool.name).not.toMatch(/(answers|status) [1-5]\d\d\b|\b[1-5]\d\d (when|if|while|`)|HTTP|text\/event-stream/);
       expect(tool.description, tool.name).toMatch(/Costs|no credits|Free/);
       if (op.requiresPlan) expect(tool.description, tool.name).toMatch(/plan/);
       expect(tool.inputSchema.type).toBe('object');
@@ -111,6 +111,9 @@ describe('tools', () => {
       expect(Object.keys(tool.inputSchema.properties ?? {}).sort()).toEqual(fields.sort());
     }
     expect(byName.get('get_prospect')!.inputSchema.required).toEqual(['prospectId']);
+    // What the registry says of the tool stays; only what it says of HTTP goes.
+    expect(byName.get('lookup_cnpj_batch')!.description).toBe('Up to 500 CNPJs at once. Costs 1 credit per company found. Needs an active plan.');
+    expect(byName.get('update_template')!.description).toBe('The only way to rename a template. Omitted fields keep their value. Free. Needs an active plan.');
     // The AI column's row fields are free-form strings, as over HTTP.
     expect(byName.get('ai_column')!.inputSchema.additionalProperties).toMatchObject({ type: 'string' });
     // Searches and lookups change nothing: a client need not ask before each.

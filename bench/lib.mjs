@@ -48,14 +48,14 @@ export function cli(args, env) {
  * what the server runs with, for CLI commands that reach it through its control socket; `child`
  * is the server process.
  */
-export async function startInstance(dataDir, env = {}, { demo = false, stderr } = {}) {
+export async function startInstance(dataDir, env = {}, { demo = false, stderr, tries } = {}) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const fullEnv = { DATA_DIR: dataDir, PORT: String(port), PUBLIC_URL: url, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '10000000', ...env };
   if (demo) await cli(['seed', 'demo'], fullEnv);
   const { workspaceId, apiKey } = await cli(['workspace', 'create', '--name', 'bench', '--plan', 'active'], fullEnv);
   await cli(['credits', 'grant', '--workspace', workspaceId, '--amount', String(CREDITS)], fullEnv);
-  const { child } = await launchServer(fullEnv, { stderr });
+  const { child } = await launchServer(fullEnv, { stderr, ...(tries ? { tries } : {}) });
   const call = async (method, route, body) => {
     const res = await fetch(`${url}/v1/api${route}`, {
       method,

@@ -10,6 +10,7 @@ import Koa from 'koa';
 import { protectedResourceMetadata, RESOURCE_METADATA_PATH, resourceMetadataUrl } from './auth/resource-metadata.ts';
 import type { Handlers } from './pipeline/handler.ts';
 import { handlers as defaultHandlers } from './pipeline/handlers.ts';
+import { mcpOrigin } from './mcp/origin.ts';
 import { MCP_PATH, mcpRoute } from './mcp/route.ts';
 import { apiReference } from './dashboard/api-reference.ts';
 import { Assets } from './dashboard/assets.ts';
@@ -65,6 +66,8 @@ export function createApp(services: Services, options: AppOptions = {}): Koa<App
   const middleware = [
     requestContext(services.log),
     errorHandler(resourceMetadataUrl(services.config)),
+    // DNS-rebinding protection: before a credential is looked up or a request counted.
+    mcpOrigin(services.config.publicUrl, services.config.mcpAllowedOrigins),
     // Prometheus' scrape, with its own token: before identification and the rate limit.
     ...(services.config.metricsToken ? [metricsRoute(services.config.metricsToken)] : []),
     // The dashboard's API names its caller by session cookie, where `identify` reads a bearer.

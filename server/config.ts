@@ -16,6 +16,8 @@ export interface Config {
   host: string;
   /** The address clients reach the service at, without a trailing slash: every absolute URL it serves starts with it. */
   publicUrl: string;
+  /** Origins besides PUBLIC_URL's whose pages may call /mcp (MCP_ALLOWED_ORIGINS), each as `scheme://host[:port]`. */
+  mcpAllowedOrigins: string[];
   dataDir: string;
   mongodbUri: string | undefined;
   redisUrl: string | undefined;
@@ -155,6 +157,23 @@ function secret(env: Env, name: string): Buffer | undefined {
   return bytes;
 }
 
+/** A comma-separated list of web origins, each normalized as a browser sends it in `Origin`. */
+function origins(env: Env, name: string): string[] {
+  const raw = text(env, name);
+  if (raw === undefined) return [];
+  return raw.split(',').map((item) => item.trim()).filter(Boolean).map((item) => {
+    let parsed: URL;
+    try {
+      parsed = new URL(item);
+    } catch {
+      throw new ConfigError(`${name} must list origins such as https://app.example.com, comma-separated (got "${item}")`);
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new ConfigError(`${name}: ${item} must use http: or https:`);
+    if (parsed.pathname !== '/' || parsed.search || parsed.hash || parsed.username) throw new ConfigError(`${name}: ${item} must be an origin alone (scheme, host and port), without a path`);
+    return parsed.origin;
+  });
+}
+
 /** A bearer token: at least 16 visible characters, so a guessable one is refused at start-up. */
 function token(env: Env, name: string): string | undefined {
   const raw = text(env, name);
@@ -171,6 +190,7 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     port,
     publicUrl,
+    mcpAllowedOrigins: origins(env, 'MCP_ALLOWED_ORIGINS'),
     host: text(env, 'HOST') ?? '0.0.0.0',
     dataDir: text(env, 'DATA_DIR') ?? './data',
     mongodbUri: url(env, 'MONGODB_URI', ['mongodb:', 'mongodb+srv:']),

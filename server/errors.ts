@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'no_workspace'
   | 'dashboard_only'
   | 'cross_origin'
+  | 'forbidden_origin'
   | 'not_found'
   | 'method_not_allowed'
   | 'name_taken'

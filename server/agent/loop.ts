@@ -8,7 +8,7 @@ import type { InputOf, StreamEventOf } from '../../shared/operations/index.ts';
 import type { Llm } from '../ai/llm.ts';
 import { framing as newFraming } from '../ai/untrusted-data.ts';
 import { ServiceError } from '../errors.ts';
-import type { Tool } from '../mcp/tools.ts';
+import type { Tool } from '../tools/tools.ts';
 import type { HandlerContext } from '../pipeline/handler.ts';
 import type { StoredMessage } from './conversations.ts';
 import { fitToBudget, systemPrompt } from './prompt.ts';

@@ -8,8 +8,8 @@ import { createHash } from 'node:crypto';
 import type { Caller } from '../auth/principal.ts';
 import type { FunctionTool } from '../ai/llm.ts';
 import { ServiceError } from '../errors.ts';
-import { mergePages, visibleTools } from '../mcp/server.ts';
-import type { Tool } from '../mcp/tools.ts';
+import { mergePages } from '../tools/merge-pages.ts';
+import { visibleTools, type Tool } from '../tools/tools.ts';
 import type { HandlerContext } from '../pipeline/handler.ts';
 
 export interface ToolCallOutcome {

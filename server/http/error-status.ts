@@ -16,6 +16,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   no_workspace: 403,
   dashboard_only: 403,
   cross_origin: 403,
+  forbidden_origin: 403,
   not_found: 404,
   method_not_allowed: 405,
   name_taken: 409,

@@ -1,11 +1,21 @@
 /**
- * `POST /mcp` (and `/v1/mcp`): the MCP binding on the Koa app. It comes after identification and
- * the rate limit, like any request, so the same request id, access log and quota apply. The
- * credential is checked before the body is read; then the JSON-RPC body is read here (1 MiB, one
- * message: batches were dropped from MCP in 2025-06-18) and handed to a fresh server and
- * stateless transport (the SDK's web-standard one), whose answer Koa writes.
+ * `POST /mcp` (and `/v1/mcp`): the MCP binding on the Koa app, serving both protocol revisions
+ * from one endpoint on the official SDK (v2). It comes after identification and the rate limit,
+ * like any request, so the same request id, access log and quota apply (and after the origin
+ * check, `origin.ts`, which comes before them all). The credential is checked before the body is
+ * read; then the body is read here (1 MiB, one JSON-RPC message: batches were dropped from MCP in
+ * 2025-06-18) and routed by revision:
+ *
+ * - 2026-07-28 (the protocol version and client identity in each request's `_meta`): the SDK's
+ *   `createMcpHandler`, which checks the `MCP-Protocol-Version`/`Mcp-Method`/`Mcp-Name` headers
+ *   against the body (400 with -32020 on a mismatch), answers `server/discover`, refuses the
+ *   methods the revision removed, and stamps `resultType`, `ttlMs` and `cacheScope`;
+ * - 2025-era messages (an `initialize`, then each POST on its own): the SDK's stateless
+ *   Streamable HTTP transport, answering JSON unless the call asked for progress.
+ *
+ * Either way a fresh SDK server from `server.ts` answers, and Koa writes its response.
  */
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { createMcpHandler, isJSONRPCNotification, isJSONRPCRequest, isJSONRPCResponse, isLegacyRequest, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { requireCredential } from '../auth/principal.ts';
@@ -14,7 +24,7 @@ import { MAX_BODY_BYTES, parseJsonBody, readCapped } from '../http/body.ts';
 import { errorHeaders, STATUS_OF } from '../http/error-status.ts';
 import type { AppContext, Middleware } from '../http/state.ts';
 import type { Pipeline } from '../pipeline/pipeline.ts';
-import { createMcpServer } from './server.ts';
+import { createMcpServer, type McpContext } from './server.ts';
 
 export const MCP_PATH = '/mcp';
 
@@ -26,6 +36,18 @@ export interface McpRouteOptions {
 }
 
 export function mcpRoute({ pipeline, version, resourceMetadata }: McpRouteOptions): Middleware {
+  // The 2026-07-28 leg: one handler for the app, a fresh server per request from the context the
+  // route left for that request (the SDK hands the factory the request it was given).
+  const contexts = new WeakMap<Request, McpContext>();
+  const modern = createMcpHandler(
+    ({ requestInfo }) => {
+      const context = requestInfo && contexts.get(requestInfo);
+      if (!context) throw new Error('MCP: a request reached the server factory without its context');
+      return createMcpServer(context);
+    },
+    { legacy: 'reject' },
+  );
+
   return async (ctx, next) => {
     if (ctx.path !== MCP_PATH) return next();
     ctx.state.operation = 'mcp';
@@ -44,27 +66,42 @@ export function mcpRoute({ pipeline, version, resourceMetadata }: McpRouteOption
     const message = await readMessage(ctx);
     if ('error' in message) return answer(ctx, message.status, { jsonrpc: '2.0', id: null, error: message.error });
 
-    const server = createMcpServer({ pipeline, caller, log: ctx.state.log, trace: ctx.state.trace, version });
-    // One JSON answer unless the client asked for progress, which needs an event stream to travel in.
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgress(message.body) });
-    // A client that leaves before its answer aborts the call in progress; after a complete answer
-    // there is nothing to stop, and closing would only build a "connection closed" error to drop.
+    const context: McpContext = { pipeline, caller, log: ctx.state.log, trace: ctx.state.trace, version };
+    // The client's hang-up aborts the call in progress (the SDK reads the request's signal).
+    const hangUp = new AbortController();
     ctx.res.once('close', () => {
-      if (ctx.res.writableFinished) return;
-      void transport.close();
-      void server.close();
+      if (!ctx.res.writableFinished) hangUp.abort();
     });
-    await server.connect(transport);
-    // The web-standard transport, given the body already read, needs only the method and headers;
-    // its answer is written by Koa like any other, so headers, status and the access log agree.
-    const response = await transport.handleRequest(new Request(new URL(ctx.originalUrl, 'http://mcp.invalid'), { method: 'POST', headers: headersOf(ctx) }), {
-      parsedBody: message.body,
-    });
+    const request = new Request(new URL(ctx.originalUrl, 'http://mcp.invalid'), { method: 'POST', headers: headersOf(ctx), signal: hangUp.signal });
+    let response: Response;
+    if (await isLegacyRequest(request, message.body)) {
+      response = await serveLegacy(request, message.body, context, hangUp.signal);
+    } else {
+      contexts.set(request, context);
+      response = await modern.fetch(request, { parsedBody: message.body });
+    }
     ctx.status = response.status;
     response.headers.forEach((value, name) => ctx.set(name, value));
     const streamed = response.headers.get('content-type')?.startsWith('text/event-stream');
     ctx.body = !response.body ? null : streamed ? Readable.fromWeb(response.body as WebReadableStream) : Buffer.from(await response.arrayBuffer());
   };
+}
+
+/**
+ * A 2025-era message on a fresh server and stateless transport (no session): one JSON answer
+ * unless the call asked for progress, which needs an event stream to travel in.
+ */
+async function serveLegacy(request: Request, body: unknown, context: McpContext, hangUp: AbortSignal): Promise<Response> {
+  const server = createMcpServer(context);
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgress(body) });
+  // After a complete answer there is nothing to stop, and closing would only build a "connection
+  // closed" error to drop; a client that leaves before it stops the call.
+  hangUp.addEventListener('abort', () => {
+    void transport.close();
+    void server.close();
+  }, { once: true });
+  await server.connect(transport);
+  return transport.handleRequest(request, { parsedBody: body });
 }
 
 function headersOf(ctx: AppContext): Headers {
@@ -90,7 +127,11 @@ type Read = { body: unknown } | { status: number; error: { code: number; message
 
 const rpcError = (status: number, code: number, message: string): Read => ({ status, error: { code, message } });
 
-/** The body as one JSON-RPC message, or the JSON-RPC error that says why it is not one. */
+/**
+ * The body as one JSON-RPC message, or the JSON-RPC error that says why it is not one: -32700
+ * when it is not JSON at all, -32600 when it is JSON but not a JSON-RPC message (the SDK's
+ * transport would call both a parse error).
+ */
 async function readMessage(ctx: AppContext): Promise<Read> {
   if (!ctx.is('application/json')) return rpcError(415, -32000, 'Unsupported Media Type: send the message as application/json.');
   const encoding = ctx.get('Content-Encoding');
@@ -106,6 +147,17 @@ async function readMessage(ctx: AppContext): Promise<Read> {
   }
   if (Array.isArray(body)) return rpcError(400, -32600, 'Invalid Request: JSON-RPC batches are not supported; send one message per POST.');
   if (typeof body !== 'object' || body === null) return rpcError(400, -32600, 'Invalid Request: the body must be one JSON-RPC message object.');
+  if (!isJSONRPCRequest(body) && !isJSONRPCNotification(body) && !isJSONRPCResponse(body)) {
+    return rpcError(400, -32600, `Invalid Request: not a JSON-RPC 2.0 message (${whatIsWrong(body as Record<string, unknown>)}).`);
+  }
   return { body };
 }
 
+function whatIsWrong(message: Record<string, unknown>): string {
+  if (message.jsonrpc !== '2.0') return '`jsonrpc` must be "2.0"';
+  if ('method' in message && typeof message.method !== 'string') return '`method` must be a string';
+  if ('id' in message && typeof message.id !== 'string' && typeof message.id !== 'number') return '`id` must be a string or a number';
+  if ('params' in message && (typeof message.params !== 'object' || message.params === null || Array.isArray(message.params))) return '`params` must be an object';
+  if (!('method' in message) && !('result' in message) && !('error' in message)) return 'it has no `method`';
+  return 'unknown or misplaced members';
+}

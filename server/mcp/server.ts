@@ -1,19 +1,18 @@
 /**
- * One MCP server per POST (the stateless Streamable HTTP transport): `tools/list` shows the tools
- * the caller's scopes allow, and `tools/call` runs the tool's operation through the pipeline,
- * exactly as HTTP does: the same validation, plan gate, charges and ledger movement. A
- * ServiceError becomes an `isError` result with the code HTTP would answer, so a model can read
- * it and correct itself.
+ * One MCP server per POST, on the SDK's low-level `Server` (v2), serving either protocol
+ * revision: `tools/list` shows the tools the caller's scopes allow, and `tools/call` runs the
+ * tool's operation through the pipeline, exactly as HTTP does: the same validation, plan gate,
+ * charges and ledger movement. A ServiceError becomes an `isError` result with the code HTTP
+ * would answer and no `structuredContent` (clients validate any `structuredContent` against the
+ * tool's output schema, errors included), so a model can read it and correct itself.
  */
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, Server, type CallToolResult } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import type { Caller } from '../auth/principal.ts';
 import { ServiceError } from '../errors.ts';
-import type { StreamEvent } from '../pipeline/outcome.ts';
 import type { Pipeline } from '../pipeline/pipeline.ts';
-import { tools, type Tool } from './tools.ts';
+import { mergePages } from '../tools/merge-pages.ts';
+import { tools, visibleTools } from '../tools/tools.ts';
 import type { TraceContext } from '../trace-context.ts';
 
 const INSTRUCTIONS =
@@ -23,11 +22,18 @@ const INSTRUCTIONS =
   'Paid tools charge credits only for data found (get_credits shows the balance); each result says what it cost.';
 
 /**
- * The SDK makes an Ajv instance per server unless given one; a server lives for one POST, and
- * compiling Ajv's keywords each time cost a fifth of a small call's CPU. It only checks
- * elicitation forms, which prospecta never sends, so one instance serves every server.
+ * How long a 2026-07-28 client may keep a list: they change only with a new release. The tool
+ * list depends on the credential's scopes, so only that client may keep it; the rest is the same
+ * for everyone.
  */
-const validator = new AjvJsonSchemaValidator();
+const HOUR_MS = 3_600_000;
+const CACHE_HINTS = {
+  'tools/list': { ttlMs: HOUR_MS, cacheScope: 'private' },
+  'server/discover': { ttlMs: HOUR_MS, cacheScope: 'public' },
+  'prompts/list': { ttlMs: HOUR_MS, cacheScope: 'public' },
+  'resources/list': { ttlMs: HOUR_MS, cacheScope: 'public' },
+  'resources/templates/list': { ttlMs: HOUR_MS, cacheScope: 'public' },
+} as const;
 
 export interface McpContext {
   pipeline: Pipeline;
@@ -38,48 +44,53 @@ export interface McpContext {
   version: string;
 }
 
-/** The tools a caller may see: open ones, and those whose scope its credential holds. */
-export function visibleTools(caller: Caller): Tool[] {
-  const scopes = new Set(caller.principal?.scopes ?? []);
-  return [...tools.values()].filter((tool) => tool.scope === null || scopes.has(tool.scope));
-}
-
 export function createMcpServer({ pipeline, caller, log, trace, version }: McpContext): Server {
-  const server = new Server({ name: 'prospecta', version }, {
-    capabilities: { tools: {} },
-    instructions: INSTRUCTIONS,
-    jsonSchemaValidator: validator,
+  const server = new Server(
+    { name: 'prospecta', version },
+    { capabilities: { tools: {}, prompts: {}, resources: {} }, instructions: INSTRUCTIONS, cacheHints: CACHE_HINTS },
+  );
+
+  // prospecta's surface is its tools. Its prompt and resource lists are empty rather than
+  // missing, so a client that asks (and the revision's caching rules, which cover every list)
+  // gets a list it may keep, and a name or URI it asks for is "not found" (-32602), not "no such
+  // method".
+  server.setRequestHandler('prompts/list', async () => ({ prompts: [] }));
+  server.setRequestHandler('prompts/get', async (request) => {
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Prompt not found: ${request.params.name}`);
+  });
+  server.setRequestHandler('resources/list', async () => ({ resources: [] }));
+  server.setRequestHandler('resources/templates/list', async () => ({ resourceTemplates: [] }));
+  server.setRequestHandler('resources/read', async (request) => {
+    throw new ResourceNotFoundError(request.params.uri);
   });
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+  server.setRequestHandler('tools/list', async () => ({
     tools: visibleTools(caller).map((tool) => tool.definition),
   }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  server.setRequestHandler('tools/call', async (request, ctx) => {
     const tool = tools.get(request.params.name);
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
-    const progressToken = request.params._meta?.progressToken;
+    if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+    const meta = request.params._meta;
     try {
       const outcome = await pipeline.invoke(tool.operationId, caller, tool.split(request.params.arguments ?? {}), {
         log,
-        signal: extra.signal,
-        ...idempotencyKeyOf(request.params._meta),
+        signal: ctx.mcpReq.signal,
+        ...idempotencyKeyOf(meta),
         trace,
         binding: 'mcp',
       });
       if (outcome.kind === 'value') return success(outcome.value);
+      const progressToken = meta?.progressToken;
       // One progress notification per page, when the client asked for them.
       const onPage = (pages: number, source: string, rows: number) =>
         progressToken === undefined
           ? Promise.resolve()
-          : extra.sendNotification({
-              method: 'notifications/progress',
-              params: { progressToken, progress: pages, message: `${rows} from ${source}` },
-            });
+          : ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress: pages, message: `${rows} from ${source}` } });
       return success(await mergePages(outcome.events, onPage));
     } catch (err) {
       if (err instanceof ServiceError) return failure(err);
-      if (extra.signal.aborted) throw err;
+      if (ctx.mcpReq.signal.aborted) throw err;
       log.error({ err, tool: tool.definition.name }, 'tool call failed');
       return failure(new ServiceError('internal_error', 'Something went wrong on our side.'));
     }
@@ -89,34 +100,20 @@ export function createMcpServer({ pipeline, caller, log, trace, version }: McpCo
 
 /**
  * `_meta.idempotencyKey` of a `tools/call`: what HTTP's `Idempotency-Key` header is, for the tools
- * whose operation takes one. Not a string → the pipeline's 400 for a malformed key.
+ * whose operation takes one. Any other type is refused as such, before the pipeline runs, rather
+ * than read as an empty key.
  */
 export const IDEMPOTENCY_META = 'idempotencyKey';
 
 function idempotencyKeyOf(meta: Record<string, unknown> | undefined): { idempotencyKey?: string } {
   const value = meta?.[IDEMPOTENCY_META];
   if (value === undefined) return {};
-  return { idempotencyKey: typeof value === 'string' ? value : '' };
-}
-
-/** A stream's pages gathered into one result: every row, then what `done` says. */
-export async function mergePages(
-  events: AsyncIterable<StreamEvent>,
-  onPage: (pages: number, source: string, rows: number) => Promise<void>,
-): Promise<Record<string, unknown>> {
-  const results: unknown[] = [];
-  let pages = 0;
-  let done: Record<string, unknown> = {};
-  for await (const { event, data } of events) {
-    const payload = data as { source?: string; results?: unknown[] };
-    if (event === 'page') {
-      results.push(...(payload.results ?? []));
-      await onPage(++pages, payload.source ?? '', payload.results?.length ?? 0);
-    } else if (event === 'done') {
-      done = data as Record<string, unknown>;
-    }
+  if (typeof value !== 'string') {
+    const kind = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
+    const type = kind === 'null' ? kind : `${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind}`;
+    throw new ServiceError('invalid_request', `_meta.${IDEMPOTENCY_META} must be a string (a unique value per call, e.g. a UUID), not ${type}.`);
   }
-  return { results, ...done };
+  return { idempotencyKey: value };
 }
 
 function success(body: unknown): CallToolResult {
@@ -124,6 +121,5 @@ function success(body: unknown): CallToolResult {
 }
 
 function failure(err: ServiceError): CallToolResult {
-  const body = { error: err.code, message: err.message };
-  return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: err.code, message: err.message }) }] };
 }

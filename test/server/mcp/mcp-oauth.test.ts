@@ -13,7 +13,7 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toolName, tools } from '../../../server/mcp/tools.ts';
+import { toolName, tools } from '../../../server/tools/tools.ts';
 import type { CompanyDoc } from '../../../server/receita/company-record.ts';
 import { freePort, startTestApp, type TestApp } from '../../helpers/app.ts';
 import { startAuthorizationServer, type AuthorizationServer } from '../../helpers/authorization-server.ts';

@@ -1,7 +1,8 @@
 /**
- * The MCP binding through the official SDK client over real HTTP: every registry operation is a
- * tool, called exactly as over HTTP (same body, same errors, same credits and ledger), filtered
- * by scope, and the transport refuses what is not one JSON-RPC message with a credential.
+ * The MCP binding through the official SDK v1 client (protocol 2025-11-25) over real HTTP: every
+ * registry operation is a tool, called exactly as over HTTP (same body, same errors, same credits
+ * and ledger), filtered by scope, and the transport refuses what is not one JSON-RPC message with
+ * a credential. The 2026-07-28 revision is `mcp-2026.test.ts`.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -11,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operations } from '../../../shared/operations/index.ts';
 import { SCOPES, type Scope } from '../../../shared/operations/types.ts';
 import type { CompanyDoc } from '../../../server/receita/company-record.ts';
-import { toolName } from '../../../server/mcp/tools.ts';
+import { toolName } from '../../../server/tools/tools.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
 import { assertMatches } from '../../helpers/contract.ts';
@@ -39,6 +40,20 @@ async function keyFor(plan: 'trial' | 'active' | 'none' = 'trial', scopes: Scope
 
 const call = (client: Client, name: string, args: Record<string, unknown> = {}) =>
   client.callTool({ name, arguments: args }) as Promise<CallToolResult>;
+
+/**
+ * What an error result says: `{error, message}` as the JSON of its one text item, and no
+ * `structuredContent` (the client would check it against the tool's output schema and throw).
+ */
+function errorOf(result: CallToolResult): { error: string; message: string } {
+  expect(result.isError).toBe(true);
+  expect(result.structuredContent).toBeUndefined();
+  expect(result.content).toHaveLength(1);
+  return JSON.parse((result.content[0] as { text: string }).text) as { error: string; message: string };
+}
+
+/** The annotations decisions.md asks for, spelled out here rather than read from the code under test. */
+const READ_ONLY_SCOPES = ['search:write', 'enrich:write', 'research:write'];
 
 /** Raw JSON-RPC over HTTP, for what a well-behaved client never sends. */
 const post = (body: string, headers: Record<string, string> = {}) =>
@@ -78,13 +93,17 @@ describe('tools', () => {
     for (const [id, op] of Object.entries(operations)) {
       if ((op as { tool?: false }).tool === false) continue;
       const tool = byName.get(toolName(id))!;
-      expect(tool.title).toBe(op.summary);
-      expect(tool.annotations).toMatchObject({
+      expect(tool.annotations).toEqual({
         title: op.summary,
-        readOnlyHint: op.method === 'GET',
+        readOnlyHint: op.method === 'GET' || (op.method === 'POST' && READ_ONLY_SCOPES.includes(op.scope ?? '')),
         destructiveHint: op.method === 'DELETE',
         idempotentHint: ['GET', 'PUT', 'DELETE'].includes(op.method),
+        openWorldHint: READ_ONLY_SCOPES.includes(op.scope ?? ''),
       });
+      // What it does, costs and needs; never an HTTP status a tool caller cannot see.
+      expect(tool.description, tool.name).not.toMatch(/(answers|status) [1-5]\d\d\b|\b[1-5]\d\d (when|if|while|`)|HTTP|text\/event-stream/);
+      expect(tool.description, tool.name).toMatch(/Costs|no credits|Free/);
+      if (op.requiresPlan) expect(tool.description, tool.name).toMatch(/plan/);
       expect(tool.inputSchema.type).toBe('object');
       expect(tool.outputSchema?.type).toBe('object');
       // Path, query and body fields in one object.
@@ -92,8 +111,14 @@ describe('tools', () => {
       expect(Object.keys(tool.inputSchema.properties ?? {}).sort()).toEqual(fields.sort());
     }
     expect(byName.get('get_prospect')!.inputSchema.required).toEqual(['prospectId']);
-    // The AI column's row fields are free-form, as over HTTP.
-    expect(byName.get('ai_column')!.inputSchema.additionalProperties).toEqual(JSON.parse(JSON.stringify(operations.aiColumn.request.body.additionalProperties)));
+    // What the registry says of the tool stays; only what it says of HTTP goes.
+    expect(byName.get('lookup_cnpj_batch')!.description).toBe('Up to 500 CNPJs at once. Costs 1 credit per company found. Needs an active plan.');
+    expect(byName.get('update_template')!.description).toBe('The only way to rename a template. Omitted fields keep their value. Free. Needs an active plan.');
+    // The AI column's row fields are free-form strings, as over HTTP.
+    expect(byName.get('ai_column')!.inputSchema.additionalProperties).toMatchObject({ type: 'string' });
+    // Searches and lookups change nothing: a client need not ask before each.
+    expect(byName.get('search_companies')!.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: true });
+    expect(byName.get('create_template')!.annotations).toMatchObject({ readOnlyHint: false, openWorldHint: false });
     expect(byName.get('stream_people')!.outputSchema!.required).toEqual(expect.arrayContaining(['results', 'total', 'sources']));
   });
 
@@ -104,8 +129,7 @@ describe('tools', () => {
     expect(names).toEqual(allowed.map(([id]) => toolName(id)).sort());
     expect(names).toContain('get_credits');
     const refused = await call(client, 'lookup_cnpj_batch', { cnpjs: [acme] });
-    expect(refused.isError).toBe(true);
-    expect(refused.structuredContent).toEqual({ error: 'insufficient_scope', message: 'This operation needs the search:write scope.' });
+    expect(errorOf(refused)).toEqual({ error: 'insufficient_scope', message: 'This operation needs the search:write scope.' });
   });
 
   it('answers exactly the HTTP body, and charges and records it exactly as HTTP does', async () => {
@@ -137,8 +161,11 @@ describe('tools', () => {
     expect(again.isError).toBeFalsy();
     expect(again.structuredContent).toEqual(first.structuredContent);
     const reused = await once('mcp-call-1', { cnpjs: [acme] });
-    expect(reused.structuredContent).toMatchObject({ error: 'idempotency_key_reused' });
-    expect((await once(42)).structuredContent).toMatchObject({ error: 'invalid_request' });
+    expect(errorOf(reused)).toMatchObject({ error: 'idempotency_key_reused' });
+    // A key of another type is refused as such, not read as an empty key.
+    for (const [key, type] of [[42, 'a number'], [{ id: 1 }, 'an object'], [['k'], 'an array']] as const) {
+      expect(errorOf(await once(key))).toEqual({ error: 'invalid_request', message: `_meta.idempotencyKey must be a string (a unique value per call, e.g. a UUID), not ${type}.` });
+    }
     const debits = (await app.services.credits.view(workspaceId))!.movements.filter((m) => m.amount < 0);
     expect(debits).toHaveLength(1);
   });
@@ -184,17 +211,16 @@ describe('tools', () => {
       const result = await call(client, tool, args);
       const [method, path] = route.split(' ') as [string, string];
       const http = await app.request(method, path, { key: apiKey, ...(method === 'POST' ? { body: args } : {}) });
-      expect(result.isError, tool).toBe(true);
-      expect(result.structuredContent).toEqual({ error: code, message: http.body.message });
+      expect(errorOf(result), tool).toEqual({ error: code, message: http.body.message });
       expect(http.body.error).toBe(code);
     }
-    expect((await call(client, 'get_health', { verbose: true })).structuredContent).toMatchObject({ error: 'invalid_request', message: 'unknown property verbose' });
+    expect(errorOf(await call(client, 'get_health', { verbose: true }))).toEqual({ error: 'invalid_request', message: 'unknown property verbose' });
   });
 
   it('gates plan-requiring tools on the plan, like HTTP; the credits read stays open', async () => {
     const client = await connect((await keyFor('none')).apiKey);
     const blocked = await call(client, 'lookup_cnpj_batch', { cnpjs: [acme] });
-    expect(blocked).toMatchObject({ isError: true, structuredContent: { error: 'plan_required' } });
+    expect(errorOf(blocked)).toMatchObject({ error: 'plan_required' });
     const credits = await call(client, 'get_credits');
     expect(credits.structuredContent).toMatchObject({ balance: 0, plan: { name: 'none' } });
   });
@@ -226,7 +252,7 @@ describe('tools', () => {
     const created = await call(a, 'create_template', { name: 'Mine', offering: 'Secret offer' });
     const { templateId } = created.structuredContent as { templateId: string };
     expect((await call(b, 'list_templates')).structuredContent).toEqual({ templates: [] });
-    expect((await call(b, 'delete_template', { templateId })).structuredContent).toMatchObject({ error: 'not_found' });
+    expect(errorOf(await call(b, 'delete_template', { templateId }))).toMatchObject({ error: 'not_found' });
   });
 });
 
@@ -254,6 +280,12 @@ describe('the transport', () => {
     const auth = { Authorization: `Bearer ${(await keyFor()).apiKey}` };
     const cases: Array<[string, number, number]> = [
       ['{not json', 400, -32700],
+      // JSON, but not a JSON-RPC message: an invalid request, not a parse error.
+      ['{"jsonrpc":"2.0","id":1}', 400, -32600],
+      ['{"jsonrpc":"1.0","id":1,"method":"tools/list"}', 400, -32600],
+      ['{"jsonrpc":"2.0","id":1,"method":42}', 400, -32600],
+      ['{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}', 400, -32600],
+      ['{"jsonrpc":"2.0","id":1,"method":"tools/list","params":[1]}', 400, -32600],
       ['[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]', 400, -32600],
       ['"just a string"', 400, -32600],
       [JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { x: 'y'.repeat(1024 * 1024) } }), 413, -32000],
@@ -266,6 +298,39 @@ describe('the transport', () => {
     const unknown = await post(JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/teleport' }), auth);
     const text = await unknown.text();
     expect(text).toContain('-32601');
+  });
+
+  it('refuses a page of another origin with 403 forbidden_origin before the credential is even read', async () => {
+    const auth = { Authorization: `Bearer ${(await keyFor()).apiKey}` };
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    for (const [path, headers] of [['/mcp', { Origin: 'https://evil.example', ...auth }], ['/v1/mcp', { Origin: 'https://evil.example' }], ['/mcp', { Origin: 'null' }]] as const) {
+      const res = await fetch(`${app.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers }, body: list });
+      expect(res.status, path).toBe(403);
+      expect(await res.json()).toMatchObject({ error: 'forbidden_origin' });
+    }
+    // The service's own origin (PUBLIC_URL's) passes, as does a client that sends none.
+    expect((await post(list, { Origin: 'http://localhost:8080', ...auth })).status).toBe(200);
+    expect((await post(list, auth)).status).toBe(200);
+    // Other API routes are not MCP's to guard.
+    expect((await app.request('GET', '/v1/health', { headers: { Origin: 'https://evil.example' } })).status).toBe(200);
+  });
+
+  it('accepts the origins MCP_ALLOWED_ORIGINS lists', async () => {
+    const other = await startTestApp({ MCP_ALLOWED_ORIGINS: 'https://app.example.com, http://127.0.0.1:5173' });
+    try {
+      const { apiKey } = await other.workspace();
+      const send = (origin: string) =>
+        fetch(`${other.url}/mcp`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${apiKey}`, Origin: origin },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+        });
+      expect((await send('https://app.example.com')).status).toBe(200);
+      expect((await send('http://127.0.0.1:5173')).status).toBe(200);
+      expect((await send('https://app.example.com.evil.example')).status).toBe(403);
+    } finally {
+      await other.close();
+    }
   });
 
   it('counts MCP requests against the same rate limit as HTTP', async () => {

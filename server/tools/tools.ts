@@ -1,24 +1,39 @@
 /**
- * The operation registry as MCP tools, generated once: one tool per operation, named by its id in
+ * The operation registry as tools, generated once and shared by every binding that offers tools
+ * to a model (MCP's `tools/list`, the built-in agent): one tool per operation, named by its id in
  * snake_case, taking one object that merges the operation's path, query and body fields, and
- * answering its success body. The built-in agent offers the same definitions to its model. An
- * entry marked `tool: false` (the agent's own operations) is no tool.
+ * answering its success body. An entry marked `tool: false` (the agent's own operations) is no
+ * tool; neither is a dashboard-only one.
+ *
+ * A tool list is read by a model, in its context, on every conversation: the output schemas are
+ * compact (`compact-schema.ts`), the descriptions say what the tool does, costs and needs
+ * (`description.ts`), and nothing speaks of HTTP.
  */
 import type { TSchema } from '@sinclair/typebox';
 import { operations, type OperationId } from '../../shared/operations/index.ts';
 import type { Operation, Scope } from '../../shared/operations/types.ts';
-import type { RawInput } from '../pipeline/outcome.ts';
+import type { Caller } from '../auth/principal.ts';
 import { invalidRequest } from '../errors.ts';
+import type { RawInput } from '../pipeline/outcome.ts';
+import { compactInputSchema, compactOutputSchema } from './compact-schema.ts';
+import { toolDescription } from './description.ts';
 
 type JsonSchema = Record<string, unknown>;
 
+export interface ToolAnnotations {
+  title: string;
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
 export interface ToolDefinition {
   name: string;
-  title: string;
   description: string;
   inputSchema: JsonSchema & { type: 'object' };
   outputSchema: JsonSchema & { type: 'object' };
-  annotations: { title: string; readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
+  annotations: ToolAnnotations;
 }
 
 export interface Tool {
@@ -48,7 +63,8 @@ function objectParts(op: Operation): Array<{ part: (typeof PARTS)[number]; schem
 
 /**
  * One object schema over every request part. A field name used by two parts would make the
- * split ambiguous, so it is refused when the tools are built, not guessed at.
+ * split ambiguous, so it is refused when the tools are built, not guessed at. The input keeps its
+ * descriptions and limits: they are how a model fills the arguments in right the first time.
  */
 function mergedInput(id: string, op: Operation): ToolDefinition['inputSchema'] {
   const properties: Record<string, unknown> = {};
@@ -56,9 +72,9 @@ function mergedInput(id: string, op: Operation): ToolDefinition['inputSchema'] {
   const extra: JsonSchema = {};
   let additionalProperties: unknown = false;
   for (const { part, schema } of objectParts(op)) {
-    if (schema.type !== 'object') throw new Error(`MCP tools: ${id}.request.${part} is not an object schema`);
+    if (schema.type !== 'object') throw new Error(`tools: ${id}.request.${part} is not an object schema`);
     for (const [name, property] of Object.entries((schema.properties ?? {}) as Record<string, unknown>)) {
-      if (name in properties) throw new Error(`MCP tools: ${id} has a field ${name} in two request parts`);
+      if (name in properties) throw new Error(`tools: ${id} has a field ${name} in two request parts`);
       properties[name] = property;
     }
     required.push(...((schema.required ?? []) as string[]));
@@ -75,40 +91,49 @@ function mergedInput(id: string, op: Operation): ToolDefinition['inputSchema'] {
 function output(id: string, op: Operation): ToolDefinition['outputSchema'] {
   if (op.stream) {
     const { page: pageSchema, done: doneSchema } = op.stream.events;
-    if (!pageSchema) throw new Error(`MCP tools: ${id} is a stream without \`page\` events, which a tool cannot merge`);
+    if (!pageSchema) throw new Error(`tools: ${id} is a stream without \`page\` events, which a tool cannot merge`);
     const page = plain(pageSchema);
     const done = plain(doneSchema);
     const pageProperties = page.properties as Record<string, unknown>;
     return {
       type: 'object',
-      description: 'Every page of the stream merged: all the results, then what its `done` event says.',
       properties: { results: pageProperties.results, ...(done.properties as Record<string, unknown>) },
       required: ['results', ...((done.required ?? []) as string[])],
-      additionalProperties: false,
     };
   }
   const success = op.responses[Number(Object.keys(op.responses)[0])];
   const schema = success && plain(success);
-  if (!schema || schema.type !== 'object') throw new Error(`MCP tools: ${id}'s success response is not an object schema`);
+  if (!schema || schema.type !== 'object') throw new Error(`tools: ${id}'s success response is not an object schema`);
   return schema as ToolDefinition['outputSchema'];
 }
 
+/** Scopes whose operations reach data providers, the web or the model. */
+const OPEN_WORLD: ReadonlySet<Scope> = new Set(['search:write', 'enrich:write', 'research:write']);
+/**
+ * Scopes whose POSTs create, change or delete no record of the workspace (spending credits does
+ * not count): searches, lookups, enrichment, research and the AI column only read, so a client
+ * need not ask for approval before each. A POST answering 201 or 202 creates something whatever
+ * its scope (a job, say), and is no read.
+ */
+const READ_ONLY: ReadonlySet<Scope> = new Set(['catalog:read', 'search:write', 'enrich:write', 'research:write', 'outreach:read', 'credits:read']);
+
+export function annotationsOf(op: Operation): ToolAnnotations {
+  return {
+    title: op.summary,
+    readOnlyHint: op.method === 'GET' || (op.method === 'POST' && op.scope !== null && READ_ONLY.has(op.scope) && !(201 in op.responses) && !(202 in op.responses)),
+    destructiveHint: op.method === 'DELETE',
+    idempotentHint: op.method === 'GET' || op.method === 'PUT' || op.method === 'DELETE',
+    openWorldHint: op.scope !== null && OPEN_WORLD.has(op.scope),
+  };
+}
+
 function definition(id: OperationId, op: Operation): ToolDefinition {
-  const readOnly = op.method === 'GET';
   return {
     name: toolName(id),
-    title: op.summary,
-    description: op.description ?? op.summary,
-    inputSchema: mergedInput(id, op),
-    outputSchema: output(id, op),
-    annotations: {
-      title: op.summary,
-      readOnlyHint: readOnly,
-      destructiveHint: op.method === 'DELETE',
-      idempotentHint: readOnly || op.method === 'PUT' || op.method === 'DELETE',
-      // Searches and enrichment reach data providers and the web; the rest stays in the workspace.
-      openWorldHint: op.scope === 'search:write' || op.scope === 'enrich:write' || op.scope === 'research:write',
-    },
+    description: toolDescription(op),
+    inputSchema: compactInputSchema(mergedInput(id, op)) as ToolDefinition['inputSchema'],
+    outputSchema: compactOutputSchema(output(id, op)) as ToolDefinition['outputSchema'],
+    annotations: annotationsOf(op),
   };
 }
 
@@ -134,12 +159,18 @@ function buildTools(): Map<string, Tool> {
   const tools = new Map<string, Tool>();
   for (const id of Object.keys(operations) as OperationId[]) {
     const operation: Operation = operations[id];
-    if (operation.tool === false) continue;
+    if (operation.tool === false || operation.access === 'dashboard') continue;
     const tool: Tool = { operationId: id, operation, scope: operation.scope, definition: definition(id, operation), split: splitter(operation) };
     tools.set(tool.definition.name, tool);
   }
   return tools;
 }
 
-/** Every tool by name, built once from the registry. */
+/** Every tool by name, built once from the registry, in the registry's order. */
 export const tools: ReadonlyMap<string, Tool> = buildTools();
+
+/** The tools a caller may see: open ones, and those whose scope its credential holds. */
+export function visibleTools(caller: Caller): Tool[] {
+  const scopes = new Set(caller.principal?.scopes ?? []);
+  return [...tools.values()].filter((tool) => tool.scope === null || scopes.has(tool.scope));
+}

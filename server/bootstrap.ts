@@ -95,6 +95,8 @@ export async function bootstrap(config: Config, log: Logger, version: string, ro
     }
 
     await services.credits.recover();
+    // The embedded store is this process's alone: a claim still running was left by a dead one.
+    if (store.kind === 'embedded') await services.idempotency.settleAbandoned();
     return {
       services,
       async close() {

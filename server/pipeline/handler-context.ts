@@ -70,11 +70,23 @@ export class InvocationContext implements HandlerContext {
   price = (units: number): number => priceOf(this.operation.credits, units, this.input);
 
   charge = async (units: number, detail: string): Promise<number> => {
-    const charged = await this.services.payment.charge(this.workspaceId, this.price(units), this.operationId, detail);
+    const price = this.price(units);
+    const { charging } = this.receipt;
+    if (charging === undefined) return this.settle(await this.services.payment.charge(this.workspaceId, price, this.operationId, detail));
+    charging(price);
+    try {
+      return this.settle(await this.services.payment.charge(this.workspaceId, price, this.operationId, detail));
+    } catch (err) {
+      charging(-price);
+      throw err;
+    }
+  };
+
+  private settle(charged: number): number {
     creditsDebited(this.operationId, charged);
     this.receipt.credits += charged;
     return charged;
-  };
+  }
 
   budget = (maxCredits?: number): Promise<Budget> => this.services.payment.budget(this.workspaceId, maxCredits);
 }

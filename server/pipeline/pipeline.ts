@@ -90,6 +90,7 @@ export function createPipeline(services: Services, handlers: Handlers): Pipeline
       const held = await services.idempotency.claim(principal.workspaceId, key, id, hash);
       if ('stored' in held) return replay(operation, held.stored);
       const { claim } = held;
+      receipt.charging = claim.charging;
       let outcome: Outcome;
       try {
         outcome = await run();

@@ -27,6 +27,8 @@ export interface ContextOptions {
   signal: AbortSignal | (() => AbortSignal);
   answer?: AnswerForm;
   trace?: TraceContext;
+  /** The most the whole invocation may charge (the agent's remaining budget for a tool call). */
+  maxCredits?: number;
 }
 
 export class InvocationContext implements HandlerContext {
@@ -72,10 +74,11 @@ export class InvocationContext implements HandlerContext {
   charge = async (units: number, detail: string): Promise<number> => {
     const price = this.price(units);
     const { charging } = this.receipt;
-    if (charging === undefined) return this.settle(await this.services.payment.charge(this.workspaceId, price, this.operationId, detail));
+    const cap = this.creditsLeft();
+    if (charging === undefined) return this.settle(await this.services.payment.charge(this.workspaceId, price, this.operationId, detail, cap));
     charging(price);
     try {
-      return this.settle(await this.services.payment.charge(this.workspaceId, price, this.operationId, detail));
+      return this.settle(await this.services.payment.charge(this.workspaceId, price, this.operationId, detail, cap));
     } catch (err) {
       charging(-price);
       throw err;
@@ -88,5 +91,14 @@ export class InvocationContext implements HandlerContext {
     return charged;
   }
 
-  budget = (maxCredits?: number): Promise<Budget> => this.services.payment.budget(this.workspaceId, maxCredits);
+  /** The handler's own cap (its input's `maxCredits`), within what the invocation may still charge. */
+  budget = (maxCredits?: number): Promise<Budget> => {
+    const left = this.creditsLeft();
+    return this.services.payment.budget(this.workspaceId, left === undefined ? maxCredits : Math.min(left, maxCredits ?? left));
+  };
+
+  private creditsLeft(): number | undefined {
+    const { maxCredits } = this.options;
+    return maxCredits === undefined ? undefined : Math.max(0, maxCredits - this.receipt.credits);
+  }
 }

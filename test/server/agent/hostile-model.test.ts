@@ -99,4 +99,34 @@ describe('a hostile model', () => {
       ['no_such_tool', false],
     ]);
   });
+
+  it('cannot grow a conversation without end, and each message appends to it instead of rewriting it', async () => {
+    const apiKey = await keyFor();
+    const long = 'x'.repeat(3000);
+    play([{ text: long }]);
+    const first = await chat(apiKey, { message: 'One' });
+    expect(first.status).toBe(200);
+    const conversationId = ofType(first.events!, 'done')[0].conversationId as string;
+    for (const message of ['Two', 'Three']) expect((await chat(apiKey, { message, conversationId })).status).toBe(200);
+
+    // The conversation's document holds no messages: each exchange is written as documents of its own.
+    const doc = await app.services.store.collection<{ _id: string }>('agent_conversations').findOne({ _id: conversationId });
+    expect(JSON.stringify(doc).length).toBeLessThan(600);
+    const shown = await app.request('GET', `/v1/api/agent/conversations/${conversationId}`, { key: apiKey });
+    expect(shown.body.messages.map((m: { role: string; content: string }) => [m.role, m.content.length])).toEqual([
+      ['user', 3],
+      ['assistant', 3000],
+      ['user', 3],
+      ['assistant', 3000],
+      ['user', 5],
+      ['assistant', 3000],
+    ]);
+
+    // Past its size limit, a message must start a new conversation.
+    await app.services.store.collection<{ _id: string; chars: number }>('agent_conversations').updateOne({ _id: conversationId }, { $set: { chars: 2_000_000 } });
+    const full = await chat(apiKey, { message: 'Four', conversationId });
+    expect(full.status).toBe(400);
+    expect(full.body).toEqual({ error: 'invalid_request', message: expect.stringMatching(/conversation is full .* start a new one/) });
+    expect((await chat(apiKey, { message: 'Four' })).status).toBe(200);
+  });
 });

@@ -108,6 +108,8 @@ export async function bootstrap(
     }
 
     await services.credits.recover();
+    // The embedded store is this process's alone: a claim still running was left by a dead one.
+    if (store.kind === 'embedded') await services.idempotency.settleAbandoned();
     return {
       services,
       async close() {

@@ -5,7 +5,7 @@ import { AGENT_CONTEXT_MAX_CHARS } from '../../shared/schemas/agent.ts';
 import { requireLlm } from '../ai/llm.ts';
 import { invalidRequest, notFound } from '../errors.ts';
 import type { HandlerContext } from '../pipeline/handler.ts';
-import { conversationView, summaryView } from './conversations.ts';
+import { conversationView, MAX_CONVERSATION_CHARS, summaryView } from './conversations.ts';
 import { agentEvents, type AgentEvent, type ChatSetup } from './loop.ts';
 
 export function agentChat(input: InputOf<'agentChat'>, ctx: HandlerContext): AsyncIterable<AgentEvent> | Promise<OutputOf<'agentChat'>> {
@@ -27,6 +27,9 @@ async function prepare(input: InputOf<'agentChat'>, ctx: HandlerContext): Promis
   if (input.conversationId) {
     const found = await conversations.get(ctx.workspaceId, input.conversationId);
     if (!found) throw notFound('Conversation');
+    if (found.chars >= MAX_CONVERSATION_CHARS) {
+      throw invalidRequest(`This conversation is full (${MAX_CONVERSATION_CHARS / 1_000_000} MB stored); start a new one (send no conversationId).`);
+    }
     history = found.messages;
   }
   await payment.requireAgentMessage(ctx.workspaceId, config.agent.freeMessagesPerDay);

@@ -12,7 +12,7 @@ import type { Tool } from '../tools/tools.ts';
 import type { HandlerContext } from '../pipeline/handler.ts';
 import type { StoredMessage } from './conversations.ts';
 import { fitToBudget, systemPrompt } from './prompt.ts';
-import { functionsOf, isPaid, offeredTools, parseArguments, refused, runTool, toolCallKey, type ToolCallOutcome } from './tools.ts';
+import { functionsOf, isPaid, offeredTools, parseArguments, refused, runTool, toolCallKey, writes, type ToolCallOutcome } from './tools.ts';
 
 export type AgentEvent = StreamEventOf<'agentChat'>;
 
@@ -97,7 +97,10 @@ async function runMessage(setup: ChatSetup, emit: (event: AgentEvent) => void): 
         ...(calls.length ? { toolCalls: calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })) } : {}),
       });
       if (calls.length === 0) break;
-      current.push(...(await runCalls(calls, tools, setup, spent, send)));
+      // Where this answer stands in the conversation: with the call's place in it, names the call
+      // for its idempotency key even when the model numbers call ids afresh in each answer.
+      const answerAt = setup.history.length + current.length - 1;
+      current.push(...(await runCalls(calls, tools, setup, spent, send, answerAt)));
     }
   } catch (err) {
     if (!ctx.signal.aborted) {
@@ -119,33 +122,45 @@ type Call = { id: string; name: string; arguments: string };
 /**
  * The calls of one model turn, each announced, then run: free ones at once; paid ones at once
  * too unless the message has a credit cap, then one after another so the cap is checked against
- * what was really spent. Calls past the step limit are refused to the model. Resolves with the
- * tool messages in the order the model asked.
+ * what was really spent. Every call is a step, a malformed one too (an unknown tool, arguments
+ * that are not one JSON object), so a model that only writes nonsense still runs out of steps.
+ * Calls past the step limit are refused to the model. Resolves with the tool messages in the
+ * order the model asked.
  */
-async function runCalls(calls: Call[], tools: Map<string, Tool>, setup: ChatSetup, spent: { steps: number; credits: number }, send: (event: AgentEvent) => void): Promise<StoredMessage[]> {
+async function runCalls(
+  calls: Call[],
+  tools: Map<string, Tool>,
+  setup: ChatSetup,
+  spent: { steps: number; credits: number },
+  send: (event: AgentEvent) => void,
+  answerAt: number,
+): Promise<StoredMessage[]> {
   const { ctx, input, maxSteps } = setup;
   const cap = input.maxCredits;
   let paidTurn: Promise<unknown> = Promise.resolve();
   let allowed = maxSteps - spent.steps;
 
-  const outcomes = calls.map(async (call): Promise<StoredMessage | null> => {
+  const outcomes = calls.map(async (call, index): Promise<StoredMessage | null> => {
     const tool = tools.get(call.name);
     const args = parseArguments(call.arguments);
-    send({ event: 'tool_call', data: { callId: call.id, tool: call.name, input: args instanceof ServiceError ? {} : args } });
+    send({ event: 'tool_call', data: { callId: call.id, tool: call.name, input: args instanceof ServiceError ? {} : args, writes: tool ? writes(tool) : false } });
 
     let outcome: ToolCallOutcome | null;
-    if (!tool) outcome = refused('invalid_request', `There is no tool named ${call.name}; use one of the tools offered.`);
-    else if (args instanceof ServiceError) outcome = refused(args.code, args.message);
-    else if (allowed <= 0) outcome = refused('invalid_request', `Not run: this message may make at most ${maxSteps} tool calls.`);
+    if (allowed <= 0) outcome = refused('invalid_request', `Not run: this message may make at most ${maxSteps} tool calls.`);
     else {
       allowed--;
       spent.steps++;
-      const run = () => runCapped(tool, args, ctx, cap, spent, toolCallKey(setup.conversationId, setup.history.length, call.id));
-      if (cap !== undefined && isPaid(tool)) {
-        const mine = paidTurn.then(run);
-        paidTurn = mine.catch(() => undefined);
-        outcome = await mine;
-      } else outcome = await run();
+      if (!tool) outcome = refused('invalid_request', `There is no tool named ${call.name}; use one of the tools offered.`);
+      else if (args instanceof ServiceError) outcome = refused(args.code, args.message);
+      else {
+        const key = toolCallKey(setup.conversationId, answerAt, index, call.id);
+        const run = () => runCapped(tool, args, ctx, cap, spent, key);
+        if (cap !== undefined && isPaid(tool)) {
+          const mine = paidTurn.then(run);
+          paidTurn = mine.catch(() => undefined);
+          outcome = await mine;
+        } else outcome = await run();
+      }
     }
     if (!outcome) {
       spent.steps--;
@@ -163,14 +178,18 @@ async function runCalls(calls: Call[], tools: Map<string, Tool>, setup: ChatSetu
   return messages.map((m, i) => m ?? { role: 'tool', content: JSON.stringify({ error: 'cancelled', message: 'Not run: the user left.' }), at: new Date(), callId: calls[i]!.id, tool: calls[i]!.name });
 }
 
-/** A call, unless the client left or the message's credit cap is spent; a tool that takes `maxCredits` gets what is left. */
+/**
+ * A call, unless the client left or the message's credit cap is spent. What is left of the cap
+ * goes into the call as the pipeline's own limit (payment.ts refuses a charge past it), so a tool
+ * whose input has no cap of its own cannot overspend either; a tool that takes `maxCredits` also
+ * gets it there, so it plans its paid work within it.
+ */
 async function runCapped(tool: Tool, args: Record<string, unknown>, ctx: HandlerContext, cap: number | undefined, spent: { credits: number }, key: string): Promise<ToolCallOutcome | null> {
   if (ctx.signal.aborted) return null;
-  if (cap !== undefined && isPaid(tool)) {
-    const left = cap - spent.credits;
-    if (left <= 0) return refused('insufficient_credits', `This message may spend at most ${cap} credits (its maxCredits), and they are spent.`);
-    const properties = (tool.definition.inputSchema.properties ?? {}) as Record<string, unknown>;
-    if ('maxCredits' in properties) args = { ...args, maxCredits: Math.min(left, typeof args.maxCredits === 'number' ? args.maxCredits : left) };
-  }
-  return runTool(tool, args, ctx, key);
+  if (cap === undefined || !isPaid(tool)) return runTool(tool, args, ctx, key);
+  const left = cap - spent.credits;
+  if (left <= 0) return refused('insufficient_credits', `This message may spend at most ${cap} credits (its maxCredits), and they are spent.`);
+  const properties = (tool.definition.inputSchema.properties ?? {}) as Record<string, unknown>;
+  if ('maxCredits' in properties) args = { ...args, maxCredits: Math.min(left, typeof args.maxCredits === 'number' ? args.maxCredits : left) };
+  return runTool(tool, args, ctx, key, left);
 }

@@ -39,6 +39,13 @@ export function functionsOf(tools: Map<string, Tool>): FunctionTool[] {
 /** Whether a tool can charge: everything but a free credit rule. */
 export const isPaid = (tool: Tool) => tool.operation.credits.rule !== 'free';
 
+/**
+ * Whether a tool writes: MCP's rule for `readOnlyHint`, anything but a GET (it creates or changes
+ * something, or is a paid search sent as a POST). Shown on each `tool_call` event, since a write
+ * the model makes after reading a tool result may be an instruction smuggled into that result.
+ */
+export const writes = (tool: Tool) => tool.operation.method !== 'GET';
+
 const failure = (err: ServiceError): ToolCallOutcome => ({
   content: JSON.stringify({ error: err.code, message: err.message }),
   isError: true,
@@ -65,10 +72,14 @@ export function parseArguments(raw: string): Record<string, unknown> | ServiceEr
 }
 
 /** Runs one call through the pipeline; every failure becomes a tool error, never a throw. */
-export async function runTool(tool: Tool, args: Record<string, unknown>, ctx: HandlerContext, idempotencyKey?: string): Promise<ToolCallOutcome> {
+export async function runTool(tool: Tool, args: Record<string, unknown>, ctx: HandlerContext, idempotencyKey?: string, maxCredits?: number): Promise<ToolCallOutcome> {
   let charged = 0;
   try {
-    const outcome = await ctx.invoke(tool.operationId, tool.split(args), { signal: ctx.signal, ...(idempotencyKey ? { idempotencyKey } : {}) });
+    const outcome = await ctx.invoke(tool.operationId, tool.split(args), {
+      signal: ctx.signal,
+      ...(idempotencyKey ? { idempotencyKey } : {}),
+      ...(maxCredits !== undefined ? { maxCredits } : {}),
+    });
     const body = outcome.kind === 'value' ? outcome.value : await mergePages(outcome.events, async () => {});
     charged = outcome.receipt.credits;
     return { content: limited(JSON.stringify(body)), isError: false, creditsCharged: charged };
@@ -81,13 +92,14 @@ export async function runTool(tool: Tool, args: Record<string, unknown>, ctx: Ha
 }
 
 /**
- * The `Idempotency-Key` of one tool call: its conversation, the turn (the messages before the
- * user's, since some model servers number call ids afresh in each answer) and the call id name one
- * call, so the same call run again is answered from its first run rather than charged twice.
- * Hashed: call ids are the model's, of any length and alphabet.
+ * The `Idempotency-Key` of one tool call: its conversation, the place of the model's answer in it,
+ * the call's place in that answer and the call id name one call (model servers may number call
+ * ids afresh in each answer, or repeat one), so the same call run again is answered from its first
+ * run rather than charged twice, and two calls never share a key. Hashed: call ids are the
+ * model's, of any length and alphabet.
  */
-export function toolCallKey(conversationId: string, turn: number, callId: string): string {
-  return `agent-${createHash('sha256').update(`${conversationId}\0${turn}\0${callId}`).digest('hex')}`;
+export function toolCallKey(conversationId: string, answerAt: number, index: number, callId: string): string {
+  return `agent-${createHash('sha256').update(`${conversationId}\0${answerAt}\0${index}\0${callId}`).digest('hex')}`;
 }
 
 function limited(json: string): string {

@@ -10,13 +10,22 @@
  * A movement is answered once it is durable in the ledger; the pull that follows is not waited
  * for (each durable write is a disk flush, and this one was a third of a charged call's wait).
  * A pull that never lands leaves the movement pending, and copying it again finds it there.
+ *
+ * A movement's `seq` and `balanceAfter` are those of the update that applied it: the debit that
+ * made it reads them from that update's answer. Whoever else files a pending movement (a read of
+ * the credits, another instance, start-up after a crash) works them out from the account and the
+ * ledger (`placePending`), never from the account's current `seq` and balance, which later
+ * movements have already moved on.
+ *
+ * The outbox is cleared by pulling the movement as it was pushed (the whole document): FerretDB
+ * 1.24 does not apply a `$pull` whose condition names a field of the array's documents.
  */
 import { ServiceError } from '../errors.ts';
 import { isDuplicateKeyError, type Collection, type Filter, type IndexDeclaration, type Store } from '../store/port.ts';
 import type { WorkspaceDoc, Workspaces } from '../workspaces.ts';
 import type { OutputOf } from '../../shared/operations/index.ts';
 import { Lru } from '../auth/lru.ts';
-import { newMovement } from './movement.ts';
+import { newMovement, type Movement } from './movement.ts';
 import { isTrialOver, type Plan } from './plans.ts';
 
 export interface LedgerDoc {
@@ -43,6 +52,8 @@ export type LedgerPage = OutputOf<'listLedger'>;
 const DAY_MS = 86_400_000;
 
 const RECENT_MOVEMENTS = 50;
+/** Ledger rows read at a time while placing pending movements (usually a few are enough). */
+const PLACING_BATCH = 64;
 /** Workspaces whose recent movements are kept between reads. */
 const RECENT_CACHE_ENTRIES = 1_000;
 
@@ -93,7 +104,7 @@ export class Credits {
       if (!account) throw new ServiceError('not_found', 'workspace not found');
       return { ok: false, balance: account.balance };
     }
-    await this.record(after, movement.movementId);
+    await this.record(after, movement);
     return { ok: true };
   }
 
@@ -107,7 +118,7 @@ export class Credits {
       { returnDocument: 'after' },
     );
     if (!after) throw new ServiceError('not_found', 'workspace not found');
-    await this.record(after, movement.movementId);
+    await this.record(after, movement);
   }
 
   /** Gives back credits taken by an earlier debit, e.g. when the work it paid for failed. */
@@ -125,15 +136,15 @@ export class Credits {
       const movement = newMovement(-current.balance, 'trial_expired', 'Unspent trial credits expired');
       const after: WorkspaceDoc | null = await this.accounts.findOneAndUpdate(
         { _id: current._id, balance: current.balance, trialExpiredAt: null, 'plan.name': 'trial' },
-        {
-          $set: { balance: 0, trialExpiredAt: now, updatedAt: now },
-          $inc: { seq: 1 },
-          ...(current.balance > 0 ? { $push: { pending: movement } } : {}),
-        },
+        // `seq` counts movements only: a seq without one would leave a gap that placePending
+        // could not tell from a movement still pending.
+        current.balance > 0
+          ? { $set: { balance: 0, trialExpiredAt: now, updatedAt: now }, $inc: { seq: 1 }, $push: { pending: movement } }
+          : { $set: { trialExpiredAt: now, updatedAt: now } },
         { returnDocument: 'after' },
       );
       if (after) {
-        if (current.balance > 0) await this.record(after, movement.movementId);
+        if (current.balance > 0) await this.record(after, movement);
         return after;
       }
       current = await this.workspaces.get(account._id);
@@ -217,35 +228,105 @@ export class Credits {
     return stranded.length;
   }
 
-  /** Copies an account's outbox into the ledger (after creation, or after a crash). */
+  /**
+   * Copies an account's outbox into the ledger (after creation, after a crash, or when a read
+   * finds movements whose debit has not filed them yet), each under its own `seq` and balance.
+   */
   async flushPending(account: WorkspaceDoc): Promise<void> {
-    for (const movement of account.pending) await this.record(account, movement.movementId);
+    if (account.pending.length === 0) return;
+    // One pull at a time, each awaited: off the charged path, and FerretDB 1.24 loses all but one
+    // of concurrent updates to one document.
+    for (const { movement, seq, balanceAfter, filed } of await this.placePending(account)) {
+      if (!filed) await this.insertRow(account._id, movement, seq, balanceAfter);
+      await this.accounts.updateOne({ _id: account._id }, { $pull: { pending: movement } });
+    }
   }
 
   /**
-   * Writes one applied movement to the ledger and clears it from the outbox. `after` is the
-   * account as returned by the update that applied it, so its balance is the balance after it;
-   * for a movement recovered after a crash it is the balance at recovery.
+   * The `seq` and `balanceAfter` of each movement in `account.pending`, as read in one account
+   * document. Every `seq` up to the account's belongs to exactly one movement, pushed onto the
+   * outbox by the same update that took its `seq`, so the outbox is in `seq` order and a movement
+   * leaves it only once it is in the ledger. Walking the ledger down from the account's `seq`, a
+   * `seq` with no row is therefore the newest pending movement not found in the ledger yet; each
+   * balance before is the one after less the amount. Rows filed meanwhile by the movement's own
+   * debit carry the same `seq`, so racing writers agree.
    */
-  private async record(after: WorkspaceDoc, movementId: string): Promise<void> {
-    const movement = after.pending.find((m) => m.movementId === movementId);
-    if (!movement) return;
+  private async placePending(account: WorkspaceDoc): Promise<Array<{ movement: Movement; seq: number; balanceAfter: number; filed: boolean }>> {
+    const pending = new Map(account.pending.map((m) => [m.movementId, m]));
+    const placed: Array<{ movement: Movement; seq: number; balanceAfter: number; filed: boolean }> = [];
+    const found = new Set<string>();
+    let newest = account.pending.length - 1;
+    let seq = account.seq;
+    let balance = account.balance;
+    /** Files the movement missing at `seq`: the newest pending one not found in the ledger. */
+    const placeMissing = (): boolean => {
+      while (newest >= 0 && found.has(account.pending[newest]!.movementId)) newest--;
+      const movement = account.pending[newest--];
+      if (!movement) return false;
+      placed.push({ movement, seq, balanceAfter: balance, filed: false });
+      balance -= movement.amount;
+      seq--;
+      return true;
+    };
+    let below = account.seq + 1;
+    while (placed.length < pending.size && seq > 0) {
+      const rows = await this.ledger
+        .find({ workspaceId: account._id, seq: { $lt: below } }, { sort: { seq: -1 }, limit: PLACING_BATCH, projection: { seq: 1, amount: 1 } })
+        .toArray();
+      for (const row of rows) {
+        while (seq > row.seq && placed.length < pending.size) if (!placeMissing()) return placed;
+        if (placed.length === pending.size) return placed;
+        if (row.seq !== seq) continue;
+        const movement = pending.get(row._id);
+        if (movement) {
+          found.add(row._id);
+          placed.push({ movement, seq, balanceAfter: balance, filed: true });
+        }
+        balance -= row.amount;
+        seq--;
+      }
+      if (rows.length < PLACING_BATCH) {
+        // No rows further down: every remaining seq is a pending movement.
+        while (seq > 0 && placed.length < pending.size) if (!placeMissing()) break;
+        break;
+      }
+      below = rows[rows.length - 1]!.seq;
+    }
+    return placed;
+  }
+
+  /**
+   * Files the movement a debit, credit or expiry just applied, and clears it from the outbox.
+   * `after` is the account as that update returned it, so its `seq` and balance are the
+   * movement's own, unless something filed it first.
+   */
+  private async record(after: WorkspaceDoc, movement: Movement): Promise<void> {
+    await this.insertRow(after._id, movement, after.seq, after.balance);
+    this.clearFromOutbox(after._id, movement);
+  }
+
+  /** One ledger row; a row already there (filed by someone else) is the same row, so it is left. */
+  private async insertRow(workspaceId: string, movement: Movement, seq: number, balanceAfter: number): Promise<void> {
     try {
       await this.ledger.insertOne({
         _id: movement.movementId,
-        workspaceId: after._id,
-        seq: after.seq,
+        workspaceId,
+        seq,
         at: movement.at,
         amount: movement.amount,
-        balanceAfter: after.balance,
+        balanceAfter,
         operation: movement.operation,
         detail: movement.detail,
       });
     } catch (err) {
       if (!isDuplicateKeyError(err)) throw err;
     }
+  }
+
+  /** Not waited for: a pull that never lands leaves a movement that filing again finds filed. */
+  private clearFromOutbox(workspaceId: string, movement: Movement): void {
     this.accounts
-      .updateOne({ _id: after._id }, { $pull: { pending: { movementId } } })
+      .updateOne({ _id: workspaceId }, { $pull: { pending: movement } })
       .catch((err: unknown) => this.onBackgroundError(err as Error));
   }
 }

@@ -66,8 +66,15 @@ export class Payment {
     throw new ServiceError('plan_required', `${blocker} Without a plan the agent answers ${freePerDay} messages a day, all used today.`);
   }
 
-  /** Takes `amount`, or answers 402 `insufficient_credits` having changed nothing. Resolves with what was charged. */
-  async charge(workspaceId: string, amount: number, operationId: string, detail: string): Promise<number> {
+  /**
+   * Takes `amount`, or answers 402 `insufficient_credits` having changed nothing. Resolves with
+   * what was charged. `cap`: what the caller may still spend (the agent's `maxCredits` left for a
+   * tool call), refused before the debit when the amount is over it.
+   */
+  async charge(workspaceId: string, amount: number, operationId: string, detail: string, cap?: number): Promise<number> {
+    if (cap !== undefined && amount > cap) {
+      throw new ServiceError('insufficient_credits', `This call may spend at most ${credits(cap)} (the message's maxCredits left) and costs ${credits(amount)}; nothing was charged. Ask for fewer results.`);
+    }
     const debit = await this.ledger.debit(workspaceId, amount, operationId, detail);
     if (!debit.ok) {
       throw new ServiceError('insufficient_credits', `This operation costs ${credits(amount)} and the balance is ${debit.balance}.`);

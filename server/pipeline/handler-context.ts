@@ -27,6 +27,8 @@ export interface ContextOptions {
   signal: AbortSignal | (() => AbortSignal);
   answer?: AnswerForm;
   trace?: TraceContext;
+  /** The most the whole invocation may charge (the agent's remaining budget for a tool call). */
+  maxCredits?: number;
 }
 
 export class InvocationContext implements HandlerContext {
@@ -70,11 +72,33 @@ export class InvocationContext implements HandlerContext {
   price = (units: number): number => priceOf(this.operation.credits, units, this.input);
 
   charge = async (units: number, detail: string): Promise<number> => {
-    const charged = await this.services.payment.charge(this.workspaceId, this.price(units), this.operationId, detail);
+    const price = this.price(units);
+    const { charging } = this.receipt;
+    const cap = this.creditsLeft();
+    if (charging === undefined) return this.settle(await this.services.payment.charge(this.workspaceId, price, this.operationId, detail, cap));
+    charging(price);
+    try {
+      return this.settle(await this.services.payment.charge(this.workspaceId, price, this.operationId, detail, cap));
+    } catch (err) {
+      charging(-price);
+      throw err;
+    }
+  };
+
+  private settle(charged: number): number {
     creditsDebited(this.operationId, charged);
     this.receipt.credits += charged;
     return charged;
+  }
+
+  /** The handler's own cap (its input's `maxCredits`), within what the invocation may still charge. */
+  budget = (maxCredits?: number): Promise<Budget> => {
+    const left = this.creditsLeft();
+    return this.services.payment.budget(this.workspaceId, left === undefined ? maxCredits : Math.min(left, maxCredits ?? left));
   };
 
-  budget = (maxCredits?: number): Promise<Budget> => this.services.payment.budget(this.workspaceId, maxCredits);
+  private creditsLeft(): number | undefined {
+    const { maxCredits } = this.options;
+    return maxCredits === undefined ? undefined : Math.max(0, maxCredits - this.receipt.credits);
+  }
 }

@@ -46,7 +46,7 @@ export interface HandlerContext {
    * Runs another operation for the same caller, exactly as a binding would (scope, validation,
    * plan gate, charges): how the agent calls its tools.
    */
-  invoke(id: OperationId, raw: RawInput, options: { signal: AbortSignal; idempotencyKey?: string }): Promise<Outcome>;
+  invoke(id: OperationId, raw: RawInput, options: { signal: AbortSignal; idempotencyKey?: string; maxCredits?: number }): Promise<Outcome>;
 }
 
 type JsonAnswerOf<Id extends OperationId> = Operations[Id] extends { stream: { json: true } } ? Promise<OutputOf<Id>> : never;

@@ -12,6 +12,11 @@
  *
  * What is stored: a success's body (or a stream's events), and a failure only when it came after
  * a charge; a failure that charged nothing releases the key, so a retry runs afresh.
+ *
+ * A claim counts what its request is about to charge (`charging`), so a claim whose process died
+ * says whether a retry may run again. On the embedded store one process holds the store, so at
+ * start-up every claim still running is known dead (`settleAbandoned`): its retry is answered at
+ * once, run afresh if nothing was charged, else told what was, instead of waiting out the lease.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { OperationId } from '../../shared/operations/index.ts';
@@ -49,6 +54,8 @@ export interface IdempotencyDoc {
   /** Names the one request that holds a running claim. */
   claimId: string;
   leaseUntil: Date;
+  /** Credits the request was about to charge, or charged: counted before each debit. */
+  charged?: number;
   createdAt: Date;
   expiresAt: Date;
   answer?: StoredAnswer;
@@ -91,6 +98,12 @@ function canonicalJson(value: unknown): string {
 export interface Claim {
   complete(answer: StoredAnswer): Promise<void>;
   release(): Promise<void>;
+  /**
+   * Counts credits about to be charged (negative: a charge refused). Not waited for: on the
+   * embedded store writes reach the journal in order, so the debit's own durable write makes
+   * this one durable too, without a disk flush of its own.
+   */
+  charging(credits: number): void;
 }
 
 export class IdempotencyKeys {
@@ -165,7 +178,32 @@ export class IdempotencyKeys {
       release: async () => {
         await this.docs.deleteOne({ _id, claimId, state: 'running' });
       },
+      charging: (credits) => {
+        this.docs.updateOne({ _id, claimId }, { $inc: { charged: credits } }).catch(() => {});
+      },
     };
+  }
+
+  /**
+   * Settles every claim still running, for a store only this process uses (the embedded store, at
+   * start-up): their requests died with their process. One that charged nothing lets its key go,
+   * so its retry runs; one that charged keeps an answer saying so, so its retry does not pay twice.
+   */
+  async settleAbandoned(): Promise<number> {
+    const abandoned = await this.docs.find({ state: 'running' }, { projection: { _id: 1, claimId: 1, charged: 1 } }).toArray();
+    for (const { _id, claimId, charged = 0 } of abandoned) {
+      if (charged <= 0) {
+        await this.docs.deleteOne({ _id, claimId, state: 'running' });
+        continue;
+      }
+      const answer: StoredAnswer = {
+        kind: 'error',
+        code: 'internal_error',
+        message: `The first request under this Idempotency-Key stopped when the server did, after charging up to ${charged} credit${charged === 1 ? '' : 's'}; it is not run again under this key. Check the ledger, and use a new key to run it again.`,
+      };
+      await this.docs.updateOne({ _id, claimId, state: 'running' }, { $set: { state: 'done', answer } });
+    }
+    return abandoned.length;
   }
 }
 

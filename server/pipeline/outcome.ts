@@ -25,6 +25,8 @@ export interface StreamEvent {
 /** Credits charged so far by one invocation; a stream's total grows with each page it sends. */
 export interface Receipt {
   credits: number;
+  /** Told each price before it is debited (negative when refused), under an Idempotency-Key. */
+  charging?: (credits: number) => void;
 }
 
 export type Outcome =

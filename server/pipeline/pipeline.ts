@@ -39,6 +39,11 @@ export interface InvokeOptions {
   trace?: TraceContext;
   /** Who called, for the metrics. @default 'http' */
   binding?: Binding;
+  /**
+   * The most this invocation may charge in all, whatever its own input allows: the agent's
+   * message-wide `maxCredits`, passed into each tool call (payment.ts refuses a charge past it).
+   */
+  maxCredits?: number;
 }
 
 export interface Pipeline {
@@ -72,8 +77,15 @@ export function createPipeline(services: Services, handlers: Handlers): Pipeline
       const receipt: Receipt = { credits: 0 };
       const run = async (): Promise<Outcome> => {
         if (operation.requiresPlan && principal) await services.payment.requirePlan(principal.workspaceId);
-        const invokeAgain: HandlerContext['invoke'] = (other, otherRaw, { signal, idempotencyKey }) =>
-          pipeline.invoke(other, caller, otherRaw, { log: options.log, signal, binding: 'agent', trace: ctx.trace, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) });
+        const invokeAgain: HandlerContext['invoke'] = (other, otherRaw, { signal, idempotencyKey, maxCredits }) =>
+          pipeline.invoke(other, caller, otherRaw, {
+            log: options.log,
+            signal,
+            binding: 'agent',
+            trace: ctx.trace,
+            ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+            ...(maxCredits !== undefined ? { maxCredits } : {}),
+          });
         const ctx = new InvocationContext(id, operation, input, principal, services, options, receipt, invokeAgain);
         try {
           const result = runners.get(id)!.run(input, ctx);
@@ -90,6 +102,7 @@ export function createPipeline(services: Services, handlers: Handlers): Pipeline
       const held = await services.idempotency.claim(principal.workspaceId, key, id, hash);
       if ('stored' in held) return replay(operation, held.stored);
       const { claim } = held;
+      receipt.charging = claim.charging;
       let outcome: Outcome;
       try {
         outcome = await run();

@@ -52,12 +52,31 @@ export function compileValidators(operations: Record<string, Operation>): Valida
     if (!check) return { ok: true, value: {} };
     // Coercion rewrites values in place: work on a copy of Koa's params and query.
     const data = part === 'body' ? value : { ...(value as object) };
-    if (check(data)) return { ok: true, value: data as Record<string, unknown> };
+    if (check(data)) {
+      const infinite = part === 'body' ? null : nonFinite(data, '');
+      return infinite === null ? { ok: true, value: data as Record<string, unknown> } : { ok: false, message: `${fieldPath(infinite) || part} must be a finite number` };
+    }
     // Without allErrors, the last error is the one that failed; those before it come from the
     // rejected branches of an `anyOf`.
     const error = check.errors?.at(-1);
     return { ok: false, message: error ? describe(error, part) : `${part} is invalid` };
   };
+}
+
+/**
+ * The pointer to a number that is not finite, if any. Ajv coerces the strings `Infinity`,
+ * `-Infinity` and `1e309` to numbers and then skips `minimum` and `maximum`, which only compare
+ * finite numbers: `limit=Infinity` would pass a `maximum: 100`. A field declared as a string keeps
+ * its text, so any such number came from a numeric field.
+ */
+function nonFinite(value: unknown, pointer: string): string | null {
+  if (typeof value === 'number') return Number.isFinite(value) ? null : pointer;
+  if (value === null || typeof value !== 'object') return null;
+  for (const [key, item] of Object.entries(value)) {
+    const found = nonFinite(item, `${pointer}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`);
+    if (found !== null) return found;
+  }
+  return null;
 }
 
 const TYPE_NAMES: Record<string, string> = {

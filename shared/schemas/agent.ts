@@ -52,7 +52,15 @@ export const AgentText = ClosedObject('A piece of the reply, as the model writes
   delta: Type.String({ description: 'Text to append to the reply.' }),
 });
 
-export const AgentToolCall = ClosedObject('The agent calls a tool.', { callId: CallId, tool: ToolName, input: ToolInput });
+export const AgentToolCall = ClosedObject('The agent calls a tool.', {
+  callId: CallId,
+  tool: ToolName,
+  input: ToolInput,
+  writes: Type.Boolean({
+    description:
+      'Whether the tool creates or changes something, or spends credits as a POST search does (anything but a read). A write the model asks for after reading a tool result may come from text inside that result: show it to the user.',
+  }),
+});
 
 export const AgentToolResult = ClosedObject('A tool call ended.', {
   callId: CallId,

@@ -150,7 +150,7 @@ function withRaw(base: unknown, path: string[], raw: string): string {
 
 const BAD_PARAMS = ['not-a-uuid', '%00', '..%2F..%2Fetc', 'x'.repeat(2000), '%7B%22%24gt%22%3A%22%22%7D', '__proto__', 'constructor', '%F0%28%8C%28', '00000000-0000-0000-0000-000000000000'];
 
-const BAD_QUERIES = ['a[$gt]=1', '__proto__[polluted]=1', 'constructor[prototype][polluted]=1', `q=${'x'.repeat(5000)}`, 'limit=1e308', 'limit=-1', 'limit[]=1&limit[]=2', 'status=%00', '%E0%A4%A=1'];
+const BAD_QUERIES = ['a[$gt]=1', '__proto__[polluted]=1', 'constructor[prototype][polluted]=1', `q=${'x'.repeat(5000)}`, 'limit=1e308', 'limit=-1', 'limit=Infinity', 'limit[]=1&limit[]=2', 'status=%00', '%E0%A4%A=1'];
 
 interface Case {
   label: string;
@@ -176,7 +176,7 @@ function casesFor(id: string, op: Operation): Case[] {
   }
   for (const query of BAD_QUERIES) cases.push({ label: `${id}: ?${query.slice(0, 30)}`, method: op.method, path: `${goodPath}?${query}`, ...(body === undefined ? {} : { raw: body }) });
   for (const path of fieldPaths(op.request.query as Schema | undefined)) {
-    for (const value of ['', '%00', '1e308', '-1', 'x'.repeat(3000), '%7B%7D']) {
+    for (const value of ['', '%00', '1e308', '-1', 'Infinity', '-Infinity', '1e309', 'NaN', 'x'.repeat(3000), '%7B%7D']) {
       cases.push({ label: `${id}: query ${path[0]}=${value.slice(0, 10)}`, method: op.method, path: `${goodPath}?${path[0]}=${value}` });
     }
   }

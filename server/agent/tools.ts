@@ -40,11 +40,12 @@ export function functionsOf(tools: Map<string, Tool>): FunctionTool[] {
 export const isPaid = (tool: Tool) => tool.operation.credits.rule !== 'free';
 
 /**
- * Whether a tool writes: MCP's rule for `readOnlyHint`, anything but a GET (it creates or changes
- * something, or is a paid search sent as a POST). Shown on each `tool_call` event, since a write
- * the model makes after reading a tool result may be an instruction smuggled into that result.
+ * Whether a tool writes: the opposite of its MCP `readOnlyHint` (one rule, in server/tools/), so a
+ * search or lookup, which only spends credits, does not count. Shown on each `tool_call` event,
+ * since a write the model makes after reading a tool result may be an instruction smuggled into
+ * that result.
  */
-export const writes = (tool: Tool) => tool.operation.method !== 'GET';
+export const writes = (tool: Tool) => !tool.definition.annotations.readOnlyHint;
 
 const failure = (err: ServiceError): ToolCallOutcome => ({
   content: JSON.stringify({ error: err.code, message: err.message }),

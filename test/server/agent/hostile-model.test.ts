@@ -95,7 +95,7 @@ describe('a hostile model', () => {
     const res = await chat(apiKey, { message: 'Go' });
     expect(ofType(res.events!, 'tool_call').map((c) => [c.tool, c.writes])).toEqual([
       ['get_credits', false],
-      ['lookup_cnpj_batch', true],
+      ['lookup_cnpj_batch', false],
       ['no_such_tool', false],
     ]);
   });

@@ -18,7 +18,7 @@ import { creditsDebited } from '../metrics.ts';
 import type { Services } from '../services.ts';
 import { startTrace, type TraceContext } from '../trace-context.ts';
 import type { HandlerContext } from './handler.ts';
-import type { AnswerForm, Receipt } from './outcome.ts';
+import type { AnswerForm, CreditCap, Receipt } from './outcome.ts';
 
 /** What the context reads of the binding's options (the pipeline's `InvokeOptions`). */
 export interface ContextOptions {
@@ -27,6 +27,7 @@ export interface ContextOptions {
   signal: AbortSignal | (() => AbortSignal);
   answer?: AnswerForm;
   trace?: TraceContext;
+  creditCap?: CreditCap;
 }
 
 export class InvocationContext implements HandlerContext {
@@ -70,11 +71,33 @@ export class InvocationContext implements HandlerContext {
   price = (units: number): number => priceOf(this.operation.credits, units, this.input);
 
   charge = async (units: number, detail: string): Promise<number> => {
-    const charged = await this.services.payment.charge(this.workspaceId, this.price(units), this.operationId, detail);
+    const amount = this.price(units);
+    const cap = this.options.creditCap;
+    if (cap && amount > 0) return this.chargeUnderCap(cap, amount, detail);
+    const charged = await this.services.payment.charge(this.workspaceId, amount, this.operationId, detail);
     creditsDebited(this.operationId, charged);
     this.receipt.credits += charged;
     return charged;
   };
 
-  budget = (maxCredits?: number): Promise<Budget> => this.services.payment.budget(this.workspaceId, maxCredits);
+  private async chargeUnderCap(cap: CreditCap, amount: number, detail: string): Promise<number> {
+    if (!(await cap.reserve(amount))) {
+      throw new ServiceError('insufficient_credits', `This call costs ${amount} credits, more than what is left of the job's maxCredits.`);
+    }
+    let charged: number;
+    try {
+      charged = await this.services.payment.charge(this.workspaceId, amount, this.operationId, detail);
+    } catch (err) {
+      await cap.release(amount);
+      throw err;
+    }
+    creditsDebited(this.operationId, charged);
+    this.receipt.credits += charged;
+    return charged;
+  }
+
+  budget = (maxCredits?: number): Promise<Budget> => {
+    const cap = this.options.creditCap;
+    return this.services.payment.budget(this.workspaceId, cap ? Math.min(maxCredits ?? Infinity, cap.remaining()) : maxCredits);
+  };
 }

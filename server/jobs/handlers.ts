@@ -3,7 +3,6 @@ import type { JobOperation } from '../../shared/schemas/jobs.ts';
 import { authorize } from '../auth/principal.ts';
 import { notFound, ServiceError } from '../errors.ts';
 import type { Handler } from '../pipeline/handler.ts';
-import { endJob } from './ending.ts';
 import { checkItems } from './items.ts';
 import { viewOf, type JobDoc } from './jobs.ts';
 import { decodeCursor, resultsPage } from './results.ts';
@@ -47,8 +46,8 @@ export const getJobResults: Handler<'getJobResults'> = async (input, ctx) => {
 
 export const cancelJob: Handler<'cancelJob'> = async (input, ctx) => {
   const job = await jobOf(input.jobId, ctx);
-  const { jobs, webhooks, jobRunner } = ctx.services;
-  const ended = await endJob(jobs, webhooks, job._id, 'cancelled');
+  const { jobs, jobRunner } = ctx.services;
+  const ended = await jobs.end(job._id, 'cancelled');
   if (!ended) throw new ServiceError('job_finished', `The job has already ended (${(await jobs.get(ctx.workspaceId, job._id))?.status ?? job.status}).`);
   // Its items in flight here stop now, and its webhook goes out.
   jobRunner.wake();

@@ -92,12 +92,17 @@ const JOBS = 'jobs';
 const ITEMS = 'jobItems';
 const SLOTS = 'jobSlots';
 
+/**
+ * Jobs expire by the runner's sweep (`sweep`), not a TTL index: a job's items must go with it,
+ * and a TTL index would remove the job that names them first. Items carry a far TTL of their own,
+ * for items whose job was never stored.
+ */
 export const jobIndexes: IndexDeclaration[] = [
   { collection: JOBS, keys: { workspaceId: 1, createdAt: -1 } },
   { collection: JOBS, keys: { status: 1 } },
   { collection: JOBS, keys: { settling: 1 } },
-  { collection: JOBS, keys: { expiresAt: 1 }, options: { expireAfterSeconds: 0 } },
-  { collection: ITEMS, keys: { jobId: 1, index: 1 } },
+  { collection: JOBS, keys: { expiresAt: 1 } },
+  { collection: ITEMS, keys: { jobId: 1, index: 1 }, onlyOn: 'mongodb' },
   { collection: ITEMS, keys: { expiresAt: 1 }, options: { expireAfterSeconds: 0 } },
 ];
 
@@ -330,7 +335,7 @@ export class Jobs {
     return ended;
   }
 
-  /** Counts the job again from its items, gives its results 7 days, frees its slot; safe to repeat. */
+  /** Counts the job again from its items and frees its slot; safe to repeat. */
   async settle(job: JobDoc): Promise<JobDoc> {
     const counts = await this.items
       .aggregate<{ _id: ItemStatus; n: number; credits: number }>([
@@ -344,10 +349,20 @@ export class Jobs {
       failed: of('error')?.n ?? 0,
       creditsCharged: (of('ok')?.credits ?? 0) + (of('error')?.credits ?? 0),
     };
-    await this.docs.updateOne({ _id: job._id }, { $set: totals });
-    if (job.expiresAt) await this.items.updateMany({ jobId: job._id }, { $set: { expiresAt: job.expiresAt } });
+    // Unless an item finished (and was counted) meanwhile: then the counters are already past what was read.
+    const fixed = await this.docs.updateOne({ _id: job._id, done: job.done, failed: job.failed, creditsCharged: job.creditsCharged }, { $set: totals });
     await this.slots.deleteMany({ jobId: job._id });
-    return { ...job, ...totals };
+    return fixed.matchedCount === 1 ? { ...job, ...totals } : ((await this.docs.findOne({ _id: job._id })) ?? job);
+  }
+
+  /** Removes jobs 7 days after they ended, with their items and deliveries' job. */
+  async sweep(): Promise<number> {
+    const expired = await this.docs.find({ expiresAt: { $lt: new Date(this.now()) } }, { limit: 10 }).toArray();
+    for (const job of expired) {
+      await this.items.deleteMany({ jobId: job._id });
+      await this.docs.deleteOne({ _id: job._id });
+    }
+    return expired.length;
   }
 
   /** One page of finished items after index `after`, in item order. */

@@ -19,7 +19,7 @@ import { ServiceError, type ErrorCode } from '../errors.ts';
 import type { OperationId } from '../../shared/operations/index.ts';
 import type { CreditCap, Outcome, RawInput } from '../pipeline/outcome.ts';
 import { startTrace, type TraceContext } from '../trace-context.ts';
-import { deliveryId, endJob, settleLeftovers } from './ending.ts';
+import { deliveryId, settleEnded } from './ending.ts';
 import { itemKey, type JobDoc, type JobItemDoc, type Jobs } from './jobs.ts';
 import type { Webhooks } from './webhooks.ts';
 
@@ -125,8 +125,9 @@ export class JobRunner {
   private async tick(): Promise<void> {
     const { jobs, webhooks, log } = this.options;
     try {
-      await settleLeftovers(jobs, webhooks);
       await this.refresh();
+      await settleEnded(jobs, webhooks, (jobId) => (this.active.get(jobId)?.running ?? 0) > 0);
+      await jobs.sweep();
       this.fill();
       await webhooks.sendDue();
     } catch (err) {
@@ -311,11 +312,11 @@ export class JobRunner {
   }
 
   private async end(entry: ActiveJob, status: 'done' | 'stopped' | 'failed'): Promise<void> {
-    const ended = await endJob(this.options.jobs, this.options.webhooks, entry.job._id, status, ['running']);
+    const ended = await this.options.jobs.end(entry.job._id, status, ['running']);
     entry.controller.abort(new ServiceError('job_finished', 'The job has ended.'));
     entry.queue.length = 0;
-    if (ended) this.options.log.info({ jobId: ended._id, status, done: ended.done, failed: ended.failed }, 'job ended');
-    // Its deliveries go out now rather than at the next poll.
+    if (ended) this.options.log.info({ jobId: ended._id, status }, 'job ended');
+    // It is settled, and its webhook sent, now rather than at the next poll.
     this.wake();
   }
 }

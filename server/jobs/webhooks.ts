@@ -57,6 +57,7 @@ export function signature(secret: string, unixSeconds: number, body: string): st
 export interface WebhookOptions {
   timeoutMs: number;
   allowPrivate: boolean;
+  /** The clock deliveries are scheduled by (tests move it instead of waiting). */
   now: () => number;
   log: Logger;
 }
@@ -68,7 +69,7 @@ export class Webhooks {
 
   constructor(
     store: Store,
-    private readonly options: WebhookOptions,
+    readonly options: WebhookOptions,
   ) {
     this.deliveries = store.collection<DeliveryDoc>(DELIVERIES);
     // Retries are this module's own (stored, minutes apart): the client makes one attempt per call.

@@ -3,7 +3,7 @@
  * the operation a job runs, so they carry no scope of their own (`actsFor`): starting a job needs
  * that operation's scope and plan, and reading or cancelling one needs the scope of its operation.
  */
-import { Job, JobList, JobParams, JobResults, JobResultsQuery, JobStartBody, JobStarted } from '../schemas/jobs.ts';
+import { Job, JobCancelBody, JobList, JobParams, JobResults, JobResultsQuery, JobStartBody, JobStarted } from '../schemas/jobs.ts';
 import { defineOperations } from './types.ts';
 
 const description = (text: string) => `${text} Another workspace's job answers 404.`;
@@ -97,7 +97,7 @@ export const jobOperations = defineOperations({
     requiresPlan: false,
     credits: { rule: 'free' },
     rateClass: 'standard',
-    request: { params: JobParams },
+    request: { params: JobParams, body: JobCancelBody },
     responses: { 200: Job },
     errors: [400, 401, 403, 404, 409, 429],
     extension: true,

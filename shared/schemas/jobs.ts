@@ -61,7 +61,10 @@ export const Job = ClosedObject(
   { title: 'Job' },
 );
 
-export const JobList = ClosedObject('The workspace\'s jobs, newest first.', { jobs: Type.Array(Job) });
+export const JobList = ClosedObject('The workspace\'s jobs, newest first.', { jobs: Type.Array(Job, { description: 'Newest first.' }) });
+
+/** A cancel takes no body (an empty object at most). */
+export const JobCancelBody = ClosedObject('Nothing: the job is named by the path.', {});
 
 export const JobParams = Type.Object({ jobId: IdOf('The job.') }, { additionalProperties: false });
 
@@ -83,6 +86,6 @@ export const JobResult = ClosedObject(
 );
 
 export const JobResults = ClosedObject('Finished items, in item order.', {
-  results: Type.Array(JobResult),
+  results: Type.Array(JobResult, { description: 'Finished items, in item order.' }),
   nextCursor: Nullable(Type.String(), 'The next page\'s cursor; null once every finished item has been given.'),
 });

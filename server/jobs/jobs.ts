@@ -337,18 +337,13 @@ export class Jobs {
 
   /** Counts the job again from its items and frees its slot; safe to repeat. */
   async settle(job: JobDoc): Promise<JobDoc> {
-    const counts = await this.items
-      .aggregate<{ _id: ItemStatus; n: number; credits: number }>([
-        { $match: { jobId: job._id } },
-        { $group: { _id: '$status', n: { $sum: 1 }, credits: { $sum: '$creditsCharged' } } },
-      ])
-      .toArray();
-    const of = (status: ItemStatus) => counts.find((c) => c._id === status);
-    const totals = {
-      done: of('ok')?.n ?? 0,
-      failed: of('error')?.n ?? 0,
-      creditsCharged: (of('ok')?.credits ?? 0) + (of('error')?.credits ?? 0),
-    };
+    // Summed here rather than by $group: FerretDB 1.24 summed the credits to 0.
+    const totals = { done: 0, failed: 0, creditsCharged: 0 };
+    for await (const item of this.items.find({ jobId: job._id, status: { $ne: 'pending' } }, { projection: { status: 1, creditsCharged: 1 } })) {
+      if (item.status === 'ok') totals.done++;
+      else totals.failed++;
+      totals.creditsCharged += item.creditsCharged;
+    }
     // Unless an item finished (and was counted) meanwhile: then the counters are already past what was read.
     const fixed = await this.docs.updateOne({ _id: job._id, done: job.done, failed: job.failed, creditsCharged: job.creditsCharged }, { $set: totals });
     await this.slots.deleteMany({ jobId: job._id });

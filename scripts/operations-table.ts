@@ -25,6 +25,7 @@ function credits(rule: CreditRule): string {
 
 function access(op: Operation): string {
   if (op.access === 'dashboard') return 'dashboard session';
+  if (op.actsFor) return "its operation's";
   return op.scope ? `\`${op.scope}\`` : 'none';
 }
 

@@ -38,6 +38,8 @@ export interface AppOptions {
   dashboardAssets?: Assets;
   /** How long and how many streams are held for reconnections (tests shorten them). */
   streams?: Partial<HeldStreamLimits>;
+  /** false: this process runs no jobs (a test of something else that needs no runner). @default true */
+  jobs?: boolean;
 }
 
 export function createApp(services: Services, options: AppOptions = {}): Koa<AppState> {
@@ -47,6 +49,8 @@ export function createApp(services: Services, options: AppOptions = {}): Koa<App
 
   const openapi = buildOpenApi(services.version, services.config.publicUrl);
   const pipeline = createPipeline(services, { ...defaultHandlers, ...options.handlers });
+  // Jobs run their items through this app's pipeline, as its routes do.
+  if (options.jobs !== false) services.jobRunner.start(pipeline);
   const resourceMetadata = protectedResourceMetadata(services.config);
   const router = buildRouter(pipeline, new HeldStreams(options.streams), (r) => {
     r.get('/openapi.json', (ctx) => {

@@ -93,7 +93,9 @@ export async function bootstrap(
       clock,
     });
 
-    closers.unshift(() => services.providers.close());
+    closers.unshift(() => services.providers.close(), () => services.webhooks.close());
+    // First: items in flight stop (their leases let them run again) before what they use closes.
+    closers.unshift(() => services.jobRunner.close());
 
     if (redis && subscriber) {
       // Other instances drop a revoked key, or a member added or removed, from their caches as

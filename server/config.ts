@@ -36,6 +36,14 @@ export interface Config {
   webSearch: { searxngUrl: string | undefined; braveApiKey: string | undefined; braveUrl: string };
   /** Lets research read pages on loopback addresses (tests); off by default. */
   webAllowLoopback: boolean;
+  /** Background jobs (server/jobs): how often a runner looks for work, how many items it runs at once, webhooks. */
+  jobs: {
+    pollMs: number;
+    concurrency: number;
+    webhookTimeoutMs: number;
+    /** WEBHOOK_ALLOW_PRIVATE: webhooks may use http: and private or loopback addresses (tests, private networks). */
+    webhookAllowPrivate: boolean;
+  };
   rateLimitPerMinute: number;
   campaignMaxProspects: number;
   /** Synthetic registry companies (establishments) the demo data imports on an empty store. */
@@ -214,6 +222,12 @@ export function loadConfig(env: Env = process.env): Config {
       braveUrl: url(env, 'BRAVE_SEARCH_URL', ['http:', 'https:']) ?? 'https://api.search.brave.com',
     },
     webAllowLoopback: flag(env, 'WEB_FETCH_ALLOW_LOOPBACK', false),
+    jobs: {
+      pollMs: integer(env, 'JOBS_POLL_MS', 1000, 10, 60_000),
+      concurrency: integer(env, 'JOBS_CONCURRENCY', 16, 1, 256),
+      webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+      webhookAllowPrivate: flag(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+    },
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 10_000_000),
     campaignMaxProspects: integer(env, 'CAMPAIGN_MAX_PROSPECTS', 1000, 1, 10_000_000),
     // Imports in about a second, and every search filter finds something.

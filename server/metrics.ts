@@ -21,7 +21,7 @@ export const registry = new Registry();
 export type RouteLabel = OperationId | 'mcp' | 'openapi' | 'resource_metadata' | 'metrics' | 'dashboard' | 'docs' | 'unmatched';
 
 /** How an operation was reached. */
-export type Binding = 'http' | 'mcp' | 'agent';
+export type Binding = 'http' | 'mcp' | 'agent' | 'job';
 
 /**
  * How one attempt at an outside service ended:
@@ -91,7 +91,7 @@ export function streamOpened(operation: RouteLabel): () => void {
 
 const operationCalls = new Counter({
   name: 'prospecta_operation_calls_total',
-  help: 'Operations run by the pipeline, by operation id, binding (http, mcp, agent) and outcome (ok, the error code, or aborted: the caller left). A stream counts when it starts.',
+  help: 'Operations run by the pipeline, by operation id, binding (http, mcp, agent, job) and outcome (ok, the error code, or aborted: the caller left). A stream counts when it starts.',
   labelNames: ['operation', 'binding', 'outcome'] as const,
   registers,
 });

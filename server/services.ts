@@ -19,6 +19,9 @@ import { Conversations, conversationIndexes } from './agent/conversations.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
 import type { Clock } from './outbound/clock.ts';
 import { IdempotencyKeys, idempotencyIndexes } from './pipeline/idempotency.ts';
+import { jobIndexes, Jobs } from './jobs/jobs.ts';
+import { JobRunner } from './jobs/runner.ts';
+import { webhookIndexes, Webhooks } from './jobs/webhooks.ts';
 import { Providers } from './providers/providers.ts';
 import { providerKeyIndexes, type WorkspaceProviderKeys } from './providers/workspace-keys.ts';
 import type { BrasilApiSource } from './receita/brasilapi-client.ts';
@@ -77,6 +80,10 @@ export interface Services {
   /** "Sign in with …" at the issuer; null without OAUTH_ISSUER and OAUTH_CLIENT_ID. */
   oidcSignIn: OidcSignIn | null;
   rateLimiter: RateLimiter;
+  /** Background jobs, their webhook deliveries, and this process's runner (started by createApp). */
+  jobs: Jobs;
+  webhooks: Webhooks;
+  jobRunner: JobRunner;
   version: string;
 }
 
@@ -101,6 +108,8 @@ export const indexDeclarations: IndexDeclaration[] = [
   ...signInLinkIndexes,
   ...oidcSignInIndexes,
   ...idempotencyIndexes,
+  ...jobIndexes,
+  ...webhookIndexes,
 ];
 
 export function createServices(deps: {
@@ -122,6 +131,9 @@ export function createServices(deps: {
   const keys = new ApiKeys(deps.store, deps.config.keyCacheSeconds * 1000);
   const members = new Members(deps.store, deps.config.keyCacheSeconds * 1000);
   const oauth = oauthOf(deps.config, deps.log, { members, workspaces, credits });
+  const jobs = new Jobs(deps.store);
+  const { pollMs, concurrency, webhookTimeoutMs, webhookAllowPrivate } = deps.config.jobs;
+  const webhooks = new Webhooks(deps.store, { timeoutMs: webhookTimeoutMs, allowPrivate: webhookAllowPrivate, now: Date.now, log: deps.log });
   return {
     ...deps,
     workspaces,
@@ -151,6 +163,9 @@ export function createServices(deps: {
     sessions: new Sessions(deps.store),
     signInLinks: new SignInLinks(deps.store, deps.config.publicUrl),
     oidcSignIn: oidcSignInOf(deps.config, deps.store, oauth, deps.log),
+    jobs,
+    webhooks,
+    jobRunner: new JobRunner({ jobs, webhooks, log: deps.log, pollMs, concurrency, exclusive: deps.store.kind === 'embedded' }),
   };
 }
 

@@ -22,6 +22,12 @@ export interface TraceContext {
   readonly spanId: string;
   /** `01` when sampled, else `00` (the caller's decision when it sent one; a started trace is sampled). */
   readonly flags: '00' | '01';
+  /**
+   * Work nobody waits on (a job's items): its calls to outside services queue behind interactive
+   * ones at each service's limiter. It rides on the trace because the trace already reaches every
+   * outgoing call (`OutboundClient.call`).
+   */
+  readonly background?: true;
 }
 
 /** Version, trace id, parent id, flags; a future version may append `-…` fields, version 00 may not. */

@@ -24,7 +24,8 @@ export const MAX_JSON_DEPTH = 64;
 /** Keys in one JSON object; a sheet row's cells are the widest legitimate object. */
 export const MAX_OBJECT_KEYS = 1000;
 
-const TOO_LARGE = `The body is larger than 1 MiB.`;
+const mebibytes = (bytes: number) => `${bytes / (1024 * 1024)} MiB`;
+const tooLarge = (maxBytes: number) => `The body is larger than ${mebibytes(maxBytes)}.`;
 
 type Inflate = (input: Buffer, options: zlib.ZlibOptions & zlib.BrotliOptions) => Promise<Buffer>;
 
@@ -41,7 +42,7 @@ function hasBody(ctx: AppContext): boolean {
 }
 
 /** The parsed body, or undefined when none was sent. Throws a ServiceError (4xx) otherwise. */
-export async function readJsonBody(ctx: AppContext): Promise<unknown> {
+export async function readJsonBody(ctx: AppContext, maxBytes = MAX_BODY_BYTES): Promise<unknown> {
   if (!hasBody(ctx)) return undefined;
   if (!ctx.is('application/json', '+json')) {
     throw new ServiceError('unsupported_media_type', `Send the body as application/json, not ${ctx.get('Content-Type') || 'without a Content-Type'}.`);
@@ -51,9 +52,9 @@ export async function readJsonBody(ctx: AppContext): Promise<unknown> {
     throw new ServiceError('unsupported_media_type', `Send the body in UTF-8, not ${charset.slice(0, 40)}.`);
   }
   const inflate = decoderOf(ctx.get('Content-Encoding'));
-  if (Number(ctx.get('Content-Length')) > MAX_BODY_BYTES) throw new ServiceError('payload_too_large', TOO_LARGE);
-  const sent = await readCapped(ctx);
-  const bytes = inflate ? await decompress(inflate, sent, ctx.get('Content-Encoding')) : sent;
+  if (Number(ctx.get('Content-Length')) > maxBytes) throw new ServiceError('payload_too_large', tooLarge(maxBytes));
+  const sent = await readCapped(ctx, maxBytes);
+  const bytes = inflate ? await decompress(inflate, sent, ctx.get('Content-Encoding'), maxBytes) : sent;
   return parseJsonBody(bytes);
 }
 
@@ -73,27 +74,27 @@ function decoderOf(header: string): Inflate | null {
  * rest (the connection is then closed: it cannot carry another request). MCP reads its messages
  * through it too.
  */
-export async function readCapped(ctx: AppContext): Promise<Buffer> {
+export async function readCapped(ctx: AppContext, maxBytes = MAX_BODY_BYTES): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY_BYTES) {
+    if (size > maxBytes) {
       // The rest is not read: the connection cannot carry another request after it.
       ctx.set('Connection', 'close');
-      throw new ServiceError('payload_too_large', TOO_LARGE);
+      throw new ServiceError('payload_too_large', tooLarge(maxBytes));
     }
     chunks.push(chunk);
   }
   return Buffer.concat(chunks, size);
 }
 
-async function decompress(inflate: Inflate, sent: Buffer, encoding: string): Promise<Buffer> {
+async function decompress(inflate: Inflate, sent: Buffer, encoding: string, maxBytes: number): Promise<Buffer> {
   try {
-    return await inflate(sent, { maxOutputLength: MAX_BODY_BYTES });
+    return await inflate(sent, { maxOutputLength: maxBytes });
   } catch (err) {
     if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) {
-      throw new ServiceError('payload_too_large', 'The body is larger than 1 MiB once decompressed.');
+      throw new ServiceError('payload_too_large', `The body is larger than ${mebibytes(maxBytes)} once decompressed.`);
     }
     throw invalidRequest(`The body does not decode as Content-Encoding ${encoding.trim().toLowerCase()} (${(err as Error).message}).`);
   }

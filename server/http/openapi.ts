@@ -130,7 +130,7 @@ function responses(op: Operation, components: Components) {
   const errors = new Set([
     ...op.errors,
     ...(hasInput ? [400] : []),
-    ...(op.scope ? [401, 403] : []),
+    ...(op.scope || op.actsFor ? [401, 403] : []),
     ...(op.requiresPlan ? [402] : []),
     ...(op.request.body ? [413, 415] : []),
     429,
@@ -162,7 +162,7 @@ export function buildOpenApi(version: string, publicUrl: string) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const [id, op] of Object.entries(operations) as Array<[string, Operation]>) {
     const dashboardOnly = op.access === 'dashboard';
-    const security = dashboardOnly ? [{ dashboardSession: [] }] : op.scope ? [{ bearerAuth: [] }] : [];
+    const security = dashboardOnly ? [{ dashboardSession: [] }] : op.scope || op.actsFor ? [{ bearerAuth: [] }] : [];
     (paths[op.path] ??= {})[op.method.toLowerCase()] = {
       // Key management answers at /dashboard/api/… to a signed-in session, never at /v1.
       ...(dashboardOnly ? { servers: [{ url: `${publicUrl}/dashboard`, description: 'The dashboard, signed in' }] } : {}),
@@ -181,7 +181,8 @@ export function buildOpenApi(version: string, publicUrl: string) {
           }
         : {}),
       responses: responses(op, components),
-      'x-scope': op.scope,
+      // An operation acting for another takes that one's scope.
+      'x-scope': op.actsFor ? 'of the operation it acts for' : op.scope,
       'x-credits': op.credits,
       'x-requires-plan': op.requiresPlan,
       ...(op.extension ? { 'x-extension': true } : {}),

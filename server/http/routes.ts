@@ -84,7 +84,7 @@ function operationRoute(id: OperationId, operation: Operation, status: number, p
       const outcome = await pipeline.invoke(
         id,
         caller,
-        { params: ctx.params, query: ctx.query, readBody: () => readJsonBody(ctx) },
+        { params: ctx.params, query: ctx.query, readBody: () => readJsonBody(ctx, operation.maxBodyBytes) },
         new RequestInvocation(ctx, streamAbort ? streamAbort.signal : () => gone.controller.signal, answer),
       );
       if (outcome.replayed) ctx.set('Idempotent-Replayed', 'true');

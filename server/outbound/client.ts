@@ -17,7 +17,7 @@ import { childTraceparent, type TraceContext } from '../trace-context.ts';
 import type { CircuitBreaker } from './circuit-breaker.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { duration } from './duration.ts';
-import { runLimited } from './limiter.ts';
+import { BACKGROUND_PRIORITY, runLimited } from './limiter.ts';
 import { RETRY_DEFAULTS, withRetries, type Attempt, type AttemptFailure, type RetryPolicy } from './retry.ts';
 
 export interface OutboundClientOptions extends RetryPolicy {
@@ -64,6 +64,8 @@ export interface CallOptions {
  */
 export type AttemptFn<T> = (signal: AbortSignal, traceparent: string | undefined) => Promise<Attempt<T>>;
 
+const BACKGROUND_WAIT_FACTOR = 4;
+
 const OUTCOME_OF: Record<AttemptFailure['kind'], CallOutcome> = { rate_limited: 'rate_limited', failed: 'failed', final: 'rejected' };
 
 export class OutboundClient {
@@ -90,7 +92,10 @@ export class OutboundClient {
         started = true;
         return this.attempt(attempt, signal, classify, trace);
       };
-      const waiting = runLimited(limiter, run, { name, signal, maxWaitMs: maxQueueWaitMs });
+      // Background work waits behind interactive calls, so it may wait longer for its turn.
+      const waiting = trace?.background
+        ? runLimited(limiter, run, { name, signal, maxWaitMs: maxQueueWaitMs * BACKGROUND_WAIT_FACTOR, priority: BACKGROUND_PRIORITY })
+        : runLimited(limiter, run, { name, signal, maxWaitMs: maxQueueWaitMs });
       if (!this.meter) return waiting;
       return waiting.catch((err: unknown) => {
         // Never sent: no turn in time, the queue full, or the caller gone while it waited.

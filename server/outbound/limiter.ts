@@ -101,7 +101,17 @@ export interface LimitedCallOptions {
    * @default 30_000
    */
   maxWaitMs?: number;
+  /**
+   * Bottleneck's priority, 0 (first) to 9; a waiting call of a lower number always starts before
+   * one of a higher. @default INTERACTIVE_PRIORITY
+   */
+  priority?: number;
 }
+
+/** Requests someone waits for. */
+export const INTERACTIVE_PRIORITY = 5;
+/** Background work (jobs): served when no interactive call waits for the service. */
+export const BACKGROUND_PRIORITY = 8;
 
 const busy = (name: string, why: string) => new ServiceError('provider_unavailable', `${name} is busy (${why}); try again later`);
 
@@ -112,7 +122,7 @@ const busy = (name: string, why: string) => new ServiceError('provider_unavailab
 export function runLimited<T>(
   limiter: Bottleneck,
   task: () => Promise<T>,
-  { name, signal, maxWaitMs = 30_000 }: LimitedCallOptions,
+  { name, signal, maxWaitMs = 30_000, priority = INTERACTIVE_PRIORITY }: LimitedCallOptions,
 ): Promise<T> {
   if (signal?.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {
@@ -132,7 +142,7 @@ export function runLimited<T>(
     signal?.addEventListener('abort', onAbort, { once: true });
 
     limiter
-      .schedule(async () => {
+      .schedule({ priority }, async () => {
         if (state !== 'waiting') return undefined;
         state = 'started';
         stopWaiting();

@@ -18,7 +18,7 @@ import { creditsDebited } from '../metrics.ts';
 import type { Services } from '../services.ts';
 import { startTrace, type TraceContext } from '../trace-context.ts';
 import type { HandlerContext } from './handler.ts';
-import type { AnswerForm, Receipt } from './outcome.ts';
+import type { AnswerForm, CreditCap, Receipt } from './outcome.ts';
 
 /** What the context reads of the binding's options (the pipeline's `InvokeOptions`). */
 export interface ContextOptions {
@@ -29,6 +29,8 @@ export interface ContextOptions {
   trace?: TraceContext;
   /** The most the whole invocation may charge (the agent's remaining budget for a tool call). */
   maxCredits?: number;
+  /** A cap shared beyond this call (a job's `maxCredits`, stored): each charge reserves from it first. */
+  creditCap?: CreditCap;
 }
 
 export class InvocationContext implements HandlerContext {
@@ -73,6 +75,20 @@ export class InvocationContext implements HandlerContext {
 
   charge = async (units: number, detail: string): Promise<number> => {
     const price = this.price(units);
+    const { creditCap } = this.options;
+    if (creditCap === undefined || price <= 0) return this.debit(price, detail);
+    if (!(await creditCap.reserve(price))) {
+      throw new ServiceError('insufficient_credits', `This call costs ${price} credits, more than what is left of the job's maxCredits.`);
+    }
+    try {
+      return await this.debit(price, detail);
+    } catch (err) {
+      await creditCap.release(price);
+      throw err;
+    }
+  };
+
+  private async debit(price: number, detail: string): Promise<number> {
     const { charging } = this.receipt;
     const cap = this.creditsLeft();
     if (charging === undefined) return this.settle(await this.services.payment.charge(this.workspaceId, price, this.operationId, detail, cap));
@@ -83,7 +99,7 @@ export class InvocationContext implements HandlerContext {
       charging(-price);
       throw err;
     }
-  };
+  }
 
   private settle(charged: number): number {
     creditsDebited(this.operationId, charged);
@@ -91,10 +107,10 @@ export class InvocationContext implements HandlerContext {
     return charged;
   }
 
-  /** The handler's own cap (its input's `maxCredits`), within what the invocation may still charge. */
+  /** The handler's own cap (its input's `maxCredits`), within what the invocation and its job may still charge. */
   budget = (maxCredits?: number): Promise<Budget> => {
-    const left = this.creditsLeft();
-    return this.services.payment.budget(this.workspaceId, left === undefined ? maxCredits : Math.min(left, maxCredits ?? left));
+    const limits = [maxCredits, this.creditsLeft(), this.options.creditCap?.remaining()].filter((n): n is number => n !== undefined);
+    return this.services.payment.budget(this.workspaceId, limits.length === 0 ? undefined : Math.min(...limits));
   };
 
   private creditsLeft(): number | undefined {

@@ -43,6 +43,19 @@ export type Outcome =
     };
 
 /**
+ * A limit shared by several calls (a job's `maxCredits` over its items): each charge reserves its
+ * amount first, with a conditional update, so concurrent items cannot together pass it; a charge
+ * the balance then refuses gives its reservation back.
+ */
+export interface CreditCap {
+  /** What is left, as last known: budgets (`ctx.budget`) are capped by it. */
+  remaining(): number;
+  /** Whether `amount` fits; when it does, it is taken from the cap. */
+  reserve(amount: number): Promise<boolean>;
+  release(amount: number): Promise<void>;
+}
+
+/**
  * How the client wants a stream operation answered: its events, or (when the registry declares a
  * JSON answer for it) the one JSON body. Other operations ignore it.
  */

@@ -9,13 +9,13 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { operations, type OperationId } from '../../shared/operations/index.ts';
 import { takesIdempotencyKey, type Operation } from '../../shared/operations/types.ts';
-import { authorize, type Caller } from '../auth/principal.ts';
+import { authorize, requireCredential, type Caller } from '../auth/principal.ts';
 import { invalidRequest, ServiceError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import type { HandlerContext, Handlers } from './handler.ts';
 import { InvocationContext } from './handler-context.ts';
 import { checkIdempotencyKey, recordEvents, replayEvents, requestHash, settleFailure, type StoredAnswer } from './idempotency.ts';
-import type { AnswerForm, Outcome, RawInput, Receipt, StreamEvent } from './outcome.ts';
+import type { AnswerForm, CreditCap, Outcome, RawInput, Receipt, StreamEvent } from './outcome.ts';
 import { compileValidators, type RequestPart, type Validate } from './validate.ts';
 import { operationCall, type Binding } from '../metrics.ts';
 import type { TraceContext } from '../trace-context.ts';
@@ -44,6 +44,8 @@ export interface InvokeOptions {
    * message-wide `maxCredits`, passed into each tool call (payment.ts refuses a charge past it).
    */
   maxCredits?: number;
+  /** A cap beyond this call's own (a job's `maxCredits`, stored): charges reserve from it first. */
+  creditCap?: CreditCap;
 }
 
 export interface Pipeline {
@@ -69,14 +71,19 @@ export function createPipeline(services: Services, handlers: Handlers): Pipeline
   const pipeline: Pipeline = {
     async invoke(id, caller, raw, options) {
       const operation: Operation = operations[id];
-      const principal = authorize(caller, operation);
+      // An operation acting for others (jobs) has no scope of its own, yet needs a credential before anything is read.
+      const principal = operation.actsFor ? requireCredential(caller) : authorize(caller, operation);
       // Checked before the body is read; ignored by an operation that takes none (a GET is idempotent anyway).
       const key =
         options.idempotencyKey !== undefined && principal && takesIdempotencyKey(operation) ? checkIdempotencyKey(options.idempotencyKey) : undefined;
       const { input, parts } = await parse(validate, id, operation, raw);
+      // The scope and plan that count are those of the operation it acts for.
+      const actedFor = operation.actsFor?.field ? operations[input[operation.actsFor.field] as OperationId] : undefined;
+      if (actedFor) authorize(caller, actedFor);
+      const requiresPlan = (actedFor ?? operation).requiresPlan;
       const receipt: Receipt = { credits: 0 };
       const run = async (): Promise<Outcome> => {
-        if (operation.requiresPlan && principal) await services.payment.requirePlan(principal.workspaceId);
+        if (requiresPlan && principal) await services.payment.requirePlan(principal.workspaceId);
         const invokeAgain: HandlerContext['invoke'] = (other, otherRaw, { signal, idempotencyKey, maxCredits }) =>
           pipeline.invoke(other, caller, otherRaw, {
             log: options.log,

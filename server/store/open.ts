@@ -27,7 +27,8 @@ export function openStore(config: StoreConfig): Promise<Store> {
 
 /** Creates every declared index; idempotent, so it runs at every start. */
 export async function ensureIndexes(store: Store, declarations: IndexDeclaration[]): Promise<void> {
-  for (const { collection, keys, options } of declarations) {
+  for (const { collection, keys, options, onlyOn } of declarations) {
+    if (onlyOn && onlyOn !== store.kind) continue;
     await store.collection(collection).createIndex(keys, options ?? {});
   }
 }

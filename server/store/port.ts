@@ -94,6 +94,11 @@ export interface IndexDeclaration {
   collection: string;
   keys: Record<string, 1 | -1>;
   options?: IndexOptions;
+  /**
+   * Only on this store: the embedded store scans a collection of a few thousand rows faster than
+   * it keeps a bucket of that many rows under one key up to date on every write (job items).
+   */
+  onlyOn?: 'embedded' | 'mongodb';
 }
 
 /**

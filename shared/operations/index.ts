@@ -5,6 +5,7 @@ import { campaignOperations } from './campaigns.ts';
 import { catalogOperations } from './catalog.ts';
 import { creditsOperations } from './credits.ts';
 import { enrichmentOperations } from './enrichment.ts';
+import { jobOperations } from './jobs.ts';
 import { keyOperations } from './keys.ts';
 import { prospectOperations } from './prospects.ts';
 import { searchOperations } from './search.ts';
@@ -42,6 +43,7 @@ export const operations = mergeAreas(
   creditsOperations,
   keyOperations,
   agentOperations,
+  jobOperations,
 );
 
 export type Operations = typeof operations;
@@ -79,6 +81,8 @@ export function checkRegistry(ops: Registry): void {
     for (const name of declared.filter((name) => !inPath.includes(name))) {
       problems.push(`${id}: request.params.${name} is not in the path ${op.path}`);
     }
+    if (op.actsFor && op.scope !== null) problems.push(`${id}: an operation that acts for others takes their scope, not one of its own`);
+    if (op.actsFor?.field && op.method !== 'POST') problems.push(`${id}: only a body can name the operation it acts for`);
     if (op.access === 'dashboard' && op.tool !== false) problems.push(`${id}: a dashboard-only operation cannot be a tool`);
     if (op.stream && !op.stream.json && op.responses[200] !== op.stream.events.page) {
       problems.push(`${id}: responses[200] is not the stream's page schema (nor declared a JSON answer)`);

@@ -100,6 +100,13 @@ export interface Operation {
    * the public /v1 reference.
    */
   access?: 'dashboard';
+  /**
+   * The operation acts for other operations (jobs), so its `scope` is null and yet a credential is
+   * required before anything is read. With `field`, the body field naming the operation: the caller
+   * needs that operation's scope, and its plan when it requires one (checked by the pipeline).
+   * Without, the handler checks the scope of the operation of the record it reads (`authorize`).
+   */
+  actsFor?: { field?: string };
   /** Whether the workspace needs an active plan (trial or active) to call it. */
   requiresPlan: boolean;
   credits: CreditRule;
@@ -124,6 +131,8 @@ export interface Operation {
    * key must not store the secret its answer holds.
    */
   idempotent?: boolean;
+  /** A larger body than the 1 MiB every other operation takes (a job's items). */
+  maxBodyBytes?: number;
 }
 
 /**

@@ -73,12 +73,19 @@ const expected: Record<string, [HttpMethod, string, Scope | null, number, number
   agentChat: ['POST', '/api/agent/chat', 'research:write', 200, [400, 401, 402, 404, 429, 500, 503]],
   listConversations: ['GET', '/api/agent/conversations', 'research:write', 200, [401]],
   getConversation: ['GET', '/api/agent/conversations/{conversationId}', 'research:write', 200, [401, 404]],
+  // Jobs act for the operation they run: its scope, not one of their own (actsFor).
+  startJob: ['POST', '/api/jobs', null, 202, [400, 401, 402, 403, 409, 413, 422, 429, 500]],
+  listJobs: ['GET', '/api/jobs', null, 200, [401, 429]],
+  getJob: ['GET', '/api/jobs/{jobId}', null, 200, [400, 401, 403, 404, 429]],
+  getJobResults: ['GET', '/api/jobs/{jobId}/results', null, 200, [400, 401, 403, 404, 429]],
+  cancelJob: ['POST', '/api/jobs/{jobId}/cancel', null, 200, [400, 401, 403, 404, 409, 429]],
 };
 
 const registry: Record<string, Operation> = operations;
 const sheets = ['createSheet', 'upsertSheetRows', 'getSheet', 'deleteSheet'];
 const dashboard = ['listLedger', 'getUsage', 'listApiKeys', 'createApiKey', 'revokeApiKey'];
 const keys = ['listApiKeys', 'createApiKey', 'revokeApiKey'];
+const jobs = ['startJob', 'listJobs', 'getJob', 'getJobResults', 'cancelJob'];
 
 describe('operation registry', () => {
   it('holds exactly the operations of the interface, the sheets and the dashboard’s extensions', () => {
@@ -94,10 +101,10 @@ describe('operation registry', () => {
     expect(op.summary.length).toBeGreaterThan(0);
   });
 
-  it('needs a plan for everything but the catalog, credits, keys and the agent (its allowance is in payment.ts)', () => {
+  it('needs a plan for everything but the catalog, credits, keys, the agent (its allowance is in payment.ts) and jobs (their operation\'s plan)', () => {
     const free = Object.keys(registry).filter((id) => !registry[id]!.requiresPlan);
     expect(free.sort()).toEqual(
-      ['agentChat', 'getConversation', 'getCredits', 'getHealth', 'listConversations', 'listProviders', ...dashboard].sort(),
+      ['agentChat', 'getConversation', 'getCredits', 'getHealth', 'listConversations', 'listProviders', ...dashboard, ...jobs].sort(),
     );
   });
 
@@ -126,7 +133,8 @@ describe('operation registry', () => {
     expect(ids((op) => Boolean(op.stream))).toEqual(['streamPeople', 'streamCompanies', 'agentChat']);
     expect(ids((op) => op.tool === false).sort()).toEqual(['agentChat', 'listConversations', 'getConversation', ...keys].sort());
     expect(ids((op) => op.access === 'dashboard').sort()).toEqual([...keys].sort());
-    expect(ids((op) => op.extension).sort()).toEqual([...sheets, ...dashboard].sort());
+    expect(ids((op) => op.extension).sort()).toEqual([...sheets, ...dashboard, ...jobs].sort());
+    expect(ids((op) => Boolean(op.actsFor)).sort()).toEqual([...jobs].sort());
   });
 
   it('gives a body schema to every POST, PUT and PATCH', () => {

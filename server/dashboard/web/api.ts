@@ -23,6 +23,9 @@ const routes = {
   updateProspect: { method: 'PATCH', path: '/api/prospecting/prospects/{prospectId}' },
   listConversations: { method: 'GET', path: '/api/agent/conversations' },
   getConversation: { method: 'GET', path: '/api/agent/conversations/{conversationId}' },
+  listJobs: { method: 'GET', path: '/api/jobs' },
+  getJobResults: { method: 'GET', path: '/api/jobs/{jobId}/results' },
+  cancelJob: { method: 'POST', path: '/api/jobs/{jobId}/cancel' },
 } as const satisfies { [Id in OperationId]?: Pick<Operations[Id], 'method' | 'path'> };
 
 export type Out<Id extends OperationId> = OutputOf<Id>;

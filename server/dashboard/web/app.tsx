@@ -11,6 +11,7 @@ import { Agent } from './pages/agent.tsx';
 import { CampaignPage } from './pages/campaign.tsx';
 import { Campaigns } from './pages/campaigns.tsx';
 import { Credits } from './pages/credits.tsx';
+import { Jobs } from './pages/jobs.tsx';
 import { Keys } from './pages/keys.tsx';
 import { Overview } from './pages/overview.tsx';
 import { currentPath, routeOf, type Route } from './router.ts';
@@ -20,6 +21,7 @@ const NAV = [
   { href: '/dashboard/keys', label: 'API keys', pages: ['keys'] },
   { href: '/dashboard/credits', label: 'Credits', pages: ['credits'] },
   { href: '/dashboard/campaigns', label: 'Campaigns', pages: ['campaigns', 'campaign'] },
+  { href: '/dashboard/jobs', label: 'Jobs', pages: ['jobs'] },
   { href: '/dashboard/agent', label: 'Agent', pages: ['agent'] },
 ] as const;
 
@@ -29,6 +31,7 @@ const TITLES: Record<Route['page'], string> = {
   credits: 'Credits',
   campaigns: 'Campaigns',
   campaign: 'Campaign',
+  jobs: 'Jobs',
   agent: 'Agent',
   'not-found': 'Not found',
 };
@@ -45,6 +48,8 @@ function Page({ route }: { route: Route }) {
       return <Campaigns />;
     case 'campaign':
       return <CampaignPage key={route.campaignId} campaignId={route.campaignId} />;
+    case 'jobs':
+      return <Jobs />;
     case 'agent':
       return <Agent />;
     case 'not-found':

@@ -12,6 +12,7 @@ export type Route =
   | { page: 'credits' }
   | { page: 'campaigns' }
   | { page: 'campaign'; campaignId: string }
+  | { page: 'jobs' }
   | { page: 'agent' }
   | { page: 'not-found' };
 
@@ -31,6 +32,8 @@ export function routeOf(path: string): Route {
       return { page: 'credits' };
     case '/campaigns':
       return { page: 'campaigns' };
+    case '/jobs':
+      return { page: 'jobs' };
     case '/agent':
       return { page: 'agent' };
   }

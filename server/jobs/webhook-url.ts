@@ -1,0 +1,34 @@
+/**
+ * A job's webhook URL, checked when the job starts: `https:` on a public address, unless
+ * WEBHOOK_ALLOW_PRIVATE. A host name is resolved now as well, so a name pointing at a private
+ * address is refused with a 400 rather than failing every delivery; each delivery checks the
+ * addresses it connects to again (`guardedLookup`), which a name re-pointed later cannot pass.
+ */
+import dns from 'node:dns/promises';
+import { isIP } from 'node:net';
+import { BlockedAddressError, checkUrl, isPublicAddress } from '../ai/web/ssrf-guard.ts';
+import { invalidRequest } from '../errors.ts';
+
+export async function checkWebhookUrl(raw: string, allowPrivate: boolean): Promise<URL> {
+  let url: URL;
+  try {
+    url = checkUrl(raw, { allowLoopback: allowPrivate });
+  } catch (err) {
+    if (!(err instanceof BlockedAddressError)) throw err;
+    if (allowPrivate && /not a public address/.test(err.message)) return new URL(raw);
+    throw invalidRequest(`webhook.url: ${err.message}`);
+  }
+  if (allowPrivate) return url;
+  if (url.protocol !== 'https:') throw invalidRequest('webhook.url must be an https: URL');
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host)) return url;
+  let addresses: Array<{ address: string }>;
+  try {
+    addresses = await dns.lookup(host, { all: true });
+  } catch {
+    throw invalidRequest(`webhook.url: ${host} does not resolve`);
+  }
+  const bad = addresses.find((a) => !isPublicAddress(a.address));
+  if (bad) throw invalidRequest(`webhook.url: ${host} resolves to ${bad.address}, not a public address`);
+  return url;
+}

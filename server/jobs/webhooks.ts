@@ -1,0 +1,183 @@
+/**
+ * Webhook deliveries: each event is a stored document first, then POSTed, so a delivery survives
+ * a restart; a delivery not answered 2xx within the timeout is tried again on a schedule (the
+ * first retry within 5 s, then backing off; 8 attempts in all), each attempt with the same
+ * `Prospecta-Delivery` id and a fresh signature:
+ * `Prospecta-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`.
+ *
+ * A runner takes a due delivery by moving its `nextAttemptAt` past the attempt's timeout with a
+ * conditional update, so one instance sends it; one that dies mid-attempt leaves it due again
+ * then. Redirects are not followed (a 3xx counts as a failure), and connections go through the
+ * SSRF guard's lookup unless WEBHOOK_ALLOW_PRIVATE.
+ */
+import { createHmac } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
+import type { Logger } from 'pino';
+import { BlockedAddressError, guardedLookup } from '../ai/web/ssrf-guard.ts';
+import { OutboundClient } from '../outbound/client.ts';
+import { closeLimiter, createLimiter } from '../outbound/limiter.ts';
+import { isDuplicateKeyError, type Collection, type IndexDeclaration, type Store } from '../store/port.ts';
+import { VERSION } from '../version.ts';
+import type { JobEvent } from '../../shared/schemas/jobs.ts';
+
+/** After attempt n (1-based), the wait before attempt n + 1; its length is the number of retries. */
+export const RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000, 7_200_000, 21_600_000];
+const KEEP_MS = 7 * 24 * 3600_000;
+
+export interface DeliveryDoc {
+  /** The `Prospecta-Delivery` id. */
+  _id: string;
+  jobId: string;
+  workspaceId: string;
+  type: JobEvent;
+  url: string;
+  secret: string;
+  /** The exact bytes every attempt sends (and signs). */
+  body: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  nextAttemptAt: Date;
+  lastError: string | null;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+const DELIVERIES = 'webhookDeliveries';
+
+export const webhookIndexes: IndexDeclaration[] = [
+  { collection: DELIVERIES, keys: { status: 1, nextAttemptAt: 1 } },
+  { collection: DELIVERIES, keys: { expiresAt: 1 }, options: { expireAfterSeconds: 0 } },
+];
+
+export function signature(secret: string, unixSeconds: number, body: string): string {
+  return `t=${unixSeconds},v1=${createHmac('sha256', secret).update(`${unixSeconds}.${body}`).digest('hex')}`;
+}
+
+export interface WebhookOptions {
+  timeoutMs: number;
+  allowPrivate: boolean;
+  /** The clock deliveries are scheduled by (tests move it instead of waiting). */
+  now: () => number;
+  log: Logger;
+}
+
+export class Webhooks {
+  readonly deliveries: Collection<DeliveryDoc>;
+  private readonly limiter = createLimiter('webhooks', { maxConcurrent: 32 });
+  private readonly client: OutboundClient;
+
+  constructor(
+    store: Store,
+    readonly options: WebhookOptions,
+  ) {
+    this.deliveries = store.collection<DeliveryDoc>(DELIVERIES);
+    // Retries are this module's own (stored, minutes apart): the client makes one attempt per call.
+    this.client = new OutboundClient({ name: 'The webhook receiver', limiter: this.limiter, timeoutMs: options.timeoutMs, maxRetries: 0, service: 'webhooks' });
+  }
+
+  /** Stores an event for delivery under its id (`deliveryId`), once; resolves once it is durable. */
+  async enqueue(event: { id: string; jobId: string; workspaceId: string; type: JobEvent; url: string; secret: string; payload: object }): Promise<void> {
+    const now = this.options.now();
+    const body = JSON.stringify({ type: event.type, jobId: event.jobId, ...event.payload, at: new Date(now).toISOString() });
+    try {
+      await this.deliveries.insertOne({
+      _id: event.id,
+      jobId: event.jobId,
+      workspaceId: event.workspaceId,
+      type: event.type,
+      url: event.url,
+      secret: event.secret,
+      body,
+      status: 'pending',
+      attempts: 0,
+      nextAttemptAt: new Date(now),
+      lastError: null,
+      createdAt: new Date(now),
+      expiresAt: new Date(now + KEEP_MS),
+      });
+    } catch (err) {
+      // Stored already: the same event enqueued again after a crash.
+      if (!isDuplicateKeyError(err)) throw err;
+    }
+  }
+
+  /** Sends the deliveries due now, at most `limit`, each at most once across instances. */
+  async sendDue(limit = 20): Promise<number> {
+    const now = this.options.now();
+    const due = await this.deliveries.find({ status: 'pending', nextAttemptAt: { $lte: new Date(now) } }, { sort: { nextAttemptAt: 1 }, limit }).toArray();
+    let sent = 0;
+    await Promise.all(
+      due.map(async (delivery) => {
+        // Taken by moving its next attempt past this one's timeout: another runner skips it, and it is due again if this process dies.
+        const taken = await this.deliveries.updateOne(
+          { _id: delivery._id, status: 'pending', nextAttemptAt: delivery.nextAttemptAt },
+          { $set: { nextAttemptAt: new Date(now + this.options.timeoutMs + 30_000) }, $inc: { attempts: 1 } },
+        );
+        if (taken.matchedCount !== 1) return;
+        sent++;
+        await this.attempt({ ...delivery, attempts: delivery.attempts + 1 });
+      }),
+    );
+    return sent;
+  }
+
+  private async attempt(delivery: DeliveryDoc): Promise<void> {
+    let failure: string | null = null;
+    try {
+      await this.client.call((signal) => this.post(delivery, signal), {
+        classify: (err, timeout) => timeout ?? { kind: 'failed', failure: err instanceof BlockedAddressError ? err.message : ((err as NodeJS.ErrnoException).code ?? (err as Error).message) },
+      });
+    } catch (err) {
+      failure = (err as Error).message;
+    }
+    const now = this.options.now();
+    if (failure === null) {
+      await this.deliveries.updateOne({ _id: delivery._id }, { $set: { status: 'delivered', lastError: null } });
+      return;
+    }
+    const retry = RETRY_DELAYS_MS[delivery.attempts - 1];
+    this.options.log.info({ deliveryId: delivery._id, jobId: delivery.jobId, attempt: delivery.attempts, failure }, 'webhook delivery failed');
+    await this.deliveries.updateOne(
+      { _id: delivery._id },
+      retry === undefined
+        ? { $set: { status: 'failed', lastError: failure } }
+        : { $set: { nextAttemptAt: new Date(now + retry), lastError: failure } },
+    );
+  }
+
+  private post(delivery: DeliveryDoc, signal: AbortSignal): Promise<{ value: true } | { kind: 'failed'; failure: string }> {
+    const url = new URL(delivery.url);
+    const t = Math.floor(this.options.now() / 1000);
+    return new Promise((resolve, reject) => {
+      const req = (url.protocol === 'https:' ? https : http).request(
+        url,
+        {
+          method: 'POST',
+          signal,
+          ...(this.options.allowPrivate ? {} : { lookup: guardedLookup({ allowLoopback: false }) }),
+          headers: {
+            'Content-Type': 'application/json',
+            'Content-Length': Buffer.byteLength(delivery.body),
+            'User-Agent': `prospecta/${VERSION} (webhooks)`,
+            'Prospecta-Delivery': delivery._id,
+            'Prospecta-Signature': signature(delivery.secret, t, delivery.body),
+          },
+        },
+        (res) => {
+          const status = res.statusCode ?? 0;
+          // The answer's body is not ours to read; draining it lets the socket be reused.
+          res.resume();
+          res.on('end', () => resolve(status >= 200 && status < 300 ? { value: true } : { kind: 'failed', failure: `HTTP ${status}` }));
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(delivery.body);
+    });
+  }
+
+  async close(): Promise<void> {
+    await closeLimiter(this.limiter);
+  }
+}

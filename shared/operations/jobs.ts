@@ -1,0 +1,105 @@
+/**
+ * Jobs: a bulk-friendly operation run over up to 10,000 items in the background. They act for
+ * the operation a job runs, so they carry no scope of their own (`actsFor`): starting a job needs
+ * that operation's scope and plan, and reading or cancelling one needs the scope of its operation.
+ */
+import { Job, JobCancelBody, JobList, JobParams, JobResults, JobResultsQuery, JobStartBody, JobStarted } from '../schemas/jobs.ts';
+import { defineOperations } from './types.ts';
+
+const description = (text: string) => `${text} Another workspace's job answers 404.`;
+
+export const jobOperations = defineOperations({
+  startJob: {
+    method: 'POST',
+    path: '/api/jobs',
+    summary: 'Start a job',
+    description:
+      'Runs `operation` once per item in the background, each item exactly as one call of it (validation, plan, credits, ' +
+      'ledger), at most once and never charged twice, also across restarts. Every item is checked against the ' +
+      "operation's body before anything is queued (a bad item answers 400 naming its index). Needs the operation's " +
+      'scope and plan. At most 2 jobs of a workspace run at once; others wait `queued`. A webhook, when given, is ' +
+      'POSTed each event, signed: `Prospecta-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`.',
+    tag: 'Jobs',
+    scope: null,
+    actsFor: { field: 'operation' },
+    requiresPlan: false,
+    credits: { rule: 'free' },
+    rateClass: 'standard',
+    request: { body: JobStartBody },
+    responses: { 202: JobStarted },
+    errors: [400, 401, 402, 403, 409, 413, 422, 429, 500],
+    // Charged per item, by the items' own operation: the start itself only creates.
+    idempotent: true,
+    // 10,000 items of a few hundred bytes each.
+    maxBodyBytes: 8 * 1024 * 1024,
+    extension: true,
+  },
+  listJobs: {
+    method: 'GET',
+    path: '/api/jobs',
+    summary: 'List jobs',
+    description: "The workspace's jobs, newest first: those of the operations the credential's scopes allow.",
+    tag: 'Jobs',
+    scope: null,
+    actsFor: {},
+    requiresPlan: false,
+    credits: { rule: 'free' },
+    rateClass: 'standard',
+    request: {},
+    responses: { 200: JobList },
+    errors: [401, 429],
+    extension: true,
+  },
+  getJob: {
+    method: 'GET',
+    path: '/api/jobs/{jobId}',
+    summary: 'Get a job',
+    description: description('Its status and progress: items done and failed, credits charged.'),
+    tag: 'Jobs',
+    scope: null,
+    actsFor: {},
+    requiresPlan: false,
+    credits: { rule: 'free' },
+    rateClass: 'standard',
+    request: { params: JobParams },
+    responses: { 200: Job },
+    errors: [400, 401, 403, 404, 429],
+    extension: true,
+  },
+  getJobResults: {
+    method: 'GET',
+    path: '/api/jobs/{jobId}/results',
+    summary: "A job's results",
+    description: description(
+      "Finished items in item order, each with the operation's own answer (the same JSON as the synchronous call) or its " +
+        'error, page by page. While the job runs a page stops before the first unfinished item, so following `nextCursor` ' +
+        'never skips one; `nextCursor` is null once the job has ended and every result was given. Kept 7 days after the job ends.',
+    ),
+    tag: 'Jobs',
+    scope: null,
+    actsFor: {},
+    requiresPlan: false,
+    credits: { rule: 'free' },
+    rateClass: 'standard',
+    request: { params: JobParams, query: JobResultsQuery },
+    responses: { 200: JobResults },
+    errors: [400, 401, 403, 404, 429],
+    extension: true,
+  },
+  cancelJob: {
+    method: 'POST',
+    path: '/api/jobs/{jobId}/cancel',
+    summary: 'Cancel a job',
+    description: description('Stops it: items not yet started never run; finished ones stay, charged. 409 `job_finished` when it had ended.'),
+    tag: 'Jobs',
+    scope: null,
+    actsFor: {},
+    requiresPlan: false,
+    credits: { rule: 'free' },
+    rateClass: 'standard',
+    request: { params: JobParams, body: JobCancelBody },
+    responses: { 200: Job },
+    errors: [400, 401, 403, 404, 409, 429],
+    extension: true,
+  },
+});

@@ -46,11 +46,19 @@ export interface FindOneAndUpdateOptions {
   projection?: Document;
 }
 
+/**
+ * No sparse or partial indexes (FerretDB has neither). A unique index must not rely on how
+ * documents lacking its field count: MongoDB files them all under null (so one at most), FerretDB
+ * lets many lack it.
+ */
 export interface IndexOptions {
   name?: string;
   unique?: boolean;
-  sparse?: boolean;
-  /** Documents are removed this many seconds after the indexed date field (TTL index). */
+  /**
+   * Documents are removed this many seconds after the indexed date field: a TTL index on
+   * MongoDB, a sweep of the adapter's own on FerretDB and the embedded store. Removal comes some
+   * time after expiry, so readers still check the date themselves.
+   */
   expireAfterSeconds?: number;
 }
 

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { MongoClient } from 'mongodb';
 import { inject } from 'vitest';
-import { openMongoStore } from '../../../server/store/mongo.ts';
+import { type MongoStoreOptions, openMongoStore } from '../../../server/store/mongo.ts';
 import type { Store } from '../../../server/store/port.ts';
 
 export type MongoForTests = { uri: string; stop(): Promise<void> } | { uri: undefined; reason: string };
@@ -15,6 +15,16 @@ export async function mongoForTests(): Promise<MongoForTests> {
   const uri = inject('mongodbUri');
   if (uri) return { uri, stop: async () => {} };
   return { uri: undefined, reason: 'no MongoDB-wire server (see the first lines of this run)' };
+}
+
+/** Whether the server at `uri` is FerretDB (tests of MongoDB semantics it does not follow skip there, saying so). */
+export async function isFerretDb(uri: string): Promise<boolean> {
+  const client = await MongoClient.connect(uri);
+  try {
+    return typeof (await client.db('admin').command({ buildInfo: 1 })).ferretdbVersion === 'string';
+  } finally {
+    await client.close();
+  }
 }
 
 /** A database name no other test uses. */
@@ -33,9 +43,9 @@ export async function dropDatabase(uri: string, dbName: string): Promise<void> {
 }
 
 /** A store on a database of its own at `uri`, dropped by `dispose`: one test's MongoDB half. */
-export async function throwawayMongoStore(uri: string): Promise<{ store: Store; dispose(): Promise<void> }> {
+export async function throwawayMongoStore(uri: string, options: MongoStoreOptions = {}): Promise<{ store: Store; dispose(): Promise<void> }> {
   const dbName = throwawayDatabaseName();
-  const store = await openMongoStore(uri, dbName);
+  const store = await openMongoStore(uri, dbName, options);
   return {
     store,
     async dispose() {

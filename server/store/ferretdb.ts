@@ -31,9 +31,12 @@ import { DUPLICATE_KEY, isDuplicateKeyError } from './port.ts';
 import type {
   BaseDoc,
   Collection,
+  Filter,
   FindOneAndUpdateOptions,
   FindOptions,
   IndexOptions,
+  PipelineStage,
+  UpdateFilter,
   UpdateOptions,
   UpdateResultLike,
 } from './port.ts';
@@ -218,6 +221,11 @@ export class FerretDatabase {
   }
 }
 
+/** The port's filter is the driver's, narrowed: a generic one only needs telling so. */
+function driverFilter<T>(filter: Filter<T>): DriverFilter<T> {
+  return filter as DriverFilter<T>;
+}
+
 class FerretCollection<T extends BaseDoc> implements Collection<T> {
   readonly collectionName: string;
 
@@ -232,19 +240,19 @@ class FerretCollection<T extends BaseDoc> implements Collection<T> {
     return translating(() => this.raw.insertOne(doc));
   }
 
-  findOne(filter: DriverFilter<T>, options?: FindOptions) {
-    return this.raw.findOne(filter, options ?? {});
+  findOne(portFilter: Filter<T>, options?: FindOptions) {
+    return this.raw.findOne(driverFilter(portFilter), options ?? {});
   }
 
-  find(filter: DriverFilter<T>, options?: FindOptions) {
-    return this.raw.find(filter, options ?? {});
+  find(portFilter: Filter<T>, options?: FindOptions) {
+    return this.raw.find(driverFilter(portFilter), options ?? {});
   }
 
-  countDocuments(filter?: DriverFilter<T>) {
-    return this.raw.countDocuments(filter ?? {});
+  countDocuments(portFilter?: Filter<T>) {
+    return this.raw.countDocuments(driverFilter(portFilter ?? {}));
   }
 
-  aggregate<R extends Document = Document>(pipeline: Document[]) {
+  aggregate<R extends Document = Document>(pipeline: PipelineStage[]) {
     return this.raw.aggregate<R>(pipeline);
   }
 
@@ -252,11 +260,12 @@ class FerretCollection<T extends BaseDoc> implements Collection<T> {
     return translating(() => this.raw.bulkWrite(operations, options ?? {}));
   }
 
-  deleteMany(filter: DriverFilter<T>) {
-    return this.raw.deleteMany(filter);
+  deleteMany(portFilter: Filter<T>) {
+    return this.raw.deleteMany(driverFilter(portFilter));
   }
 
-  async deleteOne(filter: DriverFilter<T>): Promise<{ deletedCount: number }> {
+  async deleteOne(portFilter: Filter<T>): Promise<{ deletedCount: number }> {
+    const filter = driverFilter(portFilter);
     for (;;) {
       const target = await this.raw.findOne(filter, { projection: { _id: 1 } });
       if (!target) return { deletedCount: 0 };
@@ -278,7 +287,8 @@ class FerretCollection<T extends BaseDoc> implements Collection<T> {
     return translating(() => this.raw.createIndex(keys, rest));
   }
 
-  async findOneAndUpdate(filter: DriverFilter<T>, update: DriverUpdate<T>, options: FindOneAndUpdateOptions) {
+  async findOneAndUpdate(portFilter: Filter<T>, portUpdate: UpdateFilter<T>, options: FindOneAndUpdateOptions) {
+    const [filter, update] = [driverFilter(portFilter), portUpdate as DriverUpdate<T>];
     const { projection, sort, upsert, returnDocument } = options;
     for (;;) {
       const target = await this.raw.findOne(filter, { projection: { _id: 1 }, ...(sort ? { sort } : {}) });
@@ -301,7 +311,8 @@ class FerretCollection<T extends BaseDoc> implements Collection<T> {
     }
   }
 
-  async updateOne(filter: DriverFilter<T>, update: DriverUpdate<T>, options?: UpdateOptions): Promise<UpdateResultLike> {
+  async updateOne(portFilter: Filter<T>, portUpdate: UpdateFilter<T>, options?: UpdateOptions): Promise<UpdateResultLike> {
+    const [filter, update] = [driverFilter(portFilter), portUpdate as DriverUpdate<T>];
     for (;;) {
       const target = await this.raw.findOne(filter, { projection: { _id: 1 } });
       if (!target) {
@@ -319,7 +330,8 @@ class FerretCollection<T extends BaseDoc> implements Collection<T> {
     }
   }
 
-  async updateMany(filter: DriverFilter<T>, update: DriverUpdate<T>, options?: UpdateOptions): Promise<UpdateResultLike> {
+  async updateMany(portFilter: Filter<T>, portUpdate: UpdateFilter<T>, options?: UpdateOptions): Promise<UpdateResultLike> {
+    const [filter, update] = [driverFilter(portFilter), portUpdate as DriverUpdate<T>];
     const targets = await this.raw.find(filter, { projection: { _id: 1 } }).toArray();
     const total: UpdateResultLike = { matchedCount: 0, modifiedCount: 0, upsertedCount: 0, upsertedId: null };
     for (const { _id } of targets) {
@@ -331,7 +343,7 @@ class FerretCollection<T extends BaseDoc> implements Collection<T> {
       total.matchedCount += result?.matchedCount ?? 0;
       total.modifiedCount += result?.modifiedCount ?? 0;
     }
-    if (total.matchedCount === 0 && options?.upsert) return this.updateOne(filter, update, options);
+    if (total.matchedCount === 0 && options?.upsert) return this.updateOne(portFilter, portUpdate, options);
     return total;
   }
 

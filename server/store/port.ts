@@ -1,23 +1,83 @@
 /**
  * The storage port: the narrow subset of the official `mongodb` driver's Collection API that
- * repositories may use. The MongoDB adapter passes calls straight to the driver; the embedded
+ * repositories may use, down to the operators and options (an allow-list: what the embedded
+ * store, MongoDB and FerretDB 1.24 all honour; see docs/architecture.md, Storage). The MongoDB adapter passes calls straight to the driver; the embedded
  * store implements the same subset with mingo. `check-driver.ts` proves at compile time that the
  * driver's own Collection type satisfies this interface, so repository code runs on both.
  *
  * Every document has a string `_id` (a UUID or a natural key) so both adapters agree on identity.
  */
 import type {
+  AlternativeType,
   AnyBulkWriteOperation,
   Document,
-  Filter,
+  FilterOperators,
   IndexSpecification,
   OptionalUnlessRequiredId,
   Sort,
-  UpdateFilter,
+  UpdateFilter as DriverUpdateFilter,
   WithId,
 } from 'mongodb';
 
-export type { AnyBulkWriteOperation, Document, Filter, Sort, UpdateFilter, WithId };
+export type { AnyBulkWriteOperation, Document, Sort, WithId };
+
+/**
+ * The query operators a filter may use: what the embedded store, MongoDB and FerretDB 1.24 answer
+ * alike (the conformance suite holds all three to it). Not: `$expr`, `$where`, `$text`, `$nor`,
+ * geo or bitwise operators. `$ne`, `$nin` and `$not` over an array of documents
+ * (`{'items.sku': {$ne: 's1'}}`) are typed but answered differently by FerretDB: do not rely on them.
+ */
+export type FilterOperator =
+  | '$eq'
+  | '$ne'
+  | '$gt'
+  | '$gte'
+  | '$lt'
+  | '$lte'
+  | '$in'
+  | '$nin'
+  | '$exists'
+  | '$all'
+  | '$size'
+  | '$regex'
+  | '$options'
+  | '$not'
+  | '$elemMatch';
+
+export type Condition<V> = AlternativeType<V> | Pick<FilterOperators<AlternativeType<V>>, FilterOperator>;
+
+export type Filter<T> = { [P in keyof WithId<T>]?: Condition<WithId<T>[P]> } & {
+  $and?: Filter<T>[];
+  $or?: Filter<T>[];
+  $nor?: never;
+  $expr?: never;
+  $where?: never;
+  $text?: never;
+  $jsonSchema?: never;
+  /** A path into a field's documents (`'partners.name'`), or a field the record type does not name. */
+  [path: string]: unknown;
+};
+
+/**
+ * The update operators an update may use. Not `$rename`, `$mul`, `$pop`, `$pullAll`, `$bit`. Of
+ * `$push`'s modifiers only `$each`: FerretDB ignores `$slice`, `$sort` and `$position` silently.
+ * `$pull` by a condition on the elements works everywhere (on FerretDB the adapter applies it).
+ */
+export type UpdateOperator = '$set' | '$unset' | '$inc' | '$min' | '$max' | '$setOnInsert' | '$push' | '$pull' | '$addToSet' | '$currentDate';
+
+export type UpdateFilter<T> = Pick<DriverUpdateFilter<T>, UpdateOperator>;
+
+/**
+ * The aggregation stages allowed. `$group`'s accumulators: `{ $sum: 1 }` (a count) only, since
+ * FerretDB 1.24 answers 0 for `{ $sum: '$field' }` and lacks `$max`, `$min`, `$push`, `$avg`.
+ */
+export type PipelineStage =
+  | { $match: Document }
+  | { $group: { _id: unknown } & Record<string, unknown> }
+  | { $sort: Record<string, 1 | -1> }
+  | { $skip: number }
+  | { $limit: number }
+  | { $count: string };
 
 export interface BaseDoc {
   _id: string;
@@ -92,7 +152,7 @@ export interface Collection<T extends BaseDoc> {
   deleteOne(filter: Filter<T>): Promise<{ deletedCount: number }>;
   deleteMany(filter: Filter<T>): Promise<{ deletedCount: number }>;
   countDocuments(filter?: Filter<T>): Promise<number>;
-  aggregate<R extends Document = Document>(pipeline: Document[]): Cursor<R>;
+  aggregate<R extends Document = Document>(pipeline: PipelineStage[]): Cursor<R>;
   bulkWrite(operations: AnyBulkWriteOperation<T>[], options?: { ordered?: boolean }): Promise<BulkWriteResultLike>;
   createIndex(keys: IndexSpecification, options?: IndexOptions): Promise<string>;
 }

@@ -9,8 +9,8 @@ import { FerretDatabase } from './ferretdb.ts';
 import type { BaseDoc, Collection, Store } from './port.ts';
 
 const DEFAULT_DATABASE = 'prospecta';
-/** How long start-up waits for the server before refusing to start, naming the problem. */
-const SERVER_SELECTION_MS = 10_000;
+/** How long a call waits for an unreachable server before failing (a 503), and start-up before refusing to start. */
+const SERVER_SELECTION_MS = 5_000;
 
 export interface MongoStoreOptions {
   /** On FerretDB, how often documents past a TTL index's expiry are removed (MongoDB does it itself). */

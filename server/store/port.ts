@@ -226,3 +226,25 @@ export const DUPLICATE_KEY = 11000;
 export function isDuplicateKeyError(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === DUPLICATE_KEY;
 }
+
+/** The driver's errors for a server it cannot reach (gone, restarting, unreachable): not the request's fault. */
+const UNREACHABLE = new Set([
+  'MongoNetworkError',
+  'MongoNetworkTimeoutError',
+  'MongoServerSelectionError',
+  'MongoNotConnectedError',
+  'MongoTopologyClosedError',
+  'MongoPoolClearedError',
+]);
+
+/**
+ * Whether a store call failed because the database server could not be reached. The driver
+ * reconnects by itself once the server is back, so such a failure is worth a retry later
+ * (503 `store_unavailable`), never a 500.
+ */
+export function isStoreUnavailable(err: unknown): boolean {
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    if (UNREACHABLE.has((e as Error).name)) return true;
+  }
+  return false;
+}

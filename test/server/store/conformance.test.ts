@@ -8,7 +8,8 @@ import { openEmbeddedStore } from '../../../server/store/embedded/store.ts';
 import { DUPLICATE_KEY, type Filter, type Store } from '../../../server/store/port.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
-import { isFerretDb, mongoForTests, throwawayMongoStore } from './mongo-server.ts';
+import { openMongoStore } from '../../../server/store/mongo.ts';
+import { dropDatabase, isFerretDb, mongoForTests, throwawayDatabaseName, throwawayMongoStore } from './mongo-server.ts';
 
 interface Opened {
   store: Store;
@@ -550,4 +551,29 @@ const ferretdb = mongo.uri ? await isFerretDb(mongo.uri) : false;
 describe.skipIf(!mongo.uri)(ferretdb ? 'mongodb store (FerretDB)' : 'mongodb store', () => {
   afterAll(() => (mongo.uri ? mongo.stop() : undefined));
   conformance(() => throwawayMongoStore(mongo.uri!, { ttlSweepIntervalMs: SWEEP_MS }), { ferretdb, sweeps: ferretdb });
+});
+
+describe.skipIf(!mongo.uri)('two instances on one MongoDB database', () => {
+  it('never overdraw: concurrent conditional debits from both, then each drains its own movements from the outbox', async () => {
+    const dbName = throwawayDatabaseName();
+    // Each store is what one server process opens: its own client, and (on FerretDB) its own lock queue.
+    const [one, two] = await Promise.all([openMongoStore(mongo.uri!, dbName), openMongoStore(mongo.uri!, dbName)]);
+    try {
+      await one.collection<Account>('accounts').insertOne({ _id: 'acc', balance: 40, pending: [] });
+      const debit = (store: Store, id: string) =>
+        store
+          .collection<Account>('accounts')
+          .findOneAndUpdate({ _id: 'acc', balance: { $gte: 1 } }, { $inc: { balance: -1 }, $push: { pending: { id, amount: -1 } } }, { returnDocument: 'after' });
+      const results = await Promise.all(Array.from({ length: 60 }, (_, i) => debit(i % 2 ? one : two, `m${i}`)));
+      const won = results.map((r, i) => (r ? `m${i}` : null)).filter((id): id is string => id !== null);
+      expect(won).toHaveLength(40);
+      await Promise.all(
+        won.map((id, i) => (i % 2 ? two : one).collection<Account>('accounts').updateOne({ _id: 'acc' }, { $pull: { pending: { id } } })),
+      );
+      expect(await two.collection<Account>('accounts').findOne({ _id: 'acc' })).toEqual({ _id: 'acc', balance: 0, pending: [] });
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+      await dropDatabase(mongo.uri!, dbName);
+    }
+  });
 });

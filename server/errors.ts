@@ -37,7 +37,8 @@ export type ErrorCode =
   | 'ai_unavailable'
   | 'ai_failed'
   | 'provider_unavailable'
-  | 'insufficient_storage';
+  | 'insufficient_storage'
+  | 'store_unavailable';
 
 /** What a binding may need beyond the message: when to retry, which scope was missing. */
 export interface ErrorDetails {
@@ -62,3 +63,6 @@ export class ServiceError extends Error {
 
 export const notFound = (what: string) => new ServiceError('not_found', `${what} not found`);
 export const invalidRequest = (message: string) => new ServiceError('invalid_request', message);
+/** The database server could not be reached (it is restarting, or the network is down): retry soon. */
+export const storeUnavailable = () =>
+  new ServiceError('store_unavailable', 'The database is unreachable for the moment; retry shortly.', { retryAfterSeconds: 5 });

@@ -20,7 +20,7 @@ import { VERSION } from './version.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 /** The embedded store's refusals to open: their message says what to do. */
-const STORE_REFUSALS = new Set(['STORE_LOCKED', 'STORE_CORRUPT']);
+const STORE_REFUSALS = new Set(['STORE_LOCKED', 'STORE_CORRUPT', 'MONGODB_UNREACHABLE']);
 
 /**
  * Replaying a large embedded store discards far more than it keeps, and leaves the heap just

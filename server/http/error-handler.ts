@@ -4,7 +4,8 @@
  * mapped to the codes of decisions.md; anything else is a 500 `internal_error` whose details go
  * to the log only.
  */
-import { ServiceError } from '../errors.ts';
+import { ServiceError, storeUnavailable } from '../errors.ts';
+import { isStoreUnavailable } from '../store/port.ts';
 import { errorHeaders, STATUS_OF } from './error-status.ts';
 import { requestPath, setHeader, type AppContext, type Middleware } from './state.ts';
 
@@ -40,7 +41,8 @@ export function errorHandler(resourceMetadata?: string): Middleware {
       await next();
       serializeJson(ctx);
     } catch (err) {
-      const known = err instanceof ServiceError ? err : fromHttpError(err as HttpLikeError);
+      // A store call before the pipeline (a credential lookup) may meet a database that is down too.
+      const known = err instanceof ServiceError ? err : isStoreUnavailable(err) ? storeUnavailable() : fromHttpError(err as HttpLikeError);
       if (known) {
         send(ctx, known, resourceMetadata);
         if (STATUS_OF[known.code] >= 500) ctx.state.log.warn({ code: known.code, message: known.message }, 'request failed');

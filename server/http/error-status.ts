@@ -37,6 +37,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   ai_unavailable: 503,
   provider_unavailable: 503,
   insufficient_storage: 507,
+  store_unavailable: 503,
 };
 
 /**

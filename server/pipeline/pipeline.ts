@@ -10,7 +10,8 @@ import type { Logger } from 'pino';
 import { operations, type OperationId } from '../../shared/operations/index.ts';
 import { takesIdempotencyKey, type Operation } from '../../shared/operations/types.ts';
 import { authorize, requireCredential, type Caller } from '../auth/principal.ts';
-import { invalidRequest, ServiceError } from '../errors.ts';
+import { invalidRequest, ServiceError, storeUnavailable } from '../errors.ts';
+import { isStoreUnavailable } from '../store/port.ts';
 import type { Services } from '../services.ts';
 import type { HandlerContext, Handlers } from './handler.ts';
 import { InvocationContext } from './handler-context.ts';
@@ -99,7 +100,7 @@ export function createPipeline(services: Services, handlers: Handlers): Pipeline
           if (isStream(result)) return { kind: 'stream', operation, events: result, receipt, streamId: randomUUID() };
           return { kind: 'value', operation, value: await result, receipt };
         } catch (err) {
-          throw storageRefusal(err) ?? err;
+          throw storageRefusal(err) ?? (isStoreUnavailable(err) ? storeUnavailable() : err);
         }
       };
       if (key === undefined || !principal) return run();

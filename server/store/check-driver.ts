@@ -13,3 +13,17 @@ interface Probe {
 }
 
 export const driverSatisfiesPort: (collection: DriverCollection<Probe>) => Collection<Probe> = (collection) => collection;
+
+/** Compile-time proof that the port's allow-list refuses what not every store honours. Never called. */
+export function portRefuses(collection: Collection<Probe>): void {
+  // @ts-expect-error $where is not an operator of the port
+  void collection.find({ $where: 'this.n > 1' });
+  // @ts-expect-error $expr is not an operator of the port
+  void collection.countDocuments({ $expr: { $gt: ['$n', 1] } });
+  // @ts-expect-error $rename is not an update operator of the port
+  void collection.updateOne({ _id: 'x' }, { $rename: { n: 'm' } });
+  // @ts-expect-error $lookup is not a stage of the port
+  void collection.aggregate([{ $lookup: { from: 'other', localField: 'n', foreignField: 'n', as: 'o' } }]);
+  // @ts-expect-error no sparse indexes (FerretDB has none)
+  void collection.createIndex({ n: 1 }, { sparse: true });
+}

@@ -1,11 +1,22 @@
 /**
- * The MongoDB adapter: the official driver, unwrapped. Its collections already satisfy the
- * storage port (see check-driver.ts), so repositories call the driver directly.
+ * The MongoDB adapter: the official driver. On MongoDB its collections already satisfy the
+ * storage port (see check-driver.ts) and are handed out unwrapped; on FerretDB, which answers
+ * `buildInfo` with a `ferretdbVersion`, they are wrapped by ferretdb.ts, which makes up for what
+ * it does differently. Repositories never know which they got.
  */
 import { MongoClient } from 'mongodb';
+import { FerretDatabase } from './ferretdb.ts';
 import type { BaseDoc, Collection, Store } from './port.ts';
 
 const DEFAULT_DATABASE = 'prospecta';
+/** How long a call waits for an unreachable server before failing (a 503), and start-up before refusing to start. */
+const SERVER_SELECTION_MS = 5_000;
+
+export interface MongoStoreOptions {
+  /** On FerretDB, how often documents past a TTL index's expiry are removed (MongoDB does it itself). */
+  ttlSweepIntervalMs?: number;
+  onBackgroundError?: (err: Error) => void;
+}
 
 /** The database named in the URI's path, if any (`mongodb://host/name?options`). */
 function databaseInUri(uri: string): string | undefined {
@@ -13,13 +24,50 @@ function databaseInUri(uri: string): string | undefined {
   return path ? decodeURIComponent(path) : undefined;
 }
 
-export async function openMongoStore(uri: string, dbName?: string): Promise<Store> {
-  const client = new MongoClient(uri);
-  await client.connect();
+/** Start-up's one line when the URI leads nowhere usable: what failed, without the password. */
+export class MongoStartError extends Error {
+  readonly code = 'MONGODB_UNREACHABLE';
+}
+
+function withoutPassword(uri: string): string {
+  return uri.replace(/^(mongodb(?:\+srv)?:\/\/[^:/@]*):[^@/]*@/, '$1:***@');
+}
+
+export async function openMongoStore(uri: string, dbName?: string, options: MongoStoreOptions = {}): Promise<Store> {
+  let client: MongoClient;
+  try {
+    client = new MongoClient(uri, { serverSelectionTimeoutMS: SERVER_SELECTION_MS });
+  } catch (err) {
+    throw new MongoStartError(`MONGODB_URI is not a usable MongoDB URI (${(err as Error).message})`);
+  }
   const db = client.db(dbName ?? databaseInUri(uri) ?? DEFAULT_DATABASE);
+  let ferretdb: boolean;
+  try {
+    await client.connect();
+    const info = await db.command({ buildInfo: 1 });
+    ferretdb = typeof info.ferretdbVersion === 'string';
+  } catch (err) {
+    await client.close().catch(() => {});
+    const why = (err as Error).message.replace(/\s+/g, ' ').slice(0, 300);
+    throw new MongoStartError(`MONGODB_URI ${withoutPassword(uri)} cannot be used: ${why}`);
+  }
+  if (!ferretdb) {
+    return {
+      kind: 'mongodb',
+      collection: <T extends BaseDoc>(name: string): Collection<T> => db.collection<T>(name),
+      close: () => client.close(),
+    };
+  }
+  const ferret = new FerretDatabase(db, {
+    ttlSweepIntervalMs: options.ttlSweepIntervalMs ?? 30_000,
+    onBackgroundError: options.onBackgroundError ?? ((err) => process.emitWarning(err)),
+  });
   return {
     kind: 'mongodb',
-    collection: <T extends BaseDoc>(name: string): Collection<T> => db.collection<T>(name),
-    close: () => client.close(),
+    collection: <T extends BaseDoc>(name: string): Collection<T> => ferret.collection<T>(name),
+    close: async () => {
+      ferret.close();
+      await client.close();
+    },
   };
 }

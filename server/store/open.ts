@@ -17,7 +17,9 @@ export interface StoreConfig {
 }
 
 export function openStore(config: StoreConfig): Promise<Store> {
-  if (config.mongodbUri) return openMongoStore(config.mongodbUri);
+  if (config.mongodbUri) {
+    return openMongoStore(config.mongodbUri, undefined, config.onBackgroundError ? { onBackgroundError: config.onBackgroundError } : {});
+  }
   return openEmbeddedStore(config.dataDir, {
     ...(config.onBackgroundError ? { onBackgroundError: config.onBackgroundError } : {}),
     oneShot: config.oneShot ?? false,

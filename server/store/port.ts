@@ -1,23 +1,83 @@
 /**
  * The storage port: the narrow subset of the official `mongodb` driver's Collection API that
- * repositories may use. The MongoDB adapter passes calls straight to the driver; the embedded
+ * repositories may use, down to the operators and options (an allow-list: what the embedded
+ * store, MongoDB and FerretDB 1.24 all honour; see docs/architecture.md, Storage). The MongoDB adapter passes calls straight to the driver; the embedded
  * store implements the same subset with mingo. `check-driver.ts` proves at compile time that the
  * driver's own Collection type satisfies this interface, so repository code runs on both.
  *
  * Every document has a string `_id` (a UUID or a natural key) so both adapters agree on identity.
  */
 import type {
+  AlternativeType,
   AnyBulkWriteOperation,
   Document,
-  Filter,
+  FilterOperators,
   IndexSpecification,
   OptionalUnlessRequiredId,
   Sort,
-  UpdateFilter,
+  UpdateFilter as DriverUpdateFilter,
   WithId,
 } from 'mongodb';
 
-export type { AnyBulkWriteOperation, Document, Filter, Sort, UpdateFilter, WithId };
+export type { AnyBulkWriteOperation, Document, Sort, WithId };
+
+/**
+ * The query operators a filter may use: what the embedded store, MongoDB and FerretDB 1.24 answer
+ * alike (the conformance suite holds all three to it). Not: `$expr`, `$where`, `$text`, `$nor`,
+ * geo or bitwise operators. `$ne`, `$nin` and `$not` over an array of documents
+ * (`{'items.sku': {$ne: 's1'}}`) are typed but answered differently by FerretDB: do not rely on them.
+ */
+export type FilterOperator =
+  | '$eq'
+  | '$ne'
+  | '$gt'
+  | '$gte'
+  | '$lt'
+  | '$lte'
+  | '$in'
+  | '$nin'
+  | '$exists'
+  | '$all'
+  | '$size'
+  | '$regex'
+  | '$options'
+  | '$not'
+  | '$elemMatch';
+
+export type Condition<V> = AlternativeType<V> | Pick<FilterOperators<AlternativeType<V>>, FilterOperator>;
+
+export type Filter<T> = { [P in keyof WithId<T>]?: Condition<WithId<T>[P]> } & {
+  $and?: Filter<T>[];
+  $or?: Filter<T>[];
+  $nor?: never;
+  $expr?: never;
+  $where?: never;
+  $text?: never;
+  $jsonSchema?: never;
+  /** A path into a field's documents (`'partners.name'`), or a field the record type does not name. */
+  [path: string]: unknown;
+};
+
+/**
+ * The update operators an update may use. Not `$rename`, `$mul`, `$pop`, `$pullAll`, `$bit`. Of
+ * `$push`'s modifiers only `$each`: FerretDB ignores `$slice`, `$sort` and `$position` silently.
+ * `$pull` by a condition on the elements works everywhere (on FerretDB the adapter applies it).
+ */
+export type UpdateOperator = '$set' | '$unset' | '$inc' | '$min' | '$max' | '$setOnInsert' | '$push' | '$pull' | '$addToSet' | '$currentDate';
+
+export type UpdateFilter<T> = Pick<DriverUpdateFilter<T>, UpdateOperator>;
+
+/**
+ * The aggregation stages allowed. `$group`'s accumulators: `{ $sum: 1 }` (a count) only, since
+ * FerretDB 1.24 answers 0 for `{ $sum: '$field' }` and lacks `$max`, `$min`, `$push`, `$avg`.
+ */
+export type PipelineStage =
+  | { $match: Document }
+  | { $group: { _id: unknown } & Record<string, unknown> }
+  | { $sort: Record<string, 1 | -1> }
+  | { $skip: number }
+  | { $limit: number }
+  | { $count: string };
 
 export interface BaseDoc {
   _id: string;
@@ -46,11 +106,19 @@ export interface FindOneAndUpdateOptions {
   projection?: Document;
 }
 
+/**
+ * No sparse or partial indexes (FerretDB has neither). A unique index must not rely on how
+ * documents lacking its field count: MongoDB files them all under null (so one at most), FerretDB
+ * lets many lack it.
+ */
 export interface IndexOptions {
   name?: string;
   unique?: boolean;
-  sparse?: boolean;
-  /** Documents are removed this many seconds after the indexed date field (TTL index). */
+  /**
+   * Documents are removed this many seconds after the indexed date field: a TTL index on
+   * MongoDB, a sweep of the adapter's own on FerretDB and the embedded store. Removal comes some
+   * time after expiry, so readers still check the date themselves.
+   */
   expireAfterSeconds?: number;
 }
 
@@ -84,7 +152,7 @@ export interface Collection<T extends BaseDoc> {
   deleteOne(filter: Filter<T>): Promise<{ deletedCount: number }>;
   deleteMany(filter: Filter<T>): Promise<{ deletedCount: number }>;
   countDocuments(filter?: Filter<T>): Promise<number>;
-  aggregate<R extends Document = Document>(pipeline: Document[]): Cursor<R>;
+  aggregate<R extends Document = Document>(pipeline: PipelineStage[]): Cursor<R>;
   bulkWrite(operations: AnyBulkWriteOperation<T>[], options?: { ordered?: boolean }): Promise<BulkWriteResultLike>;
   createIndex(keys: IndexSpecification, options?: IndexOptions): Promise<string>;
 }
@@ -162,4 +230,26 @@ export const DUPLICATE_KEY = 11000;
 
 export function isDuplicateKeyError(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === DUPLICATE_KEY;
+}
+
+/** The driver's errors for a server it cannot reach (gone, restarting, unreachable): not the request's fault. */
+const UNREACHABLE = new Set([
+  'MongoNetworkError',
+  'MongoNetworkTimeoutError',
+  'MongoServerSelectionError',
+  'MongoNotConnectedError',
+  'MongoTopologyClosedError',
+  'MongoPoolClearedError',
+]);
+
+/**
+ * Whether a store call failed because the database server could not be reached. The driver
+ * reconnects by itself once the server is back, so such a failure is worth a retry later
+ * (503 `store_unavailable`), never a 500.
+ */
+export function isStoreUnavailable(err: unknown): boolean {
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    if (UNREACHABLE.has((e as Error).name)) return true;
+  }
+  return false;
 }

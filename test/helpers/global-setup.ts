@@ -1,7 +1,7 @@
 /**
  * Once per test run: build dist/ (tests that spawn the real server or CLI run the bundle), and
- * find the services some tests need besides Node: a Redis server (limits shared across instances)
- * and Chromium (the sidebar). Each is handed to the tests with `provide`; a test that needs one
+ * find the services some tests need besides Node: a Redis server (limits shared across instances),
+ * Chromium (the sidebar) and a MongoDB-wire server (the MongoDB halves of the store suites). Each is handed to the tests with `provide`; a test that needs one
  * reads it with `inject` and skips without it, so `npm test` passes on a machine with Node alone,
  * after one line saying what is missing and how to get it. Under CI=true a missing one fails the
  * run instead: there, every test must run (.ci/run installs both).
@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import type { TestProject } from 'vitest/node';
 import { buildDashboard, buildServer } from '../../build.mjs';
+import { findMongoForTests } from './mongo-for-tests.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -17,6 +18,10 @@ declare module 'vitest' {
     redisUrl: string | null;
     /** Chromium's executable, or null when there is none (the sidebar tests skip). */
     chromiumPath: string | null;
+    /** A MongoDB-wire server that answered, or null (the MongoDB halves skip). Each test uses a database of its own. */
+    mongodbUri: string | null;
+    /** A FerretDB binary the fault tests may start and stop on ports of their own, or null. */
+    ferretdbBin: string | null;
   }
 }
 
@@ -40,7 +45,7 @@ async function redisProblem(url: string): Promise<string | null> {
   }
 }
 
-export default async function setup(project: TestProject): Promise<void> {
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   await buildServer();
   await buildDashboard();
   const ci = /^(true|1)$/i.test(process.env.CI ?? '');
@@ -64,7 +69,17 @@ export default async function setup(project: TestProject): Promise<void> {
   }
   project.provide('chromiumPath', hasChromium ? CHROMIUM_PATH : null);
 
-  if (missing.length === 0) return;
-  if (ci) throw new Error(`CI=true, so every test must run, but there is ${missing.join('\nAnd there is ')}`);
-  for (const line of missing) console.warn(`Skipping tests: ${line}`);
+  const mongo = await findMongoForTests();
+  if (mongo.reason) missing.push(mongo.reason);
+  project.provide('mongodbUri', mongo.uri);
+  project.provide('ferretdbBin', mongo.ferretdbBin);
+
+  if (missing.length > 0) {
+    if (ci) {
+      await mongo.stop();
+      throw new Error(`CI=true, so every test must run, but there is ${missing.join('\nAnd there is ')}`);
+    }
+    for (const line of missing) console.warn(`Skipping tests: ${line}`);
+  }
+  return mongo.stop;
 }

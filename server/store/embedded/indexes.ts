@@ -27,7 +27,11 @@ export interface IndexSpec {
 const SPECIAL_DIRECTIONS = new Set<unknown>(['2d', '2dsphere', 'text', 'geoHaystack']);
 
 /** Reads a key specification in any of the driver's forms, the same way the driver does. */
-export function indexSpec(keys: IndexSpecification, options: IndexOptions): IndexSpec {
+/**
+ * `sparse` is the embedded store's own: the port does not offer it (FerretDB has no sparse
+ * index), so no repository asks for one, but the planner keeps handling such an index.
+ */
+export function indexSpec(keys: IndexSpecification, options: IndexOptions & { sparse?: boolean }): IndexSpec {
   const isTuple = (x: unknown): x is [string, unknown] =>
     Array.isArray(x) && x.length === 2 && (typeof x[1] === 'number' || SPECIAL_DIRECTIONS.has(x[1]));
   const parts = Array.isArray(keys) && !isTuple(keys) ? (keys as unknown[]) : [keys];

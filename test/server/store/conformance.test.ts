@@ -6,8 +6,10 @@
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openEmbeddedStore } from '../../../server/store/embedded/store.ts';
 import { DUPLICATE_KEY, type Filter, type Store } from '../../../server/store/port.ts';
+import { eventually } from '../../helpers/eventually.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
-import { mongoForTests, throwawayMongoStore } from './mongo-server.ts';
+import { openMongoStore } from '../../../server/store/mongo.ts';
+import { dropDatabase, isFerretDb, mongoForTests, throwawayDatabaseName, throwawayMongoStore } from './mongo-server.ts';
 
 interface Opened {
   store: Store;
@@ -42,7 +44,15 @@ interface Account {
   pending: Array<{ id: string; amount: number }>;
 }
 
-function conformance(openFresh: () => Promise<Opened>): void {
+/** The stores' TTL sweeps run this often here, so expiry is seen within a test. */
+const SWEEP_MS = 50;
+
+/**
+ * Where the server is FerretDB, the tests of MongoDB semantics it does not follow are skipped
+ * (their names say so). `sweeps`: expiry is the adapter's own sweep (a real MongoDB's TTL monitor
+ * runs each minute, too slow to wait for).
+ */
+function conformance(openFresh: () => Promise<Opened>, server: { ferretdb: boolean; sweeps: boolean }): void {
   let opened: Opened;
   let store: Store;
 
@@ -141,8 +151,6 @@ function conformance(openFresh: () => Promise<Opened>): void {
       [{ 'items.sku': 's1' }, ['l1', 'l4']],
       [{ 'items.qty': { $gt: 4 } }, ['l1', 'l2']],
       [{ 'items.sku': { $in: ['s2', 's3'] } }, ['l1', 'l2']],
-      [{ 'items.sku': { $ne: 's1' } }, ['l2', 'l3', 'l5', 'l6']],
-      [{ $or: [{ a: { $lt: 2 } }, { tags: 'y' }], 'items.qty': { $not: { $gte: 10 } } }, ['l2', 'l3']],
     ];
     const check = async () => {
       for (const [filter, expected] of cases) {
@@ -156,11 +164,54 @@ function conformance(openFresh: () => Promise<Opened>): void {
     await check();
   });
 
+  it.skipIf(server.ferretdb)('$ne and $not through an array of documents hold when no element matches (FerretDB 1.24 differs: it matches when any element differs)', async () => {
+    const loose = store.collection<Loose>('loose');
+    await loose.bulkWrite(
+      [
+        { _id: 'l1', items: [{ sku: 's1' }, { sku: 's2' }] },
+        { _id: 'l2', items: [{ sku: 's3' }] },
+        { _id: 'l3', items: [] },
+        { _id: 'l4', items: { sku: 's1' } },
+        { _id: 'l5' },
+      ].map((document) => ({ insertOne: { document } })),
+    );
+    const found = await loose.find({ 'items.sku': { $ne: 's1' } }, { sort: { _id: 1 } }).toArray();
+    expect(found.map((d) => d._id)).toEqual(['l2', 'l3', 'l5']);
+    const notMore = await loose.find({ $or: [{ _id: 'l1' }, { _id: 'l2' }], 'items.sku': { $not: { $in: ['s1'] } } }).toArray();
+    expect(notMore.map((d) => d._id)).toEqual(['l2']);
+  });
+
   it('iterates a cursor asynchronously', async () => {
     await seedPeople();
     const seen: string[] = [];
     for await (const person of people().find({ team: 'red' }, { sort: { _id: 1 } })) seen.push(person.name);
     expect(seen).toEqual(['Ana', 'Caio', 'Edu']);
+  });
+
+  it('pulls array elements by a condition on their fields, or on their value (the credit outbox)', async () => {
+    const accounts = store.collection<Account>('accounts');
+    await accounts.insertOne({ _id: 'acc', balance: 5, pending: [{ id: 'm1', amount: 1 }, { id: 'm2', amount: 2 }, { id: 'm3', amount: 3 }] });
+    const after = await accounts.findOneAndUpdate({ _id: 'acc' }, { $pull: { pending: { id: 'm2' } }, $inc: { balance: 1 } }, { returnDocument: 'after' });
+    expect(after).toEqual({ _id: 'acc', balance: 6, pending: [{ id: 'm1', amount: 1 }, { id: 'm3', amount: 3 }] });
+    const result = await accounts.updateOne({ _id: 'acc', balance: 6 }, { $pull: { pending: { amount: { $gte: 3 } } } });
+    expect(result).toMatchObject({ matchedCount: 1, modifiedCount: 1 });
+    expect(await accounts.findOne({ _id: 'acc' })).toEqual({ _id: 'acc', balance: 6, pending: [{ id: 'm1', amount: 1 }] });
+    expect(await accounts.updateOne({ _id: 'acc', balance: 7 }, { $pull: { pending: { id: 'm1' } } })).toMatchObject({ matchedCount: 0 });
+    expect((await accounts.findOne({ _id: 'acc' }))?.pending).toHaveLength(1);
+  });
+
+  it.skipIf(!server.sweeps)("removes documents past a TTL index's expiry, keeps the others", async () => {
+    interface Expiring {
+      _id: string;
+      expiresAt?: Date;
+    }
+    const sessions = store.collection<Expiring>('sessions');
+    await sessions.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0 });
+    await sessions.insertOne({ _id: 'old', expiresAt: new Date(Date.now() - 60_000) });
+    await sessions.insertOne({ _id: 'fresh', expiresAt: new Date(Date.now() + 3_600_000) });
+    await sessions.insertOne({ _id: 'no-date' });
+    await eventually(async () => expect(await sessions.findOne({ _id: 'old' })).toBeNull(), { message: 'the sweep to remove the expired document' });
+    expect((await sessions.find({}, { sort: { _id: 1 } }).toArray()).map((d) => d._id)).toEqual(['fresh', 'no-date']);
   });
 
   it('applies update operators', async () => {
@@ -173,19 +224,19 @@ function conformance(openFresh: () => Promise<Opened>): void {
         $max: { best: 9 },
         $min: { worst: 2 },
         $addToSet: { tags: { $each: ['a', 'b'] } },
-        $push: { scores: { $each: [4, 5, 6], $slice: -4 } },
+        $push: { scores: { $each: [4, 5, 6] } },
         $currentDate: { updatedAt: true },
         $unset: { email: '' },
       },
     );
     expect(result).toMatchObject({ matchedCount: 1, modifiedCount: 1, upsertedCount: 0 });
     const doc = await people().findOne({ _id: 'u1' });
-    expect(doc).toMatchObject({ name: 'Ana Maria', visits: 3, best: 9, worst: 2, tags: ['a', 'b'], scores: [3, 4, 5, 6] });
+    expect(doc).toMatchObject({ name: 'Ana Maria', visits: 3, best: 9, worst: 2, tags: ['a', 'b'], scores: [1, 2, 3, 4, 5, 6] });
     expect(doc?.updatedAt).toBeInstanceOf(Date);
 
     await people().updateOne({ _id: 'u1' }, { $pull: { scores: { $gte: 5 } }, $unset: { best: '' } });
     const pulled = await people().findOne({ _id: 'u1' });
-    expect(pulled?.scores).toEqual([3, 4]);
+    expect(pulled?.scores).toEqual([1, 2, 3, 4]);
     expect(pulled).not.toHaveProperty('best');
 
     const same = await people().updateOne({ _id: 'u1' }, { $set: { name: 'Ana Maria' } });
@@ -268,16 +319,22 @@ function conformance(openFresh: () => Promise<Opened>): void {
   it('aggregates: $match, $group counts, $sort', async () => {
     await seedPeople();
     const counts = await people()
-      .aggregate<{ _id: string; count: number; oldest: number }>([
+      .aggregate<{ _id: string; count: number; years: number }>([
         { $match: { age: { $gte: 20 } } },
-        { $group: { _id: '$team', count: { $sum: 1 }, oldest: { $max: '$age' } } },
+        { $group: { _id: '$team', count: { $sum: 1 } } },
         { $sort: { _id: 1 } },
       ])
       .toArray();
     expect(counts).toEqual([
-      { _id: 'blue', count: 1, oldest: 25 },
-      { _id: 'red', count: 3, oldest: 52 },
+      { _id: 'blue', count: 1 },
+      { _id: 'red', count: 3 },
     ]);
+  });
+
+  it.skipIf(server.ferretdb)('$group sums a field (FerretDB 1.24 differs: it answers 0, so the port allows only {$sum: 1})', async () => {
+    await seedPeople();
+    const years = await people().aggregate<{ _id: null; years: number }>([{ $group: { _id: null, years: { $sum: '$age' } } }]).toArray();
+    expect(years).toEqual([{ _id: null, years: 167 }]);
   });
 
   it('aggregates counts per compound key, and documents missing a key field', async () => {
@@ -392,8 +449,7 @@ function conformance(openFresh: () => Promise<Opened>): void {
     await people().insertOne({ _id: 'c', name: 'Same' });
   });
 
-  it('a sparse unique index allows many documents without the field; a plain one treats missing as null', async () => {
-    await people().createIndex({ email: 1 }, { unique: true, sparse: true });
+  it.skipIf(server.ferretdb)('a unique index treats a missing field as null (FerretDB 1.24 differs: many documents may lack it)', async () => {
     await people().createIndex({ team: 1 }, { unique: true });
     await people().insertOne({ _id: 'a', name: 'A' });
     await people().insertOne({ _id: 'b', name: 'B', team: 'blue' });
@@ -461,8 +517,6 @@ function conformance(openFresh: () => Promise<Opened>): void {
     updated!.tags!.push('changed');
     const aggregated = await people().aggregate<Person>([{ $match: { _id: 's1' } }]).toArray();
     aggregated[0]!.tags!.push('changed');
-    const grouped = await people().aggregate<{ all: string[][] }>([{ $group: { _id: null, all: { $push: '$tags' } } }]).toArray();
-    grouped[0]!.all[0]!.push('changed');
     const pushed = { nested: ['x'] };
     await people().updateOne({ _id: 's1' }, { $set: { extra: pushed } });
     pushed.nested.push('changed');
@@ -479,17 +533,47 @@ function conformance(openFresh: () => Promise<Opened>): void {
 }
 
 describe('embedded store', () => {
-  conformance(async () => {
-    const dir = await tempDir('store');
-    const store = await openEmbeddedStore(dir);
-    return { store, dispose: () => store.close() };
-  });
+  conformance(
+    async () => {
+      const dir = await tempDir('store');
+      const store = await openEmbeddedStore(dir, { ttlSweepIntervalMs: SWEEP_MS });
+      return { store, dispose: () => store.close() };
+    },
+    { ferretdb: false, sweeps: true },
+  );
 });
 
 const mongo = await mongoForTests();
 if ('reason' in mongo) console.warn(`Skipping the MongoDB half of the store conformance tests: ${mongo.reason}.`);
 
-describe.skipIf(!mongo.uri)('mongodb store', () => {
+const ferretdb = mongo.uri ? await isFerretDb(mongo.uri) : false;
+
+describe.skipIf(!mongo.uri)(ferretdb ? 'mongodb store (FerretDB)' : 'mongodb store', () => {
   afterAll(() => (mongo.uri ? mongo.stop() : undefined));
-  conformance(() => throwawayMongoStore(mongo.uri!));
+  conformance(() => throwawayMongoStore(mongo.uri!, { ttlSweepIntervalMs: SWEEP_MS }), { ferretdb, sweeps: ferretdb });
+});
+
+describe.skipIf(!mongo.uri)('two instances on one MongoDB database', () => {
+  it('never overdraw: concurrent conditional debits from both, then each drains its own movements from the outbox', async () => {
+    const dbName = throwawayDatabaseName();
+    // Each store is what one server process opens: its own client, and (on FerretDB) its own lock queue.
+    const [one, two] = await Promise.all([openMongoStore(mongo.uri!, dbName), openMongoStore(mongo.uri!, dbName)]);
+    try {
+      await one.collection<Account>('accounts').insertOne({ _id: 'acc', balance: 40, pending: [] });
+      const debit = (store: Store, id: string) =>
+        store
+          .collection<Account>('accounts')
+          .findOneAndUpdate({ _id: 'acc', balance: { $gte: 1 } }, { $inc: { balance: -1 }, $push: { pending: { id, amount: -1 } } }, { returnDocument: 'after' });
+      const results = await Promise.all(Array.from({ length: 60 }, (_, i) => debit(i % 2 ? one : two, `m${i}`)));
+      const won = results.map((r, i) => (r ? `m${i}` : null)).filter((id): id is string => id !== null);
+      expect(won).toHaveLength(40);
+      await Promise.all(
+        won.map((id, i) => (i % 2 ? two : one).collection<Account>('accounts').updateOne({ _id: 'acc' }, { $pull: { pending: { id } } })),
+      );
+      expect(await two.collection<Account>('accounts').findOne({ _id: 'acc' })).toEqual({ _id: 'acc', balance: 0, pending: [] });
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+      await dropDatabase(mongo.uri!, dbName);
+    }
+  });
 });

@@ -39,7 +39,7 @@ describe('embedded store', () => {
   });
 
   it('makes updateMany all-or-nothing when one document would break a unique index', async () => {
-    await docs().createIndex({ email: 1 }, { unique: true, sparse: true });
+    await docs().createIndex({ email: 1 }, { unique: true });
     await docs().insertOne({ _id: 'a', email: 'a@x' });
     await docs().insertOne({ _id: 'b', email: 'b@x' });
     await expect(docs().updateMany({}, { $set: { email: 'same@x' } })).rejects.toMatchObject({ code: DUPLICATE_KEY });

@@ -43,7 +43,7 @@ function sample(count: number): Doc[] {
   });
 }
 
-const INDEXES: Array<[Record<string, 1>, { sparse?: boolean }?]> = [
+const INDEXES: Array<[Record<string, 1>, { unique?: boolean }?]> = [
   [{ state: 1 }],
   [{ capital: 1 }],
   [{ words: 1 }],
@@ -53,7 +53,8 @@ const INDEXES: Array<[Record<string, 1>, { sparse?: boolean }?]> = [
   [{ tags: 1 }],
   [{ 'nested.code': 1 }],
   [{ state: 1, 'nested.code': 1 }],
-  [{ maybe: 1 }, { sparse: true }],
+  // The port offers no sparse index (FerretDB has none): a field some documents lack is filed under null.
+  [{ maybe: 1 }],
 ];
 
 const QUERIES: Document[] = [

@@ -30,6 +30,7 @@ import { Sheets, sheetIndexes } from './outreach/sheets.ts';
 import { Templates, templateIndexes } from './outreach/templates.ts';
 import type { IndexDeclaration, Store } from './store/port.ts';
 import { Workspaces, workspaceIndexes } from './workspaces.ts';
+import { SearchCursors, searchCursorIndexes } from './search-cursors.ts';
 import { OidcSignIn, oidcSignInIndexes } from './dashboard/oidc-sign-in.ts';
 import { Sessions, sessionIndexes } from './dashboard/sessions.ts';
 import { SignInLinks, signInLinkIndexes } from './dashboard/sign-in-links.ts';
@@ -52,6 +53,8 @@ export interface Services {
   /** Answers stored under `Idempotency-Key`s, replayed for 24 h. */
   idempotency: IdempotencyKeys;
   companies: Companies;
+  /** Where each search page left off (`cursor` / `nextCursor`). */
+  searchCursors: SearchCursors;
   /** Answers CNPJ lookups the imported registry lacks; null unless BRASILAPI_ENABLED. */
   remoteCompanies: BrasilApiSource | null;
   /** The data providers, throttled, with each workspace's own keys. */
@@ -100,6 +103,7 @@ export const indexDeclarations: IndexDeclaration[] = [
   ...signInLinkIndexes,
   ...oidcSignInIndexes,
   ...idempotencyIndexes,
+  ...searchCursorIndexes,
 ];
 
 export function createServices(deps: {
@@ -131,6 +135,7 @@ export function createServices(deps: {
     idempotency: new IdempotencyKeys(deps.store),
     conversations: new Conversations(deps.store),
     companies,
+    searchCursors: new SearchCursors(deps.store),
     providers: new Providers({
       config: deps.config,
       log: deps.log,

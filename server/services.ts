@@ -31,6 +31,7 @@ import { Templates, templateIndexes } from './outreach/templates.ts';
 import type { IndexDeclaration, Store } from './store/port.ts';
 import { Workspaces, workspaceIndexes } from './workspaces.ts';
 import { SearchCursors, searchCursorIndexes } from './search-cursors.ts';
+import { EnrichMemory, enrichMemoryIndexes } from './enrich/memory.ts';
 import { OidcSignIn, oidcSignInIndexes } from './dashboard/oidc-sign-in.ts';
 import { Sessions, sessionIndexes } from './dashboard/sessions.ts';
 import { SignInLinks, signInLinkIndexes } from './dashboard/sign-in-links.ts';
@@ -60,6 +61,8 @@ export interface Services {
   /** The data providers, throttled, with each workspace's own keys. */
   providers: Providers;
   providerKeys: WorkspaceProviderKeys;
+  /** What enrichments found, per workspace, given again within `maxAge`. */
+  enrichMemory: EnrichMemory;
   people: People;
   /** The language model; null until LLM_BASE_URL and LLM_MODEL are set (AI answers 503). */
   llm: Llm | null;
@@ -104,6 +107,7 @@ export const indexDeclarations: IndexDeclaration[] = [
   ...oidcSignInIndexes,
   ...idempotencyIndexes,
   ...searchCursorIndexes,
+  ...enrichMemoryIndexes,
 ];
 
 export function createServices(deps: {
@@ -136,6 +140,7 @@ export function createServices(deps: {
     conversations: new Conversations(deps.store),
     companies,
     searchCursors: new SearchCursors(deps.store),
+    enrichMemory: new EnrichMemory(deps.store),
     providers: new Providers({
       config: deps.config,
       log: deps.log,

@@ -30,7 +30,8 @@ export const enrich: Handler<'enrich'> = async (input, ctx) => {
   const memory = ctx.services.enrichMemory;
   const id = memory.idOf(ctx.workspaceId, subjectOf(cleaned));
 
-  const recalled = await memory.recall(id, ctx.workspaceId, goals, maxAge);
+  // Fresh data asked for (maxAge 0, forceRefresh): nothing to read, only the memory to refresh.
+  const recalled: Recall = maxAge > 0 ? await memory.recall(id, ctx.workspaceId, goals, maxAge) : { fields: {}, covered: [], enrichedAt: null };
   if (maxAge > 0 && recalled.covered.length === goals.length) return fromMemory(input, cleaned, recalled, ctx);
 
   const run = async (): Promise<EnrichAnswer> => {

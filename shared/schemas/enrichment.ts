@@ -234,7 +234,9 @@ export const EnrichResult = ClosedObject(
     confidence: ClosedObject(
       "Field → the confidence (0 to 1) the provider that gave it stated: Hunter's score, People Data Labs' likelihood, a verifier's score. Absent where the provider states none.",
       optional(
-        Object.fromEntries(ENRICH_FIELDS.map((field) => [field, Type.Number({ minimum: 0, maximum: 1 })])) as Record<Field, ReturnType<typeof Type.Number>>,
+        Object.fromEntries(
+          ENRICH_FIELDS.map((field) => [field, Type.Number({ minimum: 0, maximum: 1, description: `How sure the provider of \`${field}\` is.` })]),
+        ) as Record<Field, ReturnType<typeof Type.Number>>,
       ),
       { title: 'FieldConfidence' },
     ),

@@ -137,7 +137,8 @@ async function fromMemory(input: Parameters<Handler<'enrich'>>[0], cleaned: Fiel
     if (s && sources[field] === s.source) paid.set(s.source, Math.max(paid.get(s.source) ?? 0, s.cost));
   }
   const spared = [...paid.values()].reduce((a, b) => a + b, 0);
-  await ctx.services.enrichMemory.saved(ctx.workspaceId, spared);
+  // A statistic, not the workspace's data: the answer does not wait for its write (as a key's last use).
+  ctx.services.enrichMemory.saved(ctx.workspaceId, spared).catch((err) => ctx.log.warn({ err }, 'counting what the enrichment memory saved failed'));
   const wanted = input.goalFields && input.goalFields.length > 0 ? input.goalFields : null;
   return {
     record: record as FoundFields,

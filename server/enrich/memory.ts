@@ -10,9 +10,10 @@
  * not paid for with another round of calls either. Documents expire through a TTL index at the
  * largest `maxAge` after their last write.
  *
- * Two identical requests at once call the providers once: the first claims the subject (a lease
- * on the document, which other instances sharing MongoDB see too), the others wait for it and are
- * then served from what it stored.
+ * Two identical requests at once call the providers once: in a process, the others wait for the
+ * one running; on MongoDB, where other instances may share the store, the first also claims the
+ * subject (a lease on the document), and the others wait for the claim. The embedded store has
+ * one process, so it spares those writes.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { foldText } from '../../shared/fold-text.ts';
@@ -104,10 +105,13 @@ export class EnrichMemory {
   private readonly savings: Collection<SavingsDoc>;
   /** Runs in this process, by subject id: identical requests wait for the one running. */
   private readonly running = new Map<string, Promise<unknown>>();
+  /** Whether other processes may enrich in the same store (MongoDB): then a claim document is needed. */
+  private readonly shared: boolean;
 
   constructor(store: Store, private readonly now: () => number = Date.now) {
     this.docs = store.collection<MemoryDoc>(COLLECTION);
     this.savings = store.collection<SavingsDoc>(SAVINGS);
+    this.shared = store.kind !== 'embedded';
   }
 
   idOf(workspaceId: string, subject: string): string {
@@ -150,6 +154,7 @@ export class EnrichMemory {
     this.running.set(id, mine);
     const claimId = randomUUID();
     try {
+      if (!this.shared) return await work();
       await this.claim(id, workspaceId, claimId, signal);
       try {
         return await work();

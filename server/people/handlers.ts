@@ -100,7 +100,9 @@ export const searchPeople: Handler<'searchPeople'> = async (input, ctx) => {
   for await (const answer of run.answers) answers.push(answer);
   const { results, sources, next } = assemble(answers, run.sources, run.limit, start.position);
   await ctx.charge(results.length, `${results.length} people`);
-  const nextCursor = await cursors.next(ctx.workspaceId, 'searchPeople', input, start.sent + results.length, results.length > 0 ? next : null);
+  // A page of repeats only (people given earlier) still moves on; one that moved nowhere ends the search.
+  const moved = next !== null && (results.length > 0 || JSON.stringify(next.sources) !== JSON.stringify(start.position?.sources ?? {}));
+  const nextCursor = await cursors.next(ctx.workspaceId, 'searchPeople', input, start.sent + results.length, moved ? next : null);
   return { results, sources, nextCursor };
 };
 

@@ -81,8 +81,10 @@ function memoryOn(name: string, open: () => Promise<{ env: Record<string, string
       expect(before - (await balance(apiKey))).toBe(1);
 
       // The credits page reads what the memory saved this month.
-      const usage = await app.request('GET', '/v1/api/credits/usage', { key: apiKey });
-      expect(usage.body.memorySaved).toEqual({ month: new Date().toISOString().slice(0, 7), credits: 1, answers: 1 });
+      await eventually(async () => {
+        const usage = await app.request('GET', '/v1/api/credits/usage', { key: apiKey });
+        expect(usage.body.memorySaved).toEqual({ month: new Date().toISOString().slice(0, 7), credits: 1, answers: 1 });
+      });
     });
 
     it('forceRefresh and maxAge 0 run the cascade and charge as usual; maxAge outside 0..31,536,000 is a 400 naming it', async () => {

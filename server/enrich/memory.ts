@@ -28,6 +28,8 @@ export const DEFAULT_MAX_AGE_SECONDS = 2_592_000;
 const CLAIM_MS = 30_000;
 /** How often a request waiting on another instance's claim looks again. */
 const POLL_MS = 50;
+/** How long savings counts gather before they are written. */
+const SAVINGS_FLUSH_MS = 200;
 
 const COLLECTION = 'enrichMemory';
 const SAVINGS = 'enrichSavings';
@@ -105,6 +107,9 @@ export class EnrichMemory {
   private readonly savings: Collection<SavingsDoc>;
   /** Runs in this process, by subject id: identical requests wait for the one running. */
   private readonly running = new Map<string, Promise<unknown>>();
+  /** Savings counted and not written yet, by counter id, and the write that will take them. */
+  private readonly unsaved = new Map<string, { workspaceId: string; month: string; credits: number; answers: number }>();
+  private flushing: Promise<void> | undefined;
   /** Whether other processes may enrich in the same store (MongoDB): then a claim document is needed. */
   private readonly shared: boolean;
 
@@ -199,13 +204,30 @@ export class EnrichMemory {
     await this.docs.updateOne({ _id: id }, { $set: set }, { upsert: true });
   }
 
-  /** Counts what an answer from memory spared the workspace, this month. */
-  async saved(workspaceId: string, credits: number): Promise<void> {
+  /**
+   * Counts what an answer from memory spared the workspace, this month. Counts are gathered for
+   * a moment and written as one `$inc` per workspace, so a run of cached answers costs a few
+   * writes, not one each; the promise settles once this count is written.
+   */
+  saved(workspaceId: string, credits: number): Promise<void> {
     const month = new Date(this.now()).toISOString().slice(0, 7);
-    await this.savings.updateOne(
-      { _id: `${workspaceId}:${month}` },
-      { $inc: { credits, answers: 1 }, $setOnInsert: { workspaceId, month } },
-      { upsert: true },
+    const key = `${workspaceId}:${month}`;
+    const entry = this.unsaved.get(key) ?? { workspaceId, month, credits: 0, answers: 0 };
+    entry.credits += credits;
+    entry.answers += 1;
+    this.unsaved.set(key, entry);
+    this.flushing ??= new Promise<void>((resolve) => setTimeout(resolve, SAVINGS_FLUSH_MS)).then(() => this.flushSavings());
+    return this.flushing;
+  }
+
+  private async flushSavings(): Promise<void> {
+    const batch = [...this.unsaved];
+    this.unsaved.clear();
+    this.flushing = undefined;
+    await Promise.all(
+      batch.map(([_id, { workspaceId, month, credits, answers }]) =>
+        this.savings.updateOne({ _id }, { $inc: { credits, answers }, $setOnInsert: { workspaceId, month } }, { upsert: true }),
+      ),
     );
   }
 

@@ -7,10 +7,13 @@
 //  1. Throughput: 1,000 enrich requests at once, each needing one provider, shared in proportion
 //     to the providers' rates. Per provider: the achieved call rate as a % of its declared rate,
 //     and the 429s it had to send.
-//  2. Latency, below the limits: one client per provider, one request at a time, plus a cascade
-//     needing Hunter and Apollo together. Enrich p50/p99 against the latency of the providers
-//     the answer actually needed.
-//  3. Throughput again with two server instances sharing one Redis (REDIS_URL, or a redis-server
+//     Enrich p50/p99 against the latency of the providers the answer actually needed.
+//  2. The same 1,000 requests again (issue 32, the enrichment memory): what the second run was
+//     charged (target 0) and how many provider calls it made (target 0), and its p50/p99 latency
+//     against a credits read's at the same concurrency (target: within 2 ms).
+//  3. Latency, below the limits: one client per provider, one request at a time, plus a cascade
+//     needing Hunter and Apollo together (with `maxAge: 0`, so the cascade runs each time).
+//  4. Throughput again with two server instances sharing one Redis (REDIS_URL, or a redis-server
 //     started here on a free port): the combined rate per provider stays within its limit.
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -81,10 +84,63 @@ function achieved(fake, perSecond) {
   return (at.length * 1000) / (at[at.length - 1] - at[0] + 1000 / perSecond);
 }
 
+/** The throughput run's requests: shared in proportion to the providers' rates. */
+function throughputJobs() {
+  const total = PROVIDERS.reduce((sum, p) => sum + p.perSecond, 0);
+  return PROVIDERS.flatMap((p) => Array.from({ length: Math.round((REQUESTS * p.perSecond) / total) }, (_, i) => body(p.id, i)));
+}
+
+/** `count` calls of `once`, `clients` at a time; each call's latency in ms. */
+async function timed(count, clients, once) {
+  const samples = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (next < count) {
+        const i = next++;
+        const started = performance.now();
+        await once(i);
+        samples.push(performance.now() - started);
+      }
+    }),
+  );
+  return samples;
+}
+
+/** The throughput run again, answered from the enrichment memory: its credits, provider calls and latency. */
+async function rerun(instance, fakes) {
+  for (const fake of Object.values(fakes)) fake.reset();
+  const jobs = throughputJobs();
+  const CLIENTS = 8;
+  const before = (await (await fetch(`${instance.url}/v1/api/credits`, { headers: { Authorization: `Bearer ${instance.apiKey}` } })).json()).balance;
+  let charged = 0;
+  let cached = 0;
+  const enrichMs = await timed(jobs.length, CLIENTS, async (i) => {
+    const r = await enrich(instance, jobs[i]);
+    charged += r.answer.creditsCharged ?? 0;
+    if (r.answer.cached) cached++;
+  });
+  const calls = Object.values(fakes).reduce((sum, fake) => sum + fake.requests.length, 0);
+  const creditsMs = await timed(jobs.length, CLIENTS, async () => {
+    const res = await fetch(`${instance.url}/v1/api/credits`, { headers: { Authorization: `Bearer ${instance.apiKey}` } });
+    await res.json();
+  });
+  const after = (await (await fetch(`${instance.url}/v1/api/credits`, { headers: { Authorization: `Bearer ${instance.apiKey}` } })).json()).balance;
+  const row = (label, ms) => `  ${label.padEnd(22)} ${`${pct(ms, 0.5).toFixed(2)} ms`.padStart(10)}   ${`${pct(ms, 0.99).toFixed(2)} ms`.padStart(10)}`;
+  console.log(`
+The same ${jobs.length} requests again (${CLIENTS} clients at a time), answered from the enrichment memory:`);
+  console.log(`  answered from memory: ${cached} of ${jobs.length}; credits charged: ${charged} (balance moved by ${before - after}, target 0); provider calls: ${calls} (target 0)`);
+  console.log('                               p50          p99');
+  console.log(row('enrich, second run', enrichMs));
+  console.log(row('credits read', creditsMs));
+  console.log(
+    `  difference             ${`${(pct(enrichMs, 0.5) - pct(creditsMs, 0.5)).toFixed(2)} ms`.padStart(10)}   ${`${(pct(enrichMs, 0.99) - pct(creditsMs, 0.99)).toFixed(2)} ms`.padStart(10)}   (target: within 2 ms)`,
+  );
+}
+
 async function throughput(label, instances, fakes) {
   for (const fake of Object.values(fakes)) fake.reset();
-  const total = PROVIDERS.reduce((sum, p) => sum + p.perSecond, 0);
-  const jobs = PROVIDERS.flatMap((p) => Array.from({ length: Math.round((REQUESTS * p.perSecond) / total) }, (_, i) => body(p.id, i)));
+  const jobs = throughputJobs();
   const started = performance.now();
   const results = await Promise.all(jobs.map((payload, i) => enrich(instances[i % instances.length], payload)));
   const seconds = (performance.now() - started) / 1000;
@@ -107,7 +163,7 @@ async function latency(instance, fakes) {
   const samples = [];
   const client = async (kind, count) => {
     for (let i = 0; i < count; i++) {
-      const r = await enrich(instance, body(kind, 1000 + i));
+      const r = await enrich(instance, { ...body(kind, 1000 + i), maxAge: 0 });
       const needed = Math.max(...r.answer.providers.filter((a) => a.outcome === 'found').map((a) => latencyOf[a.provider]));
       const calls = r.answer.providers.map((a) => a.ms);
       samples.push({ kind, ms: r.ms, needed, call: Math.max(...calls) });
@@ -160,6 +216,7 @@ try {
   const single = await startWithFakes('one', fakes);
   try {
     await throughput('One instance', [single], fakes);
+    await rerun(single, fakes);
     await latency(single, fakes);
   } finally {
     await single.stop();

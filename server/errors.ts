@@ -9,6 +9,7 @@ import type { Scope } from '../shared/operations/types.ts';
 export type ErrorCode =
   | 'invalid_request'
   | 'invalid_cnpj'
+  | 'invalid_cursor'
   | 'unsupported_version'
   | 'invalid_cursor'
   | 'unauthorized'

@@ -34,6 +34,8 @@ import { Sheets, sheetIndexes } from './outreach/sheets.ts';
 import { Templates, templateIndexes } from './outreach/templates.ts';
 import type { IndexDeclaration, Store } from './store/port.ts';
 import { Workspaces, workspaceIndexes } from './workspaces.ts';
+import { SearchCursors, searchCursorIndexes } from './search-cursors.ts';
+import { EnrichMemory, enrichMemoryIndexes } from './enrich/memory.ts';
 import { OidcSignIn, oidcSignInIndexes } from './dashboard/oidc-sign-in.ts';
 import { Sessions, sessionIndexes } from './dashboard/sessions.ts';
 import { SignInLinks, signInLinkIndexes } from './dashboard/sign-in-links.ts';
@@ -56,11 +58,15 @@ export interface Services {
   /** Answers stored under `Idempotency-Key`s, replayed for 24 h. */
   idempotency: IdempotencyKeys;
   companies: Companies;
+  /** Where each search page left off (`cursor` / `nextCursor`). */
+  searchCursors: SearchCursors;
   /** Answers CNPJ lookups the imported registry lacks; null unless BRASILAPI_ENABLED. */
   remoteCompanies: BrasilApiSource | null;
   /** The data providers, throttled, with each workspace's own keys. */
   providers: Providers;
   providerKeys: WorkspaceProviderKeys;
+  /** What enrichments found, per workspace, given again within `maxAge`. */
+  enrichMemory: EnrichMemory;
   people: People;
   /** The language model; null until LLM_BASE_URL and LLM_MODEL are set (AI answers 503). */
   llm: Llm | null;
@@ -110,6 +116,8 @@ export const indexDeclarations: IndexDeclaration[] = [
   ...idempotencyIndexes,
   ...jobIndexes,
   ...webhookIndexes,
+  ...searchCursorIndexes,
+  ...enrichMemoryIndexes,
 ];
 
 export function createServices(deps: {
@@ -146,6 +154,8 @@ export function createServices(deps: {
     idempotency: new IdempotencyKeys(deps.store),
     conversations: new Conversations(deps.store),
     companies,
+    searchCursors: new SearchCursors(deps.store),
+    enrichMemory: new EnrichMemory(deps.store),
     providers: new Providers({
       config: deps.config,
       log: deps.log,

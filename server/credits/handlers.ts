@@ -10,4 +10,10 @@ export const getCredits: Handler<'getCredits'> = async (_input, ctx) => {
 export const listLedger: Handler<'listLedger'> = async ({ limit = 50, before, operation }, ctx) =>
   ctx.services.credits.page(ctx.workspaceId, { limit, before, operation });
 
-export const getUsage: Handler<'getUsage'> = async ({ days = 30 }, ctx) => ({ days: await ctx.services.credits.usage(ctx.workspaceId, days) });
+export const getUsage: Handler<'getUsage'> = async ({ days = 30 }, ctx) => {
+  const [usage, memorySaved] = await Promise.all([
+    ctx.services.credits.usage(ctx.workspaceId, days),
+    ctx.services.enrichMemory.savedThisMonth(ctx.workspaceId),
+  ]);
+  return { days: usage, memorySaved };
+};

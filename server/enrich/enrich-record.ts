@@ -9,12 +9,13 @@ import type { ProviderSlot } from '../providers/providers.ts';
 import { checkCnpj } from '../../shared/cnpj.ts';
 import type { Logger } from 'pino';
 import { runCascade, type Attempt, type CascadeResult } from './cascade.ts';
+import { fieldWalks, type ProviderOrder } from './provider-order.ts';
 import type { TraceContext } from '../trace-context.ts';
 
 export interface EnrichRequest {
   known: FieldValues;
   goalFields?: readonly Field[];
-  providerOrder?: readonly string[];
+  providerOrder?: ProviderOrder;
   onlyListed?: boolean;
   /** Credits the cascade may spend. */
   budget: number;
@@ -42,38 +43,17 @@ export function cleanKnown(known: FieldValues, field = 'cnpj'): FieldValues {
   return out;
 }
 
-/** Listed providers first, in the order given, then (unless `onlyListed`) the rest by cost and quality. */
-export function providerWalk(
-  slots: Map<string, ProviderSlot>,
-  listed: readonly string[] = [],
-  onlyListed = false,
-): { order: ProviderSlot[]; unavailable: Attempt[] } {
-  const order: ProviderSlot[] = [];
-  const unavailable: Attempt[] = [];
-  for (const id of new Set(listed)) {
-    const slot = slots.get(id);
-    if (slot) order.push(slot);
-    else unavailable.push({ provider: id, outcome: 'skipped', fields: [], cost: 0, ms: 0, error: 'not configured' });
-  }
-  if (!onlyListed) {
-    const rest = [...slots.values()]
-      .filter((slot) => !order.includes(slot))
-      .sort((a, b) => a.cost - b.cost || b.provider.quality - a.provider.quality);
-    order.push(...rest);
-  }
-  return { order, unavailable };
-}
-
 export async function enrichRecord(
   request: EnrichRequest,
   slots: Map<string, ProviderSlot>,
   { signal, log, trace }: { signal: AbortSignal; log: Logger; trace?: TraceContext },
 ): Promise<CascadeResult> {
-  const { order, unavailable } = providerWalk(slots, request.providerOrder, request.onlyListed);
+  const { order, orderFor, unavailable } = fieldWalks(slots, request.providerOrder ?? { all: [], perField: {} }, request.onlyListed ?? false);
   const result = await runCascade({
     known: request.known,
     goals: request.goalFields && request.goalFields.length > 0 ? request.goalFields : ENRICH_FIELDS,
     order,
+    orderFor,
     budget: request.budget,
     signal,
     trace,

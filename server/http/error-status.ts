@@ -8,6 +8,7 @@ import type { ErrorCode, ServiceError } from '../errors.ts';
 export const STATUS_OF: Record<ErrorCode, number> = {
   invalid_request: 400,
   invalid_cnpj: 400,
+  invalid_cursor: 400,
   unsupported_version: 400,
   invalid_cursor: 400,
   unauthorized: 401,

@@ -4,7 +4,7 @@
  * refused by name rather than ignored. The search returns no emails, only whether Apollo has one.
  */
 import { textOf } from '../providers/fields.ts';
-import { apolloFields, searchApollo, type ApolloPerson, type ApolloSearch } from '../providers/apollo.ts';
+import { apolloFields, searchApolloPage, type ApolloPerson, type ApolloSearch } from '../providers/apollo.ts';
 import { ProviderFailure } from '../providers/provider-failure.ts';
 import { normalizeDomain } from '../enrich/enrich-record.ts';
 import { apolloSizeRange, unsupported, type FilterName } from './filters.ts';
@@ -42,14 +42,28 @@ export function apolloPersonView(person: ApolloPerson): PersonView {
   };
 }
 
-export const searchApolloPeople: PeopleSource = async ({ filters: f, limit, signal, trace, slots }) => {
+/** Where Apollo's search stands: its page size (fixed by the first page), the page and the row in it. */
+interface ApolloPosition {
+  perPage: number;
+  page: number;
+  index: number;
+}
+
+const isPosition = (value: unknown): value is ApolloPosition =>
+  typeof (value as ApolloPosition | null)?.perPage === 'number' && typeof (value as ApolloPosition).page === 'number';
+
+/** Apollo's search pages at most 100 rows; a request never reads more than this many of its pages. */
+const MAX_APOLLO_PAGES = 3;
+
+export const searchApolloPeople: PeopleSource = async ({ filters: f, limit, signal, trace, slots, position }) => {
   const slot = slots.get('apollo');
   if (!slot) throw new SourceUnable('Apollo is not configured (set APOLLO_API_KEY, or store a workspace key)');
   const refused = unsupported(f, SUPPORTED);
   if (refused) throw new SourceUnable(`Apollo's people search cannot filter by ${refused}`);
+  const start: ApolloPosition = isPosition(position) ? position : { perPage: Math.min(limit, 100), page: 1, index: 0 };
   const query: ApolloSearch = {
-    per_page: limit,
-    page: 1,
+    per_page: start.perPage,
+    page: start.page,
     ...(f.jobTitle?.trim() ? { person_titles: [f.jobTitle.trim()] } : {}),
     ...(f.seniorities?.length ? { person_seniorities: f.seniorities } : {}),
     ...(f.location?.trim() ? { person_locations: [f.location.trim()] } : {}),
@@ -58,9 +72,27 @@ export const searchApolloPeople: PeopleSource = async ({ filters: f, limit, sign
     ...(f.companySizes?.length ? { organization_num_employees_ranges: f.companySizes.map(apolloSizeRange) } : {}),
     ...(f.emailStatuses?.length ? { contact_email_status: f.emailStatuses } : {}),
   };
+  // Apollo's own pagination: pages of `perPage` rows, read from the row where the last page stopped.
+  const rows: PersonView[] = [];
+  const after: ApolloPosition[] = [];
+  let page = start.page;
+  let index = start.index;
   try {
-    const people = await searchApollo(slot.http, query, signal, trace);
-    return people.map(apolloPersonView).filter((p) => p.name !== '').slice(0, limit);
+    for (let read = 0; read < MAX_APOLLO_PAGES && rows.length < limit; read++) {
+      const answer = await searchApolloPage(slot.http, { ...query, page }, signal, trace);
+      for (; index < answer.people.length && rows.length < limit; index++) {
+        const view = apolloPersonView(answer.people[index]!);
+        if (view.name === '') continue;
+        rows.push(view);
+        after.push({ perPage: start.perPage, page, index: index + 1 });
+      }
+      const pageDone = index >= answer.people.length;
+      if (!pageDone) return { rows, after, end: { perPage: start.perPage, page, index } };
+      if (page >= answer.totalPages || answer.people.length < start.perPage) return { rows, after, end: null };
+      page++;
+      index = 0;
+    }
+    return { rows, after, end: { perPage: start.perPage, page, index } };
   } catch (err) {
     if (err instanceof ProviderFailure) throw new SourceUnable(err.message);
     throw err;

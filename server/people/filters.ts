@@ -9,7 +9,7 @@ import { words } from '../receita/text.ts';
 import { normalizeDomain } from '../enrich/enrich-record.ts';
 import type { PersonDoc } from './people.ts';
 
-export type PeopleFilters = Omit<InputOf<'searchPeople'>, 'limit' | 'sourceOrder'>;
+export type PeopleFilters = Omit<InputOf<'searchPeople'>, 'limit' | 'sourceOrder' | 'cursor'>;
 export type FilterName = keyof PeopleFilters;
 
 /** The filters set in a request (empty strings and lists do not count). */

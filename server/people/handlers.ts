@@ -5,7 +5,7 @@ import { allFailed, cleanKnown, enrichRecord } from '../enrich/enrich-record.ts'
 import { ServiceError } from '../errors.ts';
 import type { Handler, HandlerContext } from '../pipeline/handler.ts';
 import { isField, present, type FieldValues } from '../providers/fields.ts';
-import { assemble, startPeopleSearch, type PeopleSearchRun, type SourceAnswer } from './people-search.ts';
+import { assemble, startPeopleSearch, type PeoplePosition, type PeopleSearchRun, type SourceAnswer } from './people-search.ts';
 import { PeopleMerge } from './person-view.ts';
 import type { HydratedLead } from '../../shared/types.ts';
 
@@ -78,20 +78,32 @@ export const hydratePeople: Handler<'hydratePeople'> = async ({ leads, maxCredit
 };
 
 /** The search over this workspace's sources, with what they read. */
-async function peopleSearch(input: Parameters<typeof startPeopleSearch>[0], ctx: HandlerContext): Promise<PeopleSearchRun> {
+async function peopleSearch(
+  input: Parameters<typeof startPeopleSearch>[0],
+  ctx: HandlerContext,
+  page?: Parameters<typeof startPeopleSearch>[2],
+): Promise<PeopleSearchRun> {
   const { people, companies, providers } = ctx.services;
   const slots = await providers.forWorkspace(ctx.workspaceId);
-  return startPeopleSearch(input, { workspaceId: ctx.workspaceId, people, companies, slots, log: ctx.log, signal: ctx.signal, trace: ctx.trace });
+  return startPeopleSearch(input, { workspaceId: ctx.workspaceId, people, companies, slots, log: ctx.log, signal: ctx.signal, trace: ctx.trace }, page);
 }
 
-/** People from every source at once, merged, in `sourceOrder`; 1 credit per row returned. */
+/**
+ * People from every source at once, merged, in `sourceOrder`, a page at a time; 1 credit per
+ * row returned. Each source continues from where it stopped on the previous page.
+ */
 export const searchPeople: Handler<'searchPeople'> = async (input, ctx) => {
-  const run = await peopleSearch(input, ctx);
+  const cursors = ctx.services.searchCursors;
+  const start = await cursors.start<PeoplePosition>(ctx.workspaceId, 'searchPeople', input);
+  const run = await peopleSearch(input, ctx, { position: start.position, room: start.room });
   const answers: SourceAnswer[] = [];
   for await (const answer of run.answers) answers.push(answer);
-  const { results, sources } = assemble(answers, run.sources, run.limit);
+  const { results, sources, next } = assemble(answers, run.sources, run.limit, start.position);
   await ctx.charge(results.length, `${results.length} people`);
-  return { results, sources };
+  // A page of repeats only (people given earlier) still moves on; one that moved nowhere ends the search.
+  const moved = next !== null && (results.length > 0 || JSON.stringify(next.sources) !== JSON.stringify(start.position?.sources ?? {}));
+  const nextCursor = await cursors.next(ctx.workspaceId, 'searchPeople', input, start.sent + results.length, moved ? next : null);
+  return { results, sources, nextCursor };
 };
 
 /**

@@ -12,7 +12,7 @@ import { foldText } from '../../shared/fold-text.ts';
 import { words } from '../receita/text.ts';
 import { unsupported, type FilterName, type PeopleFilters } from './filters.ts';
 import type { PersonView } from './person-view.ts';
-import { SourceUnable } from './source.ts';
+import { SourceUnable, type SourceRows } from './source.ts';
 
 export const REGISTRY_PEOPLE_SOURCE = 'receita_federal';
 
@@ -90,19 +90,38 @@ export function partnerView(partner: Partner, company: CompanyRecord): PersonVie
 }
 
 /**
+ * Where the partner search stands: inside company `at` (CNPJ order), past its first `skip`
+ * partners, with the partners already given for its root (a head office and its branches list
+ * the same people, and the branches follow the head office in CNPJ order).
+ */
+export interface PartnerPosition {
+  at: string;
+  skip: number;
+  root: string;
+  rootKeys: string[];
+}
+
+function isPosition(value: unknown): value is PartnerPosition {
+  const p = value as PartnerPosition | null;
+  return typeof p?.at === 'string' && typeof p.skip === 'number' && typeof p.root === 'string' && Array.isArray(p.rootKeys);
+}
+
+/**
  * Up to `limit` partners matching the filters, in CNPJ order, one row per person and company
- * root (a head office and its branches list the same partners).
+ * root, from `position` on (search pages).
  */
 export async function searchPartners(
   companies: Pick<Companies, 'search'>,
   filters: PeopleFilters,
   limit: number,
   signal: AbortSignal,
-): Promise<PersonView[]> {
+  position?: unknown,
+): Promise<SourceRows> {
   const refused = unsupported(filters, SUPPORTED);
   if (refused) throw new SourceUnable(`the registry cannot filter people by ${refused}`);
-  if (filters.emailStatuses?.length && !filters.emailStatuses.includes('unavailable')) return [];
-  if (filters.roles?.length && !filters.roles.includes('executive')) return [];
+  const none = { rows: [], after: [], end: null };
+  if (filters.emailStatuses?.length && !filters.emailStatuses.includes('unavailable')) return none;
+  if (filters.roles?.length && !filters.roles.includes('executive')) return none;
 
   const where = filters.companyLocation ?? filters.location;
   const companyFilters: CompanyFilters = {
@@ -113,31 +132,44 @@ export async function searchPartners(
   const titleMatches = titleMatcher(filters.jobTitle);
   const seniorities = filters.seniorities?.length ? new Set<string>(filters.seniorities) : null;
 
+  const start = isPosition(position) ? position : undefined;
   const found: PersonView[] = [];
-  const seen = new Set<string>();
-  let after: string | undefined;
-  for (let page = 0; page < MAX_PAGES && found.length < limit && !signal.aborted; page++) {
+  const after: PartnerPosition[] = [];
+  let root = start?.root ?? '';
+  let seen = new Set<string>(start?.rootKeys ?? []);
+  let from = start ? { cnpj: start.at, inclusive: true } : undefined;
+  let last: PartnerPosition | null = start ?? null;
+  for (let page = 0; page < MAX_PAGES && !signal.aborted; page++) {
     let batch: CompanyRecord[];
     try {
-      batch = (await companies.search(companyFilters, PAGE, after)).companies;
+      batch = (await companies.search(companyFilters, PAGE, from?.cnpj, from?.inclusive)).companies;
     } catch (err) {
       // A location or industry the registry cannot read is this source's problem, not the request's.
       if (err instanceof ServiceError && err.code === 'invalid_request') throw new SourceUnable(err.message.replace(/^location/, 'location (as a Brazilian city or state)'));
       throw err;
     }
     for (const company of batch) {
-      for (const partner of company.partners) {
+      if (company.root !== root) {
+        root = company.root;
+        seen = new Set();
+      }
+      const first = start && company.cnpj === start.at ? start.skip : 0;
+      for (let i = first; i < company.partners.length; i++) {
+        const partner = company.partners[i]!;
         if (!isPerson(partner) || !titleMatches(partner.qualification)) continue;
         if (seniorities && !seniorities.has(seniorityOf(partner.qualification) ?? '')) continue;
-        const key = `${company.root}|${partner.document ?? ''}|${foldText(partner.name)}`;
+        const key = `${partner.document ?? ''}|${foldText(partner.name)}`;
         if (seen.has(key)) continue;
+        if (found.length === limit) return { rows: found, after, end: { at: company.cnpj, skip: i, root, rootKeys: [...seen] } };
         seen.add(key);
         found.push(partnerView(partner, company));
-        if (found.length === limit) return found;
+        after.push({ at: company.cnpj, skip: i + 1, root, rootKeys: [...seen] });
       }
+      last = { at: company.cnpj, skip: company.partners.length, root, rootKeys: [...seen] };
     }
-    if (batch.length < PAGE) break;
-    after = batch[batch.length - 1]!.cnpj;
+    if (batch.length < PAGE) return { rows: found, after, end: null };
+    from = { cnpj: batch[batch.length - 1]!.cnpj, inclusive: false };
   }
-  return found;
+  // Scanned as far as one request may: the next page goes on from here.
+  return { rows: found, after, end: signal.aborted ? null : last };
 }

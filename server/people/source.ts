@@ -28,6 +28,19 @@ export interface SourceCall extends PeopleSearchDeps {
   signal: AbortSignal;
   /** The request's trace, for the remote sources' calls. */
   trace?: TraceContext;
+  /** Where this source stopped on the previous page (search pages); undefined on the first. */
+  position?: unknown;
 }
 
-export type PeopleSource = (call: SourceCall) => Promise<PersonView[]>;
+/**
+ * A source's rows in its own stable order, and where it stands after each: `after[i]` is the
+ * position once rows 0..i are given, `end` the position once all of them are (null: nothing
+ * follows). A page that gives only some of the rows continues, next page, from the last one given.
+ */
+export interface SourceRows {
+  rows: PersonView[];
+  after: unknown[];
+  end: unknown;
+}
+
+export type PeopleSource = (call: SourceCall) => Promise<SourceRows>;

@@ -13,18 +13,28 @@ import type { PeopleSource } from './source.ts';
 
 export type PeopleSourceId = (typeof PEOPLE_SOURCES)[number];
 
-/** People stored for `workspaceId` (null: the demo set) matching every filter. */
+/**
+ * People stored for `workspaceId` (null: the demo set) matching every filter, in id order: the
+ * position is the last id given (a keyset over a unique key, so pages neither repeat nor skip).
+ */
 const stored =
   (source: PeopleSourceId, workspace: (ctxWorkspace: string) => string | null): PeopleSource =>
-  async ({ filters, limit, workspaceId, people }) => {
-    const filter: Filter<PersonDoc> = { $and: [{ workspaceId: workspace(workspaceId) }, ...listQuery(filters)] };
-    const docs = await people.find(filter, limit);
-    return docs.map((doc) => listPersonView(doc, source));
+  async ({ filters, limit, workspaceId, people, position }) => {
+    const after = typeof position === 'string' ? [{ _id: { $gt: position } }] : [];
+    const filter: Filter<PersonDoc> = { $and: [{ workspaceId: workspace(workspaceId) }, ...listQuery(filters), ...after] };
+    // One more than asked says whether anything follows.
+    const docs = await people.find(filter, limit + 1);
+    const given = docs.slice(0, limit);
+    return {
+      rows: given.map((doc) => listPersonView(doc, source)),
+      after: given.map((doc) => doc._id),
+      end: docs.length > limit ? given[given.length - 1]!._id : null,
+    };
   };
 
 export const PEOPLE_SOURCE_SEARCH: Record<PeopleSourceId, PeopleSource> = {
   lists: stored('lists', (ws) => ws),
-  receita_federal: ({ filters, limit, companies, signal }) => searchPartners(companies, filters, limit, signal),
+  receita_federal: ({ filters, limit, companies, signal, position }) => searchPartners(companies, filters, limit, signal, position),
   demo: stored('demo', () => null),
   apollo: searchApolloPeople,
 };

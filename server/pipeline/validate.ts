@@ -58,7 +58,7 @@ export function compileValidators(operations: Record<string, Operation>): Valida
     }
     // Without allErrors, the last error is the one that failed; those before it come from the
     // rejected branches of an `anyOf`.
-    const error = check.errors?.at(-1);
+    const error = check.errors ? branchError(check.errors) : undefined;
     return { ok: false, message: error ? describe(error, part) : `${part} is invalid` };
   };
 }
@@ -157,6 +157,22 @@ function join(path: string, name: string): string {
 
 function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+/**
+ * The error to report. When an `anyOf` failed whose branches differ by type and the value has the
+ * type of one of them (an array where a list or an object of lists is allowed), that branch's own
+ * error says more (`providerOrder[1] must be a string`) than "must be an array or a JSON object".
+ */
+function branchError(errors: ErrorObject[]): ErrorObject | undefined {
+  const last = errors.at(-1);
+  if (!last || last.keyword !== 'anyOf' || !Array.isArray(last.schema)) return last;
+  const value = last.data;
+  const kind = Array.isArray(value) ? 'array' : value === null ? 'null' : typeof value;
+  const at = (last.schema as Array<Record<string, unknown>>).findIndex((branch) => branch.type === kind);
+  if (at === -1) return last;
+  const inner = errors.filter((e) => e !== last && e.schemaPath.startsWith(`${last.schemaPath}/${at}/`));
+  return inner.at(-1) ?? last;
 }
 
 /** `a string or null`, for an `anyOf` of types (a nullable field), when a value is none of them. */

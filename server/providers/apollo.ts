@@ -148,8 +148,13 @@ export interface ApolloSearch {
   page?: number;
 }
 
-/** One page of Apollo's people search. */
-export async function searchApollo(http: ProviderHttp, query: ApolloSearch, signal: AbortSignal, trace?: TraceContext): Promise<ApolloPerson[]> {
+/** One page of Apollo's people search, with how many pages its `pagination` says there are. */
+export async function searchApolloPage(
+  http: ProviderHttp,
+  query: ApolloSearch,
+  signal: AbortSignal,
+  trace?: TraceContext,
+): Promise<{ people: ApolloPerson[]; totalPages: number }> {
   const answer = await http.send(
     { method: 'POST', path: '/api/v1/mixed_people/api_search', headers: { 'x-api-key': http.key ?? '' }, body: query },
     signal,
@@ -158,5 +163,7 @@ export async function searchApollo(http: ProviderHttp, query: ApolloSearch, sign
   if (answer.status !== 200) throw apolloError(answer);
   const people = (answer.body as { people?: unknown } | null)?.people;
   if (!Array.isArray(people)) throw new ProviderFailure('Apollo: unreadable answer');
-  return people.filter((p): p is ApolloPerson => typeof p === 'object' && p !== null);
+  const pagination = (answer.body as { pagination?: { total_pages?: unknown } }).pagination;
+  const totalPages = typeof pagination?.total_pages === 'number' ? pagination.total_pages : 1;
+  return { people: people.filter((p): p is ApolloPerson => typeof p === 'object' && p !== null), totalPages };
 }

@@ -6,7 +6,7 @@
 import { textOf, type EmailStatus, type ProviderFields } from './fields.ts';
 import type { HttpAnswer } from './http.ts';
 import { ProviderFailure } from './provider-failure.ts';
-import type { Provider } from './provider.ts';
+import { confidenceOf, scored, type Provider } from './provider.ts';
 
 export const HUNTER_URL = 'https://api.hunter.io';
 
@@ -86,7 +86,8 @@ export const hunter: Provider = {
       linkedinUrl: textOf(found.linkedin_url),
       phone: textOf(found.phone_number),
     };
-    return fields;
+    // Hunter's `score` (0-100) is its confidence in the email it found.
+    return scored(fields, confidenceOf(found.score, 100), ['email']);
   },
 };
 
@@ -112,6 +113,7 @@ export const hunterVerifier: Provider = {
     if (answer.status === 202) return null;
     const found = data(answer);
     const status = emailStatusOf(found?.status);
-    return status ? { emailStatus: status } : null;
+    // The verifier's `score` (0-100) is how sure it is of its verdict.
+    return status ? scored({ emailStatus: status }, confidenceOf(found?.score, 100)) : null;
   },
 };

@@ -4,7 +4,7 @@
  */
 import { textOf, type ProviderFields } from './fields.ts';
 import { ProviderFailure } from './provider-failure.ts';
-import type { Provider } from './provider.ts';
+import { confidenceOf, scored, type Provider } from './provider.ts';
 
 export const PDL_URL = 'https://api.peopledatalabs.com';
 /** PDL's own scale is 1–10; below 6 matches are too often someone else. */
@@ -84,6 +84,7 @@ export const peopleDataLabs: Provider = {
     const body = answer.body as { data?: unknown; error?: { message?: unknown } } | null;
     if (answer.status !== 200) throw new ProviderFailure(`People Data Labs: ${textOf(body?.error?.message) ?? `HTTP ${answer.status}`}`);
     if (typeof body?.data !== 'object' || body.data === null) throw new ProviderFailure('People Data Labs: unreadable answer');
-    return pdlFields(body.data as Record<string, unknown>);
+    // `likelihood` (1-10) is PDL's confidence that the profile is the person asked about.
+    return scored(pdlFields(body.data as Record<string, unknown>), confidenceOf((body as { likelihood?: unknown }).likelihood, 10));
   },
 };

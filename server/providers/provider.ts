@@ -47,12 +47,44 @@ export interface CallContext {
   trace?: TraceContext;
 }
 
+/**
+ * Fields found with the confidence (0 to 1) the provider states for some of them, on its own
+ * scale brought to 0..1 (Hunter's score / 100, People Data Labs' likelihood / 10).
+ */
+export interface ScoredFields {
+  scored: ProviderFields;
+  confidence: Partial<Record<Field, number>>;
+}
+
 export interface Provider extends ProviderDeclaration {
   /**
-   * The fields it found for this record, or null when it has no match (a miss, free everywhere).
-   * A failure (rate limit, timeout, garbage) throws a {@link ProviderFailure}.
+   * The fields it found for this record (with their confidence when the provider states one),
+   * or null when it has no match (a miss, free everywhere). A failure (rate limit, timeout,
+   * garbage) throws a {@link ProviderFailure}.
    */
-  enrich(known: FieldValues, call: CallContext): Promise<ProviderFields | null>;
+  enrich(known: FieldValues, call: CallContext): Promise<ProviderFields | ScoredFields | null>;
+}
+
+/** `value` on the provider's scale `max` as a confidence between 0 and 1; null when it is no number. */
+export function confidenceOf(value: unknown, max: number): number | null {
+  if (typeof value !== 'number' || !Number.isFinite(value)) return null;
+  return Math.min(1, Math.max(0, value / max));
+}
+
+/** The same confidence for each of `fields` that holds a value; none when the provider stated none. */
+export function scored(fields: ProviderFields, confidence: number | null, only?: readonly Field[]): ProviderFields | ScoredFields {
+  if (confidence === null) return fields;
+  const each: Partial<Record<Field, number>> = {};
+  for (const [field, value] of Object.entries(fields) as Array<[Field, unknown]>) {
+    if (value !== null && value !== undefined && (!only || only.includes(field))) each[field] = confidence;
+  }
+  return { scored: fields, confidence: each };
+}
+
+/** An answer's fields and the confidence stated for them. */
+export function answerParts(answer: ProviderFields | ScoredFields | null): { fields: ProviderFields | null; confidence?: Partial<Record<Field, number>> } {
+  if (answer && 'scored' in answer && typeof answer.scored === 'object') return { fields: (answer as ScoredFields).scored, confidence: (answer as ScoredFields).confidence };
+  return { fields: answer as ProviderFields | null };
 }
 
 

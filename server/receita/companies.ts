@@ -74,11 +74,11 @@ export class Companies {
 
   /**
    * The first `limit` companies matching the filters, in CNPJ order, so a query always answers the
-   * same; `after` continues from the last CNPJ of a previous page.
+   * same; `after` continues from the last CNPJ of a previous page (from it, when `inclusive`).
    */
-  async search(filters: CompanyFilters, limit: number, after?: string): Promise<SearchPlan & { companies: CompanyRecord[] }> {
+  async search(filters: CompanyFilters, limit: number, after?: string, inclusive = false): Promise<SearchPlan & { companies: CompanyRecord[] }> {
     const plan = planSearch(filters, await this.activities());
-    const filter = after === undefined ? plan.filter : { $and: [plan.filter, { _id: { $gt: after } }] };
+    const filter = after === undefined ? plan.filter : { $and: [plan.filter, { _id: inclusive ? { $gte: after } : { $gt: after } }] };
     return { ...plan, companies: await this.records(filter, { sort: { _id: 1 }, limit }) };
   }
 

@@ -12,7 +12,7 @@ import { companyView, REGISTRY_SOURCE, type CompanyView } from './company-record
 
 export const COMPANY_SOURCES = [REGISTRY_SOURCE, 'brasilapi'] as const;
 
-type FilterName = Exclude<keyof InputOf<'searchCompanies'>, 'limit' | 'companyOrder'>;
+type FilterName = Exclude<keyof InputOf<'searchCompanies'>, 'limit' | 'companyOrder' | 'cursor'>;
 
 /**
  * The filters each source can apply. A source never ignores one it cannot: it answers nothing
@@ -44,6 +44,14 @@ export interface CompanySearchRun {
   activities: Activity[];
   nameTerms: string[];
   pages: AsyncGenerator<CompanyPage>;
+  /** The last CNPJ given, when more companies match after it (where the next page starts); else null. */
+  more: string | null;
+}
+
+/** Where a page of the plain search starts, and how many rows it may still give (search pages). */
+export interface CompanyPageStart {
+  after?: string | undefined;
+  room: number;
 }
 
 function sourcesOf(order: string[] | undefined): string[] {
@@ -65,10 +73,16 @@ function sourcesOf(order: string[] | undefined): string[] {
 export async function startCompanySearch(
   input: InputOf<'searchCompanies'> | InputOf<'streamCompanies'>,
   { companies: registry, charge }: { companies: Pick<Companies, 'search'>; charge: (units: number, detail: string) => Promise<number> },
+  page: CompanyPageStart = { room: Infinity },
 ): Promise<CompanySearchRun> {
-  const { limit = DEFAULT_LIMIT, companyOrder, ...filters } = input;
+  const { limit: asked = DEFAULT_LIMIT, companyOrder, ...rest } = input;
+  const { cursor: _cursor, ...filters } = rest as typeof rest & { cursor?: unknown };
   const sources = sourcesOf(companyOrder);
-  const { companies, ...plan } = await registry.search(filters, limit);
+  const limit = Math.min(asked, page.room);
+  // Keyset pages in CNPJ order (unique, so no tie can repeat or skip a row); one row more says whether another page follows.
+  const { companies: matched, ...plan } = await registry.search(filters, limit + 1, page.after);
+  const companies = matched.slice(0, limit);
+  const more = matched.length > limit && companies.length > 0 ? companies[companies.length - 1]!.cnpj : null;
 
   async function* pages(): AsyncGenerator<CompanyPage> {
     for (const source of sources) {
@@ -88,5 +102,5 @@ export async function startCompanySearch(
       yield { source, results };
     }
   }
-  return { activities: plan.activities, nameTerms: plan.nameTerms, pages: pages() };
+  return { activities: plan.activities, nameTerms: plan.nameTerms, pages: pages(), more };
 }

@@ -84,14 +84,21 @@ async function lookUpRemotely(
 
 /** Companies matching the filters, with the CNAE codes the activity terms stood for. */
 export const searchCompanies: Handler<'searchCompanies'> = async (input, ctx) => {
-  const run = await startCompanySearch(input, { companies: ctx.services.companies, charge: ctx.charge });
+  const cursors = ctx.services.searchCursors;
+  const start = await cursors.start<{ after: string }>(ctx.workspaceId, 'searchCompanies', input);
+  const run = await startCompanySearch(input, { companies: ctx.services.companies, charge: ctx.charge }, {
+    after: start.position?.after,
+    room: start.room,
+  });
   const results = [];
   const sources = [];
   for await (const page of run.pages) {
     results.push(...page.results);
     sources.push({ source: page.source, count: page.results.length, ...(page.error ? { error: page.error } : {}) });
   }
-  return { results, activities: run.activities, nameTerms: run.nameTerms, sources };
+  const position = run.more === null ? null : { after: run.more };
+  const nextCursor = await cursors.next(ctx.workspaceId, 'searchCompanies', input, start.sent + results.length, position);
+  return { results, activities: run.activities, nameTerms: run.nameTerms, sources, nextCursor };
 };
 
 /** The company search as server-sent events: a `page` per source, then `done` with the totals. */

@@ -16,7 +16,7 @@ import type { CompanyDoc } from './company-record.ts';
 import { foldText } from '../../shared/fold-text.ts';
 import { words } from './text.ts';
 
-export type CompanyFilters = Omit<InputOf<'searchCompanies'>, 'limit'>;
+export type CompanyFilters = Omit<InputOf<'searchCompanies'>, 'limit' | 'cursor'>;
 
 export interface SearchPlan {
   filter: Filter<CompanyDoc>;

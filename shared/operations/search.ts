@@ -7,7 +7,7 @@ import {
   CompanyStreamBody,
   CompanyStreamDone,
 } from '../schemas/companies.ts';
-import { HydrateBody, HydrateResults, PeoplePage, PeopleResults, PeopleSearchBody, StreamDone } from '../schemas/search.ts';
+import { HydrateBody, HydrateResults, PeoplePage, PeoplePagedBody, PeopleResults, PeopleSearchBody, StreamDone } from '../schemas/search.ts';
 import { defineOperations } from './types.ts';
 
 const searchErrors = [400, 401, 402, 429, 500];
@@ -20,13 +20,15 @@ export const searchOperations = defineOperations({
     method: 'POST',
     path: '/api/sourcing/people',
     summary: 'Search people',
-    description: 'People matching the filters, across the configured sources. Costs 1 credit per row returned.',
+    description:
+      'People matching the filters, across the configured sources, a page at a time (`cursor`, `nextCursor`; at most ' +
+      '1,000 rows per search). Costs 1 credit per row returned.',
     tag: 'Search',
     scope: 'search:write',
     requiresPlan: true,
     credits: { rule: 'per_result', unit: 'row', cost: 1 },
     rateClass: 'standard',
-    request: { body: PeopleSearchBody },
+    request: { body: PeoplePagedBody },
     responses: { 200: PeopleResults },
     errors: searchErrors,
   },
@@ -65,7 +67,8 @@ export const searchOperations = defineOperations({
     summary: 'Search companies',
     description:
       'Companies matching the filters. For Brazil, known activities become CNAE codes and registration, partner ' +
-      'and contact filters apply. Costs 1 credit per row returned.',
+      'and contact filters apply. A page at a time, in CNPJ order (`cursor`, `nextCursor`; at most 1,000 rows per ' +
+      'search). Costs 1 credit per row returned.',
     tag: 'Search',
     scope: 'search:write',
     requiresPlan: true,

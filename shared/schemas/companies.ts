@@ -23,7 +23,7 @@ import {
   TaxRegime,
 } from './registry.ts';
 import { AGE_BANDS, TAX_REGIMES } from '../registry-codes.ts';
-import { SearchLimit, StreamPage, streamDoneProperties } from './search.ts';
+import { NextCursor, SearchCursor, SearchLimit, StreamPage, streamDoneProperties } from './search.ts';
 
 export { CNPJ_PATTERN, ESTABLISHMENT_TYPES, REGISTRATION_STATUSES } from './registry.ts';
 
@@ -88,7 +88,7 @@ const companyFilters = {
 };
 
 export const CompanySearchBody = Type.Object(
-  { ...companyFilters, limit: SearchLimit(20) },
+  { ...companyFilters, limit: SearchLimit(20), cursor: SearchCursor },
   { additionalProperties: false, description: 'Company search filters, all optional.' },
 );
 
@@ -172,6 +172,7 @@ export const CompanyResults = ClosedObject(
     results: Type.Array(Company, { description: 'The companies, in CNPJ order.' }),
     ...understood,
     sources: Type.Array(SourceCount, { description: 'What each source added, in `companyOrder`.' }),
+    nextCursor: NextCursor,
   },
   { title: 'CompanyResults' },
 );

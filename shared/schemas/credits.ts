@@ -74,6 +74,11 @@ export const Usage = ClosedObject(
       }),
       { description: 'One entry per day, oldest first, days without consumption included.' },
     ),
+    memorySaved: ClosedObject('What the enrichment memory spared this workspace this month (UTC): answers given again, charged nothing.', {
+      month: Type.String({ pattern: '^[0-9]{4}-[0-9]{2}$', description: 'The month, `YYYY-MM`.' }),
+      credits: Type.Integer({ minimum: 0, description: 'Credits the same enrichments would have cost again.' }),
+      answers: Type.Integer({ minimum: 0, description: 'Enrichments answered from memory.' }),
+    }),
   },
   { title: 'Usage' },
 );

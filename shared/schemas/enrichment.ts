@@ -70,6 +70,27 @@ export const MaxCredits = Type.Optional(
   }),
 );
 
+/**
+ * `providerOrder`: one list for every field, or an object giving fields their own lists. The
+ * schema only says "a list, or an object of lists", so that the handler can refuse an unknown
+ * provider or field with a message naming it in either form (an `anyOf` failure names neither).
+ */
+const ProviderOrder = Type.Unsafe<ProviderId[] | Partial<Record<(typeof ENRICH_FIELDS)[number], ProviderId[]>>>(
+  Type.Union(
+    [
+      Type.Array(Type.String(), { description: 'Providers to try first for every field, in this order.' }),
+      Type.Record(Type.String(), Type.Array(Type.String()), {
+        description: 'Field → the providers to try first for it, in this order (e.g. `{"email": ["hunter", "apollo"], "phone": ["apollo"]}`).',
+      }),
+    ],
+    {
+      description:
+        `Providers to try first: a list for every field, or an object giving a field its own list; the others follow in the ` +
+        `default order (by cost, then quality), and a field not named follows the default order. Providers: ${PROVIDER_IDS.join(', ')}.`,
+    },
+  ),
+);
+
 /** The fields that identify a record; at least one must be sent. */
 export const ENRICH_IDENTIFIERS = [
   'email',
@@ -97,15 +118,23 @@ export const EnrichBody = Type.Object(
         description: 'The fields wanted (all when absent); providers that cannot add one of them are not called.',
       }),
     ),
-    providerOrder: Type.Optional(
-      Type.Array(StringEnum(PROVIDER_IDS), {
-        description: 'Providers to try first, in this order; the others follow in the default order (by cost, then quality).',
-      }),
-    ),
+    providerOrder: Type.Optional(ProviderOrder),
     onlyListed: Type.Optional(
       Type.Boolean({ description: 'Call only the providers named in `providerOrder`, none of the others.' }),
     ),
     maxCredits: MaxCredits,
+    maxAge: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 31_536_000,
+        description:
+          'Seconds a stored answer for the same subject (its identifiers, normalized) may be old to be given again, ' +
+          'charged nothing and calling no provider (0 to 31,536,000; default 2,592,000, 30 days). 0 runs the cascade.',
+      }),
+    ),
+    forceRefresh: Type.Optional(
+      Type.Boolean({ description: 'Run the cascade and charge as usual even when a stored answer is fresh enough.' }),
+    ),
   },
   {
     additionalProperties: false,
@@ -202,9 +231,23 @@ export const EnrichResult = ClosedObject(
     record: EnrichedFields,
     sources: FieldSources,
     providers: Type.Array(Attempt, { description: 'Every provider the cascade reached, in order.' }),
+    confidence: ClosedObject(
+      "Field → the confidence (0 to 1) the provider that gave it stated: Hunter's score, People Data Labs' likelihood, a verifier's score. Absent where the provider states none.",
+      optional(
+        Object.fromEntries(
+          ENRICH_FIELDS.map((field) => [field, Type.Number({ minimum: 0, maximum: 1, description: `How sure the provider of \`${field}\` is.` })]),
+        ) as Record<Field, ReturnType<typeof Type.Number>>,
+      ),
+      { title: 'FieldConfidence' },
+    ),
     creditsCharged: CreditsCharged,
+    cached: Type.Boolean({ description: 'Answered from the workspace\'s stored answer for this subject: charged 0, no provider called.' }),
+    enrichedAt: Type.String({ format: 'date-time', description: 'When the answer was paid for (now, unless `cached`).' }),
     missing: Type.Optional(
       Type.Array(StringEnum(ENRICH_FIELDS), { description: 'The `goalFields` still without a value (only when `goalFields` was sent).' }),
+    ),
+    message: Type.Optional(
+      Type.String({ description: 'When no provider could be tried: which keys would enable which of the wanted fields.' }),
     ),
   },
   { title: 'EnrichResult' },

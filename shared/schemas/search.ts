@@ -52,6 +52,20 @@ export const PEOPLE_SOURCES = ['lists', 'receita_federal', 'demo', 'apollo'] as 
 export const SearchLimit = (max: number) =>
   Type.Optional(Type.Integer({ minimum: 1, maximum: max, description: `Maximum number of results, 1 to ${max}.` }));
 
+/** The request half of search pages (decisions.md, "Search pages"); the streams do not page. */
+export const SearchCursor = Type.Optional(
+  Nullable(
+    Type.String({ description: 'Opaque.' }),
+    'The `nextCursor` of the previous page, to get the next one (absent or null: the first page). ' +
+      'Only valid with the same filters, in the same workspace, for at least an hour; at most 1,000 rows per search.',
+  ),
+);
+
+/** The answer half: where the next page starts. */
+export const NextCursor = Nullable(
+  Type.String({ description: 'Opaque.' }),
+  'Send as `cursor`, with the same filters, for the next page; null on the last page.',
+);
 
 const peopleFilters = {
   jobTitle: text('Job title to look for.'),
@@ -82,6 +96,12 @@ const peopleFilters = {
 export const PeopleSearchBody = Type.Object(
   { ...peopleFilters, limit: SearchLimit(25) },
   { additionalProperties: false, description: 'People search filters, all optional.' },
+);
+
+/** The plain people search also pages. */
+export const PeoplePagedBody = Type.Object(
+  { ...peopleFilters, limit: SearchLimit(25), cursor: SearchCursor },
+  { additionalProperties: false, description: 'People search filters, all optional, and the page wanted.' },
 );
 
 /** A field a source may leave out, or send as null. */
@@ -136,6 +156,7 @@ export const PeopleResults = ClosedObject(
   {
     results: Type.Array(Person, { description: 'The people, by source in `sourceOrder`, duplicates merged.' }),
     sources: Type.Array(SourceCount, { description: 'What each source added, in `sourceOrder`.' }),
+    nextCursor: NextCursor,
   },
   { title: 'PeopleResults' },
 );

@@ -266,6 +266,15 @@ export const validationCases: ValidationCase[] = [
 
   ...companyCases('searchCompanies', 20),
   ...companyCases('streamCompanies', 25),
+  // Search pages (issue 32): the plain searches take a cursor, a string (or null for the first page); the streams none.
+  ...(['searchCompanies', 'searchPeople'] as const).flatMap((op) =>
+    mutate(op, op === 'searchCompanies' ? bodies.searchCompanies : bodies.searchPeople, [
+      [{ cursor: 5 }, 'cursor must be a string or null'],
+      [{ cursor: ['sc1_'] }, 'cursor must be a string or null'],
+    ]),
+  ),
+  ...mutate('streamCompanies', bodies.searchCompanies, [[{ cursor: 'sc1_' }, 'unknown property cursor']]),
+  ...mutate('streamPeople', bodies.searchPeople, [[{ cursor: 'sc1_' }, 'unknown property cursor']]),
 
   ...notAnObject('lookupCnpjBatch'),
   ...missing('lookupCnpjBatch', bodies.lookupCnpjBatch, 'cnpjs'),
@@ -294,7 +303,16 @@ export const validationCases: ValidationCase[] = [
     [{ linkedinUrl: 'linkedin ana souza' }, 'linkedinUrl must be a valid URI'],
     [{ linkedin: 'https://www.linkedin.com/in/ana' }, 'unknown property linkedin'],
     ...strings('phone', 'fullName', 'companyName', 'companyDomain', 'cnpj'),
-    ...enumLists({ goalFields: ENRICH_FIELDS, providerOrder: PROVIDER_IDS }),
+    ...enumLists({ goalFields: ENRICH_FIELDS }),
+    // providerOrder: a list for every field, or an object giving fields their own lists (issue 32); unknown
+    // names are the handler's to refuse (test/server/providers/enrich-memory.test.ts).
+    [{ providerOrder: PROVIDER_IDS[0] }, 'providerOrder must be an array or a JSON object'],
+    [{ providerOrder: [PROVIDER_IDS[0], 2] }, 'providerOrder[1] must be a string'],
+    [{ providerOrder: { email: PROVIDER_IDS[0] } }, 'providerOrder.email must be an array'],
+    [{ maxAge: -1 }, 'maxAge must be >= 0'],
+    [{ maxAge: 31_536_001 }, 'maxAge must be <= 31536000'],
+    [{ maxAge: 60.5 }, 'maxAge must be an integer'],
+    ...booleans('forceRefresh'),
     [{ maxCredits: -1 }, 'maxCredits must be >= 0'],
     ...booleans('onlyListed'),
   ]),

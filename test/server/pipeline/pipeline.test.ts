@@ -25,7 +25,7 @@ const spies: Partial<Handlers> = {
     ran.push('searchPeople');
     const rows = Array.from({ length: input.limit ?? 3 }, (_, i) => person(`Person ${i}`, 'demo'));
     await ctx.charge(rows.length, `${rows.length} people`);
-    return { results: rows, sources: [{ source: 'demo', count: rows.length }] };
+    return { results: rows, sources: [{ source: 'demo', count: rows.length }], nextCursor: null };
   },
   async *streamPeople(_input, ctx) {
     ran.push('streamPeople');

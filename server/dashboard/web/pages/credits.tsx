@@ -186,7 +186,15 @@ export function Credits() {
           </select>
         </div>
         <Loading state={usage.state} label="the consumption" placeholder={<ChartPlaceholder />}>
-          {(u) => <UsageChart days={u.days} title="Credits consumed per day" />}
+          {(u) => (
+            <>
+              <UsageChart days={u.days} title="Credits consumed per day" />
+              <p id="memory-saved">
+                Enrichment memory saved {plural(u.memorySaved.credits, 'credit')} this month ({plural(u.memorySaved.answers, 'answer')} given
+                again without calling a provider).
+              </p>
+            </>
+          )}
         </Loading>
       </section>
     </>

@@ -12,6 +12,42 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const outdir = `${root}addon/dist`;
 const GLOBAL = '__prospecta';
 
+/** A module's exports, evaluated now in Node (bundled whole, TypeBox included). */
+async function evaluate(file) {
+  const out = await build({ absWorkingDir: root, entryPoints: [file], bundle: true, platform: 'node', format: 'esm', write: false, logLevel: 'warning' });
+  return import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString('base64')}`);
+}
+
+/** JSON-like data with no symbol keys: a TypeBox schema carries its Kind symbol, so it is not. */
+function isPlain(value) {
+  if (value === null || ['string', 'number', 'boolean'].includes(typeof value)) return true;
+  if (Array.isArray(value)) return value.every(isPlain);
+  if (typeof value !== 'object' || Object.getOwnPropertySymbols(value).length > 0) return false;
+  return Object.getPrototypeOf(value) === Object.prototype && Object.values(value).every(isPlain);
+}
+
+/**
+ * The registry facts (addon/api/registry.ts) and the constants of the shared schemas the add-on
+ * imports become the data they evaluate to, so Code.js carries no schema and no TypeBox. A schema
+ * value imported by mistake is no plain data: the build then fails naming the missing export.
+ */
+function asData() {
+  const cache = new Map();
+  return {
+    name: 'registry-as-data',
+    setup(b) {
+      b.onLoad({ filter: /[\\/](shared[\\/]schemas[\\/][\w-]+|addon[\\/]api[\\/]registry)\.ts$/ }, async (args) => {
+        if (!cache.has(args.path)) {
+          const module = await evaluate(args.path);
+          const lines = Object.entries(module).filter(([, value]) => isPlain(value)).map(([name, value]) => `export const ${name} = ${JSON.stringify(value)};`);
+          cache.set(args.path, lines.join('\n'));
+        }
+        return { contents: cache.get(args.path), loader: 'js' };
+      });
+    },
+  };
+}
+
 /** The whitelist entry for `serverUrl`, or why it cannot be one. */
 export function whitelistEntry(serverUrl) {
   if (!serverUrl) {
@@ -30,7 +66,7 @@ export function whitelistEntry(serverUrl) {
 /** `serverUrl`: the prospecta server the add-on may call (its manifest's only fetch address). */
 export async function buildAddon({ serverUrl } = {}) {
   const whitelisted = whitelistEntry(serverUrl);
-  const common = { absWorkingDir: root, entryPoints: ['addon/entry.ts'], bundle: true, target: 'es2020', logLevel: 'warning' };
+  const common = { absWorkingDir: root, entryPoints: ['addon/entry.ts'], bundle: true, target: 'es2020', logLevel: 'warning', plugins: [asData()] };
   // An ESM build only to learn the entry's export names.
   const probe = await build({ ...common, format: 'esm', write: false, metafile: true, outfile: 'probe.js' });
   const exports = Object.values(probe.metafile.outputs).flatMap((o) => o.exports);

@@ -2,9 +2,9 @@
  * Prices and limits the sidebar shows, read from the operation registry (the same table the
  * server charges and validates by), so the sidebar never states a number of its own.
  */
-import { operations } from '../../shared/operations/index.ts';
 import { priceOf } from '../../shared/operations/types.ts';
 import { limitOf } from '../api/client.ts';
+import { registry as operations } from '../api/registry.ts';
 
 export interface Prices {
   /** Per person enriched through hydrate. */

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { buildAddon, whitelistEntry } from '../../addon/build.mjs';
+import { operations } from '../../shared/operations/index.ts';
 
 describe('addon build', () => {
   it('bundles one Code.js whose top-level functions Apps Script can call, with the manifest', async () => {
@@ -61,6 +62,16 @@ describe('addon build', () => {
     expect(manifest.oauthScopes).toContain('https://www.googleapis.com/auth/spreadsheets.currentonly');
     expect(manifest.oauthScopes).not.toContain('https://www.googleapis.com/auth/spreadsheets');
     expect(manifest.urlFetchWhitelist).toEqual(['https://prospecta.test/']);
+  });
+
+  it('keeps Code.js lean: the registry as plain data, no TypeBox or schemas, at most 80 KB', async () => {
+    await buildAddon({ serverUrl: 'https://prospecta.test' });
+    const code = await readFile(new URL('../../addon/dist/Code.js', import.meta.url), 'utf8');
+    // Every Apps Script execution (a menu click, a trigger, each custom function) evaluates it whole.
+    expect(Buffer.byteLength(code)).toBeLessThanOrEqual(80 * 1024);
+    expect(code).not.toMatch(/TypeBox|sinclair/);
+    // The facts it does carry are the registry's own: a path, a limit and a price.
+    expect(code).toContain(`"path": "${operations.lookupCnpjBatch.path}"`);
   });
 
   it('whitelists the server named, https only, and has no default to fall back on', () => {

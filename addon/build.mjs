@@ -63,17 +63,34 @@ export function whitelistEntry(serverUrl) {
   return `${url.origin}${url.pathname.replace(/\/*$/, '/')}`;
 }
 
-/** `serverUrl`: the prospecta server the add-on may call (its manifest's only fetch address). */
-export async function buildAddon({ serverUrl } = {}) {
-  const whitelisted = whitelistEntry(serverUrl);
-  const common = { absWorkingDir: root, entryPoints: ['addon/entry.ts'], bundle: true, target: 'es2020', logLevel: 'warning', plugins: [asData()] };
+/**
+ * `entry` bundled for Apps Script: one IIFE under a global, then a top-level function per export
+ * (Apps Script finds menu items, triggers, sidebar calls and custom functions only as top-level
+ * functions). A stub keeps its export's JSDoc when that declares `@customfunction`, since Sheets
+ * reads the autocomplete text and parameters from the top-level function's comment.
+ */
+export async function bundleScript(entry) {
+  const common = { absWorkingDir: root, entryPoints: [entry], bundle: true, target: 'es2020', logLevel: 'warning', plugins: [asData()] };
   // An ESM build only to learn the entry's export names.
   const probe = await build({ ...common, format: 'esm', write: false, metafile: true, outfile: 'probe.js' });
   const exports = Object.values(probe.metafile.outputs).flatMap((o) => o.exports);
   const bundle = await build({ ...common, format: 'iife', globalName: GLOBAL, write: false, outfile: 'Code.js' });
-  const stubs = exports.map((name) => `function ${name}() { return ${GLOBAL}.${name}.apply(this, arguments); }`);
+  const source = readFileSync(`${root}${entry}`, 'utf8');
+  const stubs = exports.map((name) => {
+    const declared = new RegExp(`(/\\*\\*(?:(?!\\*/)[\\s\\S])*?@customfunction(?:(?!\\*/)[\\s\\S])*\\*/)\\s*export function ${name}\\(([^)]*)\\)`).exec(source);
+    if (!declared) return `function ${name}() { return ${GLOBAL}.${name}.apply(this, arguments); }`;
+    const params = declared[2].split(',').map((p) => p.replace(/[?:=].*$/s, '').replace(/^\.\.\./, '').trim()).filter(Boolean);
+    return `${declared[1]}\nfunction ${name}(${params.join(', ')}) { return ${GLOBAL}.${name}.apply(this, arguments); }`;
+  });
+  return { code: `${bundle.outputFiles[0].text}\n${stubs.join('\n')}\n`, exports, global: GLOBAL };
+}
+
+/** `serverUrl`: the prospecta server the add-on may call (its manifest's only fetch address). */
+export async function buildAddon({ serverUrl } = {}) {
+  const whitelisted = whitelistEntry(serverUrl);
+  const { code, exports } = await bundleScript('addon/entry.ts');
   await mkdir(outdir, { recursive: true });
-  await writeFile(`${outdir}/Code.js`, `${bundle.outputFiles[0].text}\n${stubs.join('\n')}\n`);
+  await writeFile(`${outdir}/Code.js`, code);
   // The sidebar: one HTML file with its CSS and script inlined (HtmlService serves one file).
   const script = await build({ absWorkingDir: root, entryPoints: ['addon/sidebar/sidebar.ts'], bundle: true, format: 'iife', target: 'es2019', write: false, outfile: 'sidebar.js', logLevel: 'warning' });
   const html = (await readFile(`${root}addon/sidebar/sidebar.html`, 'utf8'))

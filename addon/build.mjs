@@ -70,7 +70,8 @@ export function whitelistEntry(serverUrl) {
  * reads the autocomplete text and parameters from the top-level function's comment.
  */
 export async function bundleScript(entry) {
-  const common = { absWorkingDir: root, entryPoints: [entry], bundle: true, target: 'es2020', logLevel: 'warning', plugins: [asData()] };
+  // Whitespace and comments go (every execution parses the file); names stay, so stack traces read.
+  const common = { absWorkingDir: root, entryPoints: [entry], bundle: true, target: 'es2020', logLevel: 'warning', plugins: [asData()], minifyWhitespace: true, minifySyntax: true };
   // An ESM build only to learn the entry's export names.
   const probe = await build({ ...common, format: 'esm', write: false, metafile: true, outfile: 'probe.js' });
   const exports = Object.values(probe.metafile.outputs).flatMap((o) => o.exports);
@@ -79,7 +80,7 @@ export async function bundleScript(entry) {
   const stubs = exports.map((name) => {
     const declared = new RegExp(`(/\\*\\*(?:(?!\\*/)[\\s\\S])*?@customfunction(?:(?!\\*/)[\\s\\S])*\\*/)\\s*export function ${name}\\(([^)]*)\\)`).exec(source);
     if (!declared) return `function ${name}() { return ${GLOBAL}.${name}.apply(this, arguments); }`;
-    const params = declared[2].split(',').map((p) => p.replace(/[?:=].*$/s, '').replace(/^\.\.\./, '').trim()).filter(Boolean);
+    const params = declared[2].split(',').map((p) => p.trim().replace(/[?:=].*$/s, '').replace(/^\.\.\./, '').trim()).filter(Boolean);
     return `${declared[1]}\nfunction ${name}(${params.join(', ')}) { return ${GLOBAL}.${name}.apply(this, arguments); }`;
   });
   return { code: `${bundle.outputFiles[0].text}\n${stubs.join('\n')}\n`, exports, global: GLOBAL };

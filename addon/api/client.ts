@@ -107,8 +107,9 @@ export class ProspectaClient {
     );
   }
 
-  call<Id extends OperationId>(id: Id, input: InputOf<Id>): OutputOf<Id> {
-    const request = this.request(id, input);
+  /** One call; `idempotencyKey` when the caller derives its own (a formula, from its input). */
+  call<Id extends OperationId>(id: Id, input: InputOf<Id>, idempotencyKey?: string): OutputOf<Id> {
+    const request = this.request(id, input, idempotencyKey);
     return this.parse(id, sending(() => this.http.fetch(request)));
   }
 }

@@ -8,6 +8,9 @@ describe('addon build', () => {
   it('bundles one Code.js whose top-level functions Apps Script can call, with the manifest', async () => {
     const { exports } = await buildAddon({ serverUrl: 'https://prospecta.test' });
     expect(exports.sort()).toEqual([
+      'PROSPECTA_AI',
+      'PROSPECTA_CNPJ',
+      'PROSPECTA_ENRICH',
       'cancelRuns',
       'continueJobs',
       'createCampaignFromSelection',
@@ -21,8 +24,10 @@ describe('addon build', () => {
       'sidebarAgentChat',
       'sidebarCancel',
       'sidebarCreateCampaign',
+      'sidebarRefreshSelected',
       'sidebarSaveSettings',
       'sidebarSearch',
+      'sidebarSetSafeMode',
       'sidebarStart',
       'sidebarState',
       'syncProspectEdits',
@@ -58,6 +63,12 @@ describe('addon build', () => {
     ]);
     for (const name of exports) expect(typeof context[name]).toBe('function');
 
+    // Sheets offers a custom function (and its autocomplete) from the top-level function's JSDoc.
+    for (const [name, params] of [['PROSPECTA_CNPJ', 'cnpj, field'], ['PROSPECTA_ENRICH', 'identifier, field'], ['PROSPECTA_AI', 'instruction, context']]) {
+      expect(code).toMatch(new RegExp(`\\* @customfunction\\s*\\*/\\nfunction ${name}\\(${params}\\) \\{`));
+    }
+    expect(code).not.toMatch(/@customfunction\s*\*\/\nfunction (?!PROSPECTA_)/);
+
     const manifest = JSON.parse(await readFile(new URL('../../addon/dist/appsscript.json', import.meta.url), 'utf8'));
     expect(manifest.oauthScopes).toContain('https://www.googleapis.com/auth/spreadsheets.currentonly');
     expect(manifest.oauthScopes).not.toContain('https://www.googleapis.com/auth/spreadsheets');
@@ -71,7 +82,7 @@ describe('addon build', () => {
     expect(Buffer.byteLength(code)).toBeLessThanOrEqual(80 * 1024);
     expect(code).not.toMatch(/TypeBox|sinclair/);
     // The facts it does carry are the registry's own: a path, a limit and a price.
-    expect(code).toContain(`"path": "${operations.lookupCnpjBatch.path}"`);
+    expect(code).toContain(`path:"${operations.lookupCnpjBatch.path}"`);
   });
 
   it('whitelists the server named, https only, and has no default to fall back on', () => {

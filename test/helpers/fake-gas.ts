@@ -8,6 +8,7 @@
  * 100 KB a cache value, 50 MB a fetch; a custom function may not write to the sheet or to the
  * user's properties. test/helpers/addon-sandbox.ts runs the add-on over them in a vm context.
  */
+import { createHash } from 'node:crypto';
 import { checkResponse } from './contract.ts';
 import { syncHttp } from './sync-http.ts';
 
@@ -74,6 +75,9 @@ export class Quotas {
 
 const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
 
+const columnLetters = (column: number): string => (column > 26 ? columnLetters(Math.floor((column - 1) / 26)) : '') + String.fromCharCode(65 + ((column - 1) % 26));
+const columnNumber = (letters: string) => [...letters.toUpperCase()].reduce((n, ch) => n * 26 + ch.charCodeAt(0) - 64, 0);
+
 class FakeRange {
   constructor(
     private readonly sheet: FakeSheet,
@@ -87,6 +91,16 @@ class FakeRange {
 
   getRow = () => this.row;
   getColumn = () => this.column;
+  getCell = (row: number, column: number) => new FakeRange(this.sheet, this.row + row - 1, this.column + column - 1, 1, 1);
+  getA1Notation = () => `${columnLetters(this.column)}${this.row}`;
+  getFormulas = (): string[][] =>
+    Array.from({ length: this.rows }, (_, r) => Array.from({ length: this.columns }, (_, c) => this.sheet.formulas.get(`${this.row + r}:${this.column + c}`) ?? ''));
+  setFormula(formula: string): FakeRange {
+    this.sheet.quotas?.writing('setFormula');
+    this.sheet.formulas.set(`${this.row}:${this.column}`, formula);
+    this.sheet.recalculations++;
+    return this;
+  }
   getLastRow = () => this.row + this.rows - 1;
   getNumRows = () => this.rows;
 
@@ -123,6 +137,9 @@ class FakeRange {
 export class FakeSheet {
   readonly grid: Cell[][] = [];
   readonly notes = new Map<string, string>();
+  /** Formulas by "row:column"; the fake does not evaluate them (the test calls the custom function). */
+  readonly formulas = new Map<string, string>();
+  recalculations = 0;
   writes = 0;
   quotas: Quotas | undefined;
 
@@ -146,7 +163,13 @@ export class FakeSheet {
   };
   getLastColumn = () => Math.max(0, ...this.grid.map((row) => row.reduce<number>((last, v, i) => (v !== '' && v !== null && v !== undefined ? i + 1 : last), 0)));
 
-  getRange(row: number, column: number, rows = 1, columns = 1): FakeRange {
+  getRange(row: number | string, column = 1, rows = 1, columns = 1): FakeRange {
+    if (typeof row === 'string') {
+      const a1 = /^([A-Z]+)(\d+)(?::([A-Z]+)(\d+))?$/i.exec(row.replace(/\$/g, ''));
+      if (!a1) throw new Error(`Exception: Range not found: ${row}`);
+      const [first, last] = [[columnNumber(a1[1]!), Number(a1[2])], [columnNumber(a1[3] ?? a1[1]!), Number(a1[4] ?? a1[2])]] as const;
+      return new FakeRange(this, first[1], first[0], last[1] - first[1] + 1, last[0] - first[0] + 1);
+    }
     return new FakeRange(this, row, column, rows, columns);
   }
 
@@ -232,7 +255,7 @@ interface FakeTrigger {
 }
 
 export interface FakeGas {
-  spreadsheet: { sheets: FakeSheet[]; active: FakeSheet; selection: { row: number; rows: number } | null };
+  spreadsheet: { sheets: FakeSheet[]; active: FakeSheet; selection: { row: number; rows: number; column?: number; columns?: number } | null };
   addSheet(name: string, rows: Cell[][]): FakeSheet;
   userProperties: FakeProperties;
   documentProperties: FakeProperties;
@@ -293,7 +316,11 @@ export function installFakeGas(): FakeGas {
         },
       }),
       getActiveSheet: () => spreadsheet.active,
-      getActiveRange: () => (spreadsheet.selection ? spreadsheet.active.getRange(spreadsheet.selection.row, 1, spreadsheet.selection.rows, 1) : null),
+      getActiveRange: () => {
+        const s = spreadsheet.selection;
+        return s ? spreadsheet.active.getRange(s.row, s.column ?? 1, s.rows, s.columns ?? 1) : null;
+      },
+      flush: () => undefined,
       getUi: () => ({
         alert: (_title: string, message: string) => void alerts.push(message),
         ButtonSet: { OK: 'OK', OK_CANCEL: 'OK_CANCEL' },
@@ -333,6 +360,13 @@ export function installFakeGas(): FakeGas {
         quotas.advance(ms);
         quotas.check();
       },
+      // Bytes as Apps Script gives them: signed, -128 to 127.
+      computeDigest: (algorithm: string, text: string, charset: string) => {
+        if (algorithm !== 'SHA_256' || charset !== 'UTF_8') throw new Error(`Exception: the fake computes SHA_256 of UTF_8 only, not ${algorithm}/${charset}`);
+        return [...createHash('sha256').update(text, 'utf8').digest()].map((b) => (b > 127 ? b - 256 : b));
+      },
+      DigestAlgorithm: { SHA_256: 'SHA_256' },
+      Charset: { UTF_8: 'UTF_8' },
     },
     UrlFetchApp: {
       fetch: (url: string, p: Params = {}) => timed(() => checked(http.fetch(toRequest(url, p)), { ...p, url })),

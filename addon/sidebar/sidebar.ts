@@ -20,6 +20,8 @@ interface SidebarState {
   /** The agent's longest message and most rows a selection sends, from the registry. */
   agentLimits: { message: number; rows: number };
   run: { id: string; text: string; running: boolean } | null;
+  /** Formulas answer only from what is paid for; "Refresh selected" alone spends. */
+  safeMode: boolean;
 }
 
 /**
@@ -34,6 +36,8 @@ interface AddonFunctions {
   sidebarCreateCampaign(fields: Record<string, string>): string;
   sidebarSaveSettings(apiKey: string, serverUrl: string): string;
   sidebarAgentChat(message: string, conversationId: string | null, withSelection: boolean): AgentTurn;
+  sidebarSetSafeMode(on: boolean): SidebarState;
+  sidebarRefreshSelected(): string;
 }
 
 /** google.script.run: each function takes its arguments and answers through the handlers set first. */
@@ -143,6 +147,10 @@ function render(next: SidebarState): void {
   $('research-price').textContent = `${credits(p.research)} a row.`;
   $('web-price').textContent = ` (${credits(p.researchWithWeb)} a row instead of ${p.research})`;
   $('agent-rows').textContent = rows ? `: ${Math.min(rows, next.agentLimits.rows)} of ${rows} selected row(s)` : ': no rows selected';
+  $<HTMLInputElement>('safe-mode').checked = next.safeMode;
+  $('safe-mode-note').textContent = next.safeMode
+    ? 'A formula not yet paid for shows an error until you select it and click Refresh selected, the only thing that spends.'
+    : 'Formulas buy what they lack when Sheets calculates them, each input once.';
   const progress = $('progress');
   progress.hidden = !next.run;
   $('progress-text').textContent = next.run?.text ?? '';
@@ -296,6 +304,27 @@ $('save-settings').addEventListener('click', async () => {
     await refresh();
   } catch (err) {
     showError((err as Error).message);
+  }
+});
+$('safe-mode').addEventListener('change', async () => {
+  showError(null);
+  try {
+    render(await call('sidebarSetSafeMode', $<HTMLInputElement>('safe-mode').checked));
+  } catch (err) {
+    showError((err as Error).message);
+  }
+});
+$('refresh-formulas').addEventListener('click', async () => {
+  showError(null);
+  const button = $<HTMLButtonElement>('refresh-formulas');
+  button.disabled = true;
+  try {
+    $('refresh-result').textContent = await call('sidebarRefreshSelected');
+    await refresh();
+  } catch (err) {
+    showError((err as Error).message);
+  } finally {
+    button.disabled = false;
   }
 });
 $('cancel').addEventListener('click', async () => {

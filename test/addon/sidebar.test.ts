@@ -29,6 +29,7 @@ const baseState = {
   searchLimits: searchLimits(),
   agentLimits: agentLimits(),
   run: null,
+  safeMode: true,
 };
 
 /** The stub, as page script: records each call and answers from the scripted responses. */
@@ -261,5 +262,38 @@ describe.skipIf(!chromiumPath)('sidebar', () => {
     await midway.click('#run-agent');
     await midway.waitForSelector('#agent-log .reply');
     expect(await midway.locator('#agent-log .error').textContent()).toBe('The model is unavailable.');
+  });
+
+  it('Formulas tab: safe mode on by default, switched with one click; Refresh selected is the action that spends', async () => {
+    const page = await open({
+      sidebarState: baseState,
+      sidebarSetSafeMode: { ...baseState, safeMode: false },
+      sidebarRefreshSelected: '3 formula(s) refreshed; 2 bought, the rest already paid for.',
+    });
+    await page.click('nav button[data-tab="formulas"]');
+    expect(await page.isChecked('#safe-mode')).toBe(true);
+    expect(await page.textContent('#safe-mode-note')).toMatch(/Refresh selected, the only thing that spends/);
+    await page.screenshot({ path: `${SHOTS}formulas.png` });
+    await page.click('#safe-mode');
+    await page.waitForFunction(() => (globalThis as unknown as { calls: Array<[string]> }).calls.some(([name]) => name === 'sidebarSetSafeMode'));
+    await expect.poll(() => page.textContent('#safe-mode-note')).toMatch(/^Formulas buy/);
+    expect(await page.isChecked('#safe-mode')).toBe(false);
+    await page.click('#refresh-formulas');
+    await expect.poll(() => page.textContent('#refresh-result')).toBe('3 formula(s) refreshed; 2 bought, the rest already paid for.');
+    await expect.poll(async () => (await calls(page)).length).toBe(4);
+    expect(await calls(page)).toEqual([
+      ['sidebarState', []],
+      ['sidebarSetSafeMode', [false]],
+      ['sidebarRefreshSelected', []],
+      ['sidebarState', []],
+    ]);
+  });
+
+  it('every tab, as the README shows it', async () => {
+    const page = await open({ sidebarState: baseState });
+    for (const tab of await page.$$eval('nav button', (buttons) => buttons.map((b) => b.getAttribute('data-tab')!))) {
+      await page.click(`nav button[data-tab="${tab}"]`);
+      await page.screenshot({ path: `${SHOTS}tab-${tab}.png` });
+    }
   });
 });

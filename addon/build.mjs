@@ -69,9 +69,9 @@ export function whitelistEntry(serverUrl) {
  * functions). A stub keeps its export's JSDoc when that declares `@customfunction`, since Sheets
  * reads the autocomplete text and parameters from the top-level function's comment.
  */
-export async function bundleScript(entry) {
+export async function bundleScript(entry, { define = {} } = {}) {
   // Whitespace and comments go (every execution parses the file); names stay, so stack traces read.
-  const common = { absWorkingDir: root, entryPoints: [entry], bundle: true, target: 'es2020', logLevel: 'warning', plugins: [asData()], minifyWhitespace: true, minifySyntax: true };
+  const common = { absWorkingDir: root, entryPoints: [entry], bundle: true, target: 'es2020', logLevel: 'warning', plugins: [asData()], minifyWhitespace: true, minifySyntax: true, define };
   // An ESM build only to learn the entry's export names.
   const probe = await build({ ...common, format: 'esm', write: false, metafile: true, outfile: 'probe.js' });
   const exports = Object.values(probe.metafile.outputs).flatMap((o) => o.exports);
@@ -89,7 +89,8 @@ export async function bundleScript(entry) {
 /** `serverUrl`: the prospecta server the add-on may call (its manifest's only fetch address). */
 export async function buildAddon({ serverUrl } = {}) {
   const whitelisted = whitelistEntry(serverUrl);
-  const { code, exports } = await bundleScript('addon/entry.ts');
+  // The add-on calls the server its manifest names; Settings then asks only for the key.
+  const { code, exports } = await bundleScript('addon/entry.ts', { define: { PROSPECTA_SERVER_URL: JSON.stringify(whitelisted) } });
   await mkdir(outdir, { recursive: true });
   await writeFile(`${outdir}/Code.js`, code);
   // The sidebar: one HTML file with its CSS and script inlined (HtmlService serves one file).

@@ -13,7 +13,7 @@ import { prices, searchLimits } from './features/rules.ts';
 import { searchCompaniesIntoSheet, searchPeopleIntoSheet } from './features/search.ts';
 import { activeJobs, cancelJob, loadJob, runJobs } from './features/job.ts';
 import { clientOf, describeJob, jobDeps, startRun, type RunKind, type RunOptions, type Runtime } from './features/runs.ts';
-import { loadSettings, saveSettings, SettingsError, testConnection as runTestConnection } from './features/settings.ts';
+import { BUILT_SERVER, loadSettings, saveSettings, SettingsError, testConnection as runTestConnection } from './features/settings.ts';
 import { aiFormula, cnpjFormula, enrichFormula, perCell, safeMode, setSafeMode, type FormulaDeps } from './features/formulas.ts';
 import { paidResults } from './features/paid-results.ts';
 import { argumentValue, parseCall } from './features/refresh.ts';
@@ -116,10 +116,10 @@ export function showSettings(): void {
   const ui = SpreadsheetApp.getUi();
   const key = ui.prompt('prospecta: API key', 'Paste your workspace API key (service_live_…).', ui.ButtonSet.OK_CANCEL);
   if (key.getSelectedButton() !== ui.Button.OK) return;
-  const url = ui.prompt('prospecta: server URL', 'The address of your prospecta server (https://…).', ui.ButtonSet.OK_CANCEL);
-  if (url.getSelectedButton() !== ui.Button.OK) return;
+  const url = BUILT_SERVER ? null : ui.prompt('prospecta: server URL', 'The address of your prospecta server (https://…).', ui.ButtonSet.OK_CANCEL);
+  if (url && url.getSelectedButton() !== ui.Button.OK) return;
   try {
-    saveSettings(userProperties(), { apiKey: key.getResponseText(), serverUrl: url.getResponseText() });
+    saveSettings(userProperties(), { apiKey: key.getResponseText(), serverUrl: url?.getResponseText() ?? '' });
     ui.alert('prospecta', runTestConnection(userProperties(), urlFetch()).message, ui.ButtonSet.OK);
   } catch (err) {
     if (!(err instanceof SettingsError)) throw err;
@@ -251,6 +251,7 @@ export function sidebarState() {
     agentLimits: agentLimits(),
     run: job ? { id: job.id, text: describeJob(job), running: job.state === 'running' } : null,
     safeMode: safeMode(userProperties()),
+    serverFixed: BUILT_SERVER !== null,
   };
 }
 
@@ -268,7 +269,7 @@ export function sidebarCancel() {
   return sidebarState();
 }
 
-export function sidebarSaveSettings(apiKey: string, serverUrl: string): string {
+export function sidebarSaveSettings(apiKey: string, serverUrl = ''): string {
   saveSettings(userProperties(), { apiKey, serverUrl });
   const result = runTestConnection(userProperties(), urlFetch());
   if (!result.ok) throw new Error(result.message);

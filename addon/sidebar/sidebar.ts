@@ -22,6 +22,8 @@ interface SidebarState {
   run: { id: string; text: string; running: boolean } | null;
   /** Formulas answer only from what is paid for; "Refresh selected" alone spends. */
   safeMode: boolean;
+  /** The build fixed the server (the manifest's only address): Settings asks for the key alone. */
+  serverFixed: boolean;
 }
 
 /**
@@ -147,6 +149,7 @@ function render(next: SidebarState): void {
   $('research-price').textContent = `${credits(p.research)} a row.`;
   $('web-price').textContent = ` (${credits(p.researchWithWeb)} a row instead of ${p.research})`;
   $('agent-rows').textContent = rows ? `: ${Math.min(rows, next.agentLimits.rows)} of ${rows} selected row(s)` : ': no rows selected';
+  $('server-url').hidden = next.serverFixed;
   $<HTMLInputElement>('safe-mode').checked = next.safeMode;
   $('safe-mode-note').textContent = next.safeMode
     ? 'A formula not yet paid for shows an error until you select it and click Refresh selected, the only thing that spends.'
@@ -296,7 +299,7 @@ $('agent-new').addEventListener('click', () => {
   $('agent-new').hidden = true;
 });
 $('save-settings').addEventListener('click', async () => {
-  if (!required('apiKey', 'serverUrl')) return;
+  if (!required(...(state?.serverFixed ? ['apiKey'] : ['apiKey', 'serverUrl']))) return;
   showError(null);
   try {
     const message: string = await call('sidebarSaveSettings', $<HTMLInputElement>('apiKey').value, $<HTMLInputElement>('serverUrl').value);

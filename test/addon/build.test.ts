@@ -63,6 +63,24 @@ describe('addon build', () => {
     ]);
     for (const name of exports) expect(typeof context[name]).toBe('function');
 
+    // The manifest fixes the server, so Settings asks only for the key and stores no address.
+    const prompts: string[] = [];
+    const stored = new Map<string, string>();
+    const props = { getProperty: (k: string) => stored.get(k) ?? null, setProperty: (k: string, v: string) => void stored.set(k, v) };
+    Object.assign(ui, {
+      prompt: (title: string) => (prompts.push(title), { getSelectedButton: () => 'OK', getResponseText: () => `service_live_${'a'.repeat(40)}` }),
+      alert: () => undefined,
+      ButtonSet: { OK: 'OK', OK_CANCEL: 'OK_CANCEL' },
+      Button: { OK: 'OK' },
+    });
+    Object.assign(context, {
+      PropertiesService: { getUserProperties: () => props },
+      UrlFetchApp: { fetch: (url: string) => { throw new Error(`fetched ${url}`); } },
+    });
+    vm.runInContext('showSettings()', context);
+    expect(prompts).toEqual(['prospecta: API key']);
+    expect([...stored.keys()]).toEqual(['prospecta.apiKey']);
+
     // Sheets offers a custom function (and its autocomplete) from the top-level function's JSDoc.
     for (const [name, params] of [['PROSPECTA_CNPJ', 'cnpj, field'], ['PROSPECTA_ENRICH', 'identifier, field'], ['PROSPECTA_AI', 'instruction, context']]) {
       expect(code).toMatch(new RegExp(`\\* @customfunction\\s*\\*/\\nfunction ${name}\\(${params}\\) \\{`));

@@ -30,6 +30,7 @@ const baseState = {
   agentLimits: agentLimits(),
   run: null,
   safeMode: true,
+  serverFixed: true,
 };
 
 /** The stub, as page script: records each call and answers from the scripted responses. */
@@ -295,5 +296,18 @@ describe.skipIf(!chromiumPath)('sidebar', () => {
       await page.click(`nav button[data-tab="${tab}"]`);
       await page.screenshot({ path: `${SHOTS}tab-${tab}.png` });
     }
+  });
+
+  it('Settings asks only for the key when the build fixed the server, and for both when it did not', async () => {
+    const fixed = await open({ sidebarState: { ...baseState, configured: false }, sidebarSaveSettings: 'Connected: 480 credits, active plan.' });
+    expect(await fixed.isVisible('#serverUrl')).toBe(false);
+    await fixed.fill('#apiKey', `service_live_${'a'.repeat(40)}`);
+    await fixed.click('#save-settings');
+    await expect.poll(async () => (await calls(fixed)).map(([name]) => name)).toContain('sidebarSaveSettings');
+    const open2 = await open({ sidebarState: { ...baseState, configured: false, serverFixed: false } });
+    expect(await open2.isVisible('#serverUrl')).toBe(true);
+    await open2.fill('#apiKey', `service_live_${'a'.repeat(40)}`);
+    await open2.click('#save-settings');
+    expect((await calls(open2)).map(([name]) => name)).toEqual(['sidebarState']);
   });
 });

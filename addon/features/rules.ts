@@ -11,6 +11,8 @@ export interface Prices {
   person: number;
   /** Per company found by a CNPJ lookup. */
   cnpj: number;
+  /** Per AI column value written (a value served from the server's cache is free). */
+  aiColumn: number;
   research: number;
   researchWithWeb: number;
 }
@@ -19,6 +21,7 @@ export function prices(): Prices {
   return {
     person: priceOf(operations.hydratePeople.credits, 1, {}),
     cnpj: priceOf(operations.lookupCnpjBatch.credits, 1, {}),
+    aiColumn: priceOf(operations.aiColumn.credits, 1, {}),
     research: priceOf(operations.research.credits, 1, { webSearch: false }),
     researchWithWeb: priceOf(operations.research.credits, 1, { webSearch: true }),
   };

@@ -14,7 +14,7 @@ interface SidebarState {
   selectedRows: number;
   templates: Array<{ templateId: string; name: string }>;
   /** Credits, from the operation registry: per person, per CNPJ found, per research row (with the web). */
-  prices: { person: number; cnpj: number; research: number; researchWithWeb: number };
+  prices: { person: number; cnpj: number; aiColumn: number; research: number; researchWithWeb: number };
   /** The most results each search may ask for. */
   searchLimits: { people: number; companies: number };
   /** The agent's longest message and most rows a selection sends, from the registry. */
@@ -146,7 +146,8 @@ function render(next: SidebarState): void {
   $('enrich-estimate').textContent = rows ? `${rows} selected row(s): at most ${credits(rows * p.person)} for people; companies cost what their providers charge.` : 'Select the rows to enrich.';
   $('cnpj-estimate').textContent = rows ? `${rows} selected row(s): at most ${credits(rows * p.cnpj)}.` : 'Select the rows with CNPJs.';
   $('cnpj-price').textContent = `, ${credits(p.cnpj)} per company found`;
-  $('research-price').textContent = `${credits(p.research)} a row.`;
+  $('ai-estimate').textContent = rows ? `${rows} selected row(s): at most ${credits(rows * p.aiColumn)} (${credits(p.aiColumn)} a value).` : 'Select the rows to fill.';
+  $('research-price').textContent = rows ? `${credits(p.research)} a row: at most ${credits(rows * p.research)} for ${rows} selected row(s).` : `${credits(p.research)} a row.`;
   $('web-price').textContent = ` (${credits(p.researchWithWeb)} a row instead of ${p.research})`;
   $('agent-rows').textContent = rows ? `: ${Math.min(rows, next.agentLimits.rows)} of ${rows} selected row(s)` : ': no rows selected';
   $('server-url').hidden = next.serverFixed;

@@ -77,13 +77,16 @@ describe.skipIf(!chromiumPath)('sidebar', () => {
   });
 
   it('states prices from the registry, not numbers of its own', async () => {
-    const p = { person: 3, cnpj: 2, research: 4, researchWithWeb: 9 };
+    const p = { person: 3, cnpj: 2, aiColumn: 5, research: 4, researchWithWeb: 9 };
     const page = await open({ sidebarState: { ...baseState, prices: p } });
     await page.waitForSelector('#fields input');
     expect(await page.locator('#enrich-estimate').textContent()).toMatch(/^12 selected row\(s\): at most 36 credits for people/);
     expect(await page.locator('#cnpj-estimate').textContent()).toBe('12 selected row(s): at most 24 credits.');
     expect(await page.locator('#cnpj p.muted').first().textContent()).toMatch(/, 2 credits per company found\.$/);
     expect(await page.locator('label:has(#webSearch)').textContent()).toMatch(/Search the web \(9 credits a row instead of 4\)/);
+    // Every paid tab estimates the selection, the AI column tab included.
+    expect(await page.locator('#ai-estimate').textContent()).toBe('12 selected row(s): at most 60 credits (5 credits a value).');
+    expect(await page.locator('#research-price').textContent()).toBe('4 credits a row: at most 48 credits for 12 selected row(s).');
     // The real registry's research prices, as the add-on sends them.
     const real = await open({ sidebarState: baseState });
     await real.waitForSelector('#fields input');

@@ -13,10 +13,13 @@ import { prices, searchLimits } from './features/rules.ts';
 import { searchCompaniesIntoSheet, searchPeopleIntoSheet } from './features/search.ts';
 import { activeJobs, cancelJob, loadJob, runJobs } from './features/job.ts';
 import { clientOf, describeJob, jobDeps, startRun, type RunKind, type RunOptions, type Runtime } from './features/runs.ts';
-import { loadSettings, saveSettings, SettingsError, testConnection as runTestConnection } from './features/settings.ts';
+import { BUILT_SERVER, loadSettings, saveSettings, SettingsError, testConnection as runTestConnection } from './features/settings.ts';
+import { aiFormula, cnpjFormula, enrichFormula, perCell, safeMode, setSafeMode, type FormulaDeps } from './features/formulas.ts';
+import { paidResults } from './features/paid-results.ts';
+import { argumentValue, parseCall } from './features/refresh.ts';
 import { urlFetch } from './gas/http.ts';
-import { documentProperties, userProperties } from './gas/properties.ts';
-import { documentLock, gasClock, gasTriggers } from './gas/runtime.ts';
+import { documentCache, documentProperties, userProperties } from './gas/properties.ts';
+import { documentLock, gasClock, gasTriggers, sha256 } from './gas/runtime.ts';
 import { sheetNamed, sheetOrNew } from './gas/sheet.ts';
 
 const DEFAULT_FIELDS: EnrichOptions['fields'] = ['email', 'emailStatus', 'title', 'linkedinUrl', 'phone'];
@@ -113,10 +116,10 @@ export function showSettings(): void {
   const ui = SpreadsheetApp.getUi();
   const key = ui.prompt('prospecta: API key', 'Paste your workspace API key (service_live_…).', ui.ButtonSet.OK_CANCEL);
   if (key.getSelectedButton() !== ui.Button.OK) return;
-  const url = ui.prompt('prospecta: server URL', 'The address of your prospecta server (https://…).', ui.ButtonSet.OK_CANCEL);
-  if (url.getSelectedButton() !== ui.Button.OK) return;
+  const url = BUILT_SERVER ? null : ui.prompt('prospecta: server URL', 'The address of your prospecta server (https://…).', ui.ButtonSet.OK_CANCEL);
+  if (url && url.getSelectedButton() !== ui.Button.OK) return;
   try {
-    saveSettings(userProperties(), { apiKey: key.getResponseText(), serverUrl: url.getResponseText() });
+    saveSettings(userProperties(), { apiKey: key.getResponseText(), serverUrl: url?.getResponseText() ?? '' });
     ui.alert('prospecta', runTestConnection(userProperties(), urlFetch()).message, ui.ButtonSet.OK);
   } catch (err) {
     if (!(err instanceof SettingsError)) throw err;
@@ -247,6 +250,8 @@ export function sidebarState() {
     searchLimits: searchLimits(),
     agentLimits: agentLimits(),
     run: job ? { id: job.id, text: describeJob(job), running: job.state === 'running' } : null,
+    safeMode: safeMode(userProperties()),
+    serverFixed: BUILT_SERVER !== null,
   };
 }
 
@@ -264,7 +269,7 @@ export function sidebarCancel() {
   return sidebarState();
 }
 
-export function sidebarSaveSettings(apiKey: string, serverUrl: string): string {
+export function sidebarSaveSettings(apiKey: string, serverUrl = ''): string {
   saveSettings(userProperties(), { apiKey, serverUrl });
   const result = runTestConnection(userProperties(), urlFetch());
   if (!result.ok) throw new Error(result.message);
@@ -300,4 +305,107 @@ export function sidebarAgentChat(message: string, conversationId: string | null,
   } catch (err) {
     throw new Error(plainError(err));
   }
+}
+
+/** What a formula needs; `spend` whether it may buy what is not paid for yet. */
+function formulaDeps(spend: boolean): FormulaDeps {
+  return { client: api, paid: paidResults(documentCache(), documentProperties(), documentLock()), digest: sha256, spend };
+}
+
+/** Of the 30 seconds Apps Script gives a custom function, what a range of inputs may use. */
+const FORMULA_BUDGET_MS = 20_000;
+
+/** A custom function over one cell or a range: safe mode decides whether it may spend. */
+function formula(input: unknown, one: (deps: FormulaDeps, cell: unknown) => string): string | string[][] {
+  const deps = formulaDeps(!safeMode(userProperties()));
+  return perCell(input, (cell) => one(deps, cell), gasClock.now, gasClock.now() + FORMULA_BUDGET_MS);
+}
+
+/**
+ * Company data from Brazil's registry for a CNPJ; charged once, then served from this document.
+ *
+ * @param {string} cnpj The CNPJ (with or without punctuation), or a range of them.
+ * @param {string} [field] name (default), tradeName, status, activity, city, phone, email, capital, size or partners.
+ * @return The company's field.
+ * @customfunction
+ */
+export function PROSPECTA_CNPJ(cnpj: unknown, field?: unknown): string | string[][] {
+  return formula(cnpj, (deps, cell) => cnpjFormula(deps, cell, field));
+}
+
+/**
+ * Enriches a person or company from an email, LinkedIn URL, domain, CNPJ or company name; charged once.
+ *
+ * @param {string} identifier An email, LinkedIn URL, domain, CNPJ or company name, or a range of them.
+ * @param {string} [field] The field wanted, e.g. email, phone, title, linkedinUrl, companyDomain.
+ * @return The field found.
+ * @customfunction
+ */
+export function PROSPECTA_ENRICH(identifier: unknown, field?: unknown): string | string[][] {
+  return formula(identifier, (deps, cell) => enrichFormula(deps, cell, field));
+}
+
+/**
+ * A short value written by AI from an instruction and the cells given as context; charged once.
+ *
+ * @param {string} instruction What to write, e.g. "industry in two words".
+ * @param {string} [context] Cells or ranges the AI reads.
+ * @return The value written.
+ * @customfunction
+ */
+export function PROSPECTA_AI(instruction: unknown, ...context: unknown[]): string {
+  const deps = formulaDeps(!safeMode(userProperties()));
+  return aiFormula(deps, instruction, context);
+}
+
+/** For the sidebar: formulas answer only from what is paid for (on), or may buy (off). */
+export function sidebarSetSafeMode(on: boolean) {
+  setSafeMode(userProperties(), on);
+  return sidebarState();
+}
+
+const FORMULAS: Record<string, (deps: FormulaDeps, args: unknown[]) => string | string[][]> = {
+  PROSPECTA_CNPJ: (deps, [cnpj, field]) => perCell(cnpj, (cell) => cnpjFormula(deps, cell, field), gasClock.now, Infinity),
+  PROSPECTA_ENRICH: (deps, [id, field]) => perCell(id, (cell) => enrichFormula(deps, cell, field), gasClock.now, Infinity),
+  PROSPECTA_AI: (deps, [instruction, ...context]) => aiFormula(deps, instruction, context),
+};
+
+/**
+ * For the sidebar: the one action that spends on formulas. Each prospecta formula in the selected
+ * cells buys what it lacks; then it is written again so Sheets recalculates it from what was paid.
+ */
+export function sidebarRefreshSelected(): string {
+  const range = SpreadsheetApp.getActiveRange();
+  if (!range) throw new Error('Select the cells with prospecta formulas to refresh.');
+  const sheet = SpreadsheetApp.getActiveSheet();
+  const book = SpreadsheetApp.getActiveSpreadsheet();
+  const read = (name: string | null, a1: string) => (name ? book.getSheetByName(name) : sheet)?.getRange(a1).getValues() ?? [[]];
+  let bought = 0;
+  const client = api();
+  const deps = { ...formulaDeps(true), client: () => (bought++, client) };
+  const deadline = gasClock.now() + 4.5 * 60_000;
+  const problems: string[] = [];
+  let formulas = 0;
+  let pending = 0;
+  range.getFormulas().forEach((row, r) =>
+    row.forEach((text, c) => {
+      const call = parseCall(text);
+      if (!call) return;
+      formulas++;
+      if (gasClock.now() > deadline) return void pending++;
+      const cell = range.getCell(r + 1, c + 1);
+      try {
+        FORMULAS[call.name]!(deps, call.args.map((a) => argumentValue(a, read)));
+      } catch (err) {
+        problems.push(`${cell.getA1Notation()}: ${plainError(err)}`);
+      }
+      // Written again, the formula is recalculated, and answers from what was just paid for.
+      cell.setValue('');
+      SpreadsheetApp.flush();
+      cell.setFormula(text);
+    }),
+  );
+  if (formulas === 0) return 'No prospecta formula in the selected cells.';
+  const spent = `${formulas} formula(s) refreshed; ${bought} bought, the rest already paid for.`;
+  return [spent, pending ? `${pending} left for lack of time: Refresh selected again.` : '', ...problems].filter(Boolean).join('\n');
 }

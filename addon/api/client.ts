@@ -3,9 +3,9 @@
  * routes and validates on the server decides here which input fields go in the path, the query
  * or the body. Synchronous, because Apps Script is.
  */
-import { operations, type InputOf, type OperationId, type OutputOf } from '../../shared/operations/index.ts';
-import { takesIdempotencyKey, type Operation } from '../../shared/operations/types.ts';
+import type { InputOf, OperationId, OutputOf } from '../../shared/operations/index.ts';
 import { sending, type HttpPort, type HttpRequest, type HttpResponse } from './http.ts';
+import { registry, type LimitNode } from './registry.ts';
 
 export class ApiCallError extends Error {
   constructor(
@@ -60,7 +60,7 @@ export class ProspectaClient {
    * again, so the server answers the retry from the first run rather than charging it twice.
    */
   request<Id extends OperationId>(id: Id, input: InputOf<Id>, idempotencyKey: string = this.newKey()): HttpRequest {
-    const op: Operation = operations[id];
+    const op = registry[id];
     const values = { ...(input as Record<string, unknown>) };
     const take = (name: string) => {
       const value = values[name];
@@ -69,7 +69,7 @@ export class ProspectaClient {
     };
     const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(String(take(name))));
     const query: string[] = [];
-    for (const name of Object.keys(op.request.query?.properties ?? {})) {
+    for (const name of op.query) {
       const value = take(name);
       if (value !== undefined) query.push(`${encodeURIComponent(name)}=${encodeURIComponent(String(value))}`);
     }
@@ -79,9 +79,9 @@ export class ProspectaClient {
       headers: { Authorization: `Bearer ${this.settings.apiKey}`, 'Service-Version': '1' },
     };
     // UrlFetchApp cannot read a stream: an operation that can answer either way is asked for JSON.
-    if (op.stream?.json) request.headers.Accept = 'application/json';
-    if (takesIdempotencyKey(op)) request.headers['Idempotency-Key'] = idempotencyKey;
-    if (op.request.body) {
+    if (op.json) request.headers.Accept = 'application/json';
+    if (op.idempotent) request.headers['Idempotency-Key'] = idempotencyKey;
+    if (op.body) {
       request.headers['Content-Type'] = 'application/json';
       request.payload = JSON.stringify(values);
     }
@@ -107,18 +107,12 @@ export class ProspectaClient {
     );
   }
 
-  call<Id extends OperationId>(id: Id, input: InputOf<Id>): OutputOf<Id> {
-    const request = this.request(id, input);
+  /** One call; `idempotencyKey` when the caller derives its own (a formula, from its input). */
+  call<Id extends OperationId>(id: Id, input: InputOf<Id>, idempotencyKey?: string): OutputOf<Id> {
+    const request = this.request(id, input, idempotencyKey);
     return this.parse(id, sending(() => this.http.fetch(request)));
   }
 }
-
-type SchemaNode = {
-  properties?: Record<string, SchemaNode>;
-  items?: SchemaNode;
-  patternProperties?: Record<string, SchemaNode>;
-  additionalProperties?: SchemaNode | boolean;
-} & Partial<Record<'maxItems' | 'maxLength' | 'maximum', number>>;
 
 /**
  * A limit the registry's schema declares for an operation's input, so the add-on splits and trims
@@ -127,12 +121,11 @@ type SchemaNode = {
  * of a record (or of an object's other properties); an empty path is the body itself.
  */
 export function limitOf(id: OperationId, path: string, limit: 'maxItems' | 'maxLength' | 'maximum'): number {
-  const body = (operations[id] as Operation).request.body as SchemaNode | undefined;
-  let node = body;
+  let node: LimitNode | undefined = registry[id].limits;
   for (const step of path ? path.split('.') : []) {
     if (!node) break;
     if (step === '[]') node = node.items;
-    else if (step === '*') node = Object.values(node.patternProperties ?? {})[0] ?? (typeof node.additionalProperties === 'object' ? node.additionalProperties : undefined);
+    else if (step === '*') node = node.values;
     else node = node.properties?.[step];
   }
   const value = node?.[limit];

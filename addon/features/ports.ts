@@ -40,3 +40,9 @@ export interface LockPort {
   tryLock(ms: number): boolean;
   release(): void;
 }
+
+/** CacheService's cache: values up to 100 KB, kept up to 6 hours (or dropped sooner). */
+export interface CachePort {
+  get(key: string): string | null;
+  put(key: string, value: string, seconds: number): void;
+}

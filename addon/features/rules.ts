@@ -2,15 +2,17 @@
  * Prices and limits the sidebar shows, read from the operation registry (the same table the
  * server charges and validates by), so the sidebar never states a number of its own.
  */
-import { operations } from '../../shared/operations/index.ts';
 import { priceOf } from '../../shared/operations/types.ts';
 import { limitOf } from '../api/client.ts';
+import { registry as operations } from '../api/registry.ts';
 
 export interface Prices {
   /** Per person enriched through hydrate. */
   person: number;
   /** Per company found by a CNPJ lookup. */
   cnpj: number;
+  /** Per AI column value written (a value served from the server's cache is free). */
+  aiColumn: number;
   research: number;
   researchWithWeb: number;
 }
@@ -19,6 +21,7 @@ export function prices(): Prices {
   return {
     person: priceOf(operations.hydratePeople.credits, 1, {}),
     cnpj: priceOf(operations.lookupCnpjBatch.credits, 1, {}),
+    aiColumn: priceOf(operations.aiColumn.credits, 1, {}),
     research: priceOf(operations.research.credits, 1, { webSearch: false }),
     researchWithWeb: priceOf(operations.research.credits, 1, { webSearch: true }),
   };

@@ -14,21 +14,31 @@ const URL_FORMAT = /^https:\/\/[^\s/]+(\/[^\s]*)?$|^http:\/\/(localhost|127\.0\.
 
 export class SettingsError extends Error {}
 
-/** What every feature says when the user has not entered a key and a server yet. */
-export const NOT_CONFIGURED = 'Open Settings and enter your API key and server URL first.';
+/** Set by addon/build.mjs (esbuild's `define`) to the address its manifest whitelists. */
+declare const PROSPECTA_SERVER_URL: string | undefined;
 
-export function saveSettings(props: PropertiesPort, input: { apiKey: string; serverUrl: string }): void {
+/**
+ * The server the build fixed: Apps Script fetches nothing but the manifest's address, so asking
+ * the analyst for another could only fail. null in a build that fixed none (the tests').
+ */
+export const BUILT_SERVER: string | null = typeof PROSPECTA_SERVER_URL === 'string' ? PROSPECTA_SERVER_URL.replace(/\/+$/, '') : null;
+
+/** What every feature says when the user has not entered a key (and a server) yet. */
+export const NOT_CONFIGURED = BUILT_SERVER ? 'Open Settings and enter your API key first.' : 'Open Settings and enter your API key and server URL first.';
+
+/** `serverUrl` is only read where the build fixed no server. */
+export function saveSettings(props: PropertiesPort, input: { apiKey: string; serverUrl?: string }): void {
   const apiKey = input.apiKey.trim();
-  const serverUrl = input.serverUrl.trim().replace(/\/+$/, '');
+  const serverUrl = BUILT_SERVER ?? (input.serverUrl ?? '').trim().replace(/\/+$/, '');
   if (!KEY_FORMAT.test(apiKey)) throw new SettingsError('The API key should look like service_live_ followed by letters and digits.');
   if (!URL_FORMAT.test(serverUrl)) throw new SettingsError('The server URL must start with https:// (http:// only for localhost).');
   props.set(KEY, apiKey);
-  props.set(URL_KEY, serverUrl);
+  if (!BUILT_SERVER) props.set(URL_KEY, serverUrl);
 }
 
 export function loadSettings(props: PropertiesPort): ClientSettings | null {
   const apiKey = props.get(KEY);
-  const baseUrl = props.get(URL_KEY);
+  const baseUrl = BUILT_SERVER ?? props.get(URL_KEY);
   return apiKey && baseUrl ? { apiKey, baseUrl } : null;
 }
 

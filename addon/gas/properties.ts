@@ -1,5 +1,5 @@
 /// <reference types="google-apps-script" />
-import type { PropertiesPort } from '../features/ports.ts';
+import type { CachePort, PropertiesPort } from '../features/ports.ts';
 
 function wrap(props: GoogleAppsScript.Properties.Properties): PropertiesPort {
   return {
@@ -17,4 +17,10 @@ export function userProperties(): PropertiesPort {
 /** The document's properties: where a run over its rows keeps its place between executions. */
 export function documentProperties(): PropertiesPort {
   return wrap(PropertiesService.getDocumentProperties());
+}
+
+/** The document's cache, shared by its users like the document's properties. */
+export function documentCache(): CachePort {
+  const cache = CacheService.getDocumentCache()!;
+  return { get: (key) => cache.get(key), put: (key, value, seconds) => cache.put(key, value, seconds) };
 }

@@ -22,3 +22,9 @@ export const gasTriggers: TriggerPort = {
     }
   },
 };
+
+/** SHA-256 of a text, in hex: Apps Script has no Web Crypto, but Utilities computes digests. */
+export function sha256(text: string): string {
+  const bytes = Utilities.computeDigest(Utilities.DigestAlgorithm.SHA_256, text, Utilities.Charset.UTF_8);
+  return bytes.map((b) => ((b + 256) % 256).toString(16).padStart(2, '0')).join('');
+}

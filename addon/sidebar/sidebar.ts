@@ -14,12 +14,16 @@ interface SidebarState {
   selectedRows: number;
   templates: Array<{ templateId: string; name: string }>;
   /** Credits, from the operation registry: per person, per CNPJ found, per research row (with the web). */
-  prices: { person: number; cnpj: number; research: number; researchWithWeb: number };
+  prices: { person: number; cnpj: number; aiColumn: number; research: number; researchWithWeb: number };
   /** The most results each search may ask for. */
   searchLimits: { people: number; companies: number };
   /** The agent's longest message and most rows a selection sends, from the registry. */
   agentLimits: { message: number; rows: number };
   run: { id: string; text: string; running: boolean } | null;
+  /** Formulas answer only from what is paid for; "Refresh selected" alone spends. */
+  safeMode: boolean;
+  /** The build fixed the server (the manifest's only address): Settings asks for the key alone. */
+  serverFixed: boolean;
 }
 
 /**
@@ -34,6 +38,8 @@ interface AddonFunctions {
   sidebarCreateCampaign(fields: Record<string, string>): string;
   sidebarSaveSettings(apiKey: string, serverUrl: string): string;
   sidebarAgentChat(message: string, conversationId: string | null, withSelection: boolean): AgentTurn;
+  sidebarSetSafeMode(on: boolean): SidebarState;
+  sidebarRefreshSelected(): string;
 }
 
 /** google.script.run: each function takes its arguments and answers through the handlers set first. */
@@ -140,9 +146,15 @@ function render(next: SidebarState): void {
   $('enrich-estimate').textContent = rows ? `${rows} selected row(s): at most ${credits(rows * p.person)} for people; companies cost what their providers charge.` : 'Select the rows to enrich.';
   $('cnpj-estimate').textContent = rows ? `${rows} selected row(s): at most ${credits(rows * p.cnpj)}.` : 'Select the rows with CNPJs.';
   $('cnpj-price').textContent = `, ${credits(p.cnpj)} per company found`;
-  $('research-price').textContent = `${credits(p.research)} a row.`;
+  $('ai-estimate').textContent = rows ? `${rows} selected row(s): at most ${credits(rows * p.aiColumn)} (${credits(p.aiColumn)} a value).` : 'Select the rows to fill.';
+  $('research-price').textContent = rows ? `${credits(p.research)} a row: at most ${credits(rows * p.research)} for ${rows} selected row(s).` : `${credits(p.research)} a row.`;
   $('web-price').textContent = ` (${credits(p.researchWithWeb)} a row instead of ${p.research})`;
   $('agent-rows').textContent = rows ? `: ${Math.min(rows, next.agentLimits.rows)} of ${rows} selected row(s)` : ': no rows selected';
+  $('server-url').hidden = next.serverFixed;
+  $<HTMLInputElement>('safe-mode').checked = next.safeMode;
+  $('safe-mode-note').textContent = next.safeMode
+    ? 'A formula not yet paid for shows an error until you select it and click Refresh selected, the only thing that spends.'
+    : 'Formulas buy what they lack when Sheets calculates them, each input once.';
   const progress = $('progress');
   progress.hidden = !next.run;
   $('progress-text').textContent = next.run?.text ?? '';
@@ -288,7 +300,7 @@ $('agent-new').addEventListener('click', () => {
   $('agent-new').hidden = true;
 });
 $('save-settings').addEventListener('click', async () => {
-  if (!required('apiKey', 'serverUrl')) return;
+  if (!required(...(state?.serverFixed ? ['apiKey'] : ['apiKey', 'serverUrl']))) return;
   showError(null);
   try {
     const message: string = await call('sidebarSaveSettings', $<HTMLInputElement>('apiKey').value, $<HTMLInputElement>('serverUrl').value);
@@ -296,6 +308,27 @@ $('save-settings').addEventListener('click', async () => {
     await refresh();
   } catch (err) {
     showError((err as Error).message);
+  }
+});
+$('safe-mode').addEventListener('change', async () => {
+  showError(null);
+  try {
+    render(await call('sidebarSetSafeMode', $<HTMLInputElement>('safe-mode').checked));
+  } catch (err) {
+    showError((err as Error).message);
+  }
+});
+$('refresh-formulas').addEventListener('click', async () => {
+  showError(null);
+  const button = $<HTMLButtonElement>('refresh-formulas');
+  button.disabled = true;
+  try {
+    $('refresh-result').textContent = await call('sidebarRefreshSelected');
+    await refresh();
+  } catch (err) {
+    showError((err as Error).message);
+  } finally {
+    button.disabled = false;
   }
 });
 $('cancel').addEventListener('click', async () => {

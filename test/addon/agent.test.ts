@@ -5,12 +5,9 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ProspectaClient } from '../../addon/api/client.ts';
-import { sidebarAgentChat } from '../../addon/entry.ts';
-import { contextLimits, selectionContext } from '../../addon/features/agent.ts';
 import type { SheetPort } from '../../addon/features/ports.ts';
-import { saveSettings } from '../../addon/features/settings.ts';
-import { userProperties } from '../../addon/gas/properties.ts';
 import { controlSocketPath, sendControl } from '../../server/cli/control.ts';
+import { addonIn, type Addon } from '../helpers/addon-sandbox.ts';
 import { installFakeGas, type FakeGas } from '../helpers/fake-gas.ts';
 import { startFakeProviderProcess, startServer, type ServerProcess } from '../helpers/processes.ts';
 import { syncHttp } from '../helpers/sync-http.ts';
@@ -20,6 +17,8 @@ let server: ServerProcess;
 let providers: { env: Record<string, string>; stop(): void };
 let dataDir: string;
 let gas: FakeGas;
+/** The add-on, in an Apps Script sandbox over this test's fakes. */
+let A: Addon;
 
 async function command(name: string, args: Record<string, string>): Promise<any> {
   const reply = await sendControl(controlSocketPath(dataDir), { command: name, args });
@@ -37,13 +36,16 @@ afterAll(async () => {
   await server.exited;
   providers.stop();
 });
-beforeEach(() => void (gas = installFakeGas()));
+beforeEach(async () => {
+  gas = installFakeGas();
+  A = await addonIn(gas);
+});
 afterEach(() => gas.uninstall());
 
 async function signedIn(plan: 'active' | 'none' = 'active'): Promise<ProspectaClient> {
   const { workspaceId, apiKey } = await command('workspace create', { name: 'Sheet user', plan });
   if (plan === 'active') await command('credits grant', { workspace: workspaceId, amount: '100' });
-  saveSettings(userProperties(), { apiKey, serverUrl: server.url });
+  A.saveSettings(A.userProperties(), { apiKey, serverUrl: server.url });
   return new ProspectaClient(syncHttp(), { baseUrl: server.url, apiKey });
 }
 
@@ -59,7 +61,7 @@ describe('the Agent tab', () => {
     ]);
     gas.spreadsheet.selection = { row: 1, rows: 3 };
 
-    const first = sidebarAgentChat('Are these companies active?', null, true);
+    const first = A.sidebarAgentChat('Are these companies active?', null, true);
     // The header row is the header, not a row; empty rows and the add-on's own column are not sent.
     expect(first.reply).toBe('Message 1 of this conversation; I saw 1 row(s) under Empresa, CNPJ.');
     expect(first.toolCalls).toEqual([
@@ -71,7 +73,7 @@ describe('the Agent tab', () => {
     expect(first.note).toBeNull();
     expect(before - client.call('getCredits', {}).balance).toBe(1);
 
-    const second = sidebarAgentChat('And my balance?', first.conversationId, false);
+    const second = A.sidebarAgentChat('And my balance?', first.conversationId, false);
     expect(second.conversationId).toBe(first.conversationId);
     expect(second.reply).toBe('Message 2 of this conversation; I saw no selection.');
     expect(second.toolCalls).toEqual([{ tool: 'get_credits', creditsCharged: 0, isError: false }]);
@@ -81,10 +83,10 @@ describe('the Agent tab', () => {
     await signedIn('none');
     gas.addSheet('Contas', [['Empresa'], ['Padaria Boa']]);
     gas.spreadsheet.selection = { row: 1, rows: 1 };
-    expect(() => sidebarAgentChat('Hi', null, true)).toThrow(/Select the rows to give the agent/);
+    expect(() => A.sidebarAgentChat('Hi', null, true)).toThrow(/Select the rows to give the agent/);
     // The server's daily allowance (AGENT_FREE_MESSAGES_PER_DAY, 20 by default), then its 402.
-    for (let i = 0; i < 20; i++) sidebarAgentChat('Hi', null, false);
-    expect(() => sidebarAgentChat('Hi', null, false)).toThrow(/^No active plan: /);
+    for (let i = 0; i < 20; i++) A.sidebarAgentChat('Hi', null, false);
+    expect(() => A.sidebarAgentChat('Hi', null, false)).toThrow(/^No active plan: /);
   });
 });
 
@@ -100,24 +102,24 @@ describe('the selection as context', () => {
   }
 
   it("is cut to the schema's limits, read from the registry, and says what was left out", () => {
-    const limits = contextLimits();
+    const limits = A.contextLimits();
     expect(limits).toMatchObject({ columns: 50, label: 200, rows: 200, cell: 500, chars: 50_000 });
 
-    const wide = selectionContext(sheetOf(60, 300, 600), 2, 301);
+    const wide = A.selectionContext(sheetOf(60, 300, 600), 2, 301);
     expect(JSON.stringify(wide.context).length).toBeLessThanOrEqual(limits.chars);
     expect(wide.context.header).toHaveLength(50);
     expect(wide.context.rows.every((row) => row.length === 50 && row.every((cell) => cell.length <= 500))).toBe(true);
     expect(wide.context.rows.length).toBeLessThan(200);
     expect(wide.note).toBe(`To fit what the agent takes, only the first ${wide.context.rows.length} of 300 rows were sent; only the first 50 of 60 columns; cells longer than 500 characters were cut.`);
 
-    const small = selectionContext(sheetOf(3, 10, 20), 2, 11);
+    const small = A.selectionContext(sheetOf(3, 10, 20), 2, 11);
     expect(small.context.rows).toHaveLength(10);
     expect(small.note).toBeNull();
   });
 
   it('a cut selection is accepted by the server', async () => {
     const client = await signedIn();
-    const { context } = selectionContext(sheetOf(60, 300, 600), 2, 301);
+    const { context } = A.selectionContext(sheetOf(60, 300, 600), 2, 301);
     const answer = client.call('agentChat', { message: 'What is in these rows?', context });
     expect(answer.reply).toMatch(/^Message 1 of this conversation; I saw \d+ row\(s\) under Column 0, /);
   });

@@ -6,21 +6,12 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { activeJobs, loadJob, newJob, runJobs } from '../../addon/features/job.ts';
-import { ProspectaClient } from '../../addon/api/client.ts';
 import type { HttpPort, HttpRequest } from '../../addon/api/http.ts';
-import { createCampaignFromSelection, sidebarCreateCampaign, sidebarSearch } from '../../addon/entry.ts';
-import { CAMPAIGN_KEY, CAMPAIGN_RUN_KEY, createCampaignFromRows, PROSPECTS_TAB, refreshProspects, ROW_ID_COLUMN, syncProspects } from '../../addon/features/campaigns.ts';
 import type { EnrichOptions } from '../../addon/features/enrich-rows.ts';
-import { jobDeps, startRun, type Runtime } from '../../addon/features/runs.ts';
-import { searchCompaniesIntoSheet, searchPeopleIntoSheet } from '../../addon/features/search.ts';
-import { saveSettings } from '../../addon/features/settings.ts';
-import { urlFetch } from '../../addon/gas/http.ts';
-import { documentProperties, userProperties } from '../../addon/gas/properties.ts';
-import { documentLock, gasTriggers } from '../../addon/gas/runtime.ts';
-import { sheetNamed, sheetOrNew } from '../../addon/gas/sheet.ts';
+import type { Runtime } from '../../addon/features/runs.ts';
 import { controlSocketPath, sendControl } from '../../server/cli/control.ts';
 import { cnpjCheckDigits } from '../../shared/cnpj.ts';
+import { addonIn, type Addon } from '../helpers/addon-sandbox.ts';
 import { installFakeGas, type FakeGas } from '../helpers/fake-gas.ts';
 import { runCli, startFakeProviderProcess, startServer, type ServerProcess } from '../helpers/processes.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
@@ -31,6 +22,8 @@ let providers: { env: Record<string, string>; stop(): void };
 let dataDir: string;
 let cnpjs: string[];
 let gas: FakeGas;
+/** The add-on, in an Apps Script sandbox over this test's fakes. */
+let A: Addon;
 
 async function command(name: string, args: Record<string, string>): Promise<any> {
   const reply = await sendControl(controlSocketPath(dataDir), { command: name, args });
@@ -66,20 +59,21 @@ afterAll(async () => {
 let now = 0;
 function runtime(budgetMs?: number): Runtime {
   return {
-    http: urlFetch(),
-    user: userProperties(),
-    document: documentProperties(),
-    sheet: sheetNamed,
-    triggers: gasTriggers,
-    lock: documentLock(),
+    http: A.urlFetch(),
+    user: A.userProperties(),
+    document: A.documentProperties(),
+    sheet: A.sheetNamed,
+    triggers: A.gasTriggers,
+    lock: A.documentLock(),
     // A clock the test moves: each reading is a second later, so budgets are spent predictably.
     clock: { now: () => (now += 1000), sleep: () => undefined },
     ...(budgetMs !== undefined ? { budgetMs } : {}),
   };
 }
 
-beforeEach(() => {
+beforeEach(async () => {
   gas = installFakeGas();
+  A = await addonIn(gas);
 });
 afterEach(() => gas.uninstall());
 
@@ -88,7 +82,7 @@ const pretty = (c: string) => c.replace(/^(.{2})(.{3})(.{3})(.{4})(.{2})$/, '$1.
 describe('CNPJ fill', () => {
   it('fills company columns for 600 rows in one fetchAll, and marks what it could not use', async () => {
     const apiKey = await workspace(10_000);
-    saveSettings(userProperties(), { apiKey, serverUrl: server.url });
+    A.saveSettings(A.userProperties(), { apiKey, serverUrl: server.url });
     const wrongDigits = cnpjs[0]!.slice(0, 12) + String((Number(cnpjs[0]!.slice(12)) + 1) % 100).padStart(2, '0');
     const absent = '99999999' + '0001' + cnpjCheckDigits('999999990001');
     const rows = [
@@ -101,7 +95,7 @@ describe('CNPJ fill', () => {
     ];
     const sheet = gas.addSheet('Clientes', rows);
     const calls = gas.http.calls;
-    const job = startRun(runtime(), 'cnpj', 'Clientes', 2, rows.length, {});
+    const job = A.startRun(runtime(), 'cnpj', 'Clientes', 2, rows.length, {});
     expect(job.state).toBe('done');
     expect(gas.http.calls - calls).toBe(1);
     expect(job.totals).toEqual({ done: 600, failed: 2, skipped: 2, credits: 600 });
@@ -123,28 +117,28 @@ describe('CNPJ fill', () => {
 describe('long runs', () => {
   it('hands over before the budget, continues from a trigger, never processes or charges a row twice', async () => {
     const apiKey = await workspace(10_000);
-    saveSettings(userProperties(), { apiKey, serverUrl: server.url });
+    A.saveSettings(A.userProperties(), { apiKey, serverUrl: server.url });
     const rows = [['CNPJ'], ...cnpjs.slice(0, 700).map((c) => [c])];
     const sheet = gas.addSheet('Grande', rows);
     // 250 rows a chunk and a budget of one chunk per execution.
-    const deps = () => ({ ...jobDeps(runtime(1)), processors: { cnpj: { ...jobDeps(runtime()).processors.cnpj!, chunkRows: 250 } } });
-    const job = newJob(documentProperties(), { kind: 'cnpj', sheet: 'Grande', first: 2, last: rows.length, options: {} }, runtime().clock);
-    runJobs(deps());
-    expect(loadJob(documentProperties(), job.id)!).toMatchObject({ state: 'running', next: 252 });
+    const deps = () => ({ ...A.jobDeps(runtime(1)), processors: { cnpj: { ...A.jobDeps(runtime()).processors.cnpj!, chunkRows: 250 } } });
+    const job = A.newJob(A.documentProperties(), { kind: 'cnpj', sheet: 'Grande', first: 2, last: rows.length, options: {} }, runtime().clock);
+    A.runJobs(deps());
+    expect(A.loadJob(A.documentProperties(), job.id)!).toMatchObject({ state: 'running', next: 252 });
     expect(gas.triggers.map((t) => t.handler)).toEqual(['continueJobs']);
 
     // An execution dies after writing its chunk but before saving its place.
     const stale = gas.documentProperties.getProperty(`prospecta.job.${job.id}`)!;
-    runJobs(deps());
+    A.runJobs(deps());
     gas.documentProperties.setProperty(`prospecta.job.${job.id}`, stale);
 
     let executions = 2;
-    while (activeJobs(documentProperties()).length > 0 && executions < 20) {
+    while (A.activeJobs(A.documentProperties()).length > 0 && executions < 20) {
       expect(gas.triggers).toHaveLength(1);
-      runJobs(deps());
+      A.runJobs(deps());
       executions++;
     }
-    const done = loadJob(documentProperties(), job.id)!;
+    const done = A.loadJob(A.documentProperties(), job.id)!;
     expect(done.state).toBe('done');
     expect(gas.triggers).toEqual([]);
     const statuses = sheet.column('prospecta status');
@@ -158,36 +152,36 @@ describe('long runs', () => {
 describe('AI column and research column', () => {
   it('one value per row from the chosen context columns; research answers in their own column', async () => {
     const apiKey = await workspace(100);
-    saveSettings(userProperties(), { apiKey, serverUrl: server.url });
+    A.saveSettings(A.userProperties(), { apiKey, serverUrl: server.url });
     const sheet = gas.addSheet('Contas', [
       ['Empresa', 'Cidade', 'Notas'],
       ['Padaria Sol', 'Recife', 'cliente antigo'],
       ['Acme Software', 'Curitiba', ''],
     ]);
-    const job = startRun(runtime(), 'aiColumn', 'Contas', 2, 3, { instruction: 'setor em duas palavras', context: ['Empresa', 'Cidade'], output: 'Setor' });
+    const job = A.startRun(runtime(), 'aiColumn', 'Contas', 2, 3, { instruction: 'setor em duas palavras', context: ['Empresa', 'Cidade'], output: 'Setor' });
     expect(job.state).toBe('done');
     expect(sheet.column('Setor')).toEqual(['setor em duas palavras: Padaria Sol', 'setor em duas palavras: Acme Software']);
     expect(sheet.column('prospecta status')[0]).toMatch(/^✓ 1 credit · job/);
-    const again = startRun(runtime(), 'aiColumn', 'Contas', 2, 2, { instruction: 'setor em duas palavras', context: ['Empresa', 'Cidade'], output: 'Setor' });
+    const again = A.startRun(runtime(), 'aiColumn', 'Contas', 2, 2, { instruction: 'setor em duas palavras', context: ['Empresa', 'Cidade'], output: 'Setor' });
     expect(again.totals.credits).toBe(0);
 
-    const research = startRun(runtime(), 'research', 'Contas', 2, 3, { prompt: 'Vendem para hospitais?', context: [], output: 'Pesquisa', webSearch: false });
+    const research = A.startRun(runtime(), 'research', 'Contas', 2, 3, { prompt: 'Vendem para hospitais?', context: [], output: 'Pesquisa', webSearch: false });
     expect(research.totals).toMatchObject({ done: 2, credits: 4 });
     expect(sheet.column('Pesquisa')[0]).toBe('About Padaria Sol: nothing in the row says.');
   });
 
   it('leaves the output column out of the context however its label is written, and the add-on\'s own columns too', async () => {
     const apiKey = await workspace(100);
-    saveSettings(userProperties(), { apiKey, serverUrl: server.url });
+    A.saveSettings(A.userProperties(), { apiKey, serverUrl: server.url });
     const long = 'n'.repeat(6000); // above the old hard-coded 5,000, within the schema's 50,000
     const sheet = gas.addSheet('Contas', [
       ['Empresa', 'Setor', 'prospecta status', 'Notas'],
       ['Padaria Sol', 'antigo', 'x', long],
     ]);
     const sent: HttpRequest[] = [];
-    const real = urlFetch();
+    const real = A.urlFetch();
     const spy: HttpPort = { fetch: (r) => real.fetch(r), fetchAll: (rs) => (sent.push(...rs), real.fetchAll(rs)) };
-    const job = startRun({ ...runtime(), http: spy }, 'aiColumn', 'Contas', 2, 2, { instruction: 'setor', context: [], output: ' SETOR ' });
+    const job = A.startRun({ ...runtime(), http: spy }, 'aiColumn', 'Contas', 2, 2, { instruction: 'setor', context: [], output: ' SETOR ' });
     expect(job.state).toBe('done');
     expect(sent.map((r) => JSON.parse(r.payload!))).toEqual([{ Empresa: 'Padaria Sol', Notas: long, instruction: 'setor' }]);
     // The output went to the existing column, as ensureColumn matches labels.
@@ -199,7 +193,7 @@ describe('AI column and research column', () => {
 describe('enrich selected rows', () => {
   it('people through hydrate, companies through enrich; status says who filled what; complete rows are skipped next time', async () => {
     const apiKey = await workspace(1000);
-    saveSettings(userProperties(), { apiKey, serverUrl: server.url });
+    A.saveSettings(A.userProperties(), { apiKey, serverUrl: server.url });
     const sheet = gas.addSheet('Leads', [
       ['Nome', 'Empresa', 'Site', 'LinkedIn'],
       ['Ana Souza', 'Acme Software', 'acme.com.br', ''],
@@ -208,7 +202,7 @@ describe('enrich selected rows', () => {
       ['', '', '', ''],
     ]);
     const options: EnrichOptions = { fields: ['email', 'title', 'linkedinUrl'] };
-    const job = startRun(runtime(), 'enrich', 'Leads', 2, 5, options);
+    const job = A.startRun(runtime(), 'enrich', 'Leads', 2, 5, options);
     expect(job.state).toBe('done');
     expect(sheet.column('Email')).toEqual(['ana.souza@acme.com.br', 'carla.mendes@globex.com', '', '']);
     expect(sheet.column('Title')[0]).toBe('Head of Sales');
@@ -219,19 +213,19 @@ describe('enrich selected rows', () => {
     expect(statuses[3]).toMatch(/^– nothing to look up/);
     expect(job.totals.credits).toBe(2);
 
-    const again = startRun(runtime(), 'enrich', 'Leads', 2, 3, options);
+    const again = A.startRun(runtime(), 'enrich', 'Leads', 2, 3, options);
     expect(again.totals).toMatchObject({ skipped: 2, credits: 0 });
   });
 
   it('a bad key or an empty balance stops the run with a plain message', async () => {
-    saveSettings(userProperties(), { apiKey: `service_live_${'x'.repeat(40)}`, serverUrl: server.url });
+    A.saveSettings(A.userProperties(), { apiKey: `service_live_${'x'.repeat(40)}`, serverUrl: server.url });
     gas.addSheet('Leads', [['Nome', 'Site'], ['Ana Souza', 'acme.com.br']]);
-    const job = startRun(runtime(), 'enrich', 'Leads', 2, 2, { fields: ['email'] });
+    const job = A.startRun(runtime(), 'enrich', 'Leads', 2, 2, { fields: ['email'] });
     expect(job).toMatchObject({ state: 'stopped', error: expect.stringMatching(/API key was refused/) });
 
     const broke = await workspace(0);
-    saveSettings(userProperties(), { apiKey: broke, serverUrl: server.url });
-    const poor = startRun(runtime(), 'enrich', 'Leads', 2, 2, { fields: ['email'] });
+    A.saveSettings(A.userProperties(), { apiKey: broke, serverUrl: server.url });
+    const poor = A.startRun(runtime(), 'enrich', 'Leads', 2, 2, { fields: ['email'] });
     expect(poor).toMatchObject({ state: 'stopped', error: expect.stringMatching(/Not enough credits/) });
   });
 });
@@ -239,32 +233,32 @@ describe('enrich selected rows', () => {
 describe('campaign from selected rows', () => {
   it('ids rows, syncs them, creates the campaign 25 rows at a time; the Prospects tab syncs edits back', async () => {
     const apiKey = await workspace(10);
-    saveSettings(userProperties(), { apiKey, serverUrl: server.url });
+    A.saveSettings(A.userProperties(), { apiKey, serverUrl: server.url });
     const rows = [['Nome', 'Empresa', 'Cargo'], ...Array.from({ length: 30 }, (_, i) => [`Pessoa ${i} Souza`, `Empresa ${i}`, 'CEO'])];
     const leads = gas.addSheet('Leads', rows);
-    const client = new ProspectaClient(urlFetch(), { apiKey, baseUrl: server.url });
-    const { campaignId, created } = createCampaignFromRows(client, documentProperties(), sheetNamed('Leads')!, 2, 31, {
+    const client = new A.ProspectaClient(A.urlFetch(), { apiKey, baseUrl: server.url });
+    const { campaignId, created } = A.createCampaignFromRows(client, A.documentProperties(), A.sheetNamed('Leads')!, 2, 31, {
       name: 'Planilha',
       offering: 'Automação de agenda para clínicas.',
       language: 'pt-BR',
     });
     expect(created).toBe(30);
-    const ids = leads.column(ROW_ID_COLUMN);
+    const ids = leads.column(A.ROW_ID_COLUMN);
     expect(new Set(ids).size).toBe(30);
-    expect(leads.hidden.has(leads.table()[0]!.indexOf(ROW_ID_COLUMN) + 1)).toBe(true);
+    expect(leads.hidden.has(leads.table()[0]!.indexOf(A.ROW_ID_COLUMN) + 1)).toBe(true);
     // Running it again on the same rows reuses their ids: the campaign skips them.
-    const sheetId = documentProperties().get('prospecta.sheetId.Leads')!;
+    const sheetId = A.documentProperties().get('prospecta.sheetId.Leads')!;
     expect(client.call('addProspects', { campaignId, sheetId, rowIds: ids.slice(0, 3) })).toMatchObject({ added: 0, skipped: 3 });
 
-    const tab = sheetOrNew(PROSPECTS_TAB);
-    expect(refreshProspects(client, campaignId, tab)).toBe(30);
-    const sheet = gas.spreadsheet.sheets.find((s) => s.getName() === PROSPECTS_TAB)!;
+    const tab = A.sheetOrNew(A.PROSPECTS_TAB);
+    expect(A.refreshProspects(client, campaignId, tab)).toBe(30);
+    const sheet = gas.spreadsheet.sheets.find((s) => s.getName() === A.PROSPECTS_TAB)!;
     expect(sheet.column('Connection note')[0]).toMatch(/^Olá, Pessoa!/);
     // The reviewer edits two cells and mistypes a status.
     const headers = sheet.table()[0]!;
     sheet.put(2, headers.indexOf('Status') + 1, 'Replied');
     sheet.put(3, headers.indexOf('Email subject') + 1, 'Assunto revisado');
-    const first = syncProspects(client, campaignId, tab);
+    const first = A.syncProspects(client, campaignId, tab);
     expect(first).toEqual({ updated: 2, problems: [] });
     const prospects = client.call('listProspects', { campaignId }).prospects;
     expect(prospects.filter((p) => p.status === 'replied')).toHaveLength(1);
@@ -273,7 +267,7 @@ describe('campaign from selected rows', () => {
     expect(events).toContain('status_changed');
 
     sheet.put(4, headers.indexOf('Status') + 1, 'done');
-    const second = syncProspects(client, campaignId, tab);
+    const second = A.syncProspects(client, campaignId, tab);
     expect(second.problems[0]).toMatch(/row 4: status must be one of/);
     expect(sheet.column('Status')[2]).toBe('done'); // kept for the user to fix
   });
@@ -282,13 +276,13 @@ describe('campaign from selected rows', () => {
 describe('campaign creation that Apps Script stops half-way', () => {
   it('is finished by running it again on the same rows: one campaign, every row in it once', async () => {
     const apiKey = await workspace(10);
-    saveSettings(userProperties(), { apiKey, serverUrl: server.url });
+    A.saveSettings(A.userProperties(), { apiKey, serverUrl: server.url });
     const rows = [['Nome', 'Empresa'], ...Array.from({ length: 80 }, (_, i) => [`Pessoa ${i} Lima`, `Empresa ${i}`])];
     const leads = gas.addSheet('Leads', rows);
-    const client = new ProspectaClient(urlFetch(), { apiKey, baseUrl: server.url });
+    const client = new A.ProspectaClient(A.urlFetch(), { apiKey, baseUrl: server.url });
     // The execution dies while its second addProspects is under way: the server added the rows,
     // the add-on never heard back.
-    const real = urlFetch();
+    const real = A.urlFetch();
     let adds = 0;
     const dying: HttpPort = {
       fetchAll: (rs) => real.fetchAll(rs),
@@ -299,35 +293,35 @@ describe('campaign creation that Apps Script stops half-way', () => {
       },
     };
     const fields = { name: 'Parcial', offering: 'Automação de agenda para clínicas.', language: 'pt-BR' };
-    expect(() => createCampaignFromRows(new ProspectaClient(dying, { apiKey, baseUrl: server.url }), documentProperties(), sheetNamed('Leads')!, 2, 81, fields)).toThrow(
+    expect(() => A.createCampaignFromRows(new A.ProspectaClient(dying, { apiKey, baseUrl: server.url }), A.documentProperties(), A.sheetNamed('Leads')!, 2, 81, fields)).toThrow(
       /Exceeded maximum execution time/,
     );
     const [started] = client.call('listCampaigns', {}).campaigns;
     expect(client.call('listCampaigns', {}).campaigns).toHaveLength(1);
-    expect(documentProperties().get(CAMPAIGN_KEY)).toBe(started!.campaignId);
+    expect(A.documentProperties().get(A.CAMPAIGN_KEY)).toBe(started!.campaignId);
     expect(client.call('listProspects', { campaignId: started!.campaignId }).prospects).toHaveLength(75);
 
     // Run again (even with other fields): the same campaign is finished, no second one is made.
-    const again = createCampaignFromRows(client, documentProperties(), sheetNamed('Leads')!, 2, 81, { name: 'Outra', offering: 'Outra coisa.' });
+    const again = A.createCampaignFromRows(client, A.documentProperties(), A.sheetNamed('Leads')!, 2, 81, { name: 'Outra', offering: 'Outra coisa.' });
     expect(again).toMatchObject({ campaignId: started!.campaignId, name: 'Parcial', resumed: true });
     expect(client.call('listCampaigns', {}).campaigns).toHaveLength(1);
     const prospects = client.call('listProspects', { campaignId: started!.campaignId }).prospects;
-    expect(prospects.map((p) => p.rowId).sort()).toEqual([...leads.column(ROW_ID_COLUMN)].sort());
+    expect(prospects.map((p) => p.rowId).sort()).toEqual([...leads.column(A.ROW_ID_COLUMN)].sort());
     expect(new Set(prospects.map((p) => p.rowId)).size).toBe(80);
-    expect([...gas.documentProperties.data.keys()].filter((k) => k.startsWith(CAMPAIGN_RUN_KEY))).toEqual([]);
+    expect([...gas.documentProperties.data.keys()].filter((k) => k.startsWith(A.CAMPAIGN_RUN_KEY))).toEqual([]);
 
     // Once finished, running it again is a new campaign, as asked.
-    const next = createCampaignFromRows(client, documentProperties(), sheetNamed('Leads')!, 2, 3, fields);
+    const next = A.createCampaignFromRows(client, A.documentProperties(), A.sheetNamed('Leads')!, 2, 3, fields);
     expect(next).toMatchObject({ resumed: false, created: 2 });
     expect(next.campaignId).not.toBe(started!.campaignId);
   });
 
   it('a run on other rows in between does not lose the stopped one', async () => {
     const apiKey = await workspace(10);
-    saveSettings(userProperties(), { apiKey, serverUrl: server.url });
+    A.saveSettings(A.userProperties(), { apiKey, serverUrl: server.url });
     gas.addSheet('Leads', [['Nome', 'Empresa'], ...Array.from({ length: 30 }, (_, i) => [`Pessoa ${i} Lima`, `Empresa ${i}`])]);
-    const client = new ProspectaClient(urlFetch(), { apiKey, baseUrl: server.url });
-    const real = urlFetch();
+    const client = new A.ProspectaClient(A.urlFetch(), { apiKey, baseUrl: server.url });
+    const real = A.urlFetch();
     const dying: HttpPort = {
       fetchAll: (rs) => real.fetchAll(rs),
       fetch(r) {
@@ -336,10 +330,10 @@ describe('campaign creation that Apps Script stops half-way', () => {
       },
     };
     const fields = { name: 'A', offering: 'Agenda.' };
-    expect(() => createCampaignFromRows(new ProspectaClient(dying, { apiKey, baseUrl: server.url }), documentProperties(), sheetNamed('Leads')!, 2, 31, fields)).toThrow();
-    const other = createCampaignFromRows(client, documentProperties(), sheetNamed('Leads')!, 2, 5, { name: 'B', offering: 'Agenda.' });
+    expect(() => A.createCampaignFromRows(new A.ProspectaClient(dying, { apiKey, baseUrl: server.url }), A.documentProperties(), A.sheetNamed('Leads')!, 2, 31, fields)).toThrow();
+    const other = A.createCampaignFromRows(client, A.documentProperties(), A.sheetNamed('Leads')!, 2, 5, { name: 'B', offering: 'Agenda.' });
     expect(other.resumed).toBe(false);
-    const finished = createCampaignFromRows(client, documentProperties(), sheetNamed('Leads')!, 2, 31, fields);
+    const finished = A.createCampaignFromRows(client, A.documentProperties(), A.sheetNamed('Leads')!, 2, 31, fields);
     expect(finished).toMatchObject({ name: 'A', resumed: true });
     expect(client.call('listProspects', { campaignId: finished.campaignId }).prospects).toHaveLength(30);
     expect(client.call('listCampaigns', {}).campaigns).toHaveLength(2);
@@ -349,41 +343,41 @@ describe('campaign creation that Apps Script stops half-way', () => {
 describe('menu and sidebar entry points', () => {
   it('a campaign from the header row alone is refused before anything is written or sent', async () => {
     const apiKey = await workspace(10);
-    saveSettings(userProperties(), { apiKey, serverUrl: server.url });
+    A.saveSettings(A.userProperties(), { apiKey, serverUrl: server.url });
     const leads = gas.addSheet('Leads', [['Nome', 'Empresa'], ['Ana Souza', 'Acme']]);
     gas.spreadsheet.selection = { row: 1, rows: 1 };
     const calls = gas.http.calls;
-    createCampaignFromSelection();
+    A.createCampaignFromSelection();
     expect(gas.alerts).toEqual(['Select the rows to make prospects of (below the header row).']);
-    expect(() => sidebarCreateCampaign({ name: 'X', offering: 'Y' })).toThrow('Select the rows to make prospects of (below the header row).');
+    expect(() => A.sidebarCreateCampaign({ name: 'X', offering: 'Y' })).toThrow('Select the rows to make prospects of (below the header row).');
     expect(leads.table()[0]).toEqual(['Nome', 'Empresa']);
     expect(gas.http.calls).toBe(calls);
-    expect(documentProperties().get('prospecta.sheetId.Leads')).toBeNull();
+    expect(A.documentProperties().get('prospecta.sheetId.Leads')).toBeNull();
   });
 
   it('without settings, the menu says to open Settings', () => {
     gas.addSheet('Leads', [['Nome'], ['Ana']]);
-    createCampaignFromSelection();
+    A.createCampaignFromSelection();
     expect(gas.alerts).toEqual(['Open Settings and enter your API key and server URL first.']);
   });
 
   it('the sidebar campaign and the menu take the same path and report the campaign they made', async () => {
     const apiKey = await workspace(10);
-    saveSettings(userProperties(), { apiKey, serverUrl: server.url });
+    A.saveSettings(A.userProperties(), { apiKey, serverUrl: server.url });
     gas.addSheet('Leads', [['Nome', 'Empresa'], ['Ana Souza', 'Acme'], ['Bia Lima', 'Globex']]);
     gas.spreadsheet.selection = { row: 2, rows: 2 };
-    expect(sidebarCreateCampaign({ name: 'Q4', offering: 'Agenda.' })).toBe('Campaign "Q4" created with 2 prospects: review them in the Prospects tab.');
-    const prospects = gas.spreadsheet.sheets.find((s) => s.getName() === PROSPECTS_TAB)!;
+    expect(A.sidebarCreateCampaign({ name: 'Q4', offering: 'Agenda.' })).toBe('Campaign "Q4" created with 2 prospects: review them in the Prospects tab.');
+    const prospects = gas.spreadsheet.sheets.find((s) => s.getName() === A.PROSPECTS_TAB)!;
     expect(prospects.column('Row')).toHaveLength(2);
   });
 
   it('a refused search leaves no empty tab behind; a search that answers writes its tab', async () => {
-    saveSettings(userProperties(), { apiKey: await workspace(0), serverUrl: server.url });
+    A.saveSettings(A.userProperties(), { apiKey: await workspace(0), serverUrl: server.url });
     gas.addSheet('Leads', [['Nome']]);
-    expect(() => sidebarSearch('companies', { state: 'SP', limit: 5 })).toThrow(/Not enough credits/);
+    expect(() => A.sidebarSearch('companies', { state: 'SP', limit: 5 })).toThrow(/Not enough credits/);
     expect(gas.spreadsheet.sheets.map((s) => s.getName())).toEqual(['Leads']);
-    saveSettings(userProperties(), { apiKey: await workspace(100), serverUrl: server.url });
-    expect(sidebarSearch('companies', { state: 'SP', limit: 5 })).toMatch(/^5 found, written to the tab "Companies: SP"\.$/);
+    A.saveSettings(A.userProperties(), { apiKey: await workspace(100), serverUrl: server.url });
+    expect(A.sidebarSearch('companies', { state: 'SP', limit: 5 })).toMatch(/^5 found, written to the tab "Companies: SP"\.$/);
     expect(gas.spreadsheet.sheets.map((s) => s.getName())).toEqual(['Leads', 'Companies: SP']);
   });
 });
@@ -391,12 +385,12 @@ describe('menu and sidebar entry points', () => {
 describe('search into a sheet', () => {
   it('writes people and companies found to new tabs', async () => {
     const apiKey = await workspace(100);
-    const client = new ProspectaClient(urlFetch(), { apiKey, baseUrl: server.url });
-    expect(searchCompaniesIntoSheet(client, { state: 'SP', limit: 5 }, () => sheetOrNew('Empresas SP'))).toBeGreaterThan(0);
+    const client = new A.ProspectaClient(A.urlFetch(), { apiKey, baseUrl: server.url });
+    expect(A.searchCompaniesIntoSheet(client, { state: 'SP', limit: 5 }, () => A.sheetOrNew('Empresas SP'))).toBeGreaterThan(0);
     const companies = gas.spreadsheet.sheets.find((s) => s.getName() === 'Empresas SP')!;
     expect(companies.table()[0]!.slice(0, 3)).toEqual(['CNPJ', 'Razão social', 'Nome fantasia']);
     expect(companies.column('Cidade/UF').every((c) => c.endsWith('/SP'))).toBe(true);
-    const found = searchPeopleIntoSheet(client, { sourceOrder: ['receita_federal'], limit: 5 }, () => sheetOrNew('Sócios'));
+    const found = A.searchPeopleIntoSheet(client, { sourceOrder: ['receita_federal'], limit: 5 }, () => A.sheetOrNew('Sócios'));
     expect(found).toBe(5);
     expect(gas.spreadsheet.sheets.find((s) => s.getName() === 'Sócios')!.column('Source')).toEqual(Array(5).fill('receita_federal'));
   });

@@ -29,6 +29,8 @@ const baseState = {
   searchLimits: searchLimits(),
   agentLimits: agentLimits(),
   run: null,
+  safeMode: true,
+  serverFixed: true,
 };
 
 /** The stub, as page script: records each call and answers from the scripted responses. */
@@ -75,13 +77,16 @@ describe.skipIf(!chromiumPath)('sidebar', () => {
   });
 
   it('states prices from the registry, not numbers of its own', async () => {
-    const p = { person: 3, cnpj: 2, research: 4, researchWithWeb: 9 };
+    const p = { person: 3, cnpj: 2, aiColumn: 5, research: 4, researchWithWeb: 9 };
     const page = await open({ sidebarState: { ...baseState, prices: p } });
     await page.waitForSelector('#fields input');
     expect(await page.locator('#enrich-estimate').textContent()).toMatch(/^12 selected row\(s\): at most 36 credits for people/);
     expect(await page.locator('#cnpj-estimate').textContent()).toBe('12 selected row(s): at most 24 credits.');
     expect(await page.locator('#cnpj p.muted').first().textContent()).toMatch(/, 2 credits per company found\.$/);
     expect(await page.locator('label:has(#webSearch)').textContent()).toMatch(/Search the web \(9 credits a row instead of 4\)/);
+    // Every paid tab estimates the selection, the AI column tab included.
+    expect(await page.locator('#ai-estimate').textContent()).toBe('12 selected row(s): at most 60 credits (5 credits a value).');
+    expect(await page.locator('#research-price').textContent()).toBe('4 credits a row: at most 48 credits for 12 selected row(s).');
     // The real registry's research prices, as the add-on sends them.
     const real = await open({ sidebarState: baseState });
     await real.waitForSelector('#fields input');
@@ -261,5 +266,51 @@ describe.skipIf(!chromiumPath)('sidebar', () => {
     await midway.click('#run-agent');
     await midway.waitForSelector('#agent-log .reply');
     expect(await midway.locator('#agent-log .error').textContent()).toBe('The model is unavailable.');
+  });
+
+  it('Formulas tab: safe mode on by default, switched with one click; Refresh selected is the action that spends', async () => {
+    const page = await open({
+      sidebarState: baseState,
+      sidebarSetSafeMode: { ...baseState, safeMode: false },
+      sidebarRefreshSelected: '3 formula(s) refreshed; 2 bought, the rest already paid for.',
+    });
+    await page.click('nav button[data-tab="formulas"]');
+    expect(await page.isChecked('#safe-mode')).toBe(true);
+    expect(await page.textContent('#safe-mode-note')).toMatch(/Refresh selected, the only thing that spends/);
+    await page.screenshot({ path: `${SHOTS}formulas.png` });
+    await page.click('#safe-mode');
+    await page.waitForFunction(() => (globalThis as unknown as { calls: Array<[string]> }).calls.some(([name]) => name === 'sidebarSetSafeMode'));
+    await expect.poll(() => page.textContent('#safe-mode-note')).toMatch(/^Formulas buy/);
+    expect(await page.isChecked('#safe-mode')).toBe(false);
+    await page.click('#refresh-formulas');
+    await expect.poll(() => page.textContent('#refresh-result')).toBe('3 formula(s) refreshed; 2 bought, the rest already paid for.');
+    await expect.poll(async () => (await calls(page)).length).toBe(4);
+    expect(await calls(page)).toEqual([
+      ['sidebarState', []],
+      ['sidebarSetSafeMode', [false]],
+      ['sidebarRefreshSelected', []],
+      ['sidebarState', []],
+    ]);
+  });
+
+  it('every tab, as the README shows it', async () => {
+    const page = await open({ sidebarState: baseState });
+    for (const tab of await page.$$eval('nav button', (buttons) => buttons.map((b) => b.getAttribute('data-tab')!))) {
+      await page.click(`nav button[data-tab="${tab}"]`);
+      await page.screenshot({ path: `${SHOTS}tab-${tab}.png` });
+    }
+  });
+
+  it('Settings asks only for the key when the build fixed the server, and for both when it did not', async () => {
+    const fixed = await open({ sidebarState: { ...baseState, configured: false }, sidebarSaveSettings: 'Connected: 480 credits, active plan.' });
+    expect(await fixed.isVisible('#serverUrl')).toBe(false);
+    await fixed.fill('#apiKey', `service_live_${'a'.repeat(40)}`);
+    await fixed.click('#save-settings');
+    await expect.poll(async () => (await calls(fixed)).map(([name]) => name)).toContain('sidebarSaveSettings');
+    const open2 = await open({ sidebarState: { ...baseState, configured: false, serverFixed: false } });
+    expect(await open2.isVisible('#serverUrl')).toBe(true);
+    await open2.fill('#apiKey', `service_live_${'a'.repeat(40)}`);
+    await open2.click('#save-settings');
+    expect((await calls(open2)).map(([name]) => name)).toEqual(['sidebarState']);
   });
 });

@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { removeMember } from '../auth/member-removal.ts';
 import { memberInfo } from '../auth/members.ts';
 import { MAX_KEY_NAME } from '../../shared/key-name.ts';
 import { PLAN_NAMES, type PlanName } from '../credits/plans.ts';
@@ -164,15 +165,14 @@ export const commands: Record<string, Command> = {
     },
   },
   'member remove': {
-    usage: 'member remove --workspace ID --subject SUB [--issuer ISS]  (its tokens are refused at once)',
+    usage: 'member remove --workspace ID --subject SUB [--issuer ISS]  (its tokens and dashboard sessions end at once, and the keys it created on the dashboard are revoked)',
     async run(services, args) {
       const workspace = await existingWorkspace(services, args);
       const subject = required(args, 'subject');
       const iss = issuer(services, args);
-      if (!(await services.members.remove(iss, subject, workspace._id))) {
-        throw new UsageError(`subject ${subject} of ${iss} is not a member of workspace ${workspace._id}`);
-      }
-      return { workspaceId: workspace._id, issuer: iss, subject, removed: true };
+      const removal = await removeMember(services, iss, subject, workspace._id);
+      if (!removal) throw new UsageError(`subject ${subject} of ${iss} is not a member of workspace ${workspace._id}`);
+      return { workspaceId: workspace._id, issuer: iss, subject, removed: true, revokedKeys: removal.revokedKeys };
     },
   },
   'plan set': {

@@ -24,7 +24,14 @@ describe('npm start', () => {
       expect(server.stderr()).toContain(`http://localhost:${port}/v1/api/credits`);
       const link = /(http:\/\/localhost:\d+\/dashboard\/login\?token=[\w-]+)/.exec(server.stderr())?.[1];
       expect(link, server.stderr()).toBeDefined();
-      const signIn = await fetch(link!.replace('localhost', '127.0.0.1'), { redirect: 'manual' });
+      const opened = await fetch(link!.replace('localhost', '127.0.0.1'), { redirect: 'manual' });
+      expect(opened.status).toBe(200);
+      const signIn = await fetch(`${server.url}/dashboard/login`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { Origin: server.url, 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token: new URL(link!).searchParams.get('token')! }).toString(),
+      });
       expect(signIn.status).toBe(303);
     } finally {
       server.child.kill('SIGTERM');

@@ -22,6 +22,8 @@ import type { Services } from '../services.ts';
 import { seedDemo } from '../seed/demo.ts';
 
 export class UsageError extends Error {}
+/** A well-formed command refused for what it found (exit 1, one line, nothing logged): not a fault. */
+export class CommandRefused extends Error {}
 
 const MONTH = /^\d{4}-(0[1-9]|1[0-2])$/;
 /** Built beside this bundle (build.mjs); run from source, the import builds documents in its own thread. */
@@ -110,6 +112,17 @@ export const commands: Record<string, Command> = {
       return { workspaceId: workspace._id, apiKey };
     },
   },
+  'workspace list': {
+    usage: 'workspace list  (every workspace: id, name, plan, balance, created)',
+    async run(services) {
+      const docs = await services.workspaces.collection
+        .find({}, { sort: { createdAt: 1 }, projection: { name: 1, plan: 1, balance: 1, createdAt: 1 } })
+        .toArray();
+      return {
+        workspaces: docs.map((w) => ({ workspaceId: w._id, name: w.name, plan: w.plan.name, balance: w.balance, createdAt: w.createdAt.toISOString() })),
+      };
+    },
+  },
   'key create': {
     usage: `key create --workspace ID [--name NAME]  (a name says what uses the key, at most ${MAX_KEY_NAME} characters)`,
     async run(services, args) {
@@ -133,7 +146,8 @@ export const commands: Record<string, Command> = {
       const keyId = required(args, 'key');
       const revocation = await services.keys.revoke(workspace._id, keyId);
       if (revocation.outcome === 'not_found') throw new UsageError(`key ${keyId} not found in workspace ${workspace._id}`);
-      // Revoking from a script twice is harmless: the key is revoked either way.
+      // Said, as the dashboard's 409 says it: a script revoking the wrong key twice should notice.
+      if (revocation.outcome === 'already_revoked') throw new CommandRefused(`key ${keyId} was already revoked, at ${revocation.revokedAt.toISOString()}`);
       return { keyId, revoked: true, revokedAt: revocation.revokedAt.toISOString() };
     },
   },
@@ -254,7 +268,7 @@ export const commands: Record<string, Command> = {
     },
   },
   'provider-key set': {
-    usage: 'provider-key set --workspace ID --provider ID --key KEY  (the workspace’s own key: calls cost no data credits)',
+    usage: 'provider-key set --workspace ID --provider ID [--key KEY]  (the workspace’s own key: calls cost no data credits; without --key, read from stdin, out of shell history)',
     async run(services, args) {
       const workspace = await existingWorkspace(services, args);
       const provider = keyedProvider(services, args);

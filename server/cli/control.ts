@@ -7,7 +7,7 @@ import { chmod, rm } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import type { Services } from '../services.ts';
-import { commands, UsageError, type Args, type CommandEvent } from './commands.ts';
+import { CommandRefused, commands, UsageError, type Args, type CommandEvent } from './commands.ts';
 
 export interface ControlRequest {
   command: string;
@@ -31,6 +31,7 @@ export async function runCommand(
     return { ok: true, result: await command.run(services, request.args, notify) };
   } catch (err) {
     if (err instanceof UsageError) return { ok: false, usage: true, message: err.message };
+    if (err instanceof CommandRefused) return { ok: false, usage: false, message: err.message };
     services.log.error({ err, command: request.command }, 'control command failed');
     return { ok: false, usage: false, message: err instanceof Error ? err.message : String(err) };
   }

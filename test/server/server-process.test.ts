@@ -46,6 +46,21 @@ describe('npm start', () => {
     expect(again.stderr()).toContain('/dashboard/login?token=');
   });
 
+  it('NODE_ENV=production loads no demo data and prints or logs no key or sign-in link', async () => {
+    const dataDir = await freshDataDir();
+    const server = await startServer({ DATA_DIR: dataDir, NODE_ENV: 'production', LOG_LEVEL: 'info' });
+    try {
+      expect(server.stderr() + server.stdout()).not.toMatch(/service_live_|token=|demo/i);
+      // Through the server's control socket, as an operator would look.
+      const listed = await runCli(['workspace', 'list'], { DATA_DIR: dataDir });
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(listed.json).toEqual({ workspaces: [] });
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+  });
+
   it('refuses a second server on the same DATA_DIR with a clear message', async () => {
     const dataDir = await freshDataDir();
     const first = await startServer({ DATA_DIR: dataDir });

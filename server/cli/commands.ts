@@ -340,7 +340,14 @@ export const commands: Record<string, Command> = {
       const out = required(args, 'out');
       if (!services.store.backup) throw new UsageError('backup copies the embedded store; with MONGODB_URI, use mongodump');
       if (existsSync(out)) throw new UsageError(`${out} exists: choose a new file, so no backup is overwritten`);
-      return services.store.backup(out);
+      try {
+        return await services.store.backup(out);
+      } catch (err) {
+        // The temporary file beside it, or the name itself since the check: never followed or replaced.
+        const { code, path: at, dest } = err as NodeJS.ErrnoException & { dest?: string };
+        if (code === 'EEXIST') throw new CommandRefused(`${dest ?? at ?? out} exists (a file, or a symlink): nothing was written. Remove it, or choose another --out`);
+        throw err;
+      }
     },
   },
   restore: {

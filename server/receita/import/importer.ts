@@ -233,7 +233,8 @@ class Run {
           status: whole ? 'complete' : 'incomplete',
           finishedAt: new Date(),
           summary: this.summary,
-          ...(this.options.synthetic ? { synthetic: true } : {}),
+          // Always written: a real import of the demo's month must not stay marked synthetic.
+          synthetic: this.options.synthetic === true,
         },
       },
     );

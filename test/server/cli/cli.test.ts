@@ -1,3 +1,5 @@
+import { symlink } from 'node:fs/promises';
+import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startServer } from '../../helpers/processes.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
@@ -93,9 +95,15 @@ describe('prospecta CLI on the embedded store', () => {
 
   it('a folder that is not a release is refused in one line, without a log line or a stack', async () => {
     const empty = await tempDir('cli-empty');
+    const dangling = await tempDir('cli-dangling');
+    await symlink(path.join(dangling, 'gone.zip'), path.join(dangling, 'Estabelecimentos0.zip'));
+    const loop = await tempDir('cli-loop');
+    await symlink(path.join(loop, 'Empresas0.zip'), path.join(loop, 'Empresas0.zip'));
     for (const [dir, message] of [
       [empty, `prospecta: ${empty} holds no Estabelecimentos file (Estabelecimentos*.zip or *.ESTABELE): not a CNPJ release\n`],
       [`${empty}/nowhere`, `prospecta: ${empty}/nowhere is not a folder\n`],
+      [dangling, `prospecta: ${dangling}/Estabelecimentos0.zip is a symbolic link to nothing: fix or remove it\n`],
+      [loop, `prospecta: ${loop}/Empresas0.zip is a loop of symbolic links: fix or remove it\n`],
     ] as const) {
       const res = await runCli(['import', 'cnpj', '--dir', dir], env);
       expect(res.code).not.toBe(0);

@@ -26,6 +26,11 @@ export class UsageError extends Error {}
 export class CommandRefused extends Error {}
 
 const MONTH = /^\d{4}-(0[1-9]|1[0-2])$/;
+/**
+ * The registry import this process runs, if any: two at once would interleave their writes to one
+ * registry. (A second process cannot start one on the embedded store, whose lock it would need.)
+ */
+let importing: { dir: string; since: Date } | null = null;
 /** Built beside this bundle (build.mjs); run from source, the import builds documents in its own thread. */
 const DOCUMENT_WORKER = new URL('./document-worker.mjs', import.meta.url);
 
@@ -36,7 +41,8 @@ export type CommandEvent = { progress: ImportProgress } | { problem: Problem } |
 
 interface Command {
   usage: string;
-  run(services: Services, args: Args, notify: (event: CommandEvent) => void): Promise<unknown>;
+  /** `signal`: aborted when the command line that asked for it goes away (through a server). */
+  run(services: Services, args: Args, notify: (event: CommandEvent) => void, signal?: AbortSignal): Promise<unknown>;
   /** A command that needs no store runs from the configuration alone, never through a running server. */
   runLocal?(config: Config, args: Args, notify: (event: CommandEvent) => void): Promise<unknown>;
 }
@@ -99,6 +105,39 @@ function keyedProvider(services: Services, args: Args): string {
   const keyed: string[] = services.providers.all.filter((p) => p.keyVariable).map((p) => p.id);
   if (!keyed.includes(id)) throw new UsageError(`--provider must be one of ${keyed.join(', ')}`);
   return id;
+}
+
+/** `import cnpj`'s work, once it is the only import running. */
+async function importCnpj(services: Services, args: Args, notify: (event: CommandEvent) => void, signal?: AbortSignal) {
+  let dir: string;
+  let release = args.release;
+  if (args.download !== undefined) {
+    // Downloads into DIR/YYYY-MM (DIR: ./cnpj-releases by default), then imports that folder.
+    const downloaded = await download(services.config, args, notify);
+    dir = downloaded.dir;
+    release = downloaded.release;
+  } else {
+    dir = required(args, 'dir');
+    if (release !== undefined && !MONTH.test(release)) throw new UsageError('--release must be a month, YYYY-MM');
+  }
+  try {
+    const summary = await importRelease(services.store, {
+      dir,
+      ...(release ? { release } : {}),
+      ...(args.force !== undefined ? { force: true } : {}),
+      ...(existsSync(fileURLToPath(DOCUMENT_WORKER)) ? { documentWorker: DOCUMENT_WORKER } : {}),
+      onProgress: (progress) => notify({ progress }),
+      onProblem: (problem) => notify({ problem }),
+      ...(signal ? { signal } : {}),
+    });
+    return summary;
+  } catch (err) {
+    if (err instanceof ReleaseRefused) throw new UsageError(err.message);
+    if (signal?.aborted) throw new CommandRefused('the import stopped, its command line having gone away: run it again to resume where it stopped');
+    throw err;
+  } finally {
+    services.companies.changed();
+  }
 }
 
 export const commands: Record<string, Command> = {
@@ -213,33 +252,15 @@ export const commands: Record<string, Command> = {
   'import cnpj': {
     usage:
       'import cnpj --dir DIR [--release YYYY-MM] [--force]  |  import cnpj --download [--release YYYY-MM|latest] [--dir DIR] [--force]  (--force: over a newer release)',
-    async run(services, args, notify) {
-      let dir: string;
-      let release = args.release;
-      if (args.download !== undefined) {
-        // Downloads into DIR/YYYY-MM (DIR: ./cnpj-releases by default), then imports that folder.
-        const downloaded = await download(services.config, args, notify);
-        dir = downloaded.dir;
-        release = downloaded.release;
-      } else {
-        dir = required(args, 'dir');
-        if (release !== undefined && !MONTH.test(release)) throw new UsageError('--release must be a month, YYYY-MM');
+    async run(services, args, notify, signal) {
+      if (importing) {
+        throw new CommandRefused(`an import is already running (of ${importing.dir}, since ${importing.since.toISOString()}): wait for it to finish, or stop its command`);
       }
+      importing = { dir: args.dir ?? 'a download', since: new Date() };
       try {
-        const summary = await importRelease(services.store, {
-          dir,
-          ...(release ? { release } : {}),
-          ...(args.force !== undefined ? { force: true } : {}),
-          ...(existsSync(fileURLToPath(DOCUMENT_WORKER)) ? { documentWorker: DOCUMENT_WORKER } : {}),
-          onProgress: (progress) => notify({ progress }),
-          onProblem: (problem) => notify({ problem }),
-        });
-        return summary;
-      } catch (err) {
-        if (err instanceof ReleaseRefused) throw new UsageError(err.message);
-        throw err;
+        return await importCnpj(services, args, notify, signal);
       } finally {
-        services.companies.changed();
+        importing = null;
       }
     },
   },

@@ -16,8 +16,9 @@ export interface MemberRemoval {
 
 /** null when the subject is not an active member of the workspace. */
 export async function removeMember(deps: { members: Members; keys: ApiKeys }, iss: string, sub: string, workspaceId: string): Promise<MemberRemoval | null> {
-  const member = await deps.members.remove(iss, sub, workspaceId);
-  if (!member) return null;
+  if (!(await deps.members.remove(iss, sub, workspaceId))) return null;
+  // The document is unique per subject and never deleted: the one just marked removed.
+  const member = (await deps.members.fresh(iss, sub))!;
   return { member, revokedKeys: await deps.keys.revokeCreatedBy(workspaceId, member._id) };
 }
 

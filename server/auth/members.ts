@@ -150,15 +150,15 @@ export class Members {
   }
 
   /** Marks the subject removed from the workspace; false when it is not an active member there. */
-  async remove(iss: string, sub: string, workspaceId: string): Promise<MemberDoc | null> {
+  async remove(iss: string, sub: string, workspaceId: string): Promise<boolean> {
     const doc = await this.collection.findOneAndUpdate(
       { iss, sub, workspaceId, removedAt: null },
       { $set: { removedAt: new Date() } },
       { returnDocument: 'after' },
     );
-    if (!doc) return null;
+    if (!doc) return false;
     this.changed(iss, sub);
-    return doc;
+    return true;
   }
 
   async list(workspaceId: string): Promise<MemberInfo[]> {

@@ -32,7 +32,7 @@ import type { Services } from './services.ts';
 export interface AppOptions {
   /** Replace some handlers (tests of bindings, e.g. streams, before their issue lands). */
   handlers?: Partial<Handlers>;
-  /** Trust X-Forwarded-For for the client IP (behind a proxy). */
+  /** Trust X-Forwarded-For for the client IP (behind a proxy); by default TRUST_PROXY. */
   proxy?: boolean;
   /** The dashboard's built files; by default dist/dashboard (built by `npm run build`). */
   dashboardAssets?: Assets;
@@ -43,7 +43,9 @@ export interface AppOptions {
 }
 
 export function createApp(services: Services, options: AppOptions = {}): Koa<AppState> {
-  const app = new Koa<AppState>({ proxy: options.proxy ?? false });
+  // Only the last X-Forwarded-For entry, the one our proxy appended: the ones before it are
+  // whatever the client sent, and taking the first would let it choose its own rate-limit bucket.
+  const app = new Koa<AppState>({ proxy: options.proxy ?? services.config.trustProxy, maxIpsCount: 1 });
   // Errors are answered by errorHandler; Koa's own handler would only log them again.
   app.silent = true;
 
@@ -56,6 +58,11 @@ export function createApp(services: Services, options: AppOptions = {}): Koa<App
     r.get('/openapi.json', (ctx) => {
       ctx.state.operation = 'openapi';
       ctx.body = openapi;
+    });
+    // The root is where people type the address: the dashboard is what they are looking for.
+    r.get('/', (ctx) => {
+      ctx.state.operation = 'dashboard';
+      ctx.redirect('/dashboard');
     });
     r.get([RESOURCE_METADATA_PATH, `${RESOURCE_METADATA_PATH}/mcp`], (ctx) => {
       ctx.state.operation = 'resource_metadata';
@@ -73,7 +80,7 @@ export function createApp(services: Services, options: AppOptions = {}): Koa<App
     // DNS-rebinding protection: before a credential is looked up or a request counted.
     mcpOrigin(services.config.publicUrl, services.config.mcpAllowedOrigins),
     // Prometheus' scrape, with its own token: before identification and the rate limit.
-    ...(services.config.metricsToken ? [metricsRoute(services.config.metricsToken)] : []),
+    metricsRoute(services.config.metricsToken),
     // The dashboard's API names its caller by session cookie, where `identify` reads a bearer.
     board.api,
     identify(services.credentials),

@@ -61,6 +61,13 @@ export interface Config {
     clientSecret: string | undefined;
   };
   logLevel: string;
+  /** NODE_ENV=production: no demo data is loaded, and no key or sign-in link is printed or logged. */
+  production: boolean;
+  /**
+   * TRUST_PROXY=true: the client's address (rate limits without a credential, logs) is the last
+   * one X-Forwarded-For names, the one the proxy in front saw; off, it is the socket's peer.
+   */
+  trustProxy: boolean;
   /** The bearer token `GET /metrics` asks for; unset: no metrics endpoint (404). */
   metricsToken: string | undefined;
   /** Seconds a cached API-key lookup may serve before re-reading the store (see docs/architecture.md). */
@@ -243,6 +250,8 @@ export function loadConfig(env: Env = process.env): Config {
       clientSecret: text(env, 'OAUTH_CLIENT_SECRET'),
     },
     logLevel: text(env, 'LOG_LEVEL') ?? 'info',
+    production: text(env, 'NODE_ENV') === 'production',
+    trustProxy: flag(env, 'TRUST_PROXY', false),
     metricsToken: token(env, 'METRICS_TOKEN'),
     keyCacheSeconds: integer(env, 'KEY_CACHE_SECONDS', 5, 0, 3600),
     providers: providerSettings(env),

@@ -1,6 +1,6 @@
 /**
  * `npm start`: config → store → services → app → listen. On an empty embedded store it loads the
- * demo data and prints the demo workspace's key. SIGTERM/SIGINT stop accepting connections, let
+ * demo data and prints the demo workspace's key, unless NODE_ENV=production. SIGTERM/SIGINT stop accepting connections, let
  * in-flight requests finish, then flush and release the store.
  */
 import type { Server } from 'node:http';
@@ -56,8 +56,11 @@ async function main(): Promise<void> {
   const runtime = await bootstrap(config, log, VERSION);
   const { services } = runtime;
 
-  const demo = services.store.kind === 'embedded' && (await services.workspaces.count()) === 0 ? await seedDemo(services) : null;
-  const demoWorkspace = services.store.kind === 'embedded' ? await demoWorkspaceId(services) : null;
+  // In production the store holds real customers: no demo workspace, and no secret on stderr,
+  // where a log collector would keep it.
+  const demoAllowed = services.store.kind === 'embedded' && !config.production;
+  const demo = demoAllowed && (await services.workspaces.count()) === 0 ? await seedDemo(services) : null;
+  const demoWorkspace = demoAllowed ? await demoWorkspaceId(services) : null;
 
   if (services.store.kind === 'embedded') collectStartupGarbage();
   const control = services.store.kind === 'embedded' ? await serveControl(services, controlSocketPath(config.dataDir)) : null;

@@ -170,7 +170,7 @@ export function createServices(deps: {
     campaigns: new Campaigns(deps.store),
     prospects: new Prospects(deps.store),
     messageWriter: new MessageWriter(deps.llm),
-    sessions: new Sessions(deps.store),
+    sessions: new Sessions(deps.store, members),
     signInLinks: new SignInLinks(deps.store, deps.config.publicUrl),
     oidcSignIn: oidcSignInOf(deps.config, deps.store, oauth, deps.log),
     jobs,

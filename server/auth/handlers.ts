@@ -1,10 +1,13 @@
 import { ServiceError } from '../errors.ts';
 import type { Handler } from '../pipeline/handler.ts';
+import { createMemberKey } from './member-removal.ts';
 
 export const listApiKeys: Handler<'listApiKeys'> = async (_input, ctx) => ({ keys: await ctx.services.keys.list(ctx.workspaceId) });
 
 export const createApiKey: Handler<'createApiKey'> = async ({ name }, ctx) => {
-  const key = await ctx.services.keys.create(ctx.workspaceId, undefined, name);
+  const memberId = ctx.principal?.memberId;
+  const key = memberId ? await createMemberKey(ctx.services, ctx.workspaceId, memberId, name) : await ctx.services.keys.create(ctx.workspaceId, undefined, name);
+  if (!key) throw new ServiceError('unauthorized', 'Your membership of this workspace was removed: your dashboard session has ended.');
   ctx.log.info({ keyId: key.keyId }, 'api key created on the dashboard');
   return key;
 };

@@ -29,6 +29,8 @@ export interface ApiKeyDoc {
   revokedAt: Date | null;
   /** Last authenticated use, to the minute; absent until the first. */
   lastUsedAt?: Date | null;
+  /** The member whose dashboard session created it, revoked when that member is removed. */
+  createdByMember?: string;
 }
 
 export interface ApiKeyInfo {
@@ -89,7 +91,7 @@ export class ApiKeys {
    * Creates a key; by default with every scope (the interface: current keys grant every scope).
    * The name is trimmed; an empty one becomes {@link DEFAULT_KEY_NAME}.
    */
-  async create(workspaceId: string, scopes: Scope[] = [...SCOPES], name = DEFAULT_KEY_NAME): Promise<NewApiKey> {
+  async create(workspaceId: string, scopes: Scope[] = [...SCOPES], name = DEFAULT_KEY_NAME, createdByMember?: string): Promise<NewApiKey> {
     const trimmed = name.trim() || DEFAULT_KEY_NAME;
     if (trimmed.length > MAX_KEY_NAME) throw new RangeError(`a key name has at most ${MAX_KEY_NAME} characters`);
     const apiKey = generateApiKey();
@@ -103,6 +105,7 @@ export class ApiKeys {
       createdAt: new Date(this.now()),
       revokedAt: null,
       lastUsedAt: null,
+      ...(createdByMember ? { createdByMember } : {}),
     };
     await this.keys.insertOne(doc);
     return { keyId: doc._id, name: trimmed, hint: doc.hint, scopes, createdAt: doc.createdAt.toISOString(), apiKey };
@@ -138,6 +141,16 @@ export class ApiKeys {
     }
     const earlier = await this.keys.findOne({ _id: keyId, workspaceId });
     return earlier?.revokedAt ? { outcome: 'already_revoked', revokedAt: earlier.revokedAt } : { outcome: 'not_found' };
+  }
+
+  /** Revokes the workspace's active keys a member's session created; answers their ids. */
+  async revokeCreatedBy(workspaceId: string, memberId: string): Promise<string[]> {
+    const active = await this.keys.find({ workspaceId, createdByMember: memberId, revokedAt: null }).toArray();
+    const revoked: string[] = [];
+    for (const key of active) {
+      if ((await this.revoke(workspaceId, key._id)).outcome === 'revoked') revoked.push(key._id);
+    }
+    return revoked;
   }
 
   /** Drops a cached lookup; used for local revocations and for announcements from other instances. */

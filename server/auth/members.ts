@@ -141,6 +141,14 @@ export class Members {
     return this.collection.findOne({ iss, sub });
   }
 
+  /**
+   * Whether the member is still active in the workspace, read from the store past the cache: a
+   * dashboard session asks on every request, so a removal ends it at once in every instance.
+   */
+  async isActive(memberId: string, workspaceId: string): Promise<boolean> {
+    return (await this.collection.findOne({ _id: memberId, workspaceId, removedAt: null })) !== null;
+  }
+
   /** Marks the subject removed from the workspace; false when it is not an active member there. */
   async remove(iss: string, sub: string, workspaceId: string): Promise<boolean> {
     const doc = await this.collection.findOneAndUpdate(

@@ -16,6 +16,8 @@ export interface Principal {
   credentialId: string;
   workspaceId: string;
   scopes: Scope[];
+  /** The member a session signed in as (OIDC); what it creates ends with that membership. */
+  memberId?: string;
 }
 
 /**

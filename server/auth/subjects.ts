@@ -30,9 +30,15 @@ const REMOVED: Refusal = {
   message: 'This account’s membership of its workspace was removed.',
 };
 
+/** The workspace a subject acts for, and the member document that says so. */
+export interface Membership {
+  workspaceId: string;
+  memberId: string;
+}
+
 export class Subjects {
   /** Sign-ups under way in this process, so one subject's concurrent first requests share one. */
-  private readonly signups = new Map<string, Promise<string | Refusal>>();
+  private readonly signups = new Map<string, Promise<Membership | Refusal>>();
 
   constructor(
     private readonly deps: { members: Members; workspaces: Workspaces; credits: Credits; log: Logger },
@@ -41,6 +47,12 @@ export class Subjects {
 
   /** The workspace id the token acts for, or why it acts for none. */
   async workspaceOf(token: VerifiedToken): Promise<string | Refusal> {
+    const membership = await this.membershipOf(token);
+    return 'code' in membership ? membership : membership.workspaceId;
+  }
+
+  /** The same, with the member document (a dashboard session ends with it). */
+  async membershipOf(token: VerifiedToken): Promise<Membership | Refusal> {
     const member = await this.deps.members.find(token.issuer, token.subject);
     if (member) return this.follow(member, token);
     if (!this.autoSignup) return UNKNOWN;
@@ -53,7 +65,7 @@ export class Subjects {
     return signup;
   }
 
-  private async signUp(token: VerifiedToken): Promise<string | Refusal> {
+  private async signUp(token: VerifiedToken): Promise<Membership | Refusal> {
     const { members } = this.deps;
     const member = (await members.claim(token.issuer, token.subject, randomUUID())) ?? (await members.fresh(token.issuer, token.subject));
     // Claims are never deleted, so a lost claim always has a winner to follow.
@@ -61,10 +73,10 @@ export class Subjects {
     return this.follow(member, token);
   }
 
-  private async follow(member: MemberDoc, token: VerifiedToken): Promise<string | Refusal> {
+  private async follow(member: MemberDoc, token: VerifiedToken): Promise<Membership | Refusal> {
     if (member.removedAt) return REMOVED;
     if (!member.ready) await this.complete(member, token);
-    return member.workspaceId;
+    return { workspaceId: member.workspaceId, memberId: member._id };
   }
 
   /** Creates the claimed workspace unless someone already has, then marks the claim complete. */

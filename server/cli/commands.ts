@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { removeMember } from '../auth/member-removal.ts';
 import { memberInfo } from '../auth/members.ts';
 import { MAX_KEY_NAME } from '../../shared/key-name.ts';
 import { PLAN_NAMES, type PlanName } from '../credits/plans.ts';
@@ -21,8 +22,15 @@ import type { Services } from '../services.ts';
 import { seedDemo } from '../seed/demo.ts';
 
 export class UsageError extends Error {}
+/** A well-formed command refused for what it found (exit 1, one line, nothing logged): not a fault. */
+export class CommandRefused extends Error {}
 
 const MONTH = /^\d{4}-(0[1-9]|1[0-2])$/;
+/**
+ * The registry import this process runs, if any: two at once would interleave their writes to one
+ * registry. (A second process cannot start one on the embedded store, whose lock it would need.)
+ */
+let importing: { dir: string; since: Date } | null = null;
 /** Built beside this bundle (build.mjs); run from source, the import builds documents in its own thread. */
 const DOCUMENT_WORKER = new URL('./document-worker.mjs', import.meta.url);
 
@@ -33,7 +41,8 @@ export type CommandEvent = { progress: ImportProgress } | { problem: Problem } |
 
 interface Command {
   usage: string;
-  run(services: Services, args: Args, notify: (event: CommandEvent) => void): Promise<unknown>;
+  /** `signal`: aborted when the command line that asked for it goes away (through a server). */
+  run(services: Services, args: Args, notify: (event: CommandEvent) => void, signal?: AbortSignal): Promise<unknown>;
   /** A command that needs no store runs from the configuration alone, never through a running server. */
   runLocal?(config: Config, args: Args, notify: (event: CommandEvent) => void): Promise<unknown>;
 }
@@ -98,6 +107,39 @@ function keyedProvider(services: Services, args: Args): string {
   return id;
 }
 
+/** `import cnpj`'s work, once it is the only import running. */
+async function importCnpj(services: Services, args: Args, notify: (event: CommandEvent) => void, signal?: AbortSignal) {
+  let dir: string;
+  let release = args.release;
+  if (args.download !== undefined) {
+    // Downloads into DIR/YYYY-MM (DIR: ./cnpj-releases by default), then imports that folder.
+    const downloaded = await download(services.config, args, notify);
+    dir = downloaded.dir;
+    release = downloaded.release;
+  } else {
+    dir = required(args, 'dir');
+    if (release !== undefined && !MONTH.test(release)) throw new UsageError('--release must be a month, YYYY-MM');
+  }
+  try {
+    const summary = await importRelease(services.store, {
+      dir,
+      ...(release ? { release } : {}),
+      ...(args.force !== undefined ? { force: true } : {}),
+      ...(existsSync(fileURLToPath(DOCUMENT_WORKER)) ? { documentWorker: DOCUMENT_WORKER } : {}),
+      onProgress: (progress) => notify({ progress }),
+      onProblem: (problem) => notify({ problem }),
+      ...(signal ? { signal } : {}),
+    });
+    return summary;
+  } catch (err) {
+    if (err instanceof ReleaseRefused) throw new UsageError(err.message);
+    if (signal?.aborted) throw new CommandRefused('the import stopped, its command line having gone away: run it again to resume where it stopped');
+    throw err;
+  } finally {
+    services.companies.changed();
+  }
+}
+
 export const commands: Record<string, Command> = {
   'workspace create': {
     usage: 'workspace create --name NAME [--plan trial|active|none]',
@@ -107,6 +149,17 @@ export const commands: Record<string, Command> = {
       await services.credits.flushPending(workspace);
       const { apiKey } = await services.keys.create(workspace._id);
       return { workspaceId: workspace._id, apiKey };
+    },
+  },
+  'workspace list': {
+    usage: 'workspace list  (every workspace: id, name, plan, balance, created)',
+    async run(services) {
+      const docs = await services.workspaces.collection
+        .find({}, { sort: { createdAt: 1 }, projection: { name: 1, plan: 1, balance: 1, createdAt: 1 } })
+        .toArray();
+      return {
+        workspaces: docs.map((w) => ({ workspaceId: w._id, name: w.name, plan: w.plan.name, balance: w.balance, createdAt: w.createdAt.toISOString() })),
+      };
     },
   },
   'key create': {
@@ -132,7 +185,8 @@ export const commands: Record<string, Command> = {
       const keyId = required(args, 'key');
       const revocation = await services.keys.revoke(workspace._id, keyId);
       if (revocation.outcome === 'not_found') throw new UsageError(`key ${keyId} not found in workspace ${workspace._id}`);
-      // Revoking from a script twice is harmless: the key is revoked either way.
+      // Said, as the dashboard's 409 says it: a script revoking the wrong key twice should notice.
+      if (revocation.outcome === 'already_revoked') throw new CommandRefused(`key ${keyId} was already revoked, at ${revocation.revokedAt.toISOString()}`);
       return { keyId, revoked: true, revokedAt: revocation.revokedAt.toISOString() };
     },
   },
@@ -164,15 +218,14 @@ export const commands: Record<string, Command> = {
     },
   },
   'member remove': {
-    usage: 'member remove --workspace ID --subject SUB [--issuer ISS]  (its tokens are refused at once)',
+    usage: 'member remove --workspace ID --subject SUB [--issuer ISS]  (its tokens and dashboard sessions end at once, and the keys it created on the dashboard are revoked)',
     async run(services, args) {
       const workspace = await existingWorkspace(services, args);
       const subject = required(args, 'subject');
       const iss = issuer(services, args);
-      if (!(await services.members.remove(iss, subject, workspace._id))) {
-        throw new UsageError(`subject ${subject} of ${iss} is not a member of workspace ${workspace._id}`);
-      }
-      return { workspaceId: workspace._id, issuer: iss, subject, removed: true };
+      const removal = await removeMember(services, iss, subject, workspace._id);
+      if (!removal) throw new UsageError(`subject ${subject} of ${iss} is not a member of workspace ${workspace._id}`);
+      return { workspaceId: workspace._id, issuer: iss, subject, removed: true, revokedKeys: removal.revokedKeys };
     },
   },
   'plan set': {
@@ -199,33 +252,15 @@ export const commands: Record<string, Command> = {
   'import cnpj': {
     usage:
       'import cnpj --dir DIR [--release YYYY-MM] [--force]  |  import cnpj --download [--release YYYY-MM|latest] [--dir DIR] [--force]  (--force: over a newer release)',
-    async run(services, args, notify) {
-      let dir: string;
-      let release = args.release;
-      if (args.download !== undefined) {
-        // Downloads into DIR/YYYY-MM (DIR: ./cnpj-releases by default), then imports that folder.
-        const downloaded = await download(services.config, args, notify);
-        dir = downloaded.dir;
-        release = downloaded.release;
-      } else {
-        dir = required(args, 'dir');
-        if (release !== undefined && !MONTH.test(release)) throw new UsageError('--release must be a month, YYYY-MM');
+    async run(services, args, notify, signal) {
+      if (importing) {
+        throw new CommandRefused(`an import is already running (of ${importing.dir}, since ${importing.since.toISOString()}): wait for it to finish, or stop its command`);
       }
+      importing = { dir: args.dir ?? 'a download', since: new Date() };
       try {
-        const summary = await importRelease(services.store, {
-          dir,
-          ...(release ? { release } : {}),
-          ...(args.force !== undefined ? { force: true } : {}),
-          ...(existsSync(fileURLToPath(DOCUMENT_WORKER)) ? { documentWorker: DOCUMENT_WORKER } : {}),
-          onProgress: (progress) => notify({ progress }),
-          onProblem: (problem) => notify({ problem }),
-        });
-        return summary;
-      } catch (err) {
-        if (err instanceof ReleaseRefused) throw new UsageError(err.message);
-        throw err;
+        return await importCnpj(services, args, notify, signal);
       } finally {
-        services.companies.changed();
+        importing = null;
       }
     },
   },
@@ -254,7 +289,7 @@ export const commands: Record<string, Command> = {
     },
   },
   'provider-key set': {
-    usage: 'provider-key set --workspace ID --provider ID --key KEY  (the workspace’s own key: calls cost no data credits)',
+    usage: 'provider-key set --workspace ID --provider ID [--key KEY]  (the workspace’s own key: calls cost no data credits; without --key, read from stdin, out of shell history)',
     async run(services, args) {
       const workspace = await existingWorkspace(services, args);
       const provider = keyedProvider(services, args);
@@ -326,7 +361,14 @@ export const commands: Record<string, Command> = {
       const out = required(args, 'out');
       if (!services.store.backup) throw new UsageError('backup copies the embedded store; with MONGODB_URI, use mongodump');
       if (existsSync(out)) throw new UsageError(`${out} exists: choose a new file, so no backup is overwritten`);
-      return services.store.backup(out);
+      try {
+        return await services.store.backup(out);
+      } catch (err) {
+        // The temporary file beside it, or the name itself since the check: never followed or replaced.
+        const { code, path: at, dest } = err as NodeJS.ErrnoException & { dest?: string };
+        if (code === 'EEXIST') throw new CommandRefused(`${dest ?? at ?? out} exists (a file, or a symlink): nothing was written. Remove it, or choose another --out`);
+        throw err;
+      }
     },
   },
   restore: {

@@ -7,7 +7,7 @@ import { chmod, rm } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import type { Services } from '../services.ts';
-import { commands, UsageError, type Args, type CommandEvent } from './commands.ts';
+import { CommandRefused, commands, UsageError, type Args, type CommandEvent } from './commands.ts';
 
 export interface ControlRequest {
   command: string;
@@ -24,13 +24,15 @@ export async function runCommand(
   services: Services,
   request: ControlRequest,
   notify: (event: CommandEvent) => void = () => undefined,
+  signal?: AbortSignal,
 ): Promise<ControlReply> {
   const command = commands[request.command];
   if (!command) return { ok: false, usage: true, message: `unknown command: ${request.command}` };
   try {
-    return { ok: true, result: await command.run(services, request.args, notify) };
+    return { ok: true, result: await command.run(services, request.args, notify, signal) };
   } catch (err) {
     if (err instanceof UsageError) return { ok: false, usage: true, message: err.message };
+    if (err instanceof CommandRefused) return { ok: false, usage: false, message: err.message };
     services.log.error({ err, command: request.command }, 'control command failed');
     return { ok: false, usage: false, message: err instanceof Error ? err.message : String(err) };
   }
@@ -59,7 +61,17 @@ export async function serveControl(services: Services, socketPath: string): Prom
       const notify = (event: CommandEvent) => {
         if (socket.writable) socket.write(JSON.stringify(event) + '\n');
       };
-      void runCommand(services, request, notify).then((reply) => socket.end(JSON.stringify(reply) + '\n'));
+      // The command line gone (Ctrl-C, a closed terminal) before its answer: a long command stops.
+      const gone = new AbortController();
+      let answered = false;
+      socket.once('close', () => {
+        if (!answered) gone.abort(new Error('the command line went away'));
+      });
+      void runCommand(services, request, notify, gone.signal).then((reply) => {
+        answered = true;
+        if (!gone.signal.aborted) socket.end(JSON.stringify(reply) + '\n');
+        else if (request.command === 'import cnpj') services.log.info({ command: request.command }, 'import stopped: its command line went away');
+      });
     });
     socket.on('error', () => socket.destroy());
   });

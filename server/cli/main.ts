@@ -89,6 +89,21 @@ function parseCommand(argv: string[]): ControlRequest {
   return { command, args: args as Record<string, string | undefined> };
 }
 
+/** Commands that read a secret from stdin when its option is absent, so it stays out of shell history. */
+const SECRET_FROM_STDIN: Record<string, string> = { 'provider-key set': 'key' };
+
+/** The first line of stdin; on a terminal, asked for on stderr. Read here, before a server may run the command. */
+async function readSecretLine(option: string): Promise<string> {
+  if (process.stdin.isTTY) process.stderr.write(`--${option} not given: paste it and press Enter: `);
+  let text = '';
+  for await (const chunk of process.stdin) {
+    text += String(chunk);
+    if (text.includes('\n') || text.length > 4096) break;
+  }
+  process.stdin.destroy();
+  return text.split(/\r?\n/)[0]!.trim();
+}
+
 /** `restore`: on the closed embedded store, never through a server (it would be replacing its own store). */
 async function restore(request: ControlRequest): Promise<ControlReply> {
   const config = loadConfig();
@@ -148,6 +163,12 @@ async function main(): Promise<void> {
     request = parse(process.argv.slice(2));
   } catch (err) {
     fail(`${(err as Error).message}\n${usage()}`, 2);
+  }
+  const secretOption = SECRET_FROM_STDIN[request.command];
+  if (secretOption && request.args[secretOption] === undefined) {
+    const secret = await readSecretLine(secretOption);
+    if (!secret) fail(`--${secretOption} is required, on the command line or as the first line of stdin`, 2);
+    request.args[secretOption] = secret;
   }
   try {
     const reply = await execute(request);

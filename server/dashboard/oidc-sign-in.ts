@@ -33,7 +33,7 @@ export const oidcSignInIndexes: IndexDeclaration[] = [
   { collection: 'dashboardSignIns', keys: { expiresAt: 1 }, options: { expireAfterSeconds: 0 } },
 ];
 
-export type SignInOutcome = { ok: true; workspaceId: string; who: string | null } | { ok: false; status: number; message: string };
+export type SignInOutcome = { ok: true; workspaceId: string; memberId: string; who: string | null } | { ok: false; status: number; message: string };
 
 export interface OidcSettings {
   issuer: string;
@@ -93,8 +93,11 @@ export class OidcSignIn {
     const state = readCookie(ctx, SIGN_IN_COOKIE);
     clearCookie(ctx, this.cookies, SIGN_IN_COOKIE);
     const error = ctx.query.error;
-    if (typeof error === 'string') {
-      const why = error === 'access_denied' ? 'the sign-in was cancelled or refused' : `the issuer answered “${error.slice(0, 100)}”`;
+    if (error !== undefined) {
+      // Anyone can send a browser here with any `error`: its text goes to the log, never onto
+      // the page, where it would read as the issuer's own words.
+      this.log.warn({ issuer: this.issuer, error: String(error).slice(0, 100) }, 'dashboard sign-in: the issuer answered an error');
+      const why = error === 'access_denied' ? 'the sign-in was cancelled or refused' : 'the issuer did not complete the sign-in';
       return { ok: false, status: 400, message: `You are not signed in: ${why}. Try again.` };
     }
     if (!state || ctx.query.state !== state) {
@@ -130,9 +133,9 @@ export class OidcSignIn {
       scopes: [],
       displayName: displayNameOf(claims),
     };
-    const workspace = await this.subjects.workspaceOf(token);
-    if (typeof workspace !== 'string') return { ok: false, status: 403, message: workspace.message };
-    return { ok: true, workspaceId: workspace, who: token.displayName };
+    const membership = await this.subjects.membershipOf(token);
+    if ('code' in membership) return { ok: false, status: 403, message: membership.message };
+    return { ok: true, workspaceId: membership.workspaceId, memberId: membership.memberId, who: token.displayName };
   }
 
   private configuration(): Promise<client.Configuration> {

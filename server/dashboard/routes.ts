@@ -11,6 +11,7 @@ import { ServiceError } from '../errors.ts';
 import type { AppContext, Middleware } from '../http/state.ts';
 import type { Services } from '../services.ts';
 import { ASSETS_PATH, type Assets } from './assets.ts';
+import { formField } from './form-body.ts';
 import { documentHtml, html } from './html.ts';
 import { changesState, isSameOrigin } from './same-origin.ts';
 import { clearCookie, cookiePolicy, readCookie, SESSION_COOKIE, writeCookie } from './session-cookie.ts';
@@ -67,15 +68,17 @@ export function dashboard(services: Services, assets: Assets): Dashboard {
   }
 
   /** Starts a session for the workspace, ending the one the browser had (a new id at every sign-in). */
-  async function startSession(ctx: AppContext, workspaceId: string, via: SessionDoc['via'], who: string | null): Promise<void> {
+  async function startSession(ctx: AppContext, workspaceId: string, via: SessionDoc['via'], who: string | null, memberId: string | null = null): Promise<void> {
     await sessions.end(readCookie(ctx, SESSION_COOKIE));
-    const { token } = await sessions.start(workspaceId, via, who);
+    const { token } = await sessions.start(workspaceId, via, who, memberId);
     writeCookie(ctx, cookies, SESSION_COOKIE, token, COOKIE_MAX_AGE_MS);
     ctx.state.log.info({ workspaceId, via }, 'dashboard sign-in');
     seeOther(ctx, PREFIX);
   }
 
   async function api(ctx: AppContext, next: () => Promise<unknown>): Promise<void> {
+    // Answers hold a workspace's data, and a new key's secret: no cache may keep any of them.
+    ctx.set('Cache-Control', 'no-store');
     if (ctx.get('Authorization')) {
       throw new ServiceError('unauthorized', 'The dashboard’s API takes its session cookie, never an API key or token; call /v1 with those.', {
         credentialRefused: true,
@@ -92,6 +95,7 @@ export function dashboard(services: Services, assets: Assets): Dashboard {
     await next();
   }
 
+  /** Opening a link shows the page that posts it back: a GET never signs in nor spends it. */
   async function login(ctx: AppContext): Promise<void> {
     const token = ctx.query.token;
     if (token === undefined) {
@@ -101,6 +105,20 @@ export function dashboard(services: Services, assets: Assets): Dashboard {
       if (hadCookie) return signIn(ctx, 200, { notice: { kind: 'info', text: 'Your session has ended. Sign in again.' } });
       return signIn(ctx, 200);
     }
+    const link = await signInLinks.peek(token);
+    if (!link.ok) return signIn(ctx, 400, { notice: { kind: 'error', text: REFUSED_LINK[link.reason] } });
+    signIn(ctx, 200, { linkToken: token as string });
+  }
+
+  /**
+   * The link page's "Sign in": a same-origin form post, so another site can neither post its own
+   * link into this browser (login CSRF) nor make it spend one.
+   */
+  async function redeemLink(ctx: AppContext): Promise<void> {
+    if (!isSameOrigin(ctx, publicOrigin)) {
+      return signIn(ctx, 403, { notice: { kind: 'error', text: 'Sign in from the link’s own page.' } });
+    }
+    const token = await formField(ctx, 'token');
     const redemption = await signInLinks.redeem(token);
     if (!redemption.ok) return signIn(ctx, 400, { notice: { kind: 'error', text: REFUSED_LINK[redemption.reason] } });
     await startSession(ctx, redemption.workspaceId, 'link', null);
@@ -116,10 +134,10 @@ export function dashboard(services: Services, assets: Assets): Dashboard {
   }
 
   async function sessionInfo(ctx: AppContext): Promise<void> {
+    ctx.set('Cache-Control', 'no-store');
     const { session } = await currentSession(ctx);
     if (!session) throw new ServiceError('unauthorized', 'Not signed in to the dashboard.');
     const workspace = await workspaces.get(session.workspaceId);
-    ctx.set('Cache-Control', 'no-store');
     ctx.body = {
       workspaceId: session.workspaceId,
       workspaceName: workspace?.name ?? null,
@@ -140,6 +158,7 @@ export function dashboard(services: Services, assets: Assets): Dashboard {
 
   const routes: Array<{ method: string; match: (path: string) => boolean; run: (ctx: AppContext) => Promise<void> | void }> = [
     { method: 'GET', match: (p) => p === `${PREFIX}/login`, run: login },
+    { method: 'POST', match: (p) => p === `${PREFIX}/login`, run: redeemLink },
     { method: 'POST', match: (p) => p === `${PREFIX}/logout`, run: logout },
     { method: 'GET', match: (p) => p === `${PREFIX}/session`, run: sessionInfo },
     {
@@ -157,7 +176,7 @@ export function dashboard(services: Services, assets: Assets): Dashboard {
       run: async (ctx) => {
         if (!oidc) return notFound(ctx);
         const outcome = await oidc.finish(ctx);
-        if (outcome.ok) return startSession(ctx, outcome.workspaceId, 'oidc', outcome.who);
+        if (outcome.ok) return startSession(ctx, outcome.workspaceId, 'oidc', outcome.who, outcome.memberId);
         signIn(ctx, outcome.status, { notice: { kind: 'error', text: outcome.message } });
       },
     },

@@ -4,8 +4,13 @@
  * hours (the TTL index removes it; a lookup refuses it from that moment) or at sign-out. Its end
  * moves forward with use, written at most every few minutes, so browsing costs no write per
  * request.
+ *
+ * A session signed in through the issuer belongs to a member, and ends the moment that member is
+ * removed: each lookup reads the member document from the store (never a cache, which another
+ * instance's removal would not reach), and deletes the session once the member is gone.
  */
 import { SCOPES } from '../../shared/operations/types.ts';
+import type { Members } from '../auth/members.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Collection, IndexDeclaration, Store } from '../store/port.ts';
 import { isWellFormedToken, newSecretToken, tokenId } from './secret-token.ts';
@@ -21,6 +26,8 @@ export interface SessionDoc {
   via: 'link' | 'oidc';
   /** Who signed in, as the issuer named them (e-mail or name); null for a link. */
   who: string | null;
+  /** The member signed in as (OIDC); null for a link, which the operator issued to the workspace. */
+  memberId: string | null;
   createdAt: Date;
   expiresAt: Date;
 }
@@ -34,16 +41,17 @@ export class Sessions {
 
   constructor(
     store: Store,
+    private readonly members: Pick<Members, 'isActive'>,
     private readonly now: () => number = Date.now,
   ) {
     this.sessions = store.collection<SessionDoc>('dashboardSessions');
   }
 
   /** A new session and the token its cookie carries. */
-  async start(workspaceId: string, via: SessionDoc['via'], who: string | null): Promise<{ token: string; session: SessionDoc }> {
+  async start(workspaceId: string, via: SessionDoc['via'], who: string | null, memberId: string | null = null): Promise<{ token: string; session: SessionDoc }> {
     const token = newSecretToken();
     const now = this.now();
-    const session: SessionDoc = { _id: tokenId(token), workspaceId, via, who, createdAt: new Date(now), expiresAt: new Date(now + SESSION_IDLE_MS) };
+    const session: SessionDoc = { _id: tokenId(token), workspaceId, via, who, memberId, createdAt: new Date(now), expiresAt: new Date(now + SESSION_IDLE_MS) };
     await this.sessions.insertOne(session);
     return { token, session };
   }
@@ -54,6 +62,11 @@ export class Sessions {
     const session = await this.sessions.findOne({ _id: tokenId(token) });
     const now = this.now();
     if (!session || session.expiresAt.getTime() <= now) return null;
+    // Sessions from before members were recorded have no field: they came from links or predate removal.
+    if (session.memberId && !(await this.members.isActive(session.memberId, session.workspaceId))) {
+      await this.sessions.deleteOne({ _id: session._id });
+      return null;
+    }
     if (session.expiresAt.getTime() - now < SESSION_IDLE_MS - SLIDE_EVERY_MS) {
       const expiresAt = new Date(now + SESSION_IDLE_MS);
       await this.sessions.updateOne({ _id: session._id }, { $set: { expiresAt } });
@@ -70,5 +83,7 @@ export class Sessions {
 /** What a session may do: everything a key may, and manage keys (`access: 'dashboard'`). */
 export function sessionPrincipal(session: SessionDoc): Principal {
   // A prefix of the stored hash: stable for the rate limit, and not the cookie.
-  return { kind: 'session', credentialId: `session:${session._id.slice(0, 16)}`, workspaceId: session.workspaceId, scopes: [...SCOPES] };
+  const principal: Principal = { kind: 'session', credentialId: `session:${session._id.slice(0, 16)}`, workspaceId: session.workspaceId, scopes: [...SCOPES] };
+  if (session.memberId) principal.memberId = session.memberId;
+  return principal;
 }

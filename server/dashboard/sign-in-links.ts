@@ -1,5 +1,7 @@
 /**
- * One-time sign-in links (`prospecta dashboard link`): valid for 10 minutes and once. A link is
+ * One-time sign-in links (`prospecta dashboard link`): valid for 10 minutes and once. Opening a
+ * link only looks at it (`peek`); the page it opens posts it back to be redeemed, so neither a
+ * cross-site navigation nor a mail scanner's prefetch signs anyone in or spends it. A link is
  * redeemed by one conditional update, so two clicks racing sign in one browser, not two. Links
  * are kept a day past their expiry so a late click is told "expired" or "used" rather than
  * "unknown".
@@ -41,6 +43,16 @@ export class SignInLinks {
     const expiresAt = new Date(now + LINK_TTL_MS);
     await this.links.insertOne({ _id: tokenId(token), workspaceId, createdAt: new Date(now), expiresAt, usedAt: null });
     return { url: `${this.publicUrl}/dashboard/login?token=${token}`, expiresAt: expiresAt.toISOString() };
+  }
+
+  /** What redeeming the link would answer, without spending it. */
+  async peek(token: unknown): Promise<Redemption> {
+    if (!isWellFormedToken(token)) return { ok: false, reason: 'unknown' };
+    const link = await this.links.findOne({ _id: tokenId(token) });
+    if (!link) return { ok: false, reason: 'unknown' };
+    if (link.usedAt) return { ok: false, reason: 'used' };
+    if (link.expiresAt.getTime() <= this.now()) return { ok: false, reason: 'expired' };
+    return { ok: true, workspaceId: link.workspaceId };
   }
 
   async redeem(token: unknown): Promise<Redemption> {

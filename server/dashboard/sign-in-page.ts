@@ -7,9 +7,28 @@ export interface SignInPageOptions {
   notice?: { text: string; kind: 'error' | 'info' };
   /** The issuer to sign in at, when the dashboard has an OIDC client. */
   issuer: string | null;
+  /**
+   * An unspent one-time link's token: the page asks for a click that posts it back (a plain form,
+   * no script), since opening the link must neither sign in nor spend it.
+   */
+  linkToken?: string;
 }
 
-export function signInPage(assets: Assets, { notice, issuer }: SignInPageOptions): string {
+export function signInPage(assets: Assets, { notice, issuer, linkToken }: SignInPageOptions): string {
+  if (linkToken !== undefined) {
+    return documentHtml(assets, {
+      title: 'Sign in · prospecta',
+      body: html`<main class="sign-in">
+<h1>prospecta</h1>
+<h2>Sign in to your workspace’s dashboard</h2>
+<p>This one-time link signs this browser in once. If you did not ask for it, close this page.</p>
+<form method="post" action="/dashboard/login">
+<input type="hidden" name="token" value="${linkToken}">
+<button type="submit" class="button">Sign in</button>
+</form>
+</main>`,
+    });
+  }
   const noticeHtml: Html = notice
     ? notice.kind === 'error'
       ? html`<p class="notice notice-error" role="alert">${notice.text}</p>`

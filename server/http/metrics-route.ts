@@ -1,8 +1,8 @@
 /**
  * `GET /metrics`: the Prometheus text exposition of `metrics.ts`'s registry, for a scraper that
  * presents `Authorization: Bearer {METRICS_TOKEN}` (compared in constant time); 401 without it
- * or with another. Installed only when METRICS_TOKEN is set; otherwise the path is an unknown
- * route like any other (404). It sits before identification and the rate limit: its token is
+ * or with another. Without METRICS_TOKEN there is no endpoint: 404, whose message says how to
+ * turn it on (an operator pointing a scraper at it would otherwise guess at a wrong path). It sits before identification and the rate limit: its token is
  * not an API key, and a scraper's steady calls are no client's quota.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
@@ -14,7 +14,13 @@ export const METRICS_PATH = '/metrics';
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
-export function metricsRoute(token: string): Middleware {
+export function metricsRoute(token: string | undefined): Middleware {
+  if (token === undefined) {
+    return async (ctx, next) => {
+      if (ctx.path !== METRICS_PATH) return next();
+      throw new ServiceError('not_found', `${METRICS_PATH} is off: set METRICS_TOKEN on the server, and scrape with Authorization: Bearer <that token>.`);
+    };
+  }
   // Digests of equal length, so the comparison's time says nothing about the token's length either.
   const expected = digest(token);
   startProcessMetrics();

@@ -1,4 +1,7 @@
-/** Signing in to a test server's dashboard the way a browser does: a one-time link, then its cookie. */
+/**
+ * Signing in to a test server's dashboard the way a browser does: a one-time link opens a page,
+ * whose "Sign in" form posts the link back; the answer sets the session cookie.
+ */
 import { expect } from 'vitest';
 import { freePort, startTestApp, type TestApp } from './app.ts';
 import { startAuthorizationServer, type AuthorizationServer } from './authorization-server.ts';
@@ -14,9 +17,24 @@ export async function signInLink(app: TestApp, workspaceId: string): Promise<str
   return app.url + new URL(url).pathname + new URL(url).search;
 }
 
-/** Follows a new sign-in link; answers the session cookie (`prospecta_session=…`) it set. */
+/** Posts a link's "Sign in" form as its page would (same origin); answers the response. */
+export async function redeemLink(app: TestApp, link: string, headers: Record<string, string> = { Origin: app.url }): Promise<Response> {
+  const token = new URL(link).searchParams.get('token') ?? '';
+  return fetch(`${app.url}/dashboard/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams({ token }).toString(),
+  });
+}
+
+/** Opens a new sign-in link and presses its "Sign in"; answers the session cookie (`prospecta_session=…`) it set. */
 export async function signIn(app: TestApp, workspaceId: string, cookie?: string): Promise<string> {
-  const res = await fetch(await signInLink(app, workspaceId), { redirect: 'manual', headers: cookie ? { Cookie: cookie } : {} });
+  const link = await signInLink(app, workspaceId);
+  const opened = await fetch(link, { redirect: 'manual', headers: cookie ? { Cookie: cookie } : {} });
+  expect(opened.status).toBe(200);
+  expect(await opened.text()).toContain('<form method="post" action="/dashboard/login">');
+  const res = await redeemLink(app, link, { Origin: app.url, ...(cookie ? { Cookie: cookie } : {}) });
   expect(res.status).toBe(303);
   const session = cookieFrom(res, 'prospecta_session');
   expect(session).toBeDefined();

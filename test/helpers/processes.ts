@@ -42,19 +42,21 @@ export interface CliResult {
   json: any;
 }
 
-export function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
+/** `stdin`: what the command reads on its standard input (none by default). */
+export function runCli(args: string[], env: Record<string, string>, { stdin }: { stdin?: string } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = track(
       spawn(process.execPath, ['bin/prospecta.mjs', ...args], {
         cwd: root,
         env: { ...process.env, LOG_LEVEL: 'silent', ...env },
-        stdio: ['ignore', 'pipe', 'pipe'],
+        stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       }),
     );
+    if (stdin !== undefined) child.stdin!.end(stdin);
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
+    child.stdout!.on('data', (d) => (stdout += d));
+    child.stderr!.on('data', (d) => (stderr += d));
     child.on('error', reject);
     child.on('close', (code) => {
       let json: unknown;
@@ -72,6 +74,8 @@ export interface ServerProcess {
   child: ChildProcess;
   url: string;
   stderr(): string;
+  /** Its log lines so far. */
+  stdout(): string;
   /** Resolves with the exit code once the process has ended. */
   exited: Promise<number | null>;
 }
@@ -108,7 +112,7 @@ export function startServer(env: Record<string, string>): Promise<ServerProcess>
       for (const line of stdout.split('\n')) {
         if (!line.includes('prospecta listening')) continue;
         const { address } = JSON.parse(line) as { address: { port: number } };
-        resolve({ child, url: `http://127.0.0.1:${address.port}`, stderr: () => stderr, exited });
+        resolve({ child, url: `http://127.0.0.1:${address.port}`, stderr: () => stderr, stdout: () => stdout, exited });
         return;
       }
     });

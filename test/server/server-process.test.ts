@@ -24,7 +24,14 @@ describe('npm start', () => {
       expect(server.stderr()).toContain(`http://localhost:${port}/v1/api/credits`);
       const link = /(http:\/\/localhost:\d+\/dashboard\/login\?token=[\w-]+)/.exec(server.stderr())?.[1];
       expect(link, server.stderr()).toBeDefined();
-      const signIn = await fetch(link!.replace('localhost', '127.0.0.1'), { redirect: 'manual' });
+      const opened = await fetch(link!.replace('localhost', '127.0.0.1'), { redirect: 'manual' });
+      expect(opened.status).toBe(200);
+      const signIn = await fetch(`${server.url}/dashboard/login`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { Origin: server.url, 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token: new URL(link!).searchParams.get('token')! }).toString(),
+      });
       expect(signIn.status).toBe(303);
     } finally {
       server.child.kill('SIGTERM');
@@ -37,6 +44,21 @@ describe('npm start', () => {
     expect(again.stderr()).not.toContain('service_live_');
     // A new sign-in link at every start.
     expect(again.stderr()).toContain('/dashboard/login?token=');
+  });
+
+  it('NODE_ENV=production loads no demo data and prints or logs no key or sign-in link', async () => {
+    const dataDir = await freshDataDir();
+    const server = await startServer({ DATA_DIR: dataDir, NODE_ENV: 'production', LOG_LEVEL: 'info' });
+    try {
+      expect(server.stderr() + server.stdout()).not.toMatch(/service_live_|token=|demo/i);
+      // Through the server's control socket, as an operator would look.
+      const listed = await runCli(['workspace', 'list'], { DATA_DIR: dataDir });
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(listed.json).toEqual({ workspaces: [] });
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
   });
 
   it('refuses a second server on the same DATA_DIR with a clear message', async () => {

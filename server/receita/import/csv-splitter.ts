@@ -4,7 +4,10 @@
  * every field of theirs is quoted, so a field is found with one indexOf and one slice. Papaparse
  * and its stream plumbing took a fifth of the import's main thread, which every row crosses.
  *
- * Text comes in pieces; a row cut by the end of a piece waits for the next one.
+ * Text comes in pieces; a row cut by the end of a piece waits for the next one. A row that grows
+ * past `maxRowChars` without ending (a file with no line breaks, a quote never closed) is not
+ * waited for: each piece would rescan it from its start, quadratic in its length, so it is
+ * dropped up to its next line break and reported once.
  */
 
 const QUOTE = 0x22;
@@ -36,7 +39,14 @@ export function quotedFields(quoted: string): string[] {
   return quoted.split(QUOTED_DELIMITER);
 }
 
+/** Far beyond any row of the Receita's (about a kilobyte), and small enough to rescan a few times. */
+export const MAX_ROW_CHARS = 1 << 20;
+
 export interface SplitOptions {
+  /** The longest row waited for (default {@link MAX_ROW_CHARS}). */
+  maxRowChars?: number;
+  /** Told the line of each row dropped for being longer, once per row. */
+  onOverlong?: (line: number, maxRowChars: number) => void;
   /** With `columns`: a row of that many quoted fields (the Receita's own form) is split only this far; see {@link SplitRow.quoted}. */
   splitFirst?: number;
   columns?: number;
@@ -44,19 +54,30 @@ export interface SplitOptions {
 
 export class CsvSplitter {
   private pending = '';
+  /** Dropping an overlong row's text until its next line break. */
+  private skipping = false;
   /** The line the next row starts on. */
   line = 1;
   private readonly delimiter: number;
+  private readonly maxRowChars: number;
 
   constructor(
     delimiter: string,
     private readonly options: SplitOptions = {},
   ) {
     this.delimiter = delimiter.charCodeAt(0);
+    this.maxRowChars = options.maxRowChars ?? MAX_ROW_CHARS;
   }
 
   /** The rows complete so far; `last` says no text follows, so a row without its line break is whole. */
   push(text: string, last = false): SplitRow[] {
+    if (this.skipping) {
+      const lineEnd = text.indexOf('\n');
+      if (lineEnd < 0) return [];
+      this.skipping = false;
+      this.line++;
+      text = text.slice(lineEnd + 1);
+    }
     const s = this.pending === '' ? text : this.pending + text;
     const rows: SplitRow[] = [];
     let at = 0;
@@ -68,7 +89,23 @@ export class CsvSplitter {
       at = end;
     }
     this.pending = at < s.length ? s.slice(at) : '';
+    if (this.pending.length > this.maxRowChars) this.dropOverlong(rows, last);
     return rows;
+  }
+
+  /** The pending row is too long to wait for: reported, and dropped up to its first line break. */
+  private dropOverlong(rows: SplitRow[], last: boolean): void {
+    this.options.onOverlong?.(this.line, this.maxRowChars);
+    const lineEnd = this.pending.indexOf('\n');
+    const rest = lineEnd < 0 ? '' : this.pending.slice(lineEnd + 1);
+    this.pending = '';
+    if (lineEnd < 0) {
+      this.skipping = !last;
+      return;
+    }
+    this.line++;
+    // What followed its first line break is read as rows again (at least a line less each time).
+    rows.push(...this.push(rest, last));
   }
 
   /**

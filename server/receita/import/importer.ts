@@ -46,6 +46,11 @@ export interface ImportOptions {
   synthetic?: boolean;
   onProgress?: (progress: ImportProgress) => void;
   onProblem?: (problem: Problem) => void;
+  /**
+   * Stops the import between blocks of rows (its command line went away): what was written stays,
+   * and the next import of the same release resumes from there.
+   */
+  signal?: AbortSignal;
   batchSize?: number;
   /** Where per-company data waits; by default a collection on MongoDB, memory on the embedded store. */
   staging?: 'memory' | 'store';
@@ -204,6 +209,7 @@ class Run {
   private async readAll(): Promise<ImportSummary> {
     let whole = true;
     for (const file of this.files) {
+      this.options.signal?.throwIfAborted();
       this.progress.phase = this.phaseOf(file);
       this.progress.file = file.name;
       this.options.onProgress?.(this.progress);
@@ -233,7 +239,8 @@ class Run {
           status: whole ? 'complete' : 'incomplete',
           finishedAt: new Date(),
           summary: this.summary,
-          ...(this.options.synthetic ? { synthetic: true } : {}),
+          // Always written: a real import of the demo's month must not stay marked synthetic.
+          synthetic: this.options.synthetic === true,
         },
       },
     );
@@ -311,6 +318,7 @@ class Run {
     let seen = 0;
     try {
       for await (const rows of blocks) {
+        this.options.signal?.throwIfAborted();
         for (const row of rows) {
           this.progress.rows++;
           if (++seen <= skip) continue;
@@ -353,6 +361,7 @@ class Run {
       let batch: Row[] = [];
       try {
         for await (const rows of blocks) {
+          this.options.signal?.throwIfAborted();
           for (const row of rows) {
             this.progress.rows++;
             batch.push(row);

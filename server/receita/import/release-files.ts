@@ -4,6 +4,7 @@
  * say what they hold in their suffix. Files are named by kind and part so checkpoints and
  * problem reports point at something a person can find.
  */
+import type { Stats } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -80,6 +81,22 @@ export function kindOf(name: string): FileKind | undefined {
  */
 export class ReleaseRefused extends Error {}
 
+/**
+ * `stat` of a release entry, with what makes it unreadable said in one line: a symlink to nothing,
+ * or a loop of symlinks, is the operator's to fix, not a fault of ours (no stack).
+ */
+async function statEntry(full: string): Promise<Stats> {
+  try {
+    return await stat(full);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new ReleaseRefused(`${full} is a symbolic link to nothing: fix or remove it`);
+    if (code === 'ELOOP') throw new ReleaseRefused(`${full} is a loop of symbolic links: fix or remove it`);
+    if (code === 'EACCES' || code === 'EPERM') throw new ReleaseRefused(`${full} cannot be read (permission denied)`);
+    throw err;
+  }
+}
+
 /** The release files in `dir` (and in a `regime_tributario` folder in it), in name order; throws when there is no release there at all. */
 export async function findReleaseFiles(dir: string): Promise<ReleaseFile[]> {
   let names: string[];
@@ -88,6 +105,8 @@ export async function findReleaseFiles(dir: string): Promise<ReleaseFile[]> {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') throw new ReleaseRefused(`${dir} is not a folder`);
+    if (code === 'ELOOP') throw new ReleaseRefused(`${dir} is a loop of symbolic links`);
+    if (code === 'EACCES' || code === 'EPERM') throw new ReleaseRefused(`${dir} cannot be read (permission denied)`);
     throw err;
   }
   const files: ReleaseFile[] = [];
@@ -95,10 +114,10 @@ export async function findReleaseFiles(dir: string): Promise<ReleaseFile[]> {
     const full = path.join(dir, name);
     const kind = kindOf(name);
     if (!kind) {
-      if (TAX_REGIME_FOLDER.test(name) && (await stat(full)).isDirectory()) {
+      if (TAX_REGIME_FOLDER.test(name) && (await statEntry(full)).isDirectory()) {
         for (const inner of (await readdir(full)).sort()) {
           if (kindOf(inner) !== 'regimes') continue;
-          const info = await stat(path.join(full, inner));
+          const info = await statEntry(path.join(full, inner));
           if (info.isFile()) {
             files.push({ kind: 'regimes', name: `${name}/${inner}`, path: path.join(full, inner), zipped: /\.zip$/i.test(inner), size: info.size });
           }
@@ -106,7 +125,7 @@ export async function findReleaseFiles(dir: string): Promise<ReleaseFile[]> {
       }
       continue;
     }
-    const info = await stat(full);
+    const info = await statEntry(full);
     if (info.isFile()) files.push({ kind, name, path: full, zipped: /\.zip$/i.test(name), size: info.size });
   }
   if (!files.some((f) => f.kind === 'estabelecimentos')) {

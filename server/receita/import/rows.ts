@@ -195,7 +195,9 @@ export async function* readRowBatches(
   layout: { delimiter: string; header?: string; splitFirst?: number } = { delimiter: ';' },
 ): AsyncGenerator<Row[]> {
   const decode = decoder(file.name, report);
-  const splitter = new CsvSplitter(layout.delimiter, layout.splitFirst === undefined ? {} : { splitFirst: layout.splitFirst, columns });
+  const onOverlong = (line: number, max: number) =>
+    report({ file: file.name, line, message: `a line longer than ${max.toLocaleString('en')} characters (a damaged file?): skipped up to its next line break` });
+  const splitter = new CsvSplitter(layout.delimiter, layout.splitFirst === undefined ? { onOverlong } : { splitFirst: layout.splitFirst, columns, onOverlong });
   const wanted = (rows: Row[]): Row[] => {
     const out: Row[] = [];
     for (const row of rows) {

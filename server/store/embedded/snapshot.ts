@@ -6,7 +6,8 @@
  * stored as they came is copied as it is, keys and all, so the next start-up reads it as fast;
  * documents of a block that changed since are written as ordinary documents.
  */
-import { open, rename, unlink } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { link, open, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Block, EncodedDoc } from './block.ts';
 import { encode } from './codec.ts';
@@ -24,6 +25,18 @@ export type Captured = Array<[collection: string, docs: Held[]]>;
 
 export interface SnapshotTrailer {
   end: number;
+  /** A backup's SHA-256 (hex) of every byte before this line, checked by restore. */
+  sha256?: string;
+}
+
+export interface SnapshotFileOptions {
+  /**
+   * A backup: the path is chosen by whoever runs the command, so its temporary file is created
+   * exclusively (an existing file or symlink there is refused, never followed or truncated), it
+   * is put under its name by a hard link that fails rather than replace anything, and its trailer
+   * carries the digest restore checks.
+   */
+  backup?: boolean;
 }
 
 /** Writes the snapshot of `generation` into `dir`; returns its size in bytes. */
@@ -35,40 +48,47 @@ export function writeSnapshot(dir: string, generation: number, captured: Capture
  * Writes a snapshot at `path` (a backup is one too): complete under its name or not there at
  * all. Returns its size in bytes.
  */
-export async function writeSnapshotFile(path: string, captured: Captured, stop: () => boolean): Promise<number> {
+export async function writeSnapshotFile(path: string, captured: Captured, stop: () => boolean, { backup = false }: SnapshotFileOptions = {}): Promise<number> {
   const temp = path + TEMP_SUFFIX;
-  const handle = await open(temp, 'w', FILE_MODE);
+  const handle = await open(temp, backup ? 'wx' : 'w', FILE_MODE);
+  const digest = backup ? createHash('sha256') : null;
   let bytes = 0;
   let count = 0;
   try {
     let pending: Array<string | Buffer> = [];
     let pendingBytes = 0;
-    const write = async (text: string | Buffer, force: boolean) => {
-      pending.push(text);
-      pendingBytes += text.length;
-      if (!force && pendingBytes < BYTES_PER_WRITE) return;
+    const flush = async () => {
       const buffer = Buffer.concat(pending.map((part) => (typeof part === 'string' ? Buffer.from(part) : part)));
       pending = [];
       pendingBytes = 0;
+      digest?.update(buffer);
       await handle.writeFile(buffer);
       bytes += buffer.length;
       if (stop()) throw new SnapshotAborted('snapshot abandoned: the store is closing');
+    };
+    const write = async (text: string | Buffer) => {
+      pending.push(text);
+      pendingBytes += text.length;
+      if (pendingBytes >= BYTES_PER_WRITE) await flush();
     };
     for (const [collection, held] of captured) {
       const { whole, loose } = wholeBlocks(held);
       for (const block of whole) {
         count += block.count;
-        await write(block.line, false);
-        await write('\n', false);
+        await write(block.line);
+        await write('\n');
       }
       for (let start = 0; start < loose.length; start += DOCS_PER_LINE) {
         const slice = loose.slice(start, start + DOCS_PER_LINE);
         count += slice.length;
-        await write(journalLine(collection, slice.map((doc) => (doc instanceof EncodedDoc ? doc.block.line.toString('utf8', ...doc.block.span(doc.at)) : encode(doc))), []), false);
+        await write(journalLine(collection, slice.map((doc) => (doc instanceof EncodedDoc ? doc.block.line.toString('utf8', ...doc.block.span(doc.at)) : encode(doc))), []));
       }
     }
-    const trailer: SnapshotTrailer = { end: count };
-    await write(`${JSON.stringify(trailer)}\n`, true);
+    await flush();
+    const trailer: SnapshotTrailer = digest ? { end: count, sha256: digest.digest('hex') } : { end: count };
+    const tail = Buffer.from(`${JSON.stringify(trailer)}\n`);
+    await handle.writeFile(tail);
+    bytes += tail.length;
     await handle.sync();
   } catch (err) {
     await handle.close();
@@ -76,7 +96,16 @@ export async function writeSnapshotFile(path: string, captured: Captured, stop: 
     throw err;
   }
   await handle.close();
-  await rename(temp, path);
+  if (backup) {
+    // link, unlike rename, refuses a name that exists (a file, or a symlink planted since the check).
+    try {
+      await link(temp, path);
+    } finally {
+      await unlink(temp);
+    }
+  } else {
+    await rename(temp, path);
+  }
   await syncDir(dirname(path));
   return bytes;
 }

@@ -195,7 +195,7 @@ class EmbeddedStore implements Store, Committer {
     if (this.closing) throw new StoreClosedError('The embedded store is closed');
     const captured: Captured = [...this.tables].map(([name, table]) => [name, table.held()]);
     await this.journal.drain();
-    const bytes = await writeSnapshotFile(path, captured, () => this.closing !== undefined);
+    const bytes = await writeSnapshotFile(path, captured, () => this.closing !== undefined, { backup: true });
     const documents = captured.reduce((n, [, docs]) => n + docs.length, 0);
     return { path, collections: captured.length, documents, bytes };
   }

@@ -3,7 +3,7 @@
  * server; `restore` refuses a store in use, checks the file before replacing anything, and the
  * restored store starts with exactly what the backup held.
  */
-import { copyFile, readdir, readFile, stat, truncate } from 'node:fs/promises';
+import { copyFile, readdir, readFile, stat, symlink, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli, startServer, stopChild } from '../../helpers/processes.ts';
@@ -75,5 +75,38 @@ describe('backup and restore of the embedded store', () => {
     const restarted = await startServer(env);
     const credits = await fetch(`${restarted.url}/v1/api/credits`, { headers: { Authorization: `Bearer ${key}` } });
     expect(credits.status).toBe(200);
+  });
+
+  it('never follows a symlink at FILE.tmp, and restore refuses a backup edited since (a balance changed)', { timeout: 90_000 }, async () => {
+    const dir = await tempDir('backup');
+    const env = { DATA_DIR: join(dir, 'data') };
+    const workspace = await runCli(['workspace', 'create', '--name', 'Edited'], env);
+    expect(workspace.code, workspace.stderr).toBe(0);
+
+    // Someone who can write beside the backup plants FILE.tmp pointing at a file it wants overwritten.
+    const victim = join(dir, 'victim.txt');
+    await writeFile(victim, 'keep me');
+    const file = join(dir, 'store.jsonl');
+    await symlink(victim, `${file}.tmp`);
+    const planted = await runCli(['backup', '--out', file], env);
+    expect(planted.code).toBe(1);
+    expect(planted.stderr).toBe(`prospecta: ${file}.tmp exists (a file, or a symlink): nothing was written. Remove it, or choose another --out\n`);
+    expect(await readFile(victim, 'utf8')).toBe('keep me');
+
+    const other = join(dir, 'other.jsonl');
+    const backup = await runCli(['backup', '--out', other], env);
+    expect(backup.code, backup.stderr).toBe(0);
+    const text = await readFile(other, 'utf8');
+    expect(text).toMatch(/"sha256":"[0-9a-f]{64}"\}\n$/);
+    const edited = join(dir, 'edited.jsonl');
+    const richer = text.replace(/"balance":500\b/, '"balance":900');
+    expect(richer).not.toBe(text);
+    await writeFile(edited, richer);
+    const filesBefore = (await readdir(env.DATA_DIR)).sort();
+    const refused = await runCli(['restore', '--from', edited], env);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/^prospecta: .*edited\.jsonl is not a usable backup: its contents do not match its checksum .*Nothing was changed\.\n$/);
+    expect((await readdir(env.DATA_DIR)).sort()).toEqual(filesBefore);
+    expect((await runCli(['restore', '--from', other], env)).code).toBe(0);
   });
 });

@@ -1,3 +1,5 @@
+import { symlink } from 'node:fs/promises';
+import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startServer } from '../../helpers/processes.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
@@ -28,6 +30,10 @@ describe('prospecta CLI on the embedded store', () => {
 
     const revoked = await runCli(['key', 'revoke', '--workspace', ws, '--key', key.json.keyId], env);
     expect(revoked.json).toEqual({ keyId: key.json.keyId, revoked: true, revokedAt: expect.any(String) });
+    const twice = await runCli(['key', 'revoke', '--workspace', ws, '--key', key.json.keyId], env);
+    expect(twice.code).toBe(1);
+    expect(twice.stdout).toBe('');
+    expect(twice.stderr).toBe(`prospecta: key ${key.json.keyId} was already revoked, at ${revoked.json.revokedAt}\n`);
     const after = await runCli(['key', 'list', '--workspace', ws], env);
     expect(after.json.keys.find((k: { keyId: string }) => k.keyId === key.json.keyId).revokedAt).toEqual(expect.any(String));
 
@@ -36,6 +42,24 @@ describe('prospecta CLI on the embedded store', () => {
 
     const grant = await runCli(['credits', 'grant', '--workspace', ws, '--amount', '250', '--note', 'pilot'], env);
     expect(grant.json).toEqual({ workspaceId: ws, granted: 250, balance: 750 });
+
+    const list = await runCli(['workspace', 'list'], env);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.json.workspaces).toContainEqual({ workspaceId: ws, name: 'Acme', plan: 'active', balance: 750, createdAt: expect.any(String) });
+  });
+
+  it('provider-key set reads the key from stdin when --key is absent, so it stays out of shell history', async () => {
+    const secretEnv = { ...env, PROVIDER_KEY_SECRET: 'ab'.repeat(32) };
+    const ws = (await runCli(['workspace', 'create', '--name', 'Stdin'], secretEnv)).json.workspaceId as string;
+    const key = 'a1'.repeat(20);
+    const set = await runCli(['provider-key', 'set', '--workspace', ws, '--provider', 'hunter'], secretEnv, { stdin: `${key}\n` });
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stdout).not.toContain(key);
+    const listed = await runCli(['provider-key', 'list', '--workspace', ws], secretEnv);
+    expect(listed.json.keys).toEqual([expect.objectContaining({ provider: 'hunter' })]);
+    const none = await runCli(['provider-key', 'set', '--workspace', ws, '--provider', 'hunter'], secretEnv, { stdin: '' });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/^prospecta: --key is required, on the command line or as the first line of stdin/);
   });
 
   it('reports bad usage on stderr with a non-zero exit code', async () => {
@@ -71,9 +95,15 @@ describe('prospecta CLI on the embedded store', () => {
 
   it('a folder that is not a release is refused in one line, without a log line or a stack', async () => {
     const empty = await tempDir('cli-empty');
+    const dangling = await tempDir('cli-dangling');
+    await symlink(path.join(dangling, 'gone.zip'), path.join(dangling, 'Estabelecimentos0.zip'));
+    const loop = await tempDir('cli-loop');
+    await symlink(path.join(loop, 'Empresas0.zip'), path.join(loop, 'Empresas0.zip'));
     for (const [dir, message] of [
       [empty, `prospecta: ${empty} holds no Estabelecimentos file (Estabelecimentos*.zip or *.ESTABELE): not a CNPJ release\n`],
       [`${empty}/nowhere`, `prospecta: ${empty}/nowhere is not a folder\n`],
+      [dangling, `prospecta: ${dangling}/Estabelecimentos0.zip is a symbolic link to nothing: fix or remove it\n`],
+      [loop, `prospecta: ${loop}/Empresas0.zip is a loop of symbolic links: fix or remove it\n`],
     ] as const) {
       const res = await runCli(['import', 'cnpj', '--dir', dir], env);
       expect(res.code).not.toBe(0);

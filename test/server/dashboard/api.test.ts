@@ -80,6 +80,10 @@ describe('API keys', () => {
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ name: 'CRM sync', apiKey: expect.stringMatching(/^service_live_/) });
     expect(created.body.apiKey.startsWith(created.body.hint.replace('…', ''))).toBe(true);
+    // The secret is in this answer: no cache may keep it, nor any other dashboard answer.
+    expect(created.headers.get('cache-control')).toBe('no-store');
+    expect((await app.request('GET', '/dashboard/api/credits', as())).headers.get('cache-control')).toBe('no-store');
+    expect((await app.request('GET', '/dashboard/api/credits')).headers.get('cache-control')).toBe('no-store');
     expect((await app.request('GET', '/v1/api/credits', { key: created.body.apiKey })).status).toBe(200);
 
     const listed = await app.request('GET', '/dashboard/api/keys', as());

@@ -70,7 +70,9 @@ async function signIn(workspaceId = owner.workspaceId, viewport = { width: 1200,
     if (m.type() === 'error' && !/status of (401|402|409)/.test(m.text())) problems.push(m.text());
   });
   page.on('pageerror', (err) => problems.push(err.message));
+  // Opening the link signs nothing in: its page's "Sign in" posts it back, without script.
   await page.goto(`${base}${new URL(url).pathname}${new URL(url).search}`);
+  await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
   return { page, context, problems };
 }

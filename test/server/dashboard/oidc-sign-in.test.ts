@@ -5,6 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startTestApp, type TestApp } from '../../helpers/app.ts';
+import { commands } from '../../../server/cli/commands.ts';
+import { Members } from '../../../server/auth/members.ts';
 import type { AuthorizationServer } from '../../helpers/authorization-server.ts';
 import { startAppWithIssuer } from '../../helpers/dashboard.ts';
 
@@ -114,12 +116,62 @@ describe('OIDC sign-in', () => {
     expect(stranger.cookies(publicUrl)).not.toContain('prospecta_session');
   });
 
+  it('an error text the callback is sent is not shown on the page', async () => {
+    const browser = new Browser();
+    await startSignIn(browser);
+    const res = await browser.send(`${publicUrl}/dashboard/auth/callback?error=${encodeURIComponent('Your account is locked: call +1 555 0100')}&state=x`);
+    expect(res.status).toBe(400);
+    const page = await res.text();
+    expect(page).toContain('the issuer did not complete the sign-in');
+    expect(page).not.toContain('555');
+  });
+
   it('a refusal at the issuer says the sign-in was cancelled', async () => {
     const browser = new Browser();
     await startSignIn(browser);
     const res = await browser.send(`${publicUrl}/dashboard/auth/callback?error=access_denied&state=whatever`);
     expect(res.status).toBe(400);
     expect(await res.text()).toContain('cancelled or refused');
+  });
+});
+
+describe('removing a member', () => {
+  const noop = () => {};
+  const post = (browser: Browser, path: string, body: unknown) =>
+    browser.send(`${publicUrl}${path}`, { method: 'POST', headers: { Origin: publicUrl, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+
+  it('ends its dashboard session at once and revokes the keys that session created, still listed for the owner', async () => {
+    const { workspaceId } = await app.workspace();
+    await app.services.members.add(issuer.issuer, 'carla', workspaceId);
+    const browser = new Browser();
+    await browser.signInAtIssuer(await startSignIn(browser), 'carla');
+    const minted = await post(browser, '/dashboard/api/keys', { name: 'on my way out' });
+    expect(minted.status).toBe(201);
+    const { keyId, apiKey } = (await minted.json()) as { keyId: string; apiKey: string };
+    expect((await app.request('GET', '/v1/api/credits', { headers: { Authorization: `Bearer ${apiKey}` } })).status).toBe(200);
+
+    const removed = await commands['member remove']!.run(app.services, { workspace: workspaceId, subject: 'carla', issuer: issuer.issuer }, noop);
+    expect(removed).toMatchObject({ removed: true, revokedKeys: [keyId] });
+
+    expect((await browser.send(`${publicUrl}/dashboard/api/credits`)).status).toBe(401);
+    expect((await browser.send(`${publicUrl}/dashboard/session`)).status).toBe(401);
+    expect((await app.request('GET', '/v1/api/credits', { headers: { Authorization: `Bearer ${apiKey}` } })).status).toBe(401);
+    const keys = await app.services.keys.list(workspaceId);
+    expect(keys.find((k) => k.keyId === keyId)?.revokedAt).not.toBeNull();
+  });
+
+  it('ends it even when another instance removed the member (no cache of this one is told)', async () => {
+    const { workspaceId } = await app.workspace();
+    await app.services.members.add(issuer.issuer, 'davi', workspaceId);
+    const browser = new Browser();
+    await browser.signInAtIssuer(await startSignIn(browser), 'davi');
+    expect((await browser.send(`${publicUrl}/dashboard/api/credits`)).status).toBe(200);
+    // Another instance over the same store: its own member cache, no announcement reaches this one.
+    const elsewhere = new Members(app.services.store, 60_000);
+    expect(await elsewhere.remove(issuer.issuer, 'davi', workspaceId)).toBe(true);
+    expect((await browser.send(`${publicUrl}/dashboard/api/credits`)).status).toBe(401);
+    expect((await post(browser, '/dashboard/api/keys', { name: 'too late' })).status).toBe(401);
+    expect((await app.services.keys.list(workspaceId)).some((k) => k.name === 'too late')).toBe(false);
   });
 });
 

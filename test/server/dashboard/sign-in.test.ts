@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SESSION_IDLE_MS, Sessions } from '../../../server/dashboard/sessions.ts';
 import { LINK_TTL_MS, SignInLinks } from '../../../server/dashboard/sign-in-links.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
-import { cookieFrom, signIn, signInLink } from '../../helpers/dashboard.ts';
+import { cookieFrom, redeemLink, signIn, signInLink } from '../../helpers/dashboard.ts';
 
 let app: TestApp;
 
@@ -18,9 +18,40 @@ afterAll(() => app.close());
 const get = (path: string, cookie?: string) => fetch(app.url + path, { redirect: 'manual', headers: cookie ? { Cookie: cookie } : {} });
 
 describe('one-time sign-in links', () => {
+  it('opening a link shows a "Sign in" form and neither signs in nor spends the link', async () => {
+    const { workspaceId } = await app.workspace();
+    const link = await signInLink(app, workspaceId);
+    // A mail scanner's prefetch, then a cross-site navigation: neither signs in.
+    for (let i = 0; i < 2; i++) {
+      const opened = await fetch(link, { redirect: 'manual', headers: { 'Sec-Fetch-Site': 'cross-site' } });
+      expect(opened.status).toBe(200);
+      expect(cookieFrom(opened, 'prospecta_session')).toBeUndefined();
+      const page = await opened.text();
+      expect(page).toMatch(/<form method="post" action="\/dashboard\/login">\s*<input type="hidden" name="token" value="[\w-]{43}">\s*<button type="submit"[^>]*>Sign in<\/button>/);
+      expect(page).not.toMatch(/<script/);
+      expect(opened.headers.get('content-security-policy')).toContain("form-action 'self'");
+      expect(opened.headers.get('cache-control')).toBe('no-store');
+    }
+    // Still unspent: the page's own post signs in.
+    expect((await redeemLink(app, link)).status).toBe(303);
+  });
+
+  it('the link page’s post is refused from another site (login CSRF), and does not spend the link', async () => {
+    const { workspaceId } = await app.workspace();
+    const link = await signInLink(app, workspaceId);
+    const refused: Array<Record<string, string>> = [{ Origin: 'https://evil.example' }, {}, { Origin: 'null', 'Sec-Fetch-Site': 'cross-site' }];
+    for (const headers of refused) {
+      const res = await redeemLink(app, link, headers);
+      expect(res.status, JSON.stringify(headers)).toBe(403);
+      expect(cookieFrom(res, 'prospecta_session')).toBeUndefined();
+    }
+    // A form posted from the no-referrer page itself: `Origin: null`, vouched for by Sec-Fetch-Site.
+    expect((await redeemLink(app, link, { Origin: 'null', 'Sec-Fetch-Site': 'same-origin' })).status).toBe(303);
+  });
+
   it('sign in once, with an HttpOnly, SameSite=Lax cookie scoped to /dashboard, then serve the app', async () => {
     const { workspaceId } = await app.workspace();
-    const res = await fetch(await signInLink(app, workspaceId), { redirect: 'manual' });
+    const res = await redeemLink(app, await signInLink(app, workspaceId));
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe('/dashboard');
     const setCookie = res.headers.getSetCookie().find((c) => c.startsWith('prospecta_session='))!;
@@ -54,7 +85,7 @@ describe('one-time sign-in links', () => {
   it('a used, expired or forged link shows the sign-in page saying so, and starts no session', async () => {
     const { workspaceId } = await app.workspace();
     const link = await signInLink(app, workspaceId);
-    expect((await fetch(link, { redirect: 'manual' })).status).toBe(303);
+    expect((await redeemLink(app, link)).status).toBe(303);
     const expired = await new SignInLinks(app.services.store, app.url, () => Date.now() - LINK_TTL_MS - 1000).issue(workspaceId);
     const cases: Array<[string, RegExp]> = [
       [link, /already used/],
@@ -63,19 +94,21 @@ describe('one-time sign-in links', () => {
       [`${app.url}/dashboard/login?token=<script>`, /not valid/],
     ];
     for (const [url, message] of cases) {
-      const res = await fetch(url, { redirect: 'manual' });
-      expect(res.status, url).toBe(400);
-      expect(cookieFrom(res, 'prospecta_session'), url).toBeUndefined();
-      const html = await res.text();
-      expect(html).toMatch(message);
-      expect(html).toContain('npx prospecta dashboard link');
+      // Said when the link is opened, and again if its form is posted anyway.
+      for (const res of [await fetch(url, { redirect: 'manual' }), await redeemLink(app, url)]) {
+        expect(res.status, url).toBe(400);
+        expect(cookieFrom(res, 'prospecta_session'), url).toBeUndefined();
+        const html = await res.text();
+        expect(html).toMatch(message);
+        expect(html).toContain('npx prospecta dashboard link');
+      }
     }
   });
 
   it('two clicks on one link racing sign in one browser', async () => {
     const { workspaceId } = await app.workspace();
     const link = await signInLink(app, workspaceId);
-    const statuses = (await Promise.all([1, 2, 3].map(() => fetch(link, { redirect: 'manual' })))).map((r) => r.status).sort();
+    const statuses = (await Promise.all([1, 2, 3].map(() => redeemLink(app, link)))).map((r) => r.status).sort();
     expect(statuses).toEqual([303, 400, 400]);
   });
 
@@ -109,7 +142,7 @@ describe('sessions', () => {
 
   it('ends after 12 idle hours, and moves its end forward with use', async () => {
     let now = Date.now();
-    const sessions = new Sessions(app.services.store, () => now);
+    const sessions = new Sessions(app.services.store, app.services.members, () => now);
     const { workspaceId } = await app.workspace();
     const { token } = await sessions.start(workspaceId, 'link', null);
     now += SESSION_IDLE_MS - 60_000;
@@ -151,7 +184,7 @@ describe('sessions', () => {
     expect(missing.headers.get('content-security-policy')).toBeTruthy();
     const wrong = await fetch(`${app.url}/dashboard/login`, { method: 'DELETE', headers: { Origin: app.url } });
     expect(wrong.status).toBe(405);
-    expect(wrong.headers.get('allow')).toBe('GET, HEAD');
+    expect(wrong.headers.get('allow')).toBe('GET, HEAD, POST');
   });
 });
 

@@ -118,10 +118,12 @@ describe('the token rules', () => {
     expect(res.headers.get('allow')).toBe('GET, HEAD');
   });
 
-  it('METRICS_TOKEN unset: /metrics is 404 like any unknown path, even with a token', async () => {
+  it('METRICS_TOKEN unset: /metrics is 404, even with a token, saying how to turn it on', async () => {
     const bare = await startTestApp();
     try {
-      expect((await bare.request('GET', '/metrics')).status).toBe(404);
+      const off = await bare.request('GET', '/metrics');
+      expect(off.status).toBe(404);
+      expect(off.body).toEqual({ error: 'not_found', message: expect.stringContaining('set METRICS_TOKEN') });
       expect((await bare.request('GET', '/metrics', { headers: { Authorization: `Bearer ${TOKEN}` } })).status).toBe(404);
     } finally {
       await bare.close();

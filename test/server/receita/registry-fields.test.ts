@@ -315,4 +315,12 @@ describe('the release month and release tracking', () => {
     await run({ release: '2026-10', synthetic: true });
     await expect(run({ release: '2026-04' })).resolves.toMatchObject({ release: '2026-04' });
   });
+
+  it('a real import of the demo’s month is real: an older release over it then needs --force', async () => {
+    await writeRelease();
+    await run({ release: '2026-10', synthetic: true });
+    await run({ release: '2026-10' });
+    expect(await loadedRelease(imp.store)).toMatchObject({ release: '2026-10', synthetic: false });
+    await expect(run({ release: '2026-09' })).rejects.toThrow(OlderReleaseError);
+  });
 });

@@ -11,7 +11,6 @@ export type ErrorCode =
   | 'invalid_cnpj'
   | 'invalid_cursor'
   | 'unsupported_version'
-  | 'invalid_cursor'
   | 'unauthorized'
   | 'insufficient_credits'
   | 'plan_required'

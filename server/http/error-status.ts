@@ -10,7 +10,6 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   invalid_cnpj: 400,
   invalid_cursor: 400,
   unsupported_version: 400,
-  invalid_cursor: 400,
   unauthorized: 401,
   insufficient_credits: 402,
   plan_required: 402,

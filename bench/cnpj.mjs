@@ -19,7 +19,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Papa from 'papaparse';
 import yauzl from 'yauzl';
-import { importTs, pct, root } from './lib.mjs';
+import { pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+import { pct, root } from './lib.mjs';
 const SIZES = process.env.ESTABLISHMENTS ? [Number(process.env.ESTABLISHMENTS)] : [100_000, 1_000_000];
 const BATCH_RUNS = 200;
 const SEARCH_RUNS = 100;
@@ -110,9 +112,23 @@ async function rssMiB(pid) {
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
 }
 
-/** The import's floor (bench/import-floor.ts) on the release in `releaseDir`. */
+/**
+ * The import's floor (bench/import-floor.ts) on the release in `releaseDir`. Bundled with a
+ * `require` of its own: yauzl is CommonJS, and requires Node's modules.
+ */
 async function importFloor(releaseDir) {
-  const { importFloor: floor } = await importTs('bench/import-floor.ts', work);
+  const outfile = path.join(work, 'import-floor.mjs');
+  await build({
+    absWorkingDir: root,
+    entryPoints: ['bench/import-floor.ts'],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    logLevel: 'warning',
+    banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
+  });
+  const { importFloor: floor } = await import(pathToFileURL(outfile).href);
   return floor(releaseDir);
 }
 

@@ -3,7 +3,7 @@
  * them and split them into rows with the importer's own reader and splitter (rows.ts, with the
  * layout row-layout.ts gives each kind) — and nothing else, one file per thread on every core.
  * The import's time is printed as a ratio of this one, measured in the same run, since absolute
- * times move by a factor of two between machines. Bundled by bench/lib.mjs's importTs; the
+ * times move by a factor of two between machines. Bundled by bench/cnpj.mjs; the
  * bundle is also the threads' script.
  */
 import { availableParallelism } from 'node:os';
@@ -50,7 +50,8 @@ export async function importFloor(dir: string, threads = availableParallelism())
             worker.once('error', failed);
           });
           worker.postMessage(file);
-          rows += await next.finally(() => worker.off('error', failed));
+          const read = await next.finally(() => worker.off('error', failed));
+          rows += read; // not `rows += await …`, which reads `rows` before the other threads add theirs
         }
       } finally {
         await worker.terminate();

@@ -5,16 +5,28 @@
 // (time to listening, resident memory), then answers 200 batch lookups of 500 CNPJs and 3 typical
 // filtered searches (100 runs each) over HTTP, one request at a time. Last, the sizes side by
 // side, so how each cost grows with the registry is visible.
+//
+// Absolute times move by a factor of two between machines and with the load on them, so each
+// cost is also printed as a ratio of a floor measured in the same run: the import against
+// reading, inflating and splitting the same files with the importer's own splitter on every core
+// (bench/import-floor.ts); the server's ready time against reading the store's files once, like
+// `cat` to /dev/null; the batch against a bare Koa app answering the same 500 companies as
+// precomputed bodies, the two asked in turn.
 import { spawn } from 'node:child_process';
-import { readFile, mkdtemp, rm } from 'node:fs/promises';
+import { readFile, mkdtemp, rm, readdir, writeFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Papa from 'papaparse';
 import yauzl from 'yauzl';
+import { pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
 import { pct, root } from './lib.mjs';
 const SIZES = process.env.ESTABLISHMENTS ? [Number(process.env.ESTABLISHMENTS)] : [100_000, 1_000_000];
 const BATCH_RUNS = 200;
 const SEARCH_RUNS = 100;
+/** Batch lookups sent in turn to prospecta and to the bare Koa floor answering the same bodies. */
+const FLOOR_RUNS = 100;
 const work = await mkdtemp(path.join(tmpdir(), 'prospecta-bench-cnpj-'));
 let env;
 
@@ -100,6 +112,108 @@ async function rssMiB(pid) {
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
 }
 
+/**
+ * The import's floor (bench/import-floor.ts) on the release in `releaseDir`. Bundled with a
+ * `require` of its own: yauzl is CommonJS, and requires Node's modules.
+ */
+async function importFloor(releaseDir) {
+  const outfile = path.join(work, 'import-floor.mjs');
+  await build({
+    absWorkingDir: root,
+    entryPoints: ['bench/import-floor.ts'],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    logLevel: 'warning',
+    banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
+  });
+  const { importFloor: floor } = await import(pathToFileURL(outfile).href);
+  return floor(releaseDir);
+}
+
+/** Seconds to read every file under `dir` once and throw the bytes away, as `cat` to /dev/null. */
+async function readOnce(dir) {
+  const started = performance.now();
+  let bytes = 0;
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    for await (const chunk of createReadStream(path.join(entry.parentPath ?? entry.path, entry.name), { highWaterMark: 1 << 20 })) bytes += chunk.length;
+  }
+  return { seconds: (performance.now() - started) / 1000, bytes };
+}
+
+/** A bare Koa app in its own process answering each request body in `answers` with its precomputed answer. */
+async function startBareBatch(answers) {
+  const answersPath = path.join(work, 'batch-answers.json');
+  const script = path.join(work, 'bare-batch.mjs');
+  await writeFile(answersPath, JSON.stringify([...answers]));
+  await writeFile(
+    script,
+    `import Koa from '${path.join(root, 'node_modules/koa/dist/koa.mjs')}';
+     import { readFileSync } from 'node:fs';
+     const answers = new Map(JSON.parse(readFileSync(${JSON.stringify(answersPath)}, 'utf8')));
+     const app = new Koa();
+     app.use(async (ctx) => {
+       const chunks = [];
+       for await (const chunk of ctx.req) chunks.push(chunk);
+       ctx.type = 'application/json';
+       ctx.body = answers.get(Buffer.concat(chunks).toString());
+     });
+     const s = app.listen(0, '127.0.0.1', () => console.log('bare listening ' + s.address().port));`,
+  );
+  const child = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /bare listening (\d+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    child.on('exit', (code) => reject(new Error(`the bare Koa app exited ${code}`)));
+  });
+  child.stdout.resume();
+  return { url: `http://127.0.0.1:${port}`, stop: () => new Promise((r) => (child.once('exit', r), child.kill())) };
+}
+
+/**
+ * The 500-CNPJ batch against its floor: prospecta's answers to `FLOOR_RUNS` batches are kept,
+ * a bare Koa app answers the same requests with them, and the two are asked in turn, each
+ * request sent and its answer parsed the same way, so the machine's drift falls on both.
+ */
+async function batchFloor(url, apiKey, requestOf) {
+  const send = async (base, text, auth) => {
+    const started = performance.now();
+    const res = await fetch(base + '/v1/api/companies/cnpj/batch', {
+      method: 'POST',
+      headers: { ...(auth ? { Authorization: `Bearer ${apiKey}` } : {}), 'Content-Type': 'application/json' },
+      body: text,
+    });
+    const answer = await res.text();
+    if (res.status !== 200) throw new Error(`batch answered ${res.status}: ${answer.slice(0, 200)}`);
+    if (JSON.parse(answer).results.length === 0) throw new Error('the batch found nothing');
+    return { ms: performance.now() - started, answer };
+  };
+  const requests = Array.from({ length: FLOOR_RUNS }, (_, i) => JSON.stringify(requestOf(i)));
+  const answers = new Map();
+  for (const text of requests) answers.set(text, (await send(url, text, true)).answer);
+  const bare = await startBareBatch(answers);
+  try {
+    for (const text of requests.slice(0, 20)) await send(bare.url, text, false); // warm-up
+    const prospecta = [];
+    const floor = [];
+    for (const text of requests) {
+      prospecta.push((await send(url, text, true)).ms);
+      floor.push((await send(bare.url, text, false)).ms);
+    }
+    const p = percentiles(prospecta);
+    const f = percentiles(floor);
+    return { prospecta: p, floor: f, p50: p.p50 / f.p50, p99: p.p99 / f.p99 };
+  } finally {
+    await bare.stop();
+  }
+}
+
 /** One size, end to end; prints as it goes and answers its figures. */
 async function measure(establishments) {
   const dir = path.join(work, String(establishments));
@@ -117,10 +231,18 @@ async function measure(establishments) {
       `peak memory ${(imported.peakMiB / 1024).toFixed(2)} GiB (target < 2.5 GiB), problems ${imported.json.problems.count}`,
   );
 
+  const floor = await importFloor(releaseDir);
+  const importRatio = imported.seconds / floor.seconds;
+  console.log(
+    `import floor (read, inflate, split on ${floor.threads} threads, nothing else): ${floor.rows.toLocaleString('en')} rows in ${floor.seconds.toFixed(1)} s; ` +
+      `import / floor: ${importRatio.toFixed(2)}x (target <= 1.5x)`,
+  );
+
   const { json: account } = await cli(['workspace', 'create', '--name', 'bench', '--plan', 'active']);
   await cli(['credits', 'grant', '--workspace', account.workspaceId, '--amount', '1000000000']);
   const cnpjs = await sampleCnpjs(path.join(releaseDir, 'Estabelecimentos0.zip'), 20_000);
 
+  const storeRead = await readOnce(env.DATA_DIR);
   const startedServer = performance.now();
   const server = spawnNode(['dist/server.mjs'], { PORT: '0', HOST: '127.0.0.1', RATE_LIMIT_PER_MINUTE: '10000000', LOG_LEVEL: 'info' });
   const url = await new Promise((resolve, reject) => {
@@ -136,6 +258,11 @@ async function measure(establishments) {
   const readySeconds = (performance.now() - startedServer) / 1000;
   const readyRss = await rssMiB(server.pid);
   console.log(`server ready on the imported store in ${readySeconds.toFixed(1)} s (target <= 10 s at 1,000,000), resident memory ${readyRss.toFixed(0)} MiB`);
+  const readyRatio = readySeconds / storeRead.seconds;
+  console.log(
+    `store read once (${(storeRead.bytes / 2 ** 20).toFixed(0)} MiB, as cat to /dev/null) in ${storeRead.seconds.toFixed(2)} s; ` +
+      `ready / read once: ${readyRatio.toFixed(1)}x (target <= 3x)`,
+  );
 
   const post = async (route, body) => {
     const res = await fetch(url + route, {
@@ -151,10 +278,11 @@ async function measure(establishments) {
 
   const results = [];
   // Batches of 500 taken in turn from the sampled CNPJs, wrapping around a small release's few.
-  const batch = (i) => {
+  const batchRange = (i) => {
     const start = ((i * 500) % Math.max(1, cnpjs.length - 500)) | 0;
-    return post('/v1/api/companies/cnpj/batch', { cnpjs: cnpjs.slice(start, start + 500) });
+    return [start, start + 500];
   };
+  const batch = (i) => post('/v1/api/companies/cnpj/batch', { cnpjs: cnpjs.slice(...batchRange(i)) });
   await timed(20, batch); // warm-up
   results.push({ query: 'batch lookup, 500 CNPJs', ...(await timed(BATCH_RUNS, (i) => batch(20 + i))), target: 'p99 <= 20 ms' });
   const searches = [
@@ -166,14 +294,20 @@ async function measure(establishments) {
     await timed(10, () => post('/v1/api/companies/search', body));
     results.push({ query: `search: ${name}`, ...(await timed(SEARCH_RUNS, () => post('/v1/api/companies/search', body))), target: 'p99 <= 50 ms' });
   }
+  const batchVsFloor = await batchFloor(url, account.apiKey, (i) => ({ cnpjs: cnpjs.slice(...batchRange(i)) }));
   const servedRss = await rssMiB(server.pid);
   server.kill('SIGTERM');
   await new Promise((resolve) => server.on('exit', resolve));
 
   console.log(`\nHTTP, one request at a time, latencies in ms end to end and in the server (Server-Timing; rows = average rows returned)\n`);
   console.table(results);
+  console.log(
+    `\nbatch lookup, 500 CNPJs, asked in turn with a bare Koa app answering the same bodies (${FLOOR_RUNS} each): ` +
+      `prospecta p50 ${batchVsFloor.prospecta.p50} / p99 ${batchVsFloor.prospecta.p99} ms, bare Koa p50 ${batchVsFloor.floor.p50} / p99 ${batchVsFloor.floor.p99} ms; ` +
+      `ratio p50 ${batchVsFloor.p50.toFixed(2)}x, p99 ${batchVsFloor.p99.toFixed(2)}x (target <= 2x)`,
+  );
   await rm(dir, { recursive: true, force: true });
-  return { establishments, rate, importPeakGiB: imported.peakMiB / 1024, readySeconds, readyRss, servedRss, results };
+  return { establishments, rate, importPeakGiB: imported.peakMiB / 1024, readySeconds, readyRss, servedRss, results, importRatio, readyRatio, batchVsFloor };
 }
 
 try {
@@ -185,8 +319,11 @@ try {
     const row = (name, value) => Object.fromEntries([['', name], ...measured.map((m) => [column(m), value(m)])]);
     const rows = [
       row('import, establishments/s', (m) => Math.round(m.rate).toLocaleString('en')),
+      row('import / its floor', (m) => `${m.importRatio.toFixed(2)}x`),
       row('import peak memory, GiB', (m) => m.importPeakGiB.toFixed(2)),
       row('server ready, s', (m) => m.readySeconds.toFixed(1)),
+      row('server ready / store read once', (m) => `${m.readyRatio.toFixed(1)}x`),
+      row('batch / bare Koa, p50 / p99', (m) => `${m.batchVsFloor.p50.toFixed(2)}x / ${m.batchVsFloor.p99.toFixed(2)}x`),
       row('server memory ready / after queries, MiB', (m) => `${m.readyRss.toFixed(0)} / ${m.servedRss.toFixed(0)}`),
       ...measured[0].results.map((r, i) => row(`${r.query}, p50 / p99 ms`, (m) => `${m.results[i].p50} / ${m.results[i].p99}`)),
     ];

@@ -188,20 +188,23 @@ export function dashboard(services: Services, assets: Assets): Dashboard {
     page(ctx, 404, notFoundPage(assets));
   }
 
+  // Every /v1 request passes through both: a plain function hands it on, since an async one
+  // costs it a promise and its microtasks per hop (issue 35).
+  const pages: Middleware = async (ctx, next) => {
+    const path = ctx.path;
+    const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
+    const matching = routes.filter((r) => r.match(path));
+    const route = matching.find((r) => r.method === method);
+    if (route) return route.run(ctx);
+    if (matching.length > 0) {
+      ctx.set('Allow', [...new Set(matching.map((r) => (r.method === 'GET' ? 'GET, HEAD' : r.method)))].join(', '));
+      throw new ServiceError('method_not_allowed', `${ctx.method} is not allowed here.`);
+    }
+    notFound(ctx);
+  };
+  const underPrefix = (path: string) => path === PREFIX || path.startsWith(`${PREFIX}/`);
   return {
-    api: async (ctx, next) => (ctx.path.startsWith(API_PREFIX) ? api(ctx, next) : next()),
-    pages: async (ctx, next) => {
-      const path = ctx.path;
-      if (path !== PREFIX && !path.startsWith(`${PREFIX}/`)) return next();
-      const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
-      const matching = routes.filter((r) => r.match(path));
-      const route = matching.find((r) => r.method === method);
-      if (route) return route.run(ctx);
-      if (matching.length > 0) {
-        ctx.set('Allow', [...new Set(matching.map((r) => (r.method === 'GET' ? 'GET, HEAD' : r.method)))].join(', '));
-        throw new ServiceError('method_not_allowed', `${ctx.method} is not allowed here.`);
-      }
-      notFound(ctx);
-    },
+    api: (ctx, next) => (ctx.path.startsWith(API_PREFIX) ? api(ctx, next) : next()),
+    pages: (ctx, next) => (underPrefix(ctx.path) ? pages(ctx, next) : next()),
   };
 }

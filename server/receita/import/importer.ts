@@ -16,7 +16,7 @@ import { findReleaseFiles, LOOKUP_KINDS, ReleaseRefused, releaseMonthOf, type Fi
 import * as records from './records.ts';
 import { openReleaseEntries, openReleaseFile, readRowBatches, type Problem, type Row } from './rows.ts';
 import { TaxRegimeWriter } from './tax-regime-writer.ts';
-import { TAX_REGIME_COLUMNS } from '../tax-regimes.ts';
+import { rowLayoutOf } from './row-layout.ts';
 import { loadedRelease } from '../releases.ts';
 import { companyWriter, type CompanyWriter } from './company-writer.ts';
 import { addUnknown } from './records.ts';
@@ -299,9 +299,7 @@ class Run {
       if (problem.message.startsWith('the file ends early')) ended = false;
       this.report(problem);
     };
-    const columns = isLookup ? records.COLUMNS.lookup : records.COLUMNS[file.kind as keyof typeof records.COLUMNS];
-    // An establishment's fields past its CNPJ are split by the thread that builds its document.
-    const layout = file.kind === 'estabelecimentos' ? { delimiter: ';', splitFirst: 3 } : { delimiter: ';' };
+    const { columns, layout } = rowLayoutOf(file.kind);
     const blocks = readRowBatches(opened.stream, file, columns, countEnd, layout);
     const writer = this.writerFor(file);
     // Parsing goes on while earlier batches wait for their fsync: a few batches are in flight,
@@ -355,7 +353,8 @@ class Run {
         if (problem.message.startsWith('the file ends early')) ended = false;
         this.report(problem);
       };
-      const blocks = readRowBatches(opened.stream, { name }, TAX_REGIME_COLUMNS, report, { delimiter: ',', header: 'ano' });
+      const { columns, layout } = rowLayoutOf('regimes');
+      const blocks = readRowBatches(opened.stream, { name }, columns, report, layout);
       // Rows are small: large batches, a few in flight, so parsing goes on while earlier ones await their fsync.
       const inFlight: Array<Promise<void>> = [];
       let batch: Row[] = [];

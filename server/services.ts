@@ -2,6 +2,7 @@
  * Everything a handler may reach, built once by main.ts (or a test) and passed to createApp.
  * Handlers never import a global database handle; they get these through their context.
  */
+import { stillActingOf } from './auth/still-acting.ts';
 import type { Logger } from 'pino';
 import { aiCacheIndexes, AiColumns } from './ai/ai-column.ts';
 import { aiUsageIndexes, type Llm } from './ai/llm.ts';
@@ -175,7 +176,7 @@ export function createServices(deps: {
     oidcSignIn: oidcSignInOf(deps.config, deps.store, oauth, deps.log),
     jobs,
     webhooks,
-    jobRunner: new JobRunner({ jobs, webhooks, log: deps.log, pollMs, concurrency, exclusive: deps.store.kind === 'embedded' }),
+    jobRunner: new JobRunner({ jobs, webhooks, log: deps.log, pollMs, concurrency, exclusive: deps.store.kind === 'embedded', stillActing: stillActingOf({ keys, members }) }),
   };
 }
 

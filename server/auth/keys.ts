@@ -143,6 +143,11 @@ export class ApiKeys {
     return earlier?.revokedAt ? { outcome: 'already_revoked', revokedAt: earlier.revokedAt } : { outcome: 'not_found' };
   }
 
+  /** Whether the workspace's key is still active, read from the store (no cache): see still-acting.ts. */
+  async isActive(keyId: string, workspaceId: string): Promise<boolean> {
+    return (await this.keys.findOne({ _id: keyId, workspaceId, revokedAt: null })) !== null;
+  }
+
   /** Revokes the workspace's active keys a member's session created; answers their ids. */
   async revokeCreatedBy(workspaceId: string, memberId: string): Promise<string[]> {
     const active = await this.keys.find({ workspaceId, createdByMember: memberId, revokedAt: null }).toArray();

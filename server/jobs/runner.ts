@@ -15,6 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Caller } from '../auth/principal.ts';
+import type { StillActing } from '../auth/still-acting.ts';
 import { ServiceError, type ErrorCode } from '../errors.ts';
 import type { OperationId } from '../../shared/operations/index.ts';
 import type { CreditCap, Outcome, RawInput } from '../pipeline/outcome.ts';
@@ -58,6 +59,8 @@ export interface RunnerOptions {
   concurrency: number;
   /** This process alone uses the store (the embedded store's lock): a lease not its own is a dead process's. */
   exclusive: boolean;
+  /** Whether the credential that started a job may still act (not revoked, its member not removed). */
+  stillActing: StillActing;
 }
 
 interface ActiveJob {
@@ -235,6 +238,12 @@ export class JobRunner {
   private async run(entry: ActiveJob, item: JobItemDoc): Promise<void> {
     const { jobs, webhooks } = this.options;
     const { job } = entry;
+    if (!(await this.options.stillActing(job.principal))) {
+      // What is revoked is refused everywhere at once: a job stops with the credential that started it.
+      await jobs.release(item._id, this.owner, 0, false);
+      await this.end(entry, 'failed');
+      return;
+    }
     const caller: Caller = { principal: job.principal, refused: null };
     const creditCap: CreditCap | undefined =
       job.maxCredits === null

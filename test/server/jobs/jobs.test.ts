@@ -145,6 +145,26 @@ describe('jobs', () => {
     expect(await ledger(apiKey, 'lookupCnpjBatch')).toHaveLength(1);
   });
 
+  it('a job stops once the key that started it is revoked: no item starts after the revocation', async () => {
+    gate = latch();
+    started = 0;
+    const { workspaceId, apiKey: owner } = await app.workspace();
+    const { keyId, apiKey } = await app.services.keys.create(workspaceId);
+    const res = await start(apiKey, { operation: 'lookupCnpjBatch', items: [...lookups([found[0]]), ...lookups(...Array.from({ length: 200 }, () => [gated]))] });
+    expect(res.status).toBe(202);
+    await eventually(async () => started > 0 && (await job(owner, res.body.jobId)).body.done === 1);
+    await app.services.keys.revoke(workspaceId, keyId);
+    const inFlight = started;
+    gate.open();
+    expect((await ended(owner, res.body.jobId)).status).toBe('failed');
+    // Only the items already running when the key was revoked finished (and were charged).
+    const results = await allResults(owner, res.body.jobId, 500);
+    expect(results.length).toBeLessThanOrEqual(1 + inFlight);
+    expect(results.length).toBeLessThan(201);
+    expect(await ledger(owner, 'lookupCnpjBatch')).toHaveLength(results.length);
+    expect((await job(apiKey, res.body.jobId)).status).toBe(401);
+  });
+
   it('maxCredits stops the job before it would spend more (status stopped)', async () => {
     const { apiKey } = await app.workspace();
     const res = await start(apiKey, { operation: 'lookupCnpjBatch', items: lookups(...found.map((c) => [c]), [found[0], found[1]]), maxCredits: 3 });

@@ -142,7 +142,7 @@ describe('the prospecta CLI and a running server', () => {
     expect(listed.json.members).toHaveLength(1);
 
     const removed = await runCli(['member', 'remove', '--workspace', workspaceId, '--subject', 'grace'], env);
-    expect(removed.json).toEqual({ workspaceId, issuer: as.issuer, subject: 'grace', removed: true });
+    expect(removed.json).toEqual({ workspaceId, issuer: as.issuer, subject: 'grace', removed: true, revokedKeys: [] });
     expect((await credits(token)).status).toBe(403);
 
     const again = await runCli(['member', 'remove', '--workspace', workspaceId, '--subject', 'grace'], env);

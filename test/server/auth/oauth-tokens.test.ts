@@ -127,7 +127,7 @@ describe('removal of a signed-up member', () => {
     const count = await app.services.workspaces.count();
 
     const removed = await runCommand(app.services, { command: 'member remove', args: { workspace: workspaceId, subject: 'erin' } });
-    expect(removed).toEqual({ ok: true, result: { workspaceId, issuer: as.issuer, subject: 'erin', removed: true } });
+    expect(removed).toEqual({ ok: true, result: { workspaceId, issuer: as.issuer, subject: 'erin', removed: true, revokedKeys: [] } });
 
     for (const key of [erin, await token('erin', ['credits:read'])]) {
       const res = await app.request('GET', '/v1/api/credits', { key });

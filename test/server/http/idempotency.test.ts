@@ -62,6 +62,7 @@ describe('which operations take an Idempotency-Key', () => {
         'research',
         'searchCompanies',
         'searchPeople',
+        'startJob',
         'streamCompanies',
         'streamPeople',
       ].sort(),

@@ -106,6 +106,18 @@ export const validInputs: Partial<Record<OperationId, ValidInput>> = {
   agentChat: { body: { message: 'Which of these are active?', conversationId: sheetId, maxCredits: 5, context: { header: ['CNPJ'], rows: [['11.222.333/0001-81']] } } },
   listConversations: {},
   getConversation: { params: { conversationId: sheetId } },
+  startJob: {
+    body: {
+      operation: 'lookupCnpjBatch',
+      items: [{ itemId: 'row-2', input: bodies.lookupCnpjBatch }],
+      webhook: { url: 'https://hooks.example.com/prospecta', secret: 'a-secret-of-16-chars', events: ['job.finished', 'job.item'] },
+      maxCredits: 100,
+    },
+  },
+  listJobs: {},
+  getJob: { params: { jobId: sheetId } },
+  getJobResults: { params: { jobId: sheetId }, query: { cursor: 'abc', limit: 500 } },
+  cancelJob: { params: { jobId: sheetId }, body: {} },
 };
 
 /** Inputs at the edges of the limits, which must pass. */

@@ -191,7 +191,8 @@ describe('through the server', () => {
     hunter.next({ status: 503 }, 1);
     const res = await app.request('POST', '/v1/api/enrich', {
       key: apiKey,
-      body: { fullName: 'Ana Souza', companyDomain: 'acme.com.br', goalFields: ['email'], providerOrder: ['hunter'], onlyListed: true },
+      // forceRefresh: the test before paid for this answer, which the enrichment memory would give again.
+      body: { fullName: 'Ana Souza', companyDomain: 'acme.com.br', goalFields: ['email'], providerOrder: ['hunter'], onlyListed: true, forceRefresh: true },
       headers: { traceparent: TRACEPARENT },
     });
     expect(res.status).toBe(200);
@@ -216,7 +217,7 @@ describe('through the server', () => {
 
   it('the agent\'s model calls and its tool calls stay in the request\'s trace', async () => {
     llm.reset();
-    llm.respond = scripted([{ calls: [{ name: 'enrich', arguments: { fullName: 'Ana Souza', companyDomain: 'acme.com.br', goalFields: ['email'], providerOrder: ['hunter'], onlyListed: true } }] }, { text: 'Done.' }]);
+    llm.respond = scripted([{ calls: [{ name: 'enrich', arguments: { fullName: 'Ana Souza', companyDomain: 'acme.com.br', goalFields: ['email'], providerOrder: ['hunter'], onlyListed: true, forceRefresh: true } }] }, { text: 'Done.' }]);
     hunter.reset();
     const res = await app.request('POST', '/v1/api/agent/chat', { key: apiKey, body: { message: 'Find Ana' }, headers: { traceparent: TRACEPARENT, Accept: 'application/json' } });
     expect(res.status).toBe(200);

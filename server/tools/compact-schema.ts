@@ -58,22 +58,25 @@ const VALIDATOR_ONLY = new Set(['format', 'pattern', 'minLength', 'maxLength']);
  * An input schema keeps what helps a model fill it in right the first time (descriptions, enums,
  * small limits, required fields) and loses what only the validator needs: guard limits, string
  * lengths, formats and patterns (which the descriptions state in words), `T | null` spelled as a
- * union, and nested `additionalProperties: false` (the root's stays, so unknown arguments are
- * visibly refused). The pipeline validates against the registry's full schema.
+ * union, and `additionalProperties: false` (the tools' worth of it pushed the list past its budget;
+ * an unknown argument is still refused, as a tool error naming it, which a model corrects from).
+ * The pipeline validates against the registry's full schema.
  */
 export function compactInputSchema(schema: Json): Json {
-  return compactInput(schema, true);
+  return compactInput(schema);
 }
 
-function compactInput(schema: Json, root: boolean): Json {
+function compactInput(schema: Json): Json {
   const out: Json = {};
   for (const [key, value] of Object.entries(schema)) {
-    if (key === 'properties') out.properties = mapValues(value as Json, (property) => compactInput(property as Json, false));
-    else if (key === 'items' || (key === 'additionalProperties' && typeof value === 'object')) out[key] = compactInput(value as Json, false);
-    else if (key === 'anyOf' || key === 'oneOf' || key === 'allOf') out[key] = (value as Json[]).map((member) => compactInput(member, false));
-    else if (key === 'additionalProperties' && value === false && !root) continue;
+    if (key === 'properties') out.properties = mapValues(value as Json, (property) => compactInput(property as Json));
+    else if (key === 'items' || (key === 'additionalProperties' && typeof value === 'object')) out[key] = compactInput(value as Json);
+    // A member's own description repeats the field's; without it, `T | null` folds into one type below.
+    else if (key === 'anyOf' || key === 'oneOf' || key === 'allOf') out[key] = (value as Json[]).map((member) => withoutDescription(compactInput(member)));
+    else if (key === 'additionalProperties' && value === false) continue;
     else if (VALIDATOR_ONLY.has(key)) continue;
     else if (LIMIT_KEYWORDS.has(key) && typeof value === 'number' && Math.abs(value) >= GUARD_LIMIT) continue;
+    else if (key === 'description' && typeof value === 'string') out.description = firstSentenceIfLong(value);
     else out[key] = value;
   }
   // `{anyOf: [{type: 'string'}, {type: 'null'}]}` says `{type: ['string', 'null']}`.
@@ -84,5 +87,19 @@ function compactInput(schema: Json, root: boolean): Json {
   }
   return out;
 }
+
+/**
+ * A field's description longer than a line keeps its first sentence, which says what the field is;
+ * the rest (examples, edge cases) is in the OpenAPI document. Every client pays for each byte of
+ * the tool list in context, on every conversation.
+ */
+const LONG_DESCRIPTION = 160;
+function firstSentenceIfLong(text: string): string {
+  if (text.length <= LONG_DESCRIPTION) return text;
+  const end = text.search(/(?<!\b(?:e\.g|i\.e|etc))\.\s/);
+  return end > 0 && end < text.length - 1 ? text.slice(0, end + 1) : text;
+}
+
+const withoutDescription = ({ description: _, ...rest }: Json): Json => rest;
 
 const mapValues = (object: Json, f: (value: unknown) => unknown): Json => Object.fromEntries(Object.entries(object).map(([k, v]) => [k, f(v)]));

@@ -22,9 +22,12 @@ type JsonSchema = Record<string, unknown>;
 
 export interface ToolAnnotations {
   title: string;
-  readOnlyHint: boolean;
-  destructiveHint: boolean;
-  idempotentHint: boolean;
+  /** Absent means false, as MCP defines it. */
+  readOnlyHint?: true;
+  /** Only on a tool that is not read-only, where MCP's default (true) would otherwise apply. */
+  destructiveHint?: boolean;
+  /** Absent means false, as MCP defines it. */
+  idempotentHint?: true;
   openWorldHint: boolean;
 }
 
@@ -80,7 +83,6 @@ function mergedInput(id: string, op: Operation): ToolDefinition['inputSchema'] {
     required.push(...((schema.required ?? []) as string[]));
     // The body's own constraints over its fields (enrich's "at least one identifier") still hold.
     for (const keyword of ['anyOf', 'oneOf', 'allOf'] as const) if (schema[keyword]) extra[keyword] = schema[keyword];
-    if (part === 'body' && typeof schema.description === 'string') extra.description = schema.description;
     // A body open to fields of its own (the AI column's row) stays open in the tool.
     if (part === 'body' && schema.additionalProperties !== undefined) additionalProperties = schema.additionalProperties;
   }
@@ -118,11 +120,14 @@ const OPEN_WORLD: ReadonlySet<Scope> = new Set(['search:write', 'enrich:write', 
 const READ_ONLY: ReadonlySet<Scope> = new Set(['catalog:read', 'search:write', 'enrich:write', 'research:write', 'outreach:read', 'credits:read']);
 
 export function annotationsOf(op: Operation): ToolAnnotations {
+  const readOnly = op.method === 'GET' || (op.method === 'POST' && op.scope !== null && READ_ONLY.has(op.scope) && !(201 in op.responses) && !(202 in op.responses));
+  // MCP's defaults are left unsaid (every byte of the list is paid in every client's context):
+  // readOnlyHint and idempotentHint default to false; destructiveHint means nothing on a read-only
+  // tool and defaults to true elsewhere, so it is said there; openWorldHint defaults to true, so always said.
   return {
     title: op.summary,
-    readOnlyHint: op.method === 'GET' || (op.method === 'POST' && op.scope !== null && READ_ONLY.has(op.scope) && !(201 in op.responses) && !(202 in op.responses)),
-    destructiveHint: op.method === 'DELETE',
-    idempotentHint: op.method === 'GET' || op.method === 'PUT' || op.method === 'DELETE',
+    ...(readOnly ? { readOnlyHint: true } : { destructiveHint: op.method === 'DELETE' }),
+    ...(op.method === 'GET' || op.method === 'PUT' || op.method === 'DELETE' ? { idempotentHint: true } : {}),
     openWorldHint: op.scope !== null && OPEN_WORLD.has(op.scope),
   };
 }

@@ -6,19 +6,16 @@
 import { Job, JobCancelBody, JobList, JobParams, JobResults, JobResultsQuery, JobStartBody, JobStarted } from '../schemas/jobs.ts';
 import { defineOperations } from './types.ts';
 
-const description = (text: string) => `${text} Another workspace's job answers 404.`;
-
 export const jobOperations = defineOperations({
   startJob: {
     method: 'POST',
     path: '/api/jobs',
     summary: 'Start a job',
     description:
-      'Runs `operation` once per item in the background, each item exactly as one call of it (validation, plan, credits, ' +
-      'ledger), at most once and never charged twice, also across restarts. Every item is checked against the ' +
-      "operation's body before anything is queued (a bad item answers 400 naming its index). Needs the operation's " +
-      'scope and plan. At most 2 jobs of a workspace run at once; others wait `queued`. A webhook, when given, is ' +
-      'POSTed each event, signed: `Prospecta-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`.',
+      'Runs `operation` once per item in the background, each item exactly as one call of it (plan, credits, ledger), ' +
+      "never charged twice, even across restarts. Items are checked against the operation's body before anything is " +
+      "queued. Needs the operation's scope and plan; 2 jobs of a workspace run at once, others wait. " +
+      'An optional webhook gets each event, signed with `Prospecta-Signature` (see the API guide).',
     tag: 'Jobs',
     scope: null,
     actsFor: { field: 'operation' },
@@ -38,7 +35,7 @@ export const jobOperations = defineOperations({
     method: 'GET',
     path: '/api/jobs',
     summary: 'List jobs',
-    description: "The workspace's jobs, newest first: those of the operations the credential's scopes allow.",
+    description: "The workspace's jobs, newest first, of the operations the credential's scopes allow.",
     tag: 'Jobs',
     scope: null,
     actsFor: {},
@@ -54,7 +51,7 @@ export const jobOperations = defineOperations({
     method: 'GET',
     path: '/api/jobs/{jobId}',
     summary: 'Get a job',
-    description: description('Its status and progress: items done and failed, credits charged.'),
+    description: "A job's status and progress: items done and failed, credits charged.",
     tag: 'Jobs',
     scope: null,
     actsFor: {},
@@ -70,11 +67,10 @@ export const jobOperations = defineOperations({
     method: 'GET',
     path: '/api/jobs/{jobId}/results',
     summary: "A job's results",
-    description: description(
-      "Finished items in item order, each with the operation's own answer (the same JSON as the synchronous call) or its " +
-        'error, page by page. While the job runs a page stops before the first unfinished item, so following `nextCursor` ' +
-        'never skips one; `nextCursor` is null once the job has ended and every result was given. Kept 7 days after the job ends.',
-    ),
+    description:
+      "Finished items in item order, each the operation's own answer (as the synchronous call gives it) or its error. " +
+      'While the job runs, a page stops before the first unfinished item; `nextCursor` is null once all were given. ' +
+      'Kept 7 days after the job ends.',
     tag: 'Jobs',
     scope: null,
     actsFor: {},
@@ -90,7 +86,7 @@ export const jobOperations = defineOperations({
     method: 'POST',
     path: '/api/jobs/{jobId}/cancel',
     summary: 'Cancel a job',
-    description: description('Stops it: items not yet started never run; finished ones stay, charged. 409 `job_finished` when it had ended.'),
+    description: 'Stops it: items not yet started never run; finished ones stay, charged. 409 `job_finished` when it had ended.',
     tag: 'Jobs',
     scope: null,
     actsFor: {},

@@ -93,11 +93,12 @@ describe('tools', () => {
     for (const [id, op] of Object.entries(operations)) {
       if ((op as { tool?: false }).tool === false) continue;
       const tool = byName.get(toolName(id))!;
+      // MCP's defaults left unsaid: readOnlyHint and idempotentHint false, destructiveHint on read-only tools.
+      const readOnly = op.method === 'GET' || (op.method === 'POST' && READ_ONLY_SCOPES.includes(op.scope ?? ''));
       expect(tool.annotations).toEqual({
         title: op.summary,
-        readOnlyHint: op.method === 'GET' || (op.method === 'POST' && READ_ONLY_SCOPES.includes(op.scope ?? '')),
-        destructiveHint: op.method === 'DELETE',
-        idempotentHint: ['GET', 'PUT', 'DELETE'].includes(op.method),
+        ...(readOnly ? { readOnlyHint: true } : { destructiveHint: op.method === 'DELETE' }),
+        ...(['GET', 'PUT', 'DELETE'].includes(op.method) ? { idempotentHint: true } : {}),
         openWorldHint: READ_ONLY_SCOPES.includes(op.scope ?? ''),
       });
       // What it does, costs and needs; never an HTTP status a tool caller cannot see.
@@ -118,7 +119,8 @@ describe('tools', () => {
     expect(byName.get('ai_column')!.inputSchema.additionalProperties).toMatchObject({ type: 'string' });
     // Searches and lookups change nothing: a client need not ask before each.
     expect(byName.get('search_companies')!.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: true });
-    expect(byName.get('create_template')!.annotations).toMatchObject({ readOnlyHint: false, openWorldHint: false });
+    expect(byName.get('create_template')!.annotations).toMatchObject({ destructiveHint: false, openWorldHint: false });
+    expect(byName.get('create_template')!.annotations?.readOnlyHint).toBeUndefined();
     expect(byName.get('stream_people')!.outputSchema!.required).toEqual(expect.arrayContaining(['results', 'total', 'sources']));
   });
 

@@ -51,8 +51,9 @@ describe.skipIf(!mongo.uri)('jobs on MongoDB', () => {
   it('two instances share one job: every item runs once and is charged once, and the results are all there', async () => {
     const [a, b] = apps as [TestApp, TestApp];
     const { apiKey } = await a.workspace();
-    // FerretDB takes a lock document per conditional update: 40 items keep this within a minute on a busy machine.
-    const total = 40;
+    // FerretDB takes a lock document per conditional update, a dozen round trips an item: 20 items
+    // show the sharing, and stay within the deadline beside the rest of the suite on the same server.
+    const total = 20;
     const items = Array.from({ length: total }, (_, i) => ({ input: { cnpjs: i % 2 === 0 ? [cnpj] : [makeCnpj('99888777')] } }));
     const started = await a.request('POST', '/v1/api/jobs', { key: apiKey, body: { operation: 'lookupCnpjBatch', items } });
     expect(started.status).toBe(202);
@@ -62,7 +63,7 @@ describe.skipIf(!mongo.uri)('jobs on MongoDB', () => {
         const res = await b.request('GET', `/v1/api/jobs/${jobId}`, { key: apiKey });
         return res.body.status === 'done' && res.body.done === total && res.body;
       },
-      { timeoutMs: 60_000 },
+      { timeoutMs: 150_000 },
     );
     expect(job).toMatchObject({ total, done: total, failed: 0, creditsCharged: total / 2 });
     expect(calls[0]! + calls[1]!).toBe(total);
@@ -80,7 +81,7 @@ describe.skipIf(!mongo.uri)('jobs on MongoDB', () => {
     const ledger = await a.request('GET', '/v1/api/credits/ledger?operation=lookupCnpjBatch&limit=200', { key: apiKey });
     expect(ledger.body.movements).toHaveLength(total / 2);
     expect((await a.request('GET', '/v1/api/credits', { key: apiKey })).body.balance).toBe(500 - total / 2);
-  });
+  }, 180_000);
 
   it('cancel and the workspace boundary hold on MongoDB too', async () => {
     const [a, b] = apps as [TestApp, TestApp];

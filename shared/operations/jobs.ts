@@ -6,6 +6,21 @@
 import { Job, JobCancelBody, JobList, JobParams, JobResults, JobResultsQuery, JobStartBody, JobStarted } from '../schemas/jobs.ts';
 import { defineOperations } from './types.ts';
 
+/**
+ * What the operations on existing jobs share: they act for the job's own operation (`actsFor`
+ * without a field: the pipeline's scope test is the job's operation's, checked by the handler),
+ * need no plan and cost nothing.
+ */
+const ofAJob = {
+  tag: 'Jobs',
+  scope: null,
+  actsFor: {},
+  requiresPlan: false,
+  credits: { rule: 'free' },
+  rateClass: 'standard',
+  extension: true,
+} as const;
+
 export const jobOperations = defineOperations({
   startJob: {
     method: 'POST',
@@ -36,32 +51,20 @@ export const jobOperations = defineOperations({
     path: '/api/jobs',
     summary: 'List jobs',
     description: "The workspace's jobs, newest first, of the operations the credential's scopes allow.",
-    tag: 'Jobs',
-    scope: null,
-    actsFor: {},
-    requiresPlan: false,
-    credits: { rule: 'free' },
-    rateClass: 'standard',
+    ...ofAJob,
     request: {},
     responses: { 200: JobList },
     errors: [401, 429],
-    extension: true,
   },
   getJob: {
     method: 'GET',
     path: '/api/jobs/{jobId}',
     summary: 'Get a job',
     description: "A job's status and progress: items done and failed, credits charged.",
-    tag: 'Jobs',
-    scope: null,
-    actsFor: {},
-    requiresPlan: false,
-    credits: { rule: 'free' },
-    rateClass: 'standard',
+    ...ofAJob,
     request: { params: JobParams },
     responses: { 200: Job },
     errors: [400, 401, 403, 404, 429],
-    extension: true,
   },
   getJobResults: {
     method: 'GET',
@@ -71,31 +74,19 @@ export const jobOperations = defineOperations({
       "Finished items in item order, each the operation's own answer (as the synchronous call gives it) or its error. " +
       'While the job runs, a page stops before the first unfinished item; `nextCursor` is null once all were given. ' +
       'Kept 7 days after the job ends.',
-    tag: 'Jobs',
-    scope: null,
-    actsFor: {},
-    requiresPlan: false,
-    credits: { rule: 'free' },
-    rateClass: 'standard',
+    ...ofAJob,
     request: { params: JobParams, query: JobResultsQuery },
     responses: { 200: JobResults },
     errors: [400, 401, 403, 404, 429],
-    extension: true,
   },
   cancelJob: {
     method: 'POST',
     path: '/api/jobs/{jobId}/cancel',
     summary: 'Cancel a job',
     description: 'Stops it: items not yet started never run; finished ones stay, charged. 409 `job_finished` when it had ended.',
-    tag: 'Jobs',
-    scope: null,
-    actsFor: {},
-    requiresPlan: false,
-    credits: { rule: 'free' },
-    rateClass: 'standard',
+    ...ofAJob,
     request: { params: JobParams, body: JobCancelBody },
     responses: { 200: Job },
     errors: [400, 401, 403, 404, 409, 429],
-    extension: true,
   },
 });

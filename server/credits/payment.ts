@@ -11,6 +11,13 @@ import { planBlocker } from './plans.ts';
 
 const credits = (n: number) => `${n} credit${n === 1 ? '' : 's'}`;
 
+/** A stored cap shared by many calls (a job's `maxCredits`): an amount is taken from it before its debit. */
+export interface Reservation {
+  /** Whether `amount` fits; when it does, it is taken from the cap. */
+  reserve(amount: number): Promise<boolean>;
+  release(amount: number): Promise<void>;
+}
+
 /** What one request may spend: the balance, capped by the caller's `maxCredits`. */
 export class Budget {
   constructor(
@@ -69,12 +76,27 @@ export class Payment {
   /**
    * Takes `amount`, or answers 402 `insufficient_credits` having changed nothing. Resolves with
    * what was charged. `cap`: what the caller may still spend (the agent's `maxCredits` left for a
-   * tool call), refused before the debit when the amount is over it.
+   * tool call), refused before the debit when the amount is over it. `reservation`: a stored cap
+   * shared by many calls (a job's `maxCredits`), taken from before the debit and given back if the
+   * debit fails.
    */
-  async charge(workspaceId: string, amount: number, operationId: string, detail: string, cap?: number): Promise<number> {
+  async charge(workspaceId: string, amount: number, operationId: string, detail: string, cap?: number, reservation?: Reservation): Promise<number> {
     if (cap !== undefined && amount > cap) {
       throw new ServiceError('insufficient_credits', `This call may spend at most ${credits(cap)} (the message's maxCredits left) and costs ${credits(amount)}; nothing was charged. Ask for fewer results.`);
     }
+    if (reservation === undefined || amount <= 0) return this.debit(workspaceId, amount, operationId, detail);
+    if (!(await reservation.reserve(amount))) {
+      throw new ServiceError('insufficient_credits', `This call costs ${credits(amount)}, more than what is left of the job's maxCredits.`);
+    }
+    try {
+      return await this.debit(workspaceId, amount, operationId, detail);
+    } catch (err) {
+      await reservation.release(amount);
+      throw err;
+    }
+  }
+
+  private async debit(workspaceId: string, amount: number, operationId: string, detail: string): Promise<number> {
     const debit = await this.ledger.debit(workspaceId, amount, operationId, detail);
     if (!debit.ok) {
       throw new ServiceError('insufficient_credits', `This operation costs ${credits(amount)} and the balance is ${debit.balance}.`);

@@ -75,31 +75,18 @@ export class InvocationContext implements HandlerContext {
 
   charge = async (units: number, detail: string): Promise<number> => {
     const price = this.price(units);
-    const { creditCap } = this.options;
-    if (creditCap === undefined || price <= 0) return this.debit(price, detail);
-    if (!(await creditCap.reserve(price))) {
-      throw new ServiceError('insufficient_credits', `This call costs ${price} credits, more than what is left of the job's maxCredits.`);
-    }
-    try {
-      return await this.debit(price, detail);
-    } catch (err) {
-      await creditCap.release(price);
-      throw err;
-    }
-  };
-
-  private async debit(price: number, detail: string): Promise<number> {
     const { charging } = this.receipt;
     const cap = this.creditsLeft();
-    if (charging === undefined) return this.settle(await this.services.payment.charge(this.workspaceId, price, this.operationId, detail, cap));
+    const { creditCap } = this.options;
+    if (charging === undefined) return this.settle(await this.services.payment.charge(this.workspaceId, price, this.operationId, detail, cap, creditCap));
     charging(price);
     try {
-      return this.settle(await this.services.payment.charge(this.workspaceId, price, this.operationId, detail, cap));
+      return this.settle(await this.services.payment.charge(this.workspaceId, price, this.operationId, detail, cap, creditCap));
     } catch (err) {
       charging(-price);
       throw err;
     }
-  }
+  };
 
   private settle(charged: number): number {
     creditsDebited(this.operationId, charged);

@@ -2,6 +2,7 @@
  * What an invocation takes and gives, apart from the pipeline itself, so that a handler's
  * context can run another operation (the agent's tools) without an import cycle.
  */
+import type { Reservation } from '../credits/payment.ts';
 import type { Operation } from '../../shared/operations/types.ts';
 
 /** An operation's input as a binding received it, in the registry's three parts. */
@@ -47,12 +48,9 @@ export type Outcome =
  * amount first, with a conditional update, so concurrent items cannot together pass it; a charge
  * the balance then refuses gives its reservation back.
  */
-export interface CreditCap {
+export interface CreditCap extends Reservation {
   /** What is left, as last known: budgets (`ctx.budget`) are capped by it. */
   remaining(): number;
-  /** Whether `amount` fits; when it does, it is taken from the cap. */
-  reserve(amount: number): Promise<boolean>;
-  release(amount: number): Promise<void>;
 }
 
 /**

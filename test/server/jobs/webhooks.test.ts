@@ -78,16 +78,16 @@ describe('job webhooks', () => {
     expect(first).toMatchObject({ type: 'job.finished', jobId, job: { jobId, status: 'done', done: 2, creditsCharged: 2 }, at: expect.any(String) });
     // The first retry comes within 5 s.
     clock += 5_000;
-    app.services.jobRunner.wake();
-    await eventually(() => received.length === 2);
+    // Woken at each check: a wake that lands while the runner is mid-pass (it read the time before
+    // the clock moved) would otherwise wait for the next poll.
+    await eventually(() => (app.services.jobRunner.wake(), received.length === 2));
     // No answer within the timeout: a failure, retried after the next wait (30 s), not before.
     await eventually(async () => (await app.services.webhooks.deliveries.findOne({ jobId }))?.lastError?.includes('no answer') === true);
     hung?.end();
     clock += 29_000;
     app.services.jobRunner.wake();
     clock += 1_000;
-    app.services.jobRunner.wake();
-    await eventually(() => received.length === 3);
+    await eventually(() => (app.services.jobRunner.wake(), received.length === 3));
     await eventually(async () => (await app.services.webhooks.deliveries.findOne({ jobId }))?.status === 'delivered');
 
     expect(received.map((r) => r.valid)).toEqual([true, true, true]);
@@ -102,8 +102,7 @@ describe('job webhooks', () => {
     const { jobId } = (await start(apiKey, { url: receiverUrl, secret: SECRET, events: ['job.item'] })).body;
     await eventually(() => received.length === 2);
     clock += 5_000;
-    app.services.jobRunner.wake();
-    await eventually(() => received.length === 3);
+    await eventually(() => (app.services.jobRunner.wake(), received.length === 3));
     const items = received.map((r) => JSON.parse(r.body));
     expect(items.every((event) => event.type === 'job.item' && event.jobId === jobId)).toBe(true);
     expect(items.map((event) => event.item.itemId).sort()).toEqual(['0', 'b', expect.any(String)].sort());

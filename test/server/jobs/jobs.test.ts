@@ -20,6 +20,7 @@ const absent = makeCnpj('55666777');
 const gated = makeCnpj('66777888');
 let gate: Latch = latch();
 let started = 0;
+let aborted = 0;
 
 beforeAll(async () => {
   app = await startTestApp(
@@ -31,7 +32,7 @@ beforeAll(async () => {
             started++;
             await new Promise<void>((resolve, reject) => {
               void gate.promise.then(resolve);
-              ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true });
+              ctx.signal.addEventListener('abort', () => (aborted++, reject(ctx.signal.reason)), { once: true });
             });
           }
           return lookupCnpjBatch(input, ctx);
@@ -130,12 +131,15 @@ describe('jobs', () => {
   it('cancel stops a running job: finished items stay, charged; a second cancel is 409 job_finished', async () => {
     gate = latch();
     started = 0;
+    aborted = 0;
     const { apiKey } = await app.workspace();
     const res = await start(apiKey, { operation: 'lookupCnpjBatch', items: [...lookups([found[0]]), ...lookups(...Array.from({ length: 40 }, () => [gated]))] });
     await eventually(async () => started > 0 && (await job(apiKey, res.body.jobId)).body.done === 1);
     const cancelled = await app.request('POST', `/v1/api/jobs/${res.body.jobId}/cancel`, { key: apiKey });
     expect(cancelled.status).toBe(200);
     expect(cancelled.body.status).toBe('cancelled');
+    // The items in flight are stopped by the cancel, not finished by the gate opening first.
+    await eventually(() => aborted >= started);
     gate.open();
     const again = await app.request('POST', `/v1/api/jobs/${res.body.jobId}/cancel`, { key: apiKey });
     expect(again.status).toBe(409);

@@ -73,7 +73,9 @@ describe('job webhooks', () => {
     const { apiKey } = await app.workspace();
     const { jobId } = (await start(apiKey, { url: receiverUrl, secret: SECRET })).body;
 
-    await eventually(() => received.length === 1);
+    // The receiver records a request before the sender has read its answer and stored the failure
+    // (and the retry's time, read from the clock): the clock moves only once that is stored.
+    await eventually(async () => received.length === 1 && (await app.services.webhooks.deliveries.findOne({ jobId }))?.lastError?.includes('HTTP 500') === true);
     const first = JSON.parse(received[0]!.body);
     expect(first).toMatchObject({ type: 'job.finished', jobId, job: { jobId, status: 'done', done: 2, creditsCharged: 2 }, at: expect.any(String) });
     // The first retry comes within 5 s.
@@ -101,6 +103,8 @@ describe('job webhooks', () => {
     const { apiKey } = await app.workspace();
     const { jobId } = (await start(apiKey, { url: receiverUrl, secret: SECRET, events: ['job.item'] })).body;
     await eventually(() => received.length === 2);
+    // Moved once the redirect's failure is stored, not while its retry time is being read.
+    await eventually(async () => (await app.services.webhooks.deliveries.find({ jobId }).toArray()).some((d) => d.lastError?.includes('HTTP 302')));
     clock += 5_000;
     await eventually(() => (app.services.jobRunner.wake(), received.length === 3));
     const items = received.map((r) => JSON.parse(r.body));

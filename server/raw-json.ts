@@ -6,21 +6,21 @@
  * and the idempotency store always get objects.
  */
 
-/** A JSON value as UTF-8 bytes, written into the answer as they are. */
+/** A JSON value as UTF-8 bytes, in pieces (copied once, into the answer), written as they are. */
 export class RawJson {
-  constructor(readonly bytes: Buffer) {}
+  constructor(readonly pieces: readonly Buffer[]) {}
 
-  /** The same object with `fields` added after its own members (the bytes must be an object). */
+  /** The object `object` with `fields` added after its own members. */
   static withFields(object: Buffer, fields: Record<string, unknown>): RawJson {
     const added = JSON.stringify(fields);
-    if (added === '{}') return new RawJson(object);
+    if (added === '{}') return new RawJson([object]);
     const empty = object.length === 2;
-    return new RawJson(Buffer.concat([object.subarray(0, object.length - 1), Buffer.from(empty ? added.slice(1) : `,${added.slice(1)}`)]));
+    return new RawJson([object.subarray(0, object.length - 1), Buffer.from(empty ? added.slice(1) : `,${added.slice(1)}`)]);
   }
 
   /** Should it reach `JSON.stringify` anyway, the value itself: the answer is the same, only slower. */
   toJSON(): unknown {
-    return JSON.parse(this.bytes.toString('utf8'));
+    return JSON.parse(Buffer.concat(this.pieces).toString('utf8'));
   }
 }
 
@@ -41,7 +41,7 @@ export function jsonBytes(value: unknown): Buffer {
   let text = '';
   const write = (v: unknown): void => {
     if (v instanceof RawJson) {
-      pieces.push(Buffer.from(text), v.bytes);
+      pieces.push(Buffer.from(text), ...v.pieces);
       text = '';
     } else if (Array.isArray(v)) {
       text += '[';

@@ -10,6 +10,7 @@ import { EncodedDoc } from './block.ts';
 import type { Held } from './table.ts';
 
 const QUOTE = 0x22;
+const DOLLAR = 0x24;
 const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
 const OPEN_OBJECT = 0x7b;
@@ -17,13 +18,17 @@ const CLOSE_OBJECT = 0x7d;
 const OPEN_ARRAY = 0x5b;
 const CLOSE_ARRAY = 0x5d;
 
-/** Where a member's value starting at `i` ends (just past it), or -1 past `end` (bytes that are not JSON). */
+/**
+ * Where a member's value starting at `i` ends (just past it); -1 past `end` (bytes that are not
+ * JSON), or at a string starting with `$`, which may be one of the codec's tags (`{"$date": …}`)
+ * that plain JSON spells differently (a string value that merely starts so is parsed for nothing).
+ */
 function valueEnd(b: Uint8Array, i: number, end: number): number {
   let depth = 0;
   for (; i < end; i++) {
     const c = b[i];
     if (c === QUOTE) {
-      i++;
+      if (b[++i] === DOLLAR) return -1;
       while (i < end && b[i] !== QUOTE) i += b[i] === BACKSLASH ? 2 : 1;
     } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
       depth++;
@@ -50,8 +55,8 @@ function startsWith(b: Uint8Array, at: number, prefix: Buffer): boolean {
 
 /**
  * The object in `bytes[start, end)` without the top-level members whose `"name":` is among
- * `omit`, as new bytes; undefined when the bytes are not an object this scan can read (the caller
- * then parses them).
+ * `omit`, as new bytes; undefined when the bytes are not an object this scan can read or may hold
+ * a tagged value (the caller then parses them).
  */
 export function withoutMembers(bytes: Uint8Array, start: number, end: number, omit: readonly Buffer[]): Buffer | undefined {
   if (bytes[start] !== OPEN_OBJECT || bytes[end - 1] !== CLOSE_OBJECT) return undefined;
@@ -91,22 +96,16 @@ const OPEN = Buffer.from('{');
 const CLOSE = Buffer.from('}');
 const SEPARATOR = Buffer.from(',');
 
-const TAGS = [Buffer.from('"$date"'), Buffer.from('"$number"')];
-
 /**
  * A stored document as `JSON.stringify` writes it without the `omit` members (names, and their
  * `memberPrefixes`): cut from its block's bytes when it is still encoded and holds no tagged value
- * (a Date, NaN), which plain JSON spells differently; else written from the object.
+ * (a Date, NaN, which plain JSON spells differently); else written from the object.
  */
 export function jsonOf(held: Held, omit: { names: ReadonlySet<string>; prefixes: readonly Buffer[] }): Buffer {
   if (held instanceof EncodedDoc) {
     const [start, end] = held.block.span(held.at);
-    const doc = held.block.line.subarray(start, end);
-    if (!TAGS.some((tag) => doc.includes(tag))) {
-      const cut = withoutMembers(doc, 0, doc.length, omit.prefixes);
-      if (cut) return cut;
-    }
-    return jsonOf(held.decode(), omit);
+    const cut = withoutMembers(held.block.line, start, end, omit.prefixes);
+    return cut ?? jsonOf(held.decode(), omit);
   }
   const kept: Record<string, unknown> = {};
   for (const key in held) if (!omit.names.has(key)) kept[key] = held[key];

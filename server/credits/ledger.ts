@@ -7,9 +7,12 @@
  * from the outbox. A crash between those steps loses nothing: `recover()` copies any movement
  * still pending. No read-then-write ever decides whether a balance suffices.
  *
- * A movement is answered once it is durable in the ledger; the pull that follows is not waited
- * for (each durable write is a disk flush, and this one was a third of a charged call's wait).
- * A pull that never lands leaves the movement pending, and copying it again finds it there.
+ * A movement is answered once it is durable in the account's outbox and its ledger row is there
+ * to read. On MongoDB that means the row's insert is waited for; the embedded store applies a
+ * write to memory when it is issued, so there the row's disk flush is not waited for (each flush
+ * was a third of a charged call's wait, issue 35): a crash before it lands leaves the movement in
+ * the outbox, which `recover()` files at start-up. The pull that follows the row is never waited
+ * for: a pull that never lands leaves the movement pending, and copying it again finds it there.
  *
  * A movement's `seq` and `balanceAfter` are those of the update that applied it: the debit that
  * made it reads them from that update's answer. Whoever else files a pending movement (a read of
@@ -71,15 +74,18 @@ export class Credits {
    * the account read of each request, so this holds across instances on MongoDB too.
    */
   private readonly recent = new Lru<string, { seq: number; movements: readonly MovementView[] }>(RECENT_CACHE_ENTRIES);
+  /** Whether a write is read by everyone as soon as it is issued (see the header): then a ledger row's flush is not waited for. */
+  private readonly readOnIssue: boolean;
 
   constructor(
     store: Store,
     private readonly workspaces: Workspaces,
-    /** Receives a failed outbox pull, which no caller waits for. */
+    /** Receives a failed outbox pull or embedded ledger row, which no caller waits for. */
     private readonly onBackgroundError: (err: Error) => void = (err) => process.emitWarning(err),
   ) {
     this.ledger = store.collection<LedgerDoc>('ledger');
     this.accounts = workspaces.collection;
+    this.readOnIssue = store.kind === 'embedded';
   }
 
   /**
@@ -301,8 +307,9 @@ export class Credits {
    * movement's own, unless something filed it first.
    */
   private async record(after: WorkspaceDoc, movement: Movement): Promise<void> {
-    await this.insertRow(after._id, movement, after.seq, after.balance);
-    this.clearFromOutbox(after._id, movement);
+    const filed = this.insertRow(after._id, movement, after.seq, after.balance).then(() => this.clearFromOutbox(after._id, movement));
+    if (this.readOnIssue) filed.catch((err: unknown) => this.onBackgroundError(err as Error));
+    else await filed;
   }
 
   /** One ledger row; a row already there (filed by someone else) is the same row, so it is left. */

@@ -10,6 +10,7 @@ import type { Operation } from '../../shared/operations/types.ts';
 import type { Logger } from 'pino';
 import { successStatus, type InvokeOptions, type Pipeline } from '../pipeline/pipeline.ts';
 import type { AnswerForm } from '../pipeline/outcome.ts';
+import { isHoldingRaw, jsonBytes } from '../raw-json.ts';
 import type { TraceContext } from '../trace-context.ts';
 import { readJsonBody } from './body.ts';
 import { authorize } from '../auth/principal.ts';
@@ -93,7 +94,12 @@ function operationRoute(id: OperationId, operation: Operation, status: number, p
         return sendEventStream(ctx, held, { workspaceId, operationId: id, streamId: outcome.streamId, events: outcome.events, abort: streamAbort ?? new AbortController(), pausable: operation.stream?.pausable !== false });
       }
       ctx.status = status;
-      ctx.body = outcome.value;
+      if (isHoldingRaw(outcome.value)) {
+        ctx.type = 'application/json; charset=utf-8';
+        ctx.body = jsonBytes(outcome.value);
+      } else {
+        ctx.body = outcome.value;
+      }
     };
 }
 
@@ -105,6 +111,8 @@ class RequestInvocation implements InvokeOptions {
   readonly trace: TraceContext;
   /** The `Idempotency-Key` header as sent (even empty, which the pipeline refuses), when there is one. */
   readonly idempotencyKey?: string;
+  /** This binding writes answers holding RawJson itself, but an answer stored under a key must be objects. */
+  readonly rawJson: boolean;
 
   constructor(
     private readonly ctx: AppContext,
@@ -113,6 +121,7 @@ class RequestInvocation implements InvokeOptions {
   ) {
     this.trace = ctx.state.trace;
     if (ctx.headers['idempotency-key'] !== undefined) this.idempotencyKey = ctx.get('Idempotency-Key');
+    this.rawJson = this.idempotencyKey === undefined;
   }
 
   /** The request's logger is made on first use; most operations never log. */

@@ -31,6 +31,7 @@ export interface ContextOptions {
   maxCredits?: number;
   /** A cap shared beyond this call (a job's `maxCredits`, stored): each charge reserves from it first. */
   creditCap?: CreditCap;
+  rawJson?: boolean;
 }
 
 export class InvocationContext implements HandlerContext {
@@ -59,6 +60,10 @@ export class InvocationContext implements HandlerContext {
 
   get log(): Logger {
     return this.options.log;
+  }
+
+  get rawJson(): boolean {
+    return this.options.rawJson === true;
   }
 
   get signal(): AbortSignal {

@@ -43,6 +43,11 @@ export interface HandlerContext {
    */
   answer: AnswerForm;
   /**
+   * Whether the answer may hold stored JSON unparsed (`RawJson`, marked with `holdsRaw`; see
+   * raw-json.ts): only when the binding writes it itself (HTTP, without an Idempotency-Key).
+   */
+  readonly rawJson: boolean;
+  /**
    * Runs another operation for the same caller, exactly as a binding would (scope, validation,
    * plan gate, charges): how the agent calls its tools.
    */

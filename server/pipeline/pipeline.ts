@@ -47,6 +47,12 @@ export interface InvokeOptions {
   maxCredits?: number;
   /** A cap beyond this call's own (a job's `maxCredits`, stored): charges reserve from it first. */
   creditCap?: CreditCap;
+  /**
+   * The binding writes the answer itself with `jsonBytes` (raw-json.ts), so a handler may put
+   * stored JSON into it unparsed. Never with an `idempotencyKey`, whose stored answer is written
+   * as objects are. @default false
+   */
+  rawJson?: boolean;
 }
 
 export interface Pipeline {

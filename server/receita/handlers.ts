@@ -3,6 +3,7 @@ import { checkCnpj } from '../../shared/cnpj.ts';
 import type { StreamEventOf } from '../../shared/operations/index.ts';
 import { ServiceError } from '../errors.ts';
 import type { Handler, HandlerContext } from '../pipeline/handler.ts';
+import { holdsRaw } from '../raw-json.ts';
 import type { BrasilApiSource } from './brasilapi-client.ts';
 import { companyView, REGISTRY_SOURCE, type CompanyView } from './company-record.ts';
 import { startCompanySearch } from './company-search.ts';
@@ -37,12 +38,10 @@ export const lookupCnpjBatch: Handler<'lookupCnpjBatch'> = async ({ cnpjs }, ctx
     );
   }
 
-  const local = await ctx.services.companies.byCnpj(valid);
-  const found = new Map<string, CompanyView>();
-  // The records are this request's own copies: naming their source in place spares copying 500 again.
-  for (const [cnpj, record] of local) found.set(cnpj, Object.assign(record, { source: REGISTRY_SOURCE }));
+  // Over HTTP, the registry's companies are their stored JSON, passed through unparsed (server/raw-json.ts).
+  const found = await ctx.services.companies.views(valid, ctx.rawJson);
   const sources: Array<{ source: string; count: number; checked?: number; error?: string }> = [
-    { source: REGISTRY_SOURCE, count: local.size },
+    { source: REGISTRY_SOURCE, count: found.size },
   ];
   const remote = ctx.services.remoteCompanies;
   if (remote) {
@@ -52,7 +51,8 @@ export const lookupCnpjBatch: Handler<'lookupCnpjBatch'> = async ({ cnpjs }, ctx
 
   const results = valid.flatMap((cnpj) => found.get(cnpj) ?? []);
   await ctx.charge(results.length, `${results.length} of ${valid.length} CNPJs found`);
-  return { results, notFound: valid.filter((cnpj) => !found.has(cnpj)), invalid, sources };
+  const answer = { results, notFound: valid.filter((cnpj) => !found.has(cnpj)), invalid, sources };
+  return ctx.rawJson ? holdsRaw(answer) : answer;
 };
 
 /**

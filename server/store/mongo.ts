@@ -52,22 +52,41 @@ export async function openMongoStore(uri: string, dbName?: string, options: Mong
     throw new MongoStartError(`MONGODB_URI ${withoutPassword(uri)} cannot be used: ${why}`);
   }
   if (!ferretdb) {
-    return {
-      kind: 'mongodb',
-      collection: <T extends BaseDoc>(name: string): Collection<T> => db.collection<T>(name),
-      close: () => client.close(),
-    };
+    const collection = <T extends BaseDoc>(name: string): Collection<T> => db.collection<T>(name);
+    return { kind: 'mongodb', collection, jsonByIds: jsonByIdsOf(collection), close: () => client.close() };
   }
   const ferret = new FerretDatabase(db, {
     ttlSweepIntervalMs: options.ttlSweepIntervalMs ?? 30_000,
     onBackgroundError: options.onBackgroundError ?? ((err) => process.emitWarning(err)),
   });
+  const collection = <T extends BaseDoc>(name: string): Collection<T> => ferret.collection<T>(name);
   return {
     kind: 'mongodb',
-    collection: <T extends BaseDoc>(name: string): Collection<T> => ferret.collection<T>(name),
+    collection,
+    jsonByIds: jsonByIdsOf(collection),
     close: async () => {
       ferret.close();
       await client.close();
     },
+  };
+}
+
+/**
+ * `jsonByIds` on MongoDB: the driver parses documents from BSON whatever is asked, so they are
+ * found with the projection and written as JSON here.
+ */
+function jsonByIdsOf(collection: Store['collection']): Store['jsonByIds'] {
+  return async (name, ids, omit) => {
+    // The `_id` names each document in the answer, so it is read even when left out of its JSON.
+    const projection = Object.fromEntries(omit.filter((field) => field !== '_id').map((field) => [field, 0]));
+    const withoutId = omit.includes('_id');
+    const docs = await collection<BaseDoc>(name).find({ _id: { $in: [...ids] } }, { projection }).toArray();
+    const found = new Map<string, Buffer>();
+    for (const doc of docs) {
+      const id = doc._id;
+      if (withoutId) delete (doc as Partial<BaseDoc>)._id;
+      found.set(id, Buffer.from(JSON.stringify(doc)));
+    }
+    return found;
   };
 }

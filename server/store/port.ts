@@ -217,6 +217,14 @@ export interface Store {
    */
   readonly bulkLoader?: <T extends BaseDoc>(collection: string, fields?: Array<keyof T & string>) => BulkLoader<T>;
   /**
+   * The documents stored under `ids` (those found), keyed by `_id`, each as JSON in UTF-8: what
+   * `JSON.stringify` writes of the document `find` gives, less the top-level fields `omit` names.
+   * For an answer that passes many stored documents on unchanged (the CNPJ batch over HTTP): the
+   * embedded store cuts them from the bytes it keeps rather than parsing them to be written again.
+   * Only a binding that writes JSON itself may use it; MCP, the agent and idempotency get objects.
+   */
+  jsonByIds(collection: string, ids: readonly string[], omit: readonly string[]): Promise<Map<string, Buffer>>;
+  /**
    * The embedded store only: a consistent copy of everything into one file, while it serves
    * (`npx prospecta backup`). MongoDB has its own tools (mongodump).
    */

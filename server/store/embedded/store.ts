@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { BaseDoc, BulkLoader, Collection, Store } from '../port.ts';
 import { TableLoader } from './bulk-load.ts';
 import { EmbeddedCollection, type Committer } from './collection.ts';
+import { jsonOf, memberPrefixes } from './json-members.ts';
 import type { JournalEntry } from './mutation.ts';
 import { ensurePrivateDir, fileName, narrowFileModes, removeSuperseded } from './data-files.ts';
 import { Journal } from './journal.ts';
@@ -103,6 +104,17 @@ class EmbeddedStore implements Store, Committer {
       this.collections.set(name, collection);
     }
     return collection as unknown as Collection<T>;
+  }
+
+  async jsonByIds(collection: string, ids: readonly string[], omit: readonly string[]): Promise<Map<string, Buffer>> {
+    const table = this.table(collection);
+    const fields = { names: new Set(omit), prefixes: memberPrefixes(omit) };
+    const found = new Map<string, Buffer>();
+    for (const id of ids) {
+      const held = table.heldById(id);
+      if (held) found.set(id, jsonOf(held, fields));
+    }
+    return found;
   }
 
   table(name: string): Table {

@@ -141,6 +141,12 @@ export class Table {
     return row === undefined ? undefined : materialize(this.rows[row]!);
   }
 
+  /** The document stored under `id` as it is held: an object, or still encoded in its block. */
+  heldById(id: string): Held | undefined {
+    const row = this.whole().rowOf.get(id);
+    return row === undefined ? undefined : this.rows[row];
+  }
+
   *all(): Generator<Doc> {
     for (const row of this.whole().rowOf.values()) yield materialize(this.rows[row]!);
   }

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
 import type { CompanyDoc } from '../../../server/receita/company-record.ts';
+import type { TaxRegimeDoc } from '../../../server/receita/tax-regimes.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
 import { startFakeBrasilApi, type FakeBrasilApi } from '../../helpers/fake-brasilapi.ts';
@@ -84,6 +86,36 @@ describe('POST /api/companies/cnpj/batch', () => {
     expect(ok.body.notFound).toHaveLength(500);
     expect((await lookup(apiKey, [...many, acme])).status).toBe(400);
     expect((await lookup(apiKey, [])).status).toBe(400);
+  });
+
+  it('over HTTP passes the stored JSON through: the same bytes as the answer written from objects (under an Idempotency-Key)', async () => {
+    const { apiKey } = await app.workspace();
+    const withRegime = makeCnpj('22333444');
+    const older = makeCnpj('33444555');
+    await app.services.store.collection<CompanyDoc>('companies').insertOne(companyDoc(withRegime, { name: 'AÇÃO "ASPAS" \\ {[,]} LTDA' }));
+    await app.services.store.collection<TaxRegimeDoc>('tax_regimes').insertOne({
+      _id: `${withRegime}:2023:0:lucro_real`, cnpj: withRegime, year: 2023, form: 'LUCRO REAL', scpCnpj: null, bookkeepingEntries: 2, release: '2026-10', importRun: 'test',
+    });
+    // Imported before issue 22: without its newer fields, which the answer gives as null.
+    const { size: _size, simples: _simples, ...beforeIssue22 } = companyDoc(older);
+    await app.services.store.collection<Partial<CompanyDoc> & { _id: string }>('companies').insertOne(beforeIssue22);
+    const send = (headers: Record<string, string>) =>
+      fetch(`${app.url}/v1/api/companies/cnpj/batch`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json', ...headers },
+        body: JSON.stringify({ cnpjs: [acme, withRegime, absent, older, alnum] }),
+      });
+    const raw = await send({});
+    const objects = await send({ 'Idempotency-Key': randomUUID() });
+    for (const header of ['content-type', 'content-length']) expect(raw.headers.get(header)).toBe(objects.headers.get(header));
+    const text = await raw.text();
+    expect(raw.status, text).toBe(200);
+    expect(text).toBe(await objects.text());
+    const answer = JSON.parse(text);
+    expect(answer.results.map((c: { cnpj: string }) => c.cnpj)).toEqual([acme, withRegime, older, alnum]);
+    expect(answer.results[1]).toMatchObject({ name: 'AÇÃO "ASPAS" \\ {[,]} LTDA', taxRegimes: [{ year: 2023, form: 'LUCRO REAL', scpCnpj: null, bookkeepingEntries: 2 }] });
+    expect(answer.results[2]).toMatchObject({ size: null, simples: null, taxRegimes: [], source: 'receita_federal' });
+    for (const company of answer.results) expect(Object.keys(company).slice(-2)).toEqual(['taxRegimes', 'source']);
   });
 
   it('needs a plan', async () => {

@@ -81,6 +81,21 @@ function conformance(openFresh: () => Promise<Opened>, server: { ferretdb: boole
     expect(await people().findOne({ _id: 'missing' })).toBeNull();
   });
 
+  it('jsonByIds: each document found, as JSON.stringify writes what find gives, less the omitted top-level fields', async () => {
+    const loose = () => store.collection<Loose>('loose');
+    await loose().insertOne({ _id: 'a', name: 'Ana "A" \\ são', at: new Date(Date.UTC(2024, 1, 2)), nested: { search: 'kept', list: [1, { x: null }] }, search: ['gone'], n: 1.5 });
+    await loose().insertOne({ _id: 'b', search: 'gone', empty: {}, items: [] });
+    await loose().insertOne({ _id: 'c' });
+    const json = await store.jsonByIds('loose', ['a', 'missing', 'b', 'c'], ['_id', 'search']);
+    expect([...json.keys()].sort()).toEqual(['a', 'b', 'c']);
+    for (const id of ['a', 'b', 'c']) {
+      const found = await loose().findOne({ _id: id }, { projection: { _id: 0, search: 0 } });
+      expect(json.get(id)!.toString('utf8')).toBe(JSON.stringify(found));
+    }
+    expect(JSON.parse(json.get('a')!.toString('utf8'))).toEqual({ name: 'Ana "A" \\ são', at: '2024-02-02T00:00:00.000Z', nested: { search: 'kept', list: [1, { x: null }] }, n: 1.5 });
+    expect((await store.jsonByIds('loose', ['a'], [])).get('a')!.toString('utf8')).toBe(JSON.stringify(await loose().findOne({ _id: 'a' })));
+  });
+
   it('refuses a second document with the same _id, with code 11000', async () => {
     await people().insertOne({ _id: 'x1', name: 'Ana' });
     await expect(people().insertOne({ _id: 'x1', name: 'Other' })).rejects.toMatchObject({ code: DUPLICATE_KEY });

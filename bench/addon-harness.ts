@@ -10,15 +10,11 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { activeJobs, loadJob, newJob, runJobs, STATUS_COLUMN, type Job } from '../addon/features/job.ts';
-import { jobDeps, type Runtime } from '../addon/features/runs.ts';
-import { saveSettings } from '../addon/features/settings.ts';
-import { urlFetch } from '../addon/gas/http.ts';
-import { documentProperties, userProperties } from '../addon/gas/properties.ts';
-import { documentLock, gasTriggers } from '../addon/gas/runtime.ts';
-import { sheetNamed } from '../addon/gas/sheet.ts';
+import { STATUS_COLUMN, type Job } from '../addon/features/job.ts';
+import type { Runtime } from '../addon/features/runs.ts';
 import { controlSocketPath, sendControl } from '../server/cli/control.ts';
-import { installFakeGas, type FakeSheet } from '../test/helpers/fake-gas.ts';
+import { addonIn } from '../test/helpers/addon-sandbox.ts';
+import { fakeGas, type FakeSheet } from '../test/helpers/fake-gas.ts';
 import { runCli, startFakeProviderProcess, startServer } from '../test/helpers/processes.ts';
 import { unzip } from '../test/helpers/zip.ts';
 
@@ -54,33 +50,35 @@ const control = async (command: string, args: Record<string, string>) => {
 const { workspaceId, apiKey } = await control('workspace create', { name: 'bench', plan: 'active' });
 await control('credits grant', { workspace: workspaceId, amount: '1000000' });
 
-const gas = installFakeGas();
-saveSettings(userProperties(), { apiKey, serverUrl: server.url });
-let simulated = 0;
-const http = urlFetch();
+// The add-on runs as in the tests: in a vm context holding only Apps Script's globals, over the
+// fakes, each call from here one execution held to its 6 minutes of simulated time.
+const gas = fakeGas();
+const A = await addonIn(gas);
+A.saveSettings(A.userProperties(), { apiKey, serverUrl: server.url });
+const http = A.urlFetch();
 const runtime: Runtime = {
   http: {
-    fetch: (r) => ((simulated += CALL_COST_MS), http.fetch(r)),
-    fetchAll: (r) => ((simulated += CALL_COST_MS), http.fetchAll(r)),
+    fetch: (r) => (gas.quotas.advance(CALL_COST_MS), http.fetch(r)),
+    fetchAll: (r) => (gas.quotas.advance(CALL_COST_MS), http.fetchAll(r)),
   },
-  user: userProperties(),
-  document: documentProperties(),
-  sheet: sheetNamed,
-  triggers: gasTriggers,
-  lock: documentLock(),
-  clock: { now: () => Date.now() + simulated, sleep: () => undefined },
+  user: A.userProperties(),
+  document: A.documentProperties(),
+  sheet: A.sheetNamed,
+  triggers: A.gasTriggers,
+  lock: A.documentLock(),
+  clock: A.gasClock,
 };
 
 async function run(name: string, kind: 'cnpj' | 'enrich', sheet: FakeSheet, options: Record<string, unknown>) {
   const calls = gas.http.calls;
   const started = performance.now();
-  const job: Job = newJob(documentProperties(), { kind, sheet: name, first: 2, last: sheet.getLastRow(), options }, runtime.clock);
+  const job: Job = A.newJob(A.documentProperties(), { kind, sheet: name, first: 2, last: sheet.getLastRow(), options }, runtime.clock);
   let executions = 0;
   do {
-    runJobs(jobDeps(runtime));
+    A.runJobs(A.jobDeps(runtime));
     executions++;
-  } while (activeJobs(documentProperties()).length > 0 && executions < 50);
-  const done = loadJob(documentProperties(), job.id)!;
+  } while (A.activeJobs(A.documentProperties()).length > 0 && executions < 50);
+  const done = A.loadJob(A.documentProperties(), job.id)!;
   const statuses = sheet.column(STATUS_COLUMN);
   const lost = statuses.filter((s) => !s.includes(`job ${job.id}`)).length;
   const twice = statuses.filter((s) => s.split(`job ${job.id}`).length > 2).length;
@@ -105,7 +103,6 @@ try {
   line(`enrich ${PEOPLE} people`, p, 50, p.consumed);
   line(`CNPJ fill ${CNPJ_ROWS} rows`, c, 6, c.consumed - consumedBefore);
 } finally {
-  gas.uninstall();
   server.child.kill('SIGTERM');
   await server.exited;
   providers.stop();

@@ -5,14 +5,14 @@
  */
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { HttpPort, HttpRequest } from '../../addon/api/http.ts';
 import type { EnrichOptions } from '../../addon/features/enrich-rows.ts';
 import type { Runtime } from '../../addon/features/runs.ts';
 import { controlSocketPath, sendControl } from '../../server/cli/control.ts';
 import { cnpjCheckDigits } from '../../shared/cnpj.ts';
 import { addonIn, type Addon } from '../helpers/addon-sandbox.ts';
-import { installFakeGas, type FakeGas } from '../helpers/fake-gas.ts';
+import { fakeGas, type FakeGas } from '../helpers/fake-gas.ts';
 import { runCli, startFakeProviderProcess, startServer, type ServerProcess } from '../helpers/processes.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { unzip } from '../helpers/zip.ts';
@@ -72,10 +72,9 @@ function runtime(budgetMs?: number): Runtime {
 }
 
 beforeEach(async () => {
-  gas = installFakeGas();
+  gas = fakeGas();
   A = await addonIn(gas);
 });
-afterEach(() => gas.uninstall());
 
 const pretty = (c: string) => c.replace(/^(.{2})(.{3})(.{3})(.{4})(.{2})$/, '$1.$2.$3/$4-$5');
 

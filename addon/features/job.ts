@@ -244,7 +244,9 @@ const ENDED: Record<string, Job['state']> = { done: 'done', stopped: 'stopped', 
 function pollJob(deps: JobDeps, job: Job, deadline: number): void {
   const processor = deps.processors[job.kind];
   const sheet = deps.sheet(job.sheet);
-  if (!processor || !sheet || !job.server) return void stop(deps, job, new StopJob(sheet ? `unknown kind of run ${job.kind}` : `the sheet "${job.sheet}" no longer exists`));
+  if (!processor || !sheet) return void stop(deps, job, new StopJob(sheet ? `unknown kind of run ${job.kind}` : `the sheet "${job.sheet}" no longer exists`));
+  // A run saved by the add-on before server jobs continued by itself; it cannot go on here.
+  if (!job.server) return void stop(deps, job, new StopJob('started by an earlier version of the add-on: select the rows left and run it again'));
   const server = job.server;
   try {
     if (!server.jobId) {

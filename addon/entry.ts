@@ -101,9 +101,13 @@ export function continueJobs(): void {
 
 /** Menu: cancels every run in progress; what they had finished is still written. */
 export function cancelRuns(): void {
-  const deps = jobDeps(runtime());
-  const cancelled = activeJobs(deps.properties).map((id) => cancelJob(deps, id)).filter(Boolean);
-  SpreadsheetApp.getUi().alert('prospecta', cancelled.length ? `Cancelled ${cancelled.length} run(s).` : 'No run in progress.', SpreadsheetApp.getUi().ButtonSet.OK);
+  try {
+    const deps = jobDeps(runtime());
+    const cancelled = activeJobs(deps.properties).map((id) => cancelJob(deps, id)).filter(Boolean);
+    alert(cancelled.length ? `Cancelled ${cancelled.length} run(s); what they had finished is still written.` : 'No run in progress.');
+  } catch (err) {
+    alert(plainError(err));
+  }
 }
 
 export function onOpen(): void {

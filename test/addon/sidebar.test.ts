@@ -405,7 +405,7 @@ describe.skipIf(!chromiumPath)('sidebar', () => {
     const page = await open({ sidebarState: { ...baseState, jobs }, sidebarJobs: jobs });
     for (const tab of await page.$$eval('nav button', (buttons) => buttons.map((b) => b.getAttribute('data-tab')!))) {
       await page.click(`nav button[data-tab="${tab}"]`);
-      await page.screenshot({ path: `${SHOTS}tab-${tab}.png` });
+      await page.screenshot({ path: `${SHOTS}tab-${tab}.png`, fullPage: true });
     }
   });
 

@@ -9,7 +9,7 @@
  */
 import { ApiCallError, randomKey, type ProspectaClient } from '../api/client.ts';
 import { NetworkError, type HttpPort } from '../api/http.ts';
-import type { JobOperation } from '../../shared/schemas/jobs.ts';
+import { MAX_JOB_ITEMS as MAX_JOB_ROWS, type JobOperation } from '../../shared/schemas/jobs.ts';
 import type { InputOf, OutputOf } from '../../shared/operations/index.ts';
 import { plainError, StopJob } from './errors.ts';
 import type { Clock, LockPort, PropertiesPort, SheetPort, TriggerPort } from './ports.ts';
@@ -21,8 +21,6 @@ export const CONTINUE_HANDLER = 'continueJobs';
 export const DEFAULT_BUDGET_MS = 4.5 * 60_000;
 /** Results asked for a page: the most getJobResults gives. */
 const RESULTS_PER_PAGE = 500;
-/** The most items a server job takes (shared/schemas/jobs.ts, MAX_JOB_ITEMS). */
-const MAX_JOB_ROWS = 10_000;
 /** Runs kept in the Jobs panel's history. */
 const HISTORY = 20;
 const ACTIVE_KEY = 'prospecta.jobs';

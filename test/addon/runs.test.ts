@@ -228,6 +228,18 @@ describe('runs larger than one fetchAll: server jobs', () => {
     expect(sheet.column('prospecta status').every((s) => s === `✓ receita_federal · 1 credit · job ${started!.id}`)).toBe(true);
   });
 
+  it('refuses a run of more rows to look up than a job takes, before anything is sent', async () => {
+    const apiKey = await workspace(10);
+    A.saveSettings(A.userProperties(), { apiKey, serverUrl: server.url });
+    const rows = 10_001;
+    gas.addSheet('Enorme', [['CNPJ'], ...Array.from({ length: rows }, (_, i) => [cnpjs[i % cnpjs.length]!])]);
+    const calls = gas.http.calls;
+    const job = A.startRun(runtime(), 'cnpj', 'Enorme', 2, rows + 1, {});
+    expect(job).toMatchObject({ state: 'stopped', error: 'A run takes at most 10,000 rows to look up; select fewer.' });
+    expect(gas.http.calls).toBe(calls);
+    expect(await serverJobs(apiKey)).toEqual([]);
+  });
+
   it('Cancel stops the server job; what it had finished is still written, and nothing else is charged', async () => {
     const apiKey = await workspace(10_000);
     A.saveSettings(A.userProperties(), { apiKey, serverUrl: server.url });
@@ -540,6 +552,18 @@ describe('search into a sheet', () => {
     expect(found).toEqual({ found: 30 });
     const people = gas.spreadsheet.sheets.find((s) => s.getName() === 'Sócios')!;
     expect(people.column('Source')).toEqual(Array(30).fill('receita_federal'));
+  });
+
+  it('a page refused midway (credits spent) stops the search, and the pages paid for are written', async () => {
+    const apiKey = await workspace(25);
+    const client = new A.ProspectaClient(A.urlFetch(), { apiKey, baseUrl: server.url });
+    const outcome = A.searchCompaniesIntoSheet(client, { state: 'SP' }, 60, () => A.sheetOrNew('Empresas SP'), A.gasClock);
+    expect(outcome.found).toBeGreaterThanOrEqual(20);
+    expect(outcome.found).toBeLessThan(60);
+    expect(outcome.stoppedBy).toMatch(/Not enough credits/);
+    const tab = gas.spreadsheet.sheets.find((s) => s.getName() === 'Empresas SP')!;
+    expect(new Set(tab.column('CNPJ')).size).toBe(outcome.found);
+    expect(await consumed(apiKey)).toBe(outcome.found);
   });
 
   it('stops at the last page when fewer rows match than asked for', async () => {

@@ -55,6 +55,14 @@ export interface ServerJob {
   /** The next page of results to write; null before the first. */
   cursor: string | null;
   cancelling?: boolean;
+  /** The totals of the rows that needed no request, written when the run started. */
+  base: Job['totals'];
+  /**
+   * A job that ended early (cancelled, stopped, failed) may still be finishing the items it had in
+   * flight, after a walk of its results passed them over: its results are walked once more from
+   * the start (`pending`, then `walking`) until they add up to what getJob counts.
+   */
+  recount?: 'pending' | 'walking';
 }
 
 export interface InputRow {
@@ -184,7 +192,7 @@ export function startJob(deps: JobDeps, job: Job): Job {
     job.requests = sending.length;
     if (sending.length > MAX_JOB_ROWS) throw new StopJob(`A run takes at most ${MAX_JOB_ROWS.toLocaleString('en')} rows to look up; select fewer.`);
     if (sending.length > processor.perFetch) {
-      job.server = { jobId: null, key: randomKey(), finished: 0, credits: 0, cursor: null };
+      job.server = { jobId: null, key: randomKey(), finished: 0, credits: 0, cursor: null, base: { ...job.totals } };
       // Saved with its key before it is sent: an execution that dies here sends the same key again.
       saveJob(deps.properties, job);
     } else {
@@ -196,6 +204,7 @@ export function startJob(deps: JobDeps, job: Job): Job {
       job.state = 'done';
     }
     writeRows(sheet, job, byRow);
+    if (job.server) job.server.base = { ...job.totals };
     saveJob(deps.properties, job);
     if (job.server) {
       // Polled from now on (the trigger, the Jobs panel), also when the start's answer is lost.
@@ -255,6 +264,12 @@ function pollJob(deps: JobDeps, job: Job, deadline: number): void {
     const status = deps.client.call('getJob', { jobId });
     server.finished = status.done + status.failed;
     server.credits = status.creditsCharged;
+    if (server.recount === 'pending') {
+      // Written again from the first result: the totals are counted again with them.
+      job.totals = { ...server.base };
+      server.cursor = null;
+      server.recount = 'walking';
+    }
     saveJob(deps.properties, job);
     while (deps.clock.now() <= deadline) {
       const page = deps.client.call('getJobResults', { jobId, limit: RESULTS_PER_PAGE, ...(server.cursor ? { cursor: server.cursor } : {}) });
@@ -273,16 +288,24 @@ function pollJob(deps: JobDeps, job: Job, deadline: number): void {
       // The cursor is saved once its page is written: a page written twice costs nothing.
       server.cursor = page.nextCursor ?? server.cursor;
       if (page.nextCursor === null) {
-        // Every result is written: the job has ended (perhaps since getJob above said otherwise).
-        const ended = status.finishedAt ? status : deps.client.call('getJob', { jobId });
+        // Every result given is written: the job has ended (perhaps since getJob above said otherwise).
+        const ended = deps.client.call('getJob', { jobId });
         server.finished = ended.done + ended.failed;
         server.credits = ended.creditsCharged;
-        job.state = ENDED[ended.status] ?? 'done';
-        if (ended.status === 'stopped') job.error = 'the credit cap was reached';
-        if (ended.status === 'failed') job.error = 'the job failed on the server';
+        const t = job.totals;
+        const written = t.done + t.failed + t.skipped - (server.base.done + server.base.failed + server.base.skipped);
+        if (ended.status !== 'done' && (server.recount !== 'walking' || written < server.finished)) server.recount = 'pending';
+        else {
+          delete server.recount;
+          job.state = ENDED[ended.status] ?? 'done';
+          if (ended.status === 'stopped') job.error = 'the credit cap was reached';
+          if (ended.status === 'failed') job.error = 'the job failed on the server';
+        }
+        saveJob(deps.properties, job);
+        break;
       }
       saveJob(deps.properties, job);
-      if (page.nextCursor === null || page.results.length === 0) break;
+      if (page.results.length === 0) break;
     }
   } catch (err) {
     stop(deps, job, err);

@@ -150,7 +150,8 @@ describe('CNPJ fill', () => {
   });
 });
 
-describe('runs larger than one fetchAll: server jobs', () => {
+// A job's items run on a busy server's runner: its tests wait for it longer than the default 60 s.
+describe('runs larger than one fetchAll: server jobs', { timeout: 180_000 }, () => {
   it('become one job on the server, whose results are written as they finish; the trigger goes on until all are', async () => {
     const apiKey = await workspace(10_000);
     A.saveSettings(A.userProperties(), { apiKey, serverUrl: server.url });

@@ -6,14 +6,24 @@
 import type { ProspectaClient } from './api/client.ts';
 import { agentLimits, askAgent, selectionContext, type AgentTurn } from './features/agent.ts';
 import { CAMPAIGN_KEY, createCampaignFromRows, PROSPECTS_TAB, refreshProspects, syncProspects, type CampaignFields } from './features/campaigns.ts';
-import { isOwnColumn } from './features/columns.ts';
+import { detectedColumns, isOwnColumn } from './features/columns.ts';
 import { plainError, PlainError } from './features/errors.ts';
 import { FIELD_LABELS, type EnrichOptions } from './features/enrich-rows.ts';
 import { prices, searchLimits } from './features/rules.ts';
-import { searchCompaniesIntoSheet, searchPeopleIntoSheet } from './features/search.ts';
-import { activeJobs, cancelJob, loadJob, runJobs } from './features/job.ts';
+import { MAX_ROWS_PER_SEARCH, searchCompaniesIntoSheet, searchPeopleIntoSheet, searchTabName, type SearchKind } from './features/search.ts';
+import { activeJobs, cancelJob, jobHistory, runJobs, type Job } from './features/job.ts';
 import { clientOf, describeJob, jobDeps, startRun, type RunKind, type RunOptions, type Runtime } from './features/runs.ts';
-import { BUILT_SERVER, loadSettings, saveSettings, SettingsError, testConnection as runTestConnection } from './features/settings.ts';
+import {
+  BUILT_SERVER,
+  loadSettings,
+  MAX_AGE_DAYS,
+  maxAgeDays,
+  maxAgeOption,
+  saveSettings,
+  setMaxAgeDays,
+  SettingsError,
+  testConnection as runTestConnection,
+} from './features/settings.ts';
 import { aiFormula, cnpjFormula, enrichFormula, perCell, safeMode, setSafeMode, type FormulaDeps } from './features/formulas.ts';
 import { paidResults } from './features/paid-results.ts';
 import { argumentValue, parseCall } from './features/refresh.ts';
@@ -59,10 +69,15 @@ function selectedRows(purpose = 'to work on'): Selection {
   return rows;
 }
 
+/** A run's options with the user's settings that apply to it (enrich's freshness). */
+function withSettings<K extends RunKind>(kind: K, options: RunOptions[K]): RunOptions[K] {
+  return kind === 'enrich' ? { ...options, ...maxAgeOption(userProperties()) } : options;
+}
+
 function start<K extends 'cnpj' | 'enrich'>(kind: K, options: RunOptions[K]): void {
   try {
     const { sheet, first, last } = selectedRows();
-    alert(describeJob(startRun(runtime(), kind, sheet, first, last, options)));
+    alert(describeJob(startRun(runtime(), kind, sheet, first, last, withSettings(kind, options))));
   } catch (err) {
     if (!(err instanceof PlainError)) throw err;
     alert(err.message);
@@ -79,16 +94,20 @@ export function enrichSelection(): void {
   start('enrich', { fields: DEFAULT_FIELDS });
 }
 
-/** Time-driven trigger: goes on with the runs an execution had to hand over. */
+/** Time-driven trigger: writes the results the server's jobs finished, while the sheet is closed too. */
 export function continueJobs(): void {
   runJobs(jobDeps(runtime()));
 }
 
-/** Menu: stops every run in progress after its current chunk. */
+/** Menu: cancels every run in progress; what they had finished is still written. */
 export function cancelRuns(): void {
-  const props = documentProperties();
-  const cancelled = activeJobs(props).map((id) => cancelJob(props, id)).filter(Boolean);
-  SpreadsheetApp.getUi().alert('prospecta', cancelled.length ? `Cancelled ${cancelled.length} run(s).` : 'No run in progress.', SpreadsheetApp.getUi().ButtonSet.OK);
+  try {
+    const deps = jobDeps(runtime());
+    const cancelled = activeJobs(deps.properties).map((id) => cancelJob(deps, id)).filter(Boolean);
+    alert(cancelled.length ? `Cancelled ${cancelled.length} run(s); what they had finished is still written.` : 'No run in progress.');
+  } catch (err) {
+    alert(plainError(err));
+  }
 }
 
 export function onOpen(): void {
@@ -215,10 +234,36 @@ export function showSidebar(): void {
   SpreadsheetApp.getUi().showSidebar(HtmlService.createHtmlOutputFromFile('Sidebar').setTitle('prospecta'));
 }
 
-/** For the sidebar: settings, the fields on offer, the active sheet's headers, the last run. */
+/** A run as the Jobs panel lists it. */
+function jobView(job: Job) {
+  const requests = job.requests || 1;
+  const finished = job.server ? job.server.finished : job.state === 'running' ? 0 : requests;
+  return {
+    id: job.id,
+    title: `${RUN_TITLES[job.kind as RunKind] ?? job.kind}: ${job.sheet}, rows ${job.first}–${job.last}`,
+    text: describeJob(job),
+    running: job.state === 'running',
+    cancelling: Boolean(job.server?.cancelling),
+    progress: Math.min(1, finished / requests),
+    credits: Math.max(job.totals.credits, job.server?.credits ?? 0),
+  };
+}
+
+const RUN_TITLES: Record<RunKind, string> = { enrich: 'Enrich', cnpj: 'CNPJ fill', aiColumn: 'AI column', research: 'Research' };
+
+/** The Jobs panel: every run of this document, newest first. */
+function jobsPanel() {
+  return jobHistory(documentProperties()).map(jobView);
+}
+
+/** The catalog's providers as the Enrich tab offers them: by name, with what a call costs. */
+type ProviderChoice = { id: string; name: string; cost: number; outputs: string[] };
+
+/** For the sidebar: settings, the fields and providers on offer, the active sheet's headers and detected columns, the runs. */
 export function sidebarState() {
   const settings = loadSettings(userProperties());
   let fields = Object.keys(FIELD_LABELS);
+  let providers: ProviderChoice[] = [];
   let balance: string | null = null;
   let templates: Array<{ templateId: string; name: string }> = [];
   if (settings) {
@@ -227,45 +272,71 @@ export function sidebarState() {
       const credits = client.call('getCredits', {});
       balance = `${credits.balance} credits`;
       templates = client.call('listTemplates', {}).templates.map((t) => ({ templateId: t.templateId, name: t.name }));
-      fields = client.call('listProviders', {}).enrichmentFields;
+      const catalog = client.call('listProviders', {});
+      fields = catalog.enrichmentFields;
+      providers = catalog.providers.filter((p) => p.configured).map((p) => ({ id: p.id, name: p.name, cost: p.cost, outputs: p.outputs }));
     } catch (err) {
       balance = plainError(err);
     }
   }
   const sheet = SpreadsheetApp.getActiveSheet();
   const columns = sheet.getLastColumn();
-  const headers = columns ? sheet.getRange(1, 1, 1, columns).getValues()[0]!.map(String).filter((h) => h && !isOwnColumn(h)) : [];
+  const all = columns ? sheet.getRange(1, 1, 1, columns).getValues()[0]!.map(String) : [];
+  const headers = all.filter((h) => h && !isOwnColumn(h));
   const { first, last } = selection();
-  const lastJob = documentProperties().get('prospecta.lastJob');
-  const job = lastJob ? loadJob(documentProperties(), lastJob) : null;
   return {
     configured: Boolean(settings),
     balance,
     fields,
+    providers,
     labels: FIELD_LABELS,
     headers,
+    detected: detectedColumns(all),
     selectedRows: Math.max(0, last - first + 1),
     templates,
     prices: prices(),
-    searchLimits: searchLimits(),
+    searchLimits: { ...searchLimits(), rows: MAX_ROWS_PER_SEARCH },
     agentLimits: agentLimits(),
-    run: job ? { id: job.id, text: describeJob(job), running: job.state === 'running' } : null,
+    jobs: jobsPanel(),
     safeMode: safeMode(userProperties()),
+    maxAgeDays: maxAgeDays(userProperties()),
+    maxAgeLimit: MAX_AGE_DAYS,
     serverFixed: BUILT_SERVER !== null,
   };
 }
 
-/** For the sidebar: starts a run on the selected rows. Errors reach the sidebar's failure handler. */
-export function sidebarStart<K extends RunKind>(kind: K, options: RunOptions[K]) {
+/** Rows "Try on 5 rows" runs: the first of the selection. */
+const TRY_ROWS = 5;
+
+/**
+ * For the sidebar: starts a run on the selected rows (their first five when `trial`). Errors
+ * reach the sidebar's failure handler. Answers the Jobs panel.
+ */
+export function sidebarStart<K extends RunKind>(kind: K, options: RunOptions[K], trial = false) {
   const { sheet, first, last } = selectedRows();
-  const job = startRun(runtime(), kind, sheet, first, last, options);
-  documentProperties().set('prospecta.lastJob', job.id);
-  return sidebarState();
+  startRun(runtime(), kind, sheet, first, trial ? Math.min(last, first + TRY_ROWS - 1) : last, withSettings(kind, options));
+  return jobsPanel();
 }
 
-export function sidebarCancel() {
-  const props = documentProperties();
-  for (const id of activeJobs(props)) cancelJob(props, id);
+/** For the sidebar's Jobs panel: writes what the server's jobs finished since, then lists the runs. */
+export function sidebarJobs() {
+  if (activeJobs(documentProperties()).length > 0) runJobs(jobDeps(runtime()));
+  return jobsPanel();
+}
+
+/** For the sidebar: cancels one run; its finished results are still written. */
+export function sidebarCancelRun(id: string) {
+  cancelJob(jobDeps(runtime()), id);
+  return sidebarJobs();
+}
+
+/** For the sidebar: how old a paid enrichment may be to be given again for nothing (null: the server's default). */
+export function sidebarSetMaxAge(days: number | null) {
+  try {
+    setMaxAgeDays(userProperties(), days);
+  } catch (err) {
+    throw new Error(plainError(err));
+  }
   return sidebarState();
 }
 
@@ -276,14 +347,17 @@ export function sidebarSaveSettings(apiKey: string, serverUrl = ''): string {
   return result.message;
 }
 
-/** For the sidebar: a search written to a new tab named after it, made once the server answered. */
-export function sidebarSearch(kind: 'people' | 'companies', filters: Record<string, unknown>): string {
-  const name = `${kind === 'people' ? 'People' : 'Companies'}: ${Object.entries(filters).filter(([k]) => k !== 'limit').map(([, v]) => v).join(', ')}`.slice(0, 90);
+/**
+ * For the sidebar: a search of up to `rows` rows (its pages), written to a new tab named after
+ * it, made once the server answered.
+ */
+export function sidebarSearch(kind: SearchKind, filters: Record<string, unknown>, rows: number): string {
+  const name = searchTabName(kind, filters);
   try {
     const client = api();
     const tab = () => sheetOrNew(name);
-    const found = kind === 'people' ? searchPeopleIntoSheet(client, filters, tab) : searchCompaniesIntoSheet(client, filters, tab);
-    return `${found} found, written to the tab "${name}".`;
+    const { found, stoppedBy } = kind === 'people' ? searchPeopleIntoSheet(client, filters, rows, tab, gasClock) : searchCompaniesIntoSheet(client, filters, rows, tab, gasClock);
+    return `${found} found, written to the tab "${name}".${stoppedBy ? ` Stopped before ${rows}: ${stoppedBy}` : ''}`;
   } catch (err) {
     throw new Error(plainError(err));
   }

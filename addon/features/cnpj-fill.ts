@@ -1,19 +1,21 @@
 /**
- * CNPJ fill: the CNPJ column of the selected rows → the batch lookup, 500 CNPJs a request and
- * four requests in one fetchAll → company columns. Identifiers that are not CNPJs at all are
- * marked here without being sent (the server refuses a whole batch that holds one).
+ * CNPJ fill: the CNPJ column of the selected rows → one batch lookup a row (so a server job's
+ * result names its row) → company columns. Identifiers that are not CNPJs at all are marked here
+ * without being sent.
  */
 import { normalizeCnpj } from '../../shared/cnpj.ts';
 import type { Company } from '../../shared/types.ts';
-import { maxItems, ProspectaClient } from '../api/client.ts';
-import type { HttpPort } from '../api/http.ts';
-import { recogniseColumns } from './columns.ts';
-import { StopJob, type Processor, type RowResult } from './job.ts';
-import type { Clock } from './ports.ts';
-import { sendAll } from './send.ts';
+import { columnsOf, type ColumnChoice } from './columns.ts';
+import { prices } from './rules.ts';
+import { StopJob, type Prepared, type Processor, type RowResult } from './job.ts';
 
-const BATCH = maxItems('lookupCnpjBatch', 'cnpjs');
-const BATCHES_PER_FETCH = 4;
+/** Lookups in one fetchAll; a larger run becomes a server job. */
+const PER_FETCH = 100;
+
+export interface CnpjOptions {
+  /** The header of the CNPJ column, as the analyst confirmed it; detected from the headers when absent. */
+  columns?: Pick<ColumnChoice, 'cnpj'>;
+}
 
 const SIZES: Record<NonNullable<Company['fiscalSize']>, string> = { '01': 'Microempresa', '03': 'Empresa de pequeno porte', '05': 'Demais', '00': 'Não informado' };
 
@@ -31,44 +33,33 @@ export const CNPJ_COLUMNS: Array<[string, (c: Company) => string]> = [
   ['Sócios', (c) => c.partners.map((p) => (p.qualification ? `${p.name} (${p.qualification})` : p.name)).join('; ')],
 ];
 
-export function cnpjProcessor(client: ProspectaClient, http: HttpPort, clock: Clock): Processor<Record<string, never>> {
+export function cnpjProcessor(): Processor<CnpjOptions, 'lookupCnpjBatch'> {
   return {
-    chunkRows: BATCH * BATCHES_PER_FETCH,
-    run(rows, headers) {
-      const column = recogniseColumns(headers).cnpj;
+    operation: 'lookupCnpjBatch',
+    perFetch: PER_FETCH,
+    prepare(rows, headers, options) {
+      const column = columnsOf(headers, options.columns).cnpj;
       if (!column) throw new StopJob('No CNPJ column: name a column "CNPJ".');
-      const results: RowResult[] = rows.map(() => ({ status: '' }));
-      const wanted: Array<{ index: number; cnpj: string }> = [];
-      rows.forEach((row, index) => {
+      return rows.map((row): Prepared<'lookupCnpjBatch'> => {
         const raw = row.cells[column - 1] ?? '';
         const cnpj = normalizeCnpj(raw);
-        if (!raw.trim()) results[index] = { status: '– no CNPJ', skipped: true };
-        else if (!cnpj) results[index] = { status: '✗ not a CNPJ', failed: true };
-        else wanted.push({ index, cnpj });
+        if (!raw.trim()) return { result: { status: '– no CNPJ', skipped: true } };
+        if (!cnpj) return { result: { status: '✗ not a CNPJ', failed: true } };
+        return { input: { cnpjs: [cnpj] } };
       });
-      const batches: Array<Array<{ index: number; cnpj: string }>> = [];
-      for (let i = 0; i < wanted.length; i += BATCH) batches.push(wanted.slice(i, i + BATCH));
-      const answers = sendAll(client, http, clock, 'lookupCnpjBatch', batches.map((b) => ({ cnpjs: b.map((w) => w.cnpj) })));
-      batches.forEach((batch, k) => {
-        const answer = answers[k]!;
-        if (!answer.ok) {
-          for (const w of batch) results[w.index] = { status: `✗ ${answer.error}`, failed: true };
-          return;
-        }
-        const found = new Map(answer.value.results.map((c) => [c.cnpj, c]));
-        const invalid = new Set(answer.value.invalid);
-        for (const w of batch) {
-          const company = found.get(w.cnpj);
-          if (company) {
-            results[w.index] = {
-              values: Object.fromEntries(CNPJ_COLUMNS.map(([label, read]) => [label, read(company)])),
-              status: `✓ ${company.source} · 1 credit`,
-              credits: 1,
-            };
-          } else results[w.index] = invalid.has(w.cnpj) ? { status: '✗ invalid check digits', failed: true } : { status: '– not found', skipped: true };
-        }
-      });
-      return results;
+    },
+    read(answer): RowResult {
+      const company = answer.results[0];
+      if (company) {
+        // The lookup's answer states no charge: a company found costs the registry's price.
+        const credits = prices().cnpj;
+        return {
+          values: Object.fromEntries(CNPJ_COLUMNS.map(([label, read]) => [label, read(company)])),
+          status: `✓ ${company.source} · ${credits} credit${credits === 1 ? '' : 's'}`,
+          credits,
+        };
+      }
+      return answer.invalid.length ? { status: '✗ invalid check digits', failed: true } : { status: '– not found', skipped: true };
     },
   };
 }

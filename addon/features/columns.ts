@@ -30,6 +30,30 @@ export function recogniseColumns(headers: string[]): Partial<Record<InputField, 
   return found;
 }
 
+/** Input field → the header label the analyst chose for it ('' for none), as the sidebar sends it. */
+export type ColumnChoice = Partial<Record<InputField, string>>;
+
+/**
+ * The columns a run reads: the analyst's choice where given (found by label, so a column moved
+ * since is still found; '' reads nothing for that field), the detected column elsewhere. A column
+ * in `outputs` is never detected as input: a run writing its Email column again must not send the
+ * email it wrote last time as what it knows.
+ */
+export function columnsOf(headers: string[], chosen: ColumnChoice = {}, outputs: string[] = []): Partial<Record<InputField, number>> {
+  const columns = recogniseColumns(headers.map((h) => (outputs.some((o) => sameLabel(o, h)) ? '' : h)));
+  for (const [field, label] of Object.entries(chosen) as Array<[InputField, string]>) {
+    const index = label ? headers.findIndex((h) => sameLabel(h, label)) : -1;
+    if (index >= 0) columns[field] = index + 1;
+    else delete columns[field];
+  }
+  return columns;
+}
+
+/** Each input field's detected column, by its header label, for the sidebar to show and edit. */
+export function detectedColumns(headers: string[]): ColumnChoice {
+  return Object.fromEntries(Object.entries(recogniseColumns(headers)).map(([field, column]) => [field, headers[column - 1]!.trim()]));
+}
+
 export const sameLabel = (a: string, b: string) => foldText(a) === foldText(b);
 
 /** The add-on's own columns (status, hidden row ids, pulled state): never row data or context. */

@@ -5,6 +5,9 @@ import { NetworkError } from '../api/http.ts';
 /** An error whose message is already written for the person using the sheet. */
 export class PlainError extends Error {}
 
+/** A run cannot go on (bad key, no credits, no column to read): it stops with this message. */
+export class StopJob extends Error {}
+
 export function plainError(err: unknown): string {
   if (err instanceof NetworkError) return `Could not reach the prospecta server (${err.message}). Check the server URL in Settings.`;
   if (err instanceof PlainError) return err.message;

@@ -7,8 +7,9 @@ import { limitOf } from '../api/client.ts';
 import { registry as operations } from '../api/registry.ts';
 
 export interface Prices {
-  /** Per person enriched through hydrate. */
-  person: number;
+  /** Per row a search returns. */
+  companyRow: number;
+  personRow: number;
   /** Per company found by a CNPJ lookup. */
   cnpj: number;
   /** Per AI column value written (a value served from the server's cache is free). */
@@ -19,7 +20,8 @@ export interface Prices {
 
 export function prices(): Prices {
   return {
-    person: priceOf(operations.hydratePeople.credits, 1, {}),
+    companyRow: priceOf(operations.searchCompanies.credits, 1, {}),
+    personRow: priceOf(operations.searchPeople.credits, 1, {}),
     cnpj: priceOf(operations.lookupCnpjBatch.credits, 1, {}),
     aiColumn: priceOf(operations.aiColumn.credits, 1, {}),
     research: priceOf(operations.research.credits, 1, { webSearch: false }),

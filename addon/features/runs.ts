@@ -5,9 +5,9 @@
 import { ProspectaClient } from '../api/client.ts';
 import type { HttpPort } from '../api/http.ts';
 import { aiColumnProcessor, researchProcessor, type AiColumnOptions, type ResearchOptions } from './ai-columns.ts';
-import { cnpjProcessor } from './cnpj-fill.ts';
+import { cnpjProcessor, type CnpjOptions } from './cnpj-fill.ts';
 import { enrichProcessor, type EnrichOptions } from './enrich-rows.ts';
-import { newJob, runJobs, type Job, type JobDeps, type Processor } from './job.ts';
+import { newJob, startJob, type Job, type JobDeps, type Processor } from './job.ts';
 import type { Clock, LockPort, PropertiesPort, SheetPort, TriggerPort } from './ports.ts';
 import { PlainError } from './errors.ts';
 import { loadSettings, NOT_CONFIGURED } from './settings.ts';
@@ -35,36 +35,41 @@ export function clientOf(rt: Pick<Runtime, 'http' | 'user'>): ProspectaClient {
 export function jobDeps(rt: Runtime): JobDeps {
   const client = clientOf(rt);
   return {
+    client,
+    http: rt.http,
     sheet: rt.sheet,
     properties: rt.document,
     triggers: rt.triggers,
     lock: rt.lock,
     clock: rt.clock,
     processors: {
-      cnpj: cnpjProcessor(client, rt.http, rt.clock),
-      enrich: enrichProcessor(client, rt.http, rt.clock),
-      aiColumn: aiColumnProcessor(client, rt.http, rt.clock),
-      research: researchProcessor(client, rt.http, rt.clock),
-    } satisfies { [K in RunKind]: Processor<RunOptions[K]> },
+      cnpj: cnpjProcessor(),
+      enrich: enrichProcessor(),
+      aiColumn: aiColumnProcessor(),
+      research: researchProcessor(),
+    } satisfies { [K in RunKind]: Processor<RunOptions[K], any> },
     ...(rt.budgetMs !== undefined ? { budgetMs: rt.budgetMs } : {}),
   };
 }
 
 /** What each kind of run is asked to do. */
 export interface RunOptions {
-  cnpj: Record<string, never>;
+  cnpj: CnpjOptions;
   enrich: EnrichOptions;
   aiColumn: AiColumnOptions;
   research: ResearchOptions;
 }
 export type RunKind = keyof RunOptions;
 
-/** Rows `first`…`last` of a sheet (the header row excluded), run now and continued by triggers. */
+/** Rows `first`…`last` of a sheet (the header row excluded): sent now, or as a server job whose results polls write. */
 export function startRun<K extends RunKind>(rt: Runtime, kind: K, sheetName: string, first: number, last: number, options: RunOptions[K]): Job {
   const deps = jobDeps(rt);
-  const job = newJob(rt.document, { kind, sheet: sheetName, first: Math.max(first, 2), last, options }, rt.clock);
-  const ran = runJobs(deps).find((j) => j.id === job.id);
-  return ran ?? job;
+  if (!deps.lock.tryLock(10_000)) throw new PlainError('Another run is being started in this document; try again in a moment.');
+  try {
+    return startJob(deps, newJob(rt.document, { kind, sheet: sheetName, first: Math.max(first, 2), last, options }, rt.clock));
+  } finally {
+    deps.lock.release();
+  }
 }
 
 /** What a person sees of a run. */
@@ -74,5 +79,7 @@ export function describeJob(job: Job): string {
   if (job.state === 'done') return `Done: ${counts}.`;
   if (job.state === 'stopped') return `Stopped: ${job.error} (${counts}).`;
   if (job.state === 'cancelled') return `Cancelled (${counts}).`;
-  return `Working: row ${job.next} of ${job.last}; ${counts}. It continues by itself in about a minute.`;
+  const server = job.server;
+  const finished = server ? `${server.finished} of ${job.requests} looked up, ${server.credits} credits so far` : '';
+  return `${server?.cancelling ? 'Cancelling' : 'Working'}: ${finished}; ${counts} written. Results are written as they finish.`;
 }

@@ -6,8 +6,7 @@
 import { ApiCallError, type ProspectaClient } from '../api/client.ts';
 import { sending, type HttpPort, type HttpRequest } from '../api/http.ts';
 import type { InputOf, OperationId, OutputOf } from '../../shared/operations/index.ts';
-import { plainError } from './errors.ts';
-import { StopJob } from './job.ts';
+import { plainError, StopJob } from './errors.ts';
 import type { Clock } from './ports.ts';
 
 const MAX_429_RETRIES = 3;

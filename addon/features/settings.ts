@@ -2,7 +2,7 @@
  * Settings: each user's API key and server URL live in that user's properties, never in the
  * document, so sharing a spreadsheet never shares a key.
  */
-import { ProspectaClient, type ClientSettings } from '../api/client.ts';
+import { limitOf, ProspectaClient, type ClientSettings } from '../api/client.ts';
 import type { HttpPort } from '../api/http.ts';
 import { plainError } from './errors.ts';
 import type { PropertiesPort } from './ports.ts';
@@ -55,4 +55,31 @@ export function testConnection(props: PropertiesPort, http: HttpPort): { ok: boo
   } catch (err) {
     return { ok: false, message: plainError(err) };
   }
+}
+
+const MAX_AGE_KEY = 'prospecta.maxAgeDays';
+const DAY_SECONDS = 86_400;
+/** The most days enrich's `maxAge` allows, from the registry's schema. */
+export const MAX_AGE_DAYS = Math.floor(limitOf('enrich', 'maxAge', 'maximum') / DAY_SECONDS);
+
+/**
+ * How old (in days) an enrichment the workspace paid for may be to be given again for nothing;
+ * null leaves it to the server's default. A user setting: each analyst chooses their freshness.
+ */
+export function maxAgeDays(props: PropertiesPort): number | null {
+  const days = props.get(MAX_AGE_KEY);
+  return days === null ? null : Number(days);
+}
+
+/** null (or an empty field) goes back to the server's default. */
+export function setMaxAgeDays(props: PropertiesPort, days: number | null): void {
+  if (days === null) return props.delete(MAX_AGE_KEY);
+  if (!Number.isInteger(days) || days < 0 || days > MAX_AGE_DAYS) throw new SettingsError(`Reuse enrichments paid for within 0 to ${MAX_AGE_DAYS} days (0 always pays again).`);
+  props.set(MAX_AGE_KEY, String(days));
+}
+
+/** The setting as enrich's `maxAge`, in seconds; absent for the server's default. */
+export function maxAgeOption(props: PropertiesPort): { maxAge?: number } {
+  const days = maxAgeDays(props);
+  return days === null ? {} : { maxAge: days * DAY_SECONDS };
 }

@@ -1,25 +1,45 @@
 /**
- * The sidebar's script: forms that validate before anything is sent, progress that polls while
- * a run works, and errors in plain words. It talks to the add-on only through google.script.run.
+ * The sidebar's script: forms that validate before anything is sent, estimates before a run, the
+ * Jobs panel that polls while a run works, and errors in plain words. It talks to the add-on only
+ * through google.script.run.
  */
 // Types only (erased from the bundle): one exchange with the agent, as the add-on answers it.
 import type { AgentTurn } from '../features/agent.ts';
+
+/** A run as the Jobs panel lists it (addon/entry.ts, jobView). */
+interface JobView {
+  id: string;
+  title: string;
+  text: string;
+  running: boolean;
+  cancelling: boolean;
+  /** 0 to 1: rows looked up of those the run sends. */
+  progress: number;
+  credits: number;
+}
 
 interface SidebarState {
   configured: boolean;
   balance: string | null;
   fields: string[];
+  /** The catalog's configured providers, by name, with what a call costs and the fields it can fill. */
+  providers: Array<{ id: string; name: string; cost: number; outputs: string[] }>;
   labels: Record<string, string>;
   headers: string[];
+  /** Input field → the header of the column detected for it. */
+  detected: Record<string, string>;
   selectedRows: number;
   templates: Array<{ templateId: string; name: string }>;
-  /** Credits, from the operation registry: per person, per CNPJ found, per research row (with the web). */
-  prices: { person: number; cnpj: number; aiColumn: number; research: number; researchWithWeb: number };
-  /** The most results each search may ask for. */
-  searchLimits: { people: number; companies: number };
+  /** Credits, from the operation registry: per search row, per CNPJ found, per AI value, per research row (with the web). */
+  prices: { companyRow: number; personRow: number; cnpj: number; aiColumn: number; research: number; researchWithWeb: number };
+  /** The most results a page of each search may ask for, and the most rows a search gives across its pages. */
+  searchLimits: { people: number; companies: number; rows: number };
   /** The agent's longest message and most rows a selection sends, from the registry. */
   agentLimits: { message: number; rows: number };
-  run: { id: string; text: string; running: boolean } | null;
+  jobs: JobView[];
+  /** Days a paid enrichment is given again for nothing; null: the server's default. */
+  maxAgeDays: number | null;
+  maxAgeLimit: number;
   /** Formulas answer only from what is paid for; "Refresh selected" alone spends. */
   safeMode: boolean;
   /** The build fixed the server (the manifest's only address): Settings asks for the key alone. */
@@ -32,9 +52,11 @@ interface SidebarState {
  */
 interface AddonFunctions {
   sidebarState(): SidebarState;
-  sidebarStart(kind: string, options: Record<string, unknown>): SidebarState;
-  sidebarCancel(): SidebarState;
-  sidebarSearch(kind: 'people' | 'companies', filters: Record<string, unknown>): string;
+  sidebarStart(kind: string, options: Record<string, unknown>, trial: boolean): JobView[];
+  sidebarJobs(): JobView[];
+  sidebarCancelRun(id: string): JobView[];
+  sidebarSetMaxAge(days: number | null): SidebarState;
+  sidebarSearch(kind: 'people' | 'companies', filters: Record<string, unknown>, rows: number): string;
   sidebarCreateCampaign(fields: Record<string, string>): string;
   sidebarSaveSettings(apiKey: string, serverUrl: string): string;
   sidebarAgentChat(message: string, conversationId: string | null, withSelection: boolean): AgentTurn;
@@ -83,13 +105,13 @@ function required(...ids: string[]): boolean {
 }
 
 /** A whole number ≥ 0 typed in a field, null when it is empty; marks the field and says why when it is not. */
-function wholeNumber(id: string, what: string): number | null | undefined {
+function wholeNumber(id: string, what: string, unit = 'credits', empty = 'no cap'): number | null | undefined {
   const el = $<HTMLInputElement>(id);
   const text = el.value.trim();
   const ok = text === '' || /^\d+$/.test(text);
   el.classList.toggle('invalid', !ok);
   if (!ok) {
-    showError(`${what} must be a whole number of credits, 0 or more (or empty for no cap).`);
+    showError(`${what} must be a whole number of ${unit}, 0 or more (or empty for ${empty}).`);
     return undefined;
   }
   return text === '' ? null : Number(text);
@@ -97,13 +119,75 @@ function wholeNumber(id: string, what: string): number | null | undefined {
 
 const credits = (n: number) => `${n} credit${n === 1 ? '' : 's'}`;
 
-/** The search kind's most results, as the field's maximum (and its value when above it). */
-function fitSearchLimit(first: boolean): void {
+/** The most rows a search gives across its pages, as the field's maximum; the filters of its kind; its estimate. */
+function fitSearch(first: boolean): void {
   if (!state) return;
-  const max = state.searchLimits[$<HTMLSelectElement>('search-kind').value as 'people' | 'companies'];
+  const kind = $<HTMLSelectElement>('search-kind').value as 'people' | 'companies';
+  const max = state.searchLimits.rows;
   const el = $<HTMLInputElement>('search-limit');
   el.max = String(max);
-  if (first || Number(el.value) > max) el.value = String(max);
+  if (first) el.value = '100';
+  if (Number(el.value) > max) el.value = String(max);
+  $('people-filters').hidden = kind !== 'people';
+  $('company-filters').hidden = kind !== 'companies';
+  const rows = searchRows();
+  const price = kind === 'people' ? state.prices.personRow : state.prices.companyRow;
+  $('search-estimate').textContent = `At most ${credits(rows * price)} (${credits(price)} a row found), in pages of ${state.searchLimits[kind]}.`;
+}
+
+/** The rows asked for: a whole number from 1 to the search's most. */
+function searchRows(): number {
+  const max = state?.searchLimits.rows ?? 1;
+  return Math.min(Math.max(Math.trunc(Number($<HTMLInputElement>('search-limit').value)) || max, 1), max);
+}
+
+/** What each input field is called beside the column the sidebar offers for it. */
+const INPUT_LABELS: Record<string, string> = {
+  email: 'Email',
+  linkedinUrl: 'LinkedIn',
+  fullName: 'Name',
+  firstName: 'First name',
+  lastName: 'Last name',
+  companyName: 'Company',
+  companyDomain: 'Domain',
+  cnpj: 'CNPJ',
+  phone: 'Phone',
+};
+
+/** One select per input field, set to the detected column, for the analyst to confirm or change. */
+function columnChoices(container: string, fields: string[], headers: string[], detected: Record<string, string>): void {
+  $(container).innerHTML = '';
+  for (const field of fields) {
+    const label = document.createElement('label');
+    const select = document.createElement('select');
+    select.dataset.field = field;
+    for (const header of ['', ...headers]) {
+      const option = document.createElement('option');
+      option.value = header;
+      option.textContent = header || '(none)';
+      option.selected = header === (detected[field] ?? '');
+      select.append(option);
+    }
+    label.append(document.createTextNode(INPUT_LABELS[field] ?? field), select);
+    $(container).append(label);
+  }
+}
+
+/** Input field → the header chosen for it ('' for none). */
+function chosenColumns(container: string): Record<string, string> {
+  return Object.fromEntries([...$(container).querySelectorAll<HTMLSelectElement>('select')].map((s) => [s.dataset.field!, s.value]));
+}
+
+/** The most an enriched row can cost: every provider that can fill a wanted field, called once. */
+function enrichEstimate(): void {
+  if (!state) return;
+  const rows = state.selectedRows;
+  const wanted = checked('fields');
+  const perRow = state.providers.filter((p) => p.outputs.some((f) => wanted.includes(f))).reduce((sum, p) => sum + p.cost, 0);
+  const reuse = state.maxAgeDays === null ? "within the server's reuse window" : `within ${state.maxAgeDays} day(s)`;
+  $('enrich-estimate').textContent = rows
+    ? `${rows} selected row(s): at most ${credits(rows * perRow)} (${credits(perRow)} a row if every provider that can fill these fields is called); a row enriched ${reuse} costs nothing.`
+    : 'Select the rows to enrich.';
 }
 
 function checked(container: string): string[] {
@@ -130,7 +214,12 @@ function render(next: SidebarState): void {
   $('balance').textContent = next.balance ?? '';
   if (first) {
     checkboxes('fields', next.fields, next.labels, ['email', 'title', 'linkedinUrl']);
+    checkboxes('providers', next.providers.map((p) => p.id), Object.fromEntries(next.providers.map((p) => [p.id, `${p.name} (${credits(p.cost)} a call)`])), []);
+    columnChoices('enrich-columns', Object.keys(INPUT_LABELS).filter((f) => f !== 'cnpj' || next.detected.cnpj), next.headers, next.detected);
+    columnChoices('cnpj-columns', ['cnpj'], next.headers, next.detected);
     checkboxes('ai-context', next.headers, {}, next.headers);
+    $<HTMLInputElement>('maxAgeDays').value = next.maxAgeDays === null ? '' : String(next.maxAgeDays);
+    $<HTMLInputElement>('maxAgeDays').max = String(next.maxAgeLimit);
     for (const t of next.templates) {
       const option = document.createElement('option');
       option.value = t.templateId;
@@ -138,12 +227,12 @@ function render(next: SidebarState): void {
       $('template').append(option);
     }
     if (!next.configured) select('settings');
-    fitSearchLimit(true);
+    fitSearch(true);
     $<HTMLTextAreaElement>('agent-message').maxLength = next.agentLimits.message;
   }
   const rows = next.selectedRows;
   const p = next.prices;
-  $('enrich-estimate').textContent = rows ? `${rows} selected row(s): at most ${credits(rows * p.person)} for people; companies cost what their providers charge.` : 'Select the rows to enrich.';
+  enrichEstimate();
   $('cnpj-estimate').textContent = rows ? `${rows} selected row(s): at most ${credits(rows * p.cnpj)}.` : 'Select the rows with CNPJs.';
   $('cnpj-price').textContent = `, ${credits(p.cnpj)} per company found`;
   $('ai-estimate').textContent = rows ? `${rows} selected row(s): at most ${credits(rows * p.aiColumn)} (${credits(p.aiColumn)} a value).` : 'Select the rows to fill.';
@@ -155,14 +244,58 @@ function render(next: SidebarState): void {
   $('safe-mode-note').textContent = next.safeMode
     ? 'A formula not yet paid for shows an error until you select it and click Refresh selected, the only thing that spends.'
     : 'Formulas buy what they lack when Sheets calculates them, each input once.';
-  const progress = $('progress');
-  progress.hidden = !next.run;
-  $('progress-text').textContent = next.run?.text ?? '';
-  $('cancel').hidden = !next.run?.running;
-  if (next.run?.running && !polling) polling = setInterval(refresh, 5000);
-  if (!next.run?.running && polling) {
+  renderJobs(next.jobs);
+}
+
+/** The Jobs panel: each run with its progress bar, credits and Cancel; polled while one runs. */
+function renderJobs(jobs: JobView[]): void {
+  const list = $('job-list');
+  list.innerHTML = '';
+  if (jobs.length === 0) list.textContent = 'No runs yet.';
+  for (const job of jobs) {
+    const item = document.createElement('div');
+    item.className = `job${job.running ? '' : ' ended'}`;
+    item.dataset.id = job.id;
+    const title = document.createElement('div');
+    title.className = 'title';
+    title.textContent = job.title;
+    const bar = document.createElement('div');
+    bar.className = 'bar';
+    const fill = document.createElement('span');
+    fill.style.width = `${Math.round(job.progress * 100)}%`;
+    bar.append(fill);
+    const text = document.createElement('div');
+    text.className = 'text';
+    text.textContent = job.text;
+    const meta = document.createElement('div');
+    meta.className = 'meta';
+    const spent = document.createElement('span');
+    spent.className = 'credits';
+    spent.textContent = `${Math.round(job.progress * 100)}% · ${credits(job.credits)}`;
+    meta.append(spent);
+    if (job.running && !job.cancelling) {
+      const cancel = document.createElement('button');
+      cancel.className = 'cancel';
+      cancel.textContent = 'Cancel';
+      cancel.addEventListener('click', () => void jobsCall(() => call('sidebarCancelRun', job.id)));
+      meta.append(cancel);
+    }
+    item.append(title, bar, text, meta);
+    list.append(item);
+  }
+  const running = jobs.some((j) => j.running);
+  if (running && !polling) polling = setInterval(() => void jobsCall(() => call('sidebarJobs')), 5000);
+  if (!running && polling) {
     clearInterval(polling);
     polling = null;
+  }
+}
+
+async function jobsCall(fetch: () => Promise<JobView[]>): Promise<void> {
+  try {
+    renderJobs(await fetch());
+  } catch (err) {
+    showError((err as Error).message);
   }
 }
 
@@ -174,12 +307,14 @@ async function refresh(): Promise<void> {
   }
 }
 
-async function start(kind: string, options: Record<string, unknown>, button: string): Promise<void> {
+/** Starts a run (its first five rows with `trial`), then shows it in the Jobs panel. */
+async function start(kind: string, options: Record<string, unknown>, button: string, trial = false): Promise<void> {
   showError(null);
   const el = $<HTMLButtonElement>(button);
   el.disabled = true;
   try {
-    render(await call('sidebarStart', kind, options));
+    renderJobs(await call('sidebarStart', kind, options, trial));
+    select('jobs');
   } catch (err) {
     showError((err as Error).message);
   } finally {
@@ -194,44 +329,93 @@ function select(tab: string): void {
 
 document.querySelectorAll('nav button').forEach((b) => b.addEventListener('click', () => select((b as HTMLElement).dataset.tab!)));
 
-$('run-enrich').addEventListener('click', () => {
-  const fields = checked('fields');
-  if (fields.length === 0) return showError('Choose at least one field to fill.');
-  const cap = wholeNumber('maxCredits', 'The credit cap');
-  if (cap === undefined) return;
-  const order = $<HTMLInputElement>('providerOrder').value.split(',').map((s) => s.trim()).filter(Boolean);
-  void start('enrich', { fields, ...(order.length ? { providerOrder: order } : {}), ...(cap !== null ? { maxCredits: cap } : {}), overwrite: $<HTMLInputElement>('overwrite').checked }, 'run-enrich');
-});
-$('run-cnpj').addEventListener('click', () => void start('cnpj', {}, 'run-cnpj'));
-$('run-ai').addEventListener('click', () => {
-  if (!required('instruction', 'ai-output')) return;
-  void start('aiColumn', { instruction: $<HTMLInputElement>('instruction').value.trim(), output: $<HTMLInputElement>('ai-output').value.trim(), context: checked('ai-context') }, 'run-ai');
-});
-$('run-research').addEventListener('click', () => {
-  if (!required('prompt', 'research-output')) return;
-  void start('research', { prompt: $<HTMLInputElement>('prompt').value.trim(), output: $<HTMLInputElement>('research-output').value.trim(), context: [], webSearch: $<HTMLInputElement>('webSearch').checked }, 'run-research');
-});
-$('run-search').addEventListener('click', async () => {
+/** Each paid tab's run, as its button and its "Try on 5 rows" start it; null when its form is not ready. */
+const RUNS: Record<string, { kind: string; options: () => Record<string, unknown> | null }> = {
+  enrich: {
+    kind: 'enrich',
+    options: () => {
+      const fields = checked('fields');
+      if (fields.length === 0) return showError('Choose at least one field to fill.'), null;
+      const cap = wholeNumber('maxCredits', 'The credit cap');
+      if (cap === undefined) return null;
+      const order = checked('providers');
+      return {
+        fields,
+        columns: chosenColumns('enrich-columns'),
+        ...(order.length ? { providerOrder: order } : {}),
+        ...(cap !== null ? { maxCredits: cap } : {}),
+        overwrite: $<HTMLInputElement>('overwrite').checked,
+      };
+    },
+  },
+  cnpj: { kind: 'cnpj', options: () => ({ columns: chosenColumns('cnpj-columns') }) },
+  ai: {
+    kind: 'aiColumn',
+    options: () =>
+      required('instruction', 'ai-output') ? { instruction: $<HTMLInputElement>('instruction').value.trim(), output: $<HTMLInputElement>('ai-output').value.trim(), context: checked('ai-context') } : null,
+  },
+  research: {
+    kind: 'research',
+    options: () =>
+      required('prompt', 'research-output')
+        ? { prompt: $<HTMLInputElement>('prompt').value.trim(), output: $<HTMLInputElement>('research-output').value.trim(), context: [], webSearch: $<HTMLInputElement>('webSearch').checked }
+        : null,
+  },
+};
+for (const [tab, run] of Object.entries(RUNS)) {
+  for (const trial of [false, true]) {
+    const button = `${trial ? 'try' : 'run'}-${tab}`;
+    $(button).addEventListener('click', () => {
+      const options = run.options();
+      if (options) void start(run.kind, options, button, trial);
+    });
+  }
+}
+$('fields').addEventListener('change', enrichEstimate);
+
+/** The search's filters as the registry names them; companies are active ones unless unticked. */
+function searchFilters(kind: 'people' | 'companies'): Record<string, unknown> {
   const value = (id: string) => $<HTMLInputElement>(id).value.trim();
-  const kind = value('search-kind') as 'people' | 'companies';
-  const max = state?.searchLimits[kind] ?? 1;
-  const limit = Math.min(Math.max(Math.trunc(Number(value('search-limit'))) || max, 1), max);
-  const filters: Record<string, unknown> =
-    kind === 'people'
-      ? { ...(value('search-title') ? { jobTitle: value('search-title') } : {}), ...(value('search-industry') ? { industry: value('search-industry') } : {}), ...(value('search-location') ? { location: value('search-location') } : {}), limit }
-      : { ...(value('search-industry') ? { industry: value('search-industry') } : {}), ...(value('search-location') ? { location: value('search-location') } : {}), limit };
-  if (Object.keys(filters).length === 1) return showError('Give at least one filter.');
+  const ticked = (id: string) => $<HTMLInputElement>(id).checked;
+  const text = (key: string, id: string) => (value(id) ? { [key]: value(id) } : {});
+  if (kind === 'people') return { ...text('jobTitle', 'search-title'), ...text('industry', 'search-industry'), ...text('location', 'search-location') };
+  return {
+    ...text('industry', 'search-industry'),
+    ...(value('search-state') ? { state: value('search-state').toUpperCase() } : {}),
+    ...text('city', 'search-city'),
+    ...(value('search-size') ? { fiscalSizes: [value('search-size')] } : {}),
+    ...text('openingDateMin', 'search-since'),
+    ...(ticked('search-active') ? { registrationStatuses: ['ATIVA'] } : {}),
+    ...(ticked('search-simples') ? { simpleOption: true } : {}),
+    ...(ticked('search-phone') ? { hasPhone: true } : {}),
+    ...(ticked('search-email') ? { hasEmail: true } : {}),
+  };
+}
+
+$('run-search').addEventListener('click', async () => {
+  const kind = $<HTMLSelectElement>('search-kind').value as 'people' | 'companies';
+  const filters = searchFilters(kind);
+  // Being active is a default, not a filter the analyst gave.
+  if (Object.keys(filters).filter((k) => k !== 'registrationStatuses').length === 0) return showError('Give at least one filter.');
+  const state = $<HTMLInputElement>('search-state');
+  const badState = kind === 'companies' && state.value.trim() !== '' && !/^[A-Za-z]{2}$/.test(state.value.trim());
+  state.classList.toggle('invalid', badState);
+  if (badState) return showError('The state is its two letters, e.g. SP.');
   showError(null);
+  const button = $<HTMLButtonElement>('run-search');
+  button.disabled = true;
   try {
-    const message: string = await call('sidebarSearch', kind, filters);
+    const message: string = await call('sidebarSearch', kind, filters, searchRows());
     $('progress').hidden = false;
     $('progress-text').textContent = message;
-    $('cancel').hidden = true;
   } catch (err) {
     showError((err as Error).message);
+  } finally {
+    button.disabled = false;
   }
 });
-$('search-kind').addEventListener('change', () => fitSearchLimit(false));
+$('search-kind').addEventListener('change', () => fitSearch(false));
+$('search-limit').addEventListener('input', () => fitSearch(false));
 $('run-campaign').addEventListener('click', async () => {
   const value = (id: string) => $<HTMLInputElement>(id).value.trim();
   const templateId = value('template');
@@ -246,7 +430,6 @@ $('run-campaign').addEventListener('click', async () => {
     const message: string = await call('sidebarCreateCampaign', fields);
     $('progress').hidden = false;
     $('progress-text').textContent = message;
-    $('cancel').hidden = true;
   } catch (err) {
     showError((err as Error).message);
   } finally {
@@ -331,8 +514,15 @@ $('refresh-formulas').addEventListener('click', async () => {
     button.disabled = false;
   }
 });
-$('cancel').addEventListener('click', async () => {
-  render(await call('sidebarCancel'));
+$('save-max-age').addEventListener('click', async () => {
+  const days = wholeNumber('maxAgeDays', 'The reuse window', 'days', "the server's default");
+  if (days === undefined) return;
+  showError(null);
+  try {
+    render(await call('sidebarSetMaxAge', days));
+  } catch (err) {
+    showError((err as Error).message);
+  }
 });
 
 void refresh();

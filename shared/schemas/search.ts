@@ -52,6 +52,9 @@ export const PEOPLE_SOURCES = ['lists', 'receita_federal', 'demo', 'apollo'] as 
 export const SearchLimit = (max: number) =>
   Type.Optional(Type.Integer({ minimum: 1, maximum: max, description: `Maximum number of results, 1 to ${max}.` }));
 
+/** At most this many rows per search, across its pages (decisions.md, "Search pages"). */
+export const MAX_ROWS_PER_SEARCH = 1000;
+
 /** The request half of search pages (decisions.md, "Search pages"); the streams do not page. */
 export const SearchCursor = Type.Optional(
   Nullable(

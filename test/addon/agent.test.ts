@@ -3,12 +3,12 @@
  * adapters, real synchronous HTTP to a real server (its own process, on the demo registry) whose
  * model, in the fake providers' process, looks up the CNPJs of the selection it is given.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ProspectaClient } from '../../addon/api/client.ts';
 import type { SheetPort } from '../../addon/features/ports.ts';
 import { controlSocketPath, sendControl } from '../../server/cli/control.ts';
 import { addonIn, type Addon } from '../helpers/addon-sandbox.ts';
-import { installFakeGas, type FakeGas } from '../helpers/fake-gas.ts';
+import { fakeGas, type FakeGas } from '../helpers/fake-gas.ts';
 import { startFakeProviderProcess, startServer, type ServerProcess } from '../helpers/processes.ts';
 import { syncHttp } from '../helpers/sync-http.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
@@ -37,10 +37,9 @@ afterAll(async () => {
   providers.stop();
 });
 beforeEach(async () => {
-  gas = installFakeGas();
+  gas = fakeGas();
   A = await addonIn(gas);
 });
-afterEach(() => gas.uninstall());
 
 async function signedIn(plan: 'active' | 'none' = 'active'): Promise<ProspectaClient> {
   const { workspaceId, apiKey } = await command('workspace create', { name: 'Sheet user', plan });

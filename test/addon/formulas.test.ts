@@ -3,12 +3,12 @@
  * Script sandbox: 30 seconds, no writes to the sheet or the user's properties), against a real
  * server: a recalculation never pays twice, safe mode spends nothing, "Refresh selected" buys.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ProspectaClient } from '../../addon/api/client.ts';
 import { NOT_PAID_YET } from '../../addon/features/formulas.ts';
 import { controlSocketPath, sendControl } from '../../server/cli/control.ts';
 import { addonIn, type Addon } from '../helpers/addon-sandbox.ts';
-import { installFakeGas, type FakeGas } from '../helpers/fake-gas.ts';
+import { fakeGas, type FakeGas } from '../helpers/fake-gas.ts';
 import { startFakeProviderProcess, startServer, type ServerProcess } from '../helpers/processes.ts';
 import { syncHttp } from '../helpers/sync-http.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
@@ -36,10 +36,9 @@ afterAll(async () => {
   providers.stop();
 });
 beforeEach(async () => {
-  gas = installFakeGas();
+  gas = fakeGas();
   A = await addonIn(gas);
 });
-afterEach(() => gas.uninstall());
 
 /** A workspace with credits, its key in the user's settings; a client of the test's own to look. */
 async function signedIn(): Promise<ProspectaClient> {

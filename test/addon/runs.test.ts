@@ -5,14 +5,15 @@
  */
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { HttpPort, HttpRequest } from '../../addon/api/http.ts';
 import type { EnrichOptions } from '../../addon/features/enrich-rows.ts';
 import type { Runtime } from '../../addon/features/runs.ts';
 import { controlSocketPath, sendControl } from '../../server/cli/control.ts';
 import { cnpjCheckDigits } from '../../shared/cnpj.ts';
 import { addonIn, type Addon } from '../helpers/addon-sandbox.ts';
-import { installFakeGas, type FakeGas } from '../helpers/fake-gas.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { fakeGas, type FakeGas } from '../helpers/fake-gas.ts';
 import { runCli, startFakeProviderProcess, startServer, type ServerProcess } from '../helpers/processes.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { unzip } from '../helpers/zip.ts';
@@ -72,22 +73,46 @@ function runtime(budgetMs?: number): Runtime {
 }
 
 beforeEach(async () => {
-  gas = installFakeGas();
+  gas = fakeGas();
   A = await addonIn(gas);
 });
-afterEach(() => gas.uninstall());
 
 const pretty = (c: string) => c.replace(/^(.{2})(.{3})(.{3})(.{4})(.{2})$/, '$1.$2.$3/$4-$5');
 
+/** What the workspace of `apiKey` has spent, as the server's ledger says. */
+async function consumed(apiKey: string): Promise<number> {
+  const credits = (await fetch(`${server.url}/v1/api/credits`, { headers: { Authorization: `Bearer ${apiKey}` } }).then((r) => r.json())) as { consumed: number };
+  return credits.consumed;
+}
+
+/** The workspace's jobs on the server. */
+async function serverJobs(apiKey: string): Promise<Array<{ jobId: string; status: string; total: number }>> {
+  const list = (await fetch(`${server.url}/v1/api/jobs`, { headers: { Authorization: `Bearer ${apiKey}` } }).then((r) => r.json())) as { jobs: Array<{ jobId: string; status: string; total: number }> };
+  return list.jobs;
+}
+
+/** Polls as the Jobs panel and the trigger do, until the run has written all its results. */
+async function finish(deps: () => ReturnType<Addon['jobDeps']>, id: string) {
+  return eventually(
+    () => {
+      A.runJobs(deps());
+      const job = A.loadJob(A.documentProperties(), id)!;
+      expect(job.state).not.toBe('running');
+      return job;
+    },
+    { timeoutMs: 90_000, intervalMs: 300, message: 'the run to write all its results' },
+  );
+}
+
 describe('CNPJ fill', () => {
-  it('fills company columns for 600 rows in one fetchAll, and marks what it could not use', async () => {
+  it('a run that fits one fetchAll is sent at once, and marks what it could not use', async () => {
     const apiKey = await workspace(10_000);
     A.saveSettings(A.userProperties(), { apiKey, serverUrl: server.url });
     const wrongDigits = cnpjs[0]!.slice(0, 12) + String((Number(cnpjs[0]!.slice(12)) + 1) % 100).padStart(2, '0');
     const absent = '99999999' + '0001' + cnpjCheckDigits('999999990001');
     const rows = [
       ['Cliente', 'CNPJ'],
-      ...cnpjs.slice(0, 600).map((c, i) => [`Cliente ${i}`, i % 2 ? pretty(c) : c]),
+      ...cnpjs.slice(0, 60).map((c, i) => [`Cliente ${i}`, i % 2 ? pretty(c) : c]),
       ['Sem CNPJ', ''],
       ['Errado', 'abc'],
       ['Dígitos', wrongDigits],
@@ -97,14 +122,16 @@ describe('CNPJ fill', () => {
     const calls = gas.http.calls;
     const job = A.startRun(runtime(), 'cnpj', 'Clientes', 2, rows.length, {});
     expect(job.state).toBe('done');
+    expect(job.server).toBeUndefined();
     expect(gas.http.calls - calls).toBe(1);
-    expect(job.totals).toEqual({ done: 600, failed: 2, skipped: 2, credits: 600 });
+    expect(job.totals).toEqual({ done: 60, failed: 2, skipped: 2, credits: 60 });
+    expect(await consumed(apiKey)).toBe(60);
 
     const table = sheet.table();
     expect(table[0]).toEqual(['Cliente', 'CNPJ', 'prospecta status', 'Razão social', 'Nome fantasia', 'Situação cadastral', 'Atividade principal', 'Cidade/UF', 'Telefone', 'Email', 'Capital social', 'Porte', 'Sócios']);
-    expect(sheet.column('Razão social').slice(0, 600).every((v) => v.length > 0)).toBe(true);
-    expect(sheet.column('prospecta status').slice(0, 600).every((s) => s.startsWith('✓ receita_federal · 1 credit · job '))).toBe(true);
-    expect(sheet.column('prospecta status').slice(600).map((s) => s.replace(/ · job \w+$/, ''))).toEqual([
+    expect(sheet.column('Razão social').slice(0, 60).every((v) => v.length > 0)).toBe(true);
+    expect(sheet.column('prospecta status').slice(0, 60).every((s) => s.startsWith('✓ receita_federal · 1 credit · job '))).toBe(true);
+    expect(sheet.column('prospecta status').slice(60).map((s) => s.replace(/ · job \w+$/, ''))).toEqual([
       '– no CNPJ',
       '✗ not a CNPJ',
       '✗ invalid check digits',
@@ -112,40 +139,125 @@ describe('CNPJ fill', () => {
     ]);
     expect(gas.triggers).toEqual([]);
   });
+
+  it('reads the column the analyst chose, not the one detected', async () => {
+    const apiKey = await workspace(100);
+    A.saveSettings(A.userProperties(), { apiKey, serverUrl: server.url });
+    const sheet = gas.addSheet('Clientes', [['CNPJ', 'CNPJ do cliente'], ['', cnpjs[0]!], ['abc', cnpjs[1]!]]);
+    const job = A.startRun(runtime(), 'cnpj', 'Clientes', 2, 3, { columns: { cnpj: 'CNPJ do cliente' } });
+    expect(job.totals).toMatchObject({ done: 2, credits: 2 });
+    expect(sheet.column('Razão social').every((v) => v.length > 0)).toBe(true);
+  });
 });
 
-describe('long runs', () => {
-  it('hands over before the budget, continues from a trigger, never processes or charges a row twice', async () => {
+// A job's items run on a busy server's runner: its tests wait for it longer than the default 60 s.
+describe('runs larger than one fetchAll: server jobs', { timeout: 180_000 }, () => {
+  it('become one job on the server, whose results are written as they finish; the trigger goes on until all are', async () => {
     const apiKey = await workspace(10_000);
     A.saveSettings(A.userProperties(), { apiKey, serverUrl: server.url });
-    const rows = [['CNPJ'], ...cnpjs.slice(0, 700).map((c) => [c])];
+    const rows = [['CNPJ'], ...cnpjs.slice(0, 250).map((c) => [c]), ['abc']];
     const sheet = gas.addSheet('Grande', rows);
-    // 250 rows a chunk and a budget of one chunk per execution.
-    const deps = () => ({ ...A.jobDeps(runtime(1)), processors: { cnpj: { ...A.jobDeps(runtime()).processors.cnpj!, chunkRows: 250 } } });
-    const job = A.newJob(A.documentProperties(), { kind: 'cnpj', sheet: 'Grande', first: 2, last: rows.length, options: {} }, runtime().clock);
-    A.runJobs(deps());
-    expect(A.loadJob(A.documentProperties(), job.id)!).toMatchObject({ state: 'running', next: 252 });
+    const calls = gas.http.calls;
+    const started = A.startRun(runtime(), 'cnpj', 'Grande', 2, rows.length, {});
+    expect(started).toMatchObject({ state: 'running', requests: 250, server: { jobId: expect.any(String) } });
+    // One request started the job; the row that needs none is marked at once.
+    expect(gas.http.calls - calls).toBe(1);
+    expect(sheet.column('prospecta status').at(-1)).toBe(`✗ not a CNPJ · job ${started.id}`);
     expect(gas.triggers.map((t) => t.handler)).toEqual(['continueJobs']);
+    expect(await serverJobs(apiKey)).toEqual([expect.objectContaining({ jobId: started.server!.jobId, total: 250 })]);
 
-    // An execution dies after writing its chunk but before saving its place.
-    const stale = gas.documentProperties.getProperty(`prospecta.job.${job.id}`)!;
-    A.runJobs(deps());
-    gas.documentProperties.setProperty(`prospecta.job.${job.id}`, stale);
-
-    let executions = 2;
-    while (A.activeJobs(A.documentProperties()).length > 0 && executions < 20) {
-      expect(gas.triggers).toHaveLength(1);
-      A.runJobs(deps());
-      executions++;
-    }
-    const done = A.loadJob(A.documentProperties(), job.id)!;
-    expect(done.state).toBe('done');
-    expect(gas.triggers).toEqual([]);
+    const done = await finish(() => A.jobDeps(runtime()), started.id);
+    expect(done).toMatchObject({ state: 'done', totals: { done: 250, failed: 1, skipped: 0, credits: 250 }, server: { finished: 250, credits: 250 } });
     const statuses = sheet.column('prospecta status');
-    expect(statuses.filter((s) => s.startsWith('✓'))).toHaveLength(700);
-    const credits = (await fetch(`${server.url}/v1/api/credits`, { headers: { Authorization: `Bearer ${apiKey}` } }).then((r) => r.json())) as { consumed: number };
-    expect(credits.consumed).toBe(700);
-    expect(done.executions).toBe(3);
+    expect(statuses.slice(0, 250).every((s) => s === `✓ receita_federal · 1 credit · job ${started.id}`)).toBe(true);
+    expect(sheet.column('Razão social').slice(0, 250).every((v) => v.length > 0)).toBe(true);
+    expect(await consumed(apiKey)).toBe(250);
+    expect(gas.triggers).toEqual([]);
+    // The Jobs panel lists it, finished, with its credits.
+    expect(A.sidebarJobs()).toEqual([expect.objectContaining({ id: started.id, running: false, progress: 1, credits: 250, text: 'Done: 250 filled, 0 skipped, 1 failed, 250 credits.' })]);
+  });
+
+  it('never starts a second job: a start whose answer was lost is sent again with its key, and answered the same job', async () => {
+    const apiKey = await workspace(10_000);
+    A.saveSettings(A.userProperties(), { apiKey, serverUrl: server.url });
+    const sheet = gas.addSheet('Grande', [['CNPJ'], ...cnpjs.slice(0, 150).map((c) => [c])]);
+    // The answer to the start is lost (the connection drops once the server has started the job).
+    const real = A.urlFetch();
+    const dying: HttpPort = {
+      fetchAll: (rs) => real.fetchAll(rs),
+      fetch(r) {
+        const answer = real.fetch(r);
+        if (r.method === 'post' && r.url.endsWith('/api/jobs')) throw new Error('Address unavailable');
+        return answer;
+      },
+    };
+    const lost = A.startRun({ ...runtime(), http: dying }, 'cnpj', 'Grande', 2, 151, {});
+    expect(lost).toMatchObject({ state: 'running', server: { jobId: null, key: expect.any(String) } });
+    const id = lost.id;
+    expect(A.activeJobs(A.documentProperties())).toEqual([id]);
+    expect(gas.triggers.map((t) => t.handler)).toEqual(['continueJobs']);
+    expect(await serverJobs(apiKey)).toHaveLength(1);
+
+    const done = await finish(() => A.jobDeps(runtime()), id);
+    expect(done).toMatchObject({ state: 'done', totals: { done: 150, credits: 150 } });
+    expect(await serverJobs(apiKey)).toHaveLength(1);
+    expect(await consumed(apiKey)).toBe(150);
+    expect(sheet.column('prospecta status').every((s) => s.split(`job ${id}`).length === 2)).toBe(true);
+  });
+
+  it('a reopened sheet resumes writing the job it started, from the document, without a second job', async () => {
+    const apiKey = await workspace(10_000);
+    A.saveSettings(A.userProperties(), { apiKey, serverUrl: server.url });
+    const sheet = gas.addSheet('Grande', [['CNPJ'], ...cnpjs.slice(0, 200).map((c) => [c])]);
+    gas.spreadsheet.selection = { row: 2, rows: 200 };
+    const [started] = A.sidebarStart('cnpj', {});
+    expect(started).toMatchObject({ running: true, title: 'CNPJ fill: Grande, rows 2–201' });
+
+    // The sheet is closed and opened again: a new execution context, the same document.
+    const reopened = await addonIn(gas);
+    const done = await eventually(
+      () => {
+        const [job] = reopened.sidebarJobs();
+        expect(job).toMatchObject({ id: started!.id, running: false });
+        return job!;
+      },
+      { timeoutMs: 90_000, intervalMs: 300, message: 'the reopened sheet to write the results' },
+    );
+    expect(done).toMatchObject({ progress: 1, credits: 200 });
+    expect(await serverJobs(apiKey)).toHaveLength(1);
+    expect(await consumed(apiKey)).toBe(200);
+    expect(sheet.column('prospecta status').every((s) => s === `✓ receita_federal · 1 credit · job ${started!.id}`)).toBe(true);
+  });
+
+  it('refuses a run of more rows to look up than a job takes, before anything is sent', async () => {
+    const apiKey = await workspace(10);
+    A.saveSettings(A.userProperties(), { apiKey, serverUrl: server.url });
+    const rows = 10_001;
+    gas.addSheet('Enorme', [['CNPJ'], ...Array.from({ length: rows }, (_, i) => [cnpjs[i % cnpjs.length]!])]);
+    const calls = gas.http.calls;
+    const job = A.startRun(runtime(), 'cnpj', 'Enorme', 2, rows + 1, {});
+    expect(job).toMatchObject({ state: 'stopped', error: 'A run takes at most 10,000 rows to look up; select fewer.' });
+    expect(gas.http.calls).toBe(calls);
+    expect(await serverJobs(apiKey)).toEqual([]);
+  });
+
+  it('Cancel stops the server job; what it had finished is still written, and nothing else is charged', async () => {
+    const apiKey = await workspace(10_000);
+    A.saveSettings(A.userProperties(), { apiKey, serverUrl: server.url });
+    const sheet = gas.addSheet('Grande', [['CNPJ'], ...cnpjs.slice(0, 800).map((c) => [c])]);
+    gas.spreadsheet.selection = { row: 2, rows: 800 };
+    const [started] = A.sidebarStart('cnpj', {});
+    const [cancelling] = A.sidebarCancelRun(started!.id);
+    expect(cancelling).toMatchObject({ id: started!.id });
+    const done = await finish(() => A.jobDeps(runtime()), started!.id);
+    // Cancelled, unless the job had already finished every item (then it is simply done).
+    expect(['cancelled', 'done']).toContain(done.state);
+    const [onServer] = await serverJobs(apiKey);
+    expect(onServer!.status).toBe(done.state);
+    const filled = sheet.column('prospecta status').filter((s) => s.startsWith('✓'));
+    expect(filled.length).toBe(done.totals.done);
+    expect(await consumed(apiKey)).toBe(filled.length);
+    expect(done.totals.credits).toBe(filled.length);
   });
 });
 
@@ -191,7 +303,7 @@ describe('AI column and research column', () => {
 });
 
 describe('enrich selected rows', () => {
-  it('people through hydrate, companies through enrich; status says who filled what; complete rows are skipped next time', async () => {
+  it('one enrich request a row, people and companies alike; status says who filled what; complete rows are skipped next time', async () => {
     const apiKey = await workspace(1000);
     A.saveSettings(A.userProperties(), { apiKey, serverUrl: server.url });
     const sheet = gas.addSheet('Leads', [
@@ -207,14 +319,53 @@ describe('enrich selected rows', () => {
     expect(sheet.column('Email')).toEqual(['ana.souza@acme.com.br', 'carla.mendes@globex.com', '', '']);
     expect(sheet.column('Title')[0]).toBe('Head of Sales');
     const statuses = sheet.column('prospecta status').map((s) => s.replace(/ · job \w+$/, ''));
-    expect(statuses[0]).toMatch(/^✓ hunter: email, title.* · 1 credit$/);
-    expect(statuses[1]).toMatch(/^✓ .*email.* · 1 credit$/);
-    expect(statuses[2]).toBe('– nothing found · 0 credits');
+    expect(statuses[0]).toMatch(/^✓ hunter: email, title.* · \d+ credits?$/);
+    expect(statuses[1]).toMatch(/^✓ .*email.* · \d+ credits?$/);
+    expect(statuses[2]).toMatch(/^– nothing found · \d+ credits?$/);
     expect(statuses[3]).toMatch(/^– nothing to look up/);
-    expect(job.totals.credits).toBe(2);
+    expect(job.totals.credits).toBeGreaterThan(0);
+    expect(await consumed(apiKey)).toBe(job.totals.credits);
 
     const again = A.startRun(runtime(), 'enrich', 'Leads', 2, 3, options);
     expect(again.totals).toMatchObject({ skipped: 2, credits: 0 });
+  });
+
+  it('sends the maxAge setting: a row paid for is given again as "cached" for nothing, and 0 days pays again', async () => {
+    const apiKey = await workspace(1000);
+    A.saveSettings(A.userProperties(), { apiKey, serverUrl: server.url });
+    const sheet = gas.addSheet('Leads', [['Nome', 'Site'], ['Ana Souza', 'acme.com.br']]);
+    gas.spreadsheet.selection = { row: 2, rows: 1 };
+    const options = { fields: ['email', 'title'], overwrite: true } satisfies EnrichOptions;
+    A.sidebarStart('enrich', options);
+    const paid = await consumed(apiKey);
+    expect(paid).toBeGreaterThan(0);
+    expect(sheet.column('prospecta status')[0]).not.toMatch(/cached/);
+
+    // Asked again (the server's default window): the stored answer, marked cached, 0 credits.
+    const [second] = A.sidebarStart('enrich', options);
+    expect(sheet.column('prospecta status')[0]).toMatch(/^✓ hunter: email, title · cached · 0 credits · job /);
+    expect(second).toMatchObject({ credits: 0 });
+    expect(sheet.column('Email')).toEqual(['ana.souza@acme.com.br']);
+    expect(await consumed(apiKey)).toBe(paid);
+
+    // The analyst's setting is sent as maxAge: 0 days always pays again.
+    expect(A.sidebarSetMaxAge(0)).toMatchObject({ maxAgeDays: 0 });
+    A.sidebarStart('enrich', options);
+    expect(sheet.column('prospecta status')[0]).not.toMatch(/cached/);
+    expect(await consumed(apiKey)).toBe(2 * paid);
+    expect(() => A.sidebarSetMaxAge(366)).toThrow('Reuse enrichments paid for within 0 to 365 days (0 always pays again).');
+    expect(A.sidebarSetMaxAge(null)).toMatchObject({ maxAgeDays: null });
+  });
+
+  it('a run of 5 rows tries the first five of the selection only', async () => {
+    const apiKey = await workspace(1000);
+    A.saveSettings(A.userProperties(), { apiKey, serverUrl: server.url });
+    const sheet = gas.addSheet('Clientes', [['CNPJ'], ...cnpjs.slice(0, 12).map((c) => [c])]);
+    gas.spreadsheet.selection = { row: 2, rows: 12 };
+    const [trial] = A.sidebarStart('cnpj', {}, true);
+    expect(trial).toMatchObject({ title: 'CNPJ fill: Clientes, rows 2–6', credits: 5 });
+    expect(sheet.column('prospecta status').filter(Boolean)).toHaveLength(5);
+    expect(await consumed(apiKey)).toBe(5);
   });
 
   it('a bad key or an empty balance stops the run with a plain message', async () => {
@@ -374,24 +525,55 @@ describe('menu and sidebar entry points', () => {
   it('a refused search leaves no empty tab behind; a search that answers writes its tab', async () => {
     A.saveSettings(A.userProperties(), { apiKey: await workspace(0), serverUrl: server.url });
     gas.addSheet('Leads', [['Nome']]);
-    expect(() => A.sidebarSearch('companies', { state: 'SP', limit: 5 })).toThrow(/Not enough credits/);
+    expect(() => A.sidebarSearch('companies', { state: 'SP' }, 5)).toThrow(/Not enough credits/);
     expect(gas.spreadsheet.sheets.map((s) => s.getName())).toEqual(['Leads']);
     A.saveSettings(A.userProperties(), { apiKey: await workspace(100), serverUrl: server.url });
-    expect(A.sidebarSearch('companies', { state: 'SP', limit: 5 })).toMatch(/^5 found, written to the tab "Companies: SP"\.$/);
+    expect(A.sidebarSearch('companies', { state: 'SP' }, 5)).toMatch(/^5 found, written to the tab "Companies: SP"\.$/);
     expect(gas.spreadsheet.sheets.map((s) => s.getName())).toEqual(['Leads', 'Companies: SP']);
   });
 });
 
 describe('search into a sheet', () => {
-  it('writes people and companies found to new tabs', async () => {
-    const apiKey = await workspace(100);
+  it('pages until the rows asked for, each row once, each charged once; people too', async () => {
+    const apiKey = await workspace(1000);
     const client = new A.ProspectaClient(A.urlFetch(), { apiKey, baseUrl: server.url });
-    expect(A.searchCompaniesIntoSheet(client, { state: 'SP', limit: 5 }, () => A.sheetOrNew('Empresas SP'))).toBeGreaterThan(0);
+    const filters = { state: 'SP', registrationStatuses: ['ATIVA' as const] };
+    // The same search in one unpaged answer is the reference: 45 rows are three pages of 20, 20 and 5.
+    const calls = gas.http.calls;
+    expect(A.searchCompaniesIntoSheet(client, filters, 45, () => A.sheetOrNew('Empresas SP'), A.gasClock)).toEqual({ found: 45 });
+    expect(gas.http.calls - calls).toBe(3);
     const companies = gas.spreadsheet.sheets.find((s) => s.getName() === 'Empresas SP')!;
     expect(companies.table()[0]!.slice(0, 3)).toEqual(['CNPJ', 'Razão social', 'Nome fantasia']);
+    expect(new Set(companies.column('CNPJ')).size).toBe(45);
     expect(companies.column('Cidade/UF').every((c) => c.endsWith('/SP'))).toBe(true);
-    const found = A.searchPeopleIntoSheet(client, { sourceOrder: ['receita_federal'], limit: 5 }, () => A.sheetOrNew('Sócios'));
-    expect(found).toBe(5);
-    expect(gas.spreadsheet.sheets.find((s) => s.getName() === 'Sócios')!.column('Source')).toEqual(Array(5).fill('receita_federal'));
+    expect(companies.column('Situação cadastral').every((c) => c === 'ATIVA')).toBe(true);
+    expect(await consumed(apiKey)).toBe(45);
+
+    const found = A.searchPeopleIntoSheet(client, { sourceOrder: ['receita_federal'] }, 30, () => A.sheetOrNew('Sócios'), A.gasClock);
+    expect(found).toEqual({ found: 30 });
+    const people = gas.spreadsheet.sheets.find((s) => s.getName() === 'Sócios')!;
+    expect(people.column('Source')).toEqual(Array(30).fill('receita_federal'));
+  });
+
+  it('a page refused midway (credits spent) stops the search, and the pages paid for are written', async () => {
+    const apiKey = await workspace(25);
+    const client = new A.ProspectaClient(A.urlFetch(), { apiKey, baseUrl: server.url });
+    const outcome = A.searchCompaniesIntoSheet(client, { state: 'SP' }, 60, () => A.sheetOrNew('Empresas SP'), A.gasClock);
+    expect(outcome.found).toBeGreaterThanOrEqual(20);
+    expect(outcome.found).toBeLessThan(60);
+    expect(outcome.stoppedBy).toMatch(/Not enough credits/);
+    const tab = gas.spreadsheet.sheets.find((s) => s.getName() === 'Empresas SP')!;
+    expect(new Set(tab.column('CNPJ')).size).toBe(outcome.found);
+    expect(await consumed(apiKey)).toBe(outcome.found);
+  });
+
+  it('stops at the last page when fewer rows match than asked for', async () => {
+    const apiKey = await workspace(1000);
+    const client = new A.ProspectaClient(A.urlFetch(), { apiKey, baseUrl: server.url });
+    const all = client.call('searchCompanies', { state: 'SP', openingDateMin: '2015-01-01', limit: 20 });
+    const { found } = A.searchCompaniesIntoSheet(client, { state: 'SP', openingDateMin: '2015-01-01' }, 1000, () => A.sheetOrNew('Recentes'), A.gasClock);
+    expect(found).toBeGreaterThanOrEqual(all.results.length);
+    const tab = gas.spreadsheet.sheets.find((s) => s.getName() === 'Recentes')!;
+    expect(new Set(tab.column('CNPJ')).size).toBe(found);
   });
 });

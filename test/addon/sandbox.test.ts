@@ -7,11 +7,10 @@ import { once } from 'node:events';
 import vm from 'node:vm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { addonIn, appsScriptContext } from '../helpers/addon-sandbox.ts';
-import { installFakeGas, Quotas, type FakeGas } from '../helpers/fake-gas.ts';
+import { fakeGas, Quotas, type FakeGas } from '../helpers/fake-gas.ts';
 
 let gas: FakeGas;
-beforeEach(() => void (gas = installFakeGas()));
-afterEach(() => gas.uninstall());
+beforeEach(() => void (gas = fakeGas()));
 
 describe('the Apps Script sandbox', () => {
   it("holds Apps Script's globals and none of Node's or the browser's", () => {

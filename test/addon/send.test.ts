@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { ProspectaClient } from '../../addon/api/client.ts';
 import type { HttpPort, HttpRequest, HttpResponse } from '../../addon/api/http.ts';
-import { StopJob } from '../../addon/features/job.ts';
+import { StopJob } from '../../addon/features/errors.ts';
 import { sendAll } from '../../addon/features/send.ts';
 
 const json = (status: number, body: unknown, headers: Record<string, string> = {}): HttpResponse => ({ status, headers, body: JSON.stringify(body) });

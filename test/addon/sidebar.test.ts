@@ -9,6 +9,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { buildAddon } from '../../addon/build.mjs';
 import { agentLimits } from '../../addon/features/agent.ts';
 import { prices, searchLimits } from '../../addon/features/rules.ts';
+import { MAX_ROWS_PER_SEARCH } from '../../shared/schemas/search.ts';
 
 /** Null without Chromium: the global setup has said so (or failed the run under CI=true), and these skip. */
 const chromiumPath = inject('chromiumPath');
@@ -21,17 +22,31 @@ const baseState = {
   configured: true,
   balance: '480 credits',
   fields: ['email', 'emailStatus', 'title', 'linkedinUrl', 'phone'],
+  providers: [
+    { id: 'hunter', name: 'Hunter', cost: 1, outputs: ['email', 'emailStatus', 'title', 'linkedinUrl'] },
+    { id: 'apollo', name: 'Apollo', cost: 2, outputs: ['title', 'phone'] },
+    { id: 'pdl', name: 'People Data Labs', cost: 3, outputs: ['phone'] },
+  ],
   labels: { email: 'Email', emailStatus: 'Email status', title: 'Title', linkedinUrl: 'LinkedIn', phone: 'Phone' },
   headers: ['Nome', 'Empresa', 'Site'],
+  detected: { fullName: 'Nome', companyName: 'Empresa', companyDomain: 'Site' },
   selectedRows: 12,
   templates: [{ templateId: 't-1', name: 'Clínicas Recife' }],
   prices: prices(),
-  searchLimits: searchLimits(),
+  searchLimits: { ...searchLimits(), rows: MAX_ROWS_PER_SEARCH },
   agentLimits: agentLimits(),
-  run: null,
+  jobs: [] as unknown[],
   safeMode: true,
+  maxAgeDays: null as number | null,
+  maxAgeLimit: 365,
   serverFixed: true,
 };
+
+/** Runs as the Jobs panel lists them: one working on the server, one done. */
+const jobs = [
+  { id: 'j2', title: 'Enrich: Leads, rows 2–801', text: 'Working: 312 of 800 looked up, 640 credits so far; 300 filled, 0 skipped, 12 failed, 600 credits written. Results are written as they finish.', running: true, cancelling: false, progress: 0.39, credits: 640 },
+  { id: 'j1', title: 'CNPJ fill: Clientes, rows 2–61', text: 'Done: 58 filled, 0 skipped, 2 failed, 58 credits.', running: false, cancelling: false, progress: 1, credits: 58 },
+];
 
 /** The stub, as page script: records each call and answers from the scripted responses. */
 const STUB = `
@@ -58,6 +73,9 @@ async function open(responses: Record<string, unknown>): Promise<Page> {
 
 const calls = (page: Page) => page.evaluate(() => (globalThis as unknown as { calls: Array<[string, unknown[]]> }).calls);
 
+/** Every input field the Enrich tab offers, none chosen: what the sidebar sends beside the detected ones. */
+const NO_COLUMNS = { email: '', linkedinUrl: '', fullName: '', firstName: '', lastName: '', companyName: '', companyDomain: '', phone: '' };
+
 describe.skipIf(!chromiumPath)('sidebar', () => {
   beforeAll(async () => {
     await buildAddon({ serverUrl: 'https://prospecta.test' });
@@ -71,16 +89,18 @@ describe.skipIf(!chromiumPath)('sidebar', () => {
     const page = await open({ sidebarState: baseState });
     await page.waitForSelector('#fields input');
     expect(await page.locator('#fields label').allTextContents()).toEqual(['Email', 'Email status', 'Title', 'LinkedIn', 'Phone']);
-    expect(await page.locator('#enrich-estimate').textContent()).toMatch(/12 selected row\(s\): at most 12 credit/);
+    // Hunter and Apollo can fill the fields ticked by default (email, title, LinkedIn): 3 credits a row at most.
+    expect(await page.locator('#enrich-estimate').textContent()).toMatch(/^12 selected row\(s\): at most 36 credits \(3 credits a row if every provider that can fill these fields is called\); a row enriched within the server's reuse window costs nothing\.$/);
+    await page.check('#fields input[value=phone]');
+    expect(await page.locator('#enrich-estimate').textContent()).toMatch(/^12 selected row\(s\): at most 72 credits \(6 credits/);
     expect(await page.locator('#balance').textContent()).toBe('480 credits');
     await page.screenshot({ path: `${SHOTS}enrich.png` });
   });
 
   it('states prices from the registry, not numbers of its own', async () => {
-    const p = { person: 3, cnpj: 2, aiColumn: 5, research: 4, researchWithWeb: 9 };
+    const p = { companyRow: 3, personRow: 4, cnpj: 2, aiColumn: 5, research: 4, researchWithWeb: 9 };
     const page = await open({ sidebarState: { ...baseState, prices: p } });
     await page.waitForSelector('#fields input');
-    expect(await page.locator('#enrich-estimate').textContent()).toMatch(/^12 selected row\(s\): at most 36 credits for people/);
     expect(await page.locator('#cnpj-estimate').textContent()).toBe('12 selected row(s): at most 24 credits.');
     expect(await page.locator('#cnpj p.muted').first().textContent()).toMatch(/, 2 credits per company found\.$/);
     expect(await page.locator('label:has(#webSearch)').textContent()).toMatch(/Search the web \(9 credits a row instead of 4\)/);
@@ -107,31 +127,56 @@ describe.skipIf(!chromiumPath)('sidebar', () => {
     await page.click('#run-enrich');
     await page.waitForFunction(() => (globalThis as unknown as { calls: Array<[string]> }).calls.some(([name]) => name === 'sidebarStart'));
     const [, args] = (await calls(page)).find(([name]) => name === 'sidebarStart')!;
-    expect(args).toEqual(['enrich', { fields: ['email', 'title', 'linkedinUrl'], maxCredits: 0, overwrite: false }]);
+    expect(args).toEqual(['enrich', { fields: ['email', 'title', 'linkedinUrl'], columns: { ...NO_COLUMNS, ...baseState.detected }, maxCredits: 0, overwrite: false }, false]);
     expect(await page.locator('#maxCredits.invalid').count()).toBe(0);
   });
 
-  it("asks each search for at most the schema's limit: 25 people, 20 companies", async () => {
+  it('searches up to 1,000 rows in pages, companies active by default, with the filters analysts use and an estimate first', async () => {
     const page = await open({ sidebarState: baseState, sidebarSearch: '25 found.' });
     await page.click('nav button[data-tab=search]');
-    expect(searchLimits()).toEqual({ people: 25, companies: 20 });
-    expect(await page.locator('#search-limit').inputValue()).toBe('20');
-    await page.selectOption('#search-kind', 'people');
-    expect(await page.locator('#search-limit').getAttribute('max')).toBe('25');
-    await page.fill('#search-limit', '25');
-    await page.fill('#search-title', 'CEO');
-    await page.click('#run-search');
-    await page.selectOption('#search-kind', 'companies');
-    expect(await page.locator('#search-limit').inputValue()).toBe('20');
-    await page.fill('#search-limit', '30');
+    expect(await page.locator('#search-limit').inputValue()).toBe('100');
+    expect(await page.locator('#search-limit').getAttribute('max')).toBe('1000');
+    expect(await page.locator('#search-estimate').textContent()).toBe(`At most ${100 * baseState.prices.companyRow} credits (1 credit a row found), in pages of 20.`);
+    expect(await page.isChecked('#search-active')).toBe(true);
+    await page.fill('#search-limit', '5000');
+    expect(await page.locator('#search-limit').inputValue()).toBe('1000');
+    await page.fill('#search-limit', '300');
+    expect(await page.locator('#search-estimate').textContent()).toBe('At most 300 credits (1 credit a row found), in pages of 20.');
     await page.fill('#search-industry', 'padaria');
+    await page.fill('#search-state', 'sp');
+    await page.fill('#search-city', 'Campinas');
+    await page.selectOption('#search-size', '01');
+    await page.fill('#search-since', '2020-01-01');
+    await page.check('#search-simples');
+    await page.check('#search-phone');
+    await page.check('#search-email');
+    await page.screenshot({ path: `${SHOTS}search-filters.png`, fullPage: true });
+    await page.click('#run-search');
+    await page.selectOption('#search-kind', 'people');
+    expect(await page.isVisible('#search-state')).toBe(false);
+    expect(await page.locator('#search-estimate').textContent()).toBe('At most 300 credits (1 credit a row found), in pages of 25.');
+    await page.fill('#search-title', 'CEO');
     await page.click('#run-search');
     await page.waitForFunction(() => (globalThis as unknown as { calls: Array<[string]> }).calls.filter(([name]) => name === 'sidebarSearch').length === 2);
     const searches = (await calls(page)).filter(([name]) => name === 'sidebarSearch').map(([, args]) => args);
     expect(searches).toEqual([
-      ['people', { jobTitle: 'CEO', limit: 25 }],
-      ['companies', { industry: 'padaria', limit: 20 }],
+      [
+        'companies',
+        { industry: 'padaria', state: 'SP', city: 'Campinas', fiscalSizes: ['01'], openingDateMin: '2020-01-01', registrationStatuses: ['ATIVA'], simpleOption: true, hasPhone: true, hasEmail: true },
+        300,
+      ],
+      ['people', { jobTitle: 'CEO', industry: 'padaria' }, 300],
     ]);
+  });
+
+  it('refuses a state that is not two letters, without calling the add-on', async () => {
+    const page = await open({ sidebarState: baseState });
+    await page.click('nav button[data-tab=search]');
+    await page.fill('#search-state', 'São Paulo');
+    await page.click('#run-search');
+    expect(await page.locator('#error').textContent()).toBe('The state is its two letters, e.g. SP.');
+    expect(await page.locator('#search-state.invalid').count()).toBe(1);
+    expect((await calls(page)).map(([name]) => name)).toEqual(['sidebarState']);
   });
 
   it('opens on Settings when not configured, and refuses empty fields without calling the add-on', async () => {
@@ -144,24 +189,87 @@ describe.skipIf(!chromiumPath)('sidebar', () => {
     await page.screenshot({ path: `${SHOTS}settings-invalid.png` });
   });
 
-  it('validates the AI column form, then starts the run and shows its progress with a cancel button', async () => {
-    const running = { ...baseState, run: { id: 'j1', text: 'Working: row 27 of 60; 25 filled, 0 skipped, 0 failed, 25 credits.', running: true } };
-    const page = await open({ sidebarState: baseState, sidebarStart: running });
+  it('validates the AI column form, then starts the run and shows it in the Jobs panel: progress bar, credits, Cancel', async () => {
+    const cancelled = [{ ...jobs[0], cancelling: true, text: 'Cancelling: 312 of 800 looked up, 640 credits so far; 300 filled, 0 skipped, 12 failed, 600 credits written. Results are written as they finish.' }, jobs[1]];
+    const page = await open({ sidebarState: baseState, sidebarStart: jobs, sidebarJobs: jobs, sidebarCancelRun: cancelled });
     await page.click('nav button[data-tab=ai]');
     await page.click('#run-ai');
     expect(await page.locator('#instruction.invalid').count()).toBe(1);
     await page.fill('#instruction', 'industry in two words');
     await page.fill('#ai-output', 'Industry');
     await page.click('#run-ai');
-    await page.waitForSelector('#progress:not([hidden])');
-    expect(await page.locator('#progress-text').textContent()).toMatch(/row 27 of 60/);
-    expect(await page.locator('#cancel').isVisible()).toBe(true);
+    await page.waitForSelector('#jobs.active .job');
     const [, args] = (await calls(page)).find(([name]) => name === 'sidebarStart')!;
-    expect(args).toEqual(['aiColumn', { instruction: 'industry in two words', output: 'Industry', context: ['Nome', 'Empresa', 'Site'] }]);
-    await page.screenshot({ path: `${SHOTS}progress.png` });
+    expect(args).toEqual(['aiColumn', { instruction: 'industry in two words', output: 'Industry', context: ['Nome', 'Empresa', 'Site'] }, false]);
+    expect(await page.locator('.job .title').allTextContents()).toEqual(['Enrich: Leads, rows 2–801', 'CNPJ fill: Clientes, rows 2–61']);
+    expect(await page.locator('.job .credits').allTextContents()).toEqual(['39% · 640 credits', '100% · 58 credits']);
+    expect(await page.locator('.job .bar span').first().getAttribute('style')).toBe('width: 39%;');
+    expect(await page.locator('.job .cancel').count()).toBe(1);
+    await page.screenshot({ path: `${SHOTS}jobs.png` });
+    // The panel polls while a run works: each poll writes what the server finished.
+    await page.waitForFunction(() => (globalThis as unknown as { calls: Array<[string]> }).calls.some(([name]) => name === 'sidebarJobs'), undefined, { timeout: 30_000 });
+    await page.click('.job .cancel');
+    await page.waitForFunction(() => (globalThis as unknown as { calls: Array<[string]> }).calls.some(([name]) => name === 'sidebarCancelRun'));
+    expect((await calls(page)).find(([name]) => name === 'sidebarCancelRun')![1]).toEqual(['j2']);
+    await expect.poll(() => page.locator('.job .text').first().textContent()).toMatch(/^Cancelling/);
+    expect(await page.locator('.job .cancel').count()).toBe(0);
   });
 
-  it('searches into a new tab once it has a filter', async () => {
+  it('shows the columns detected for each input, editable, and sends what the analyst chose; Try on 5 rows runs five', async () => {
+    const page = await open({ sidebarState: baseState, sidebarStart: jobs });
+    await page.waitForSelector('#enrich-columns select');
+    const shown = await page.$$eval('#enrich-columns label', (labels) => labels.map((l) => [l.firstChild!.textContent, (l.querySelector('select') as unknown as { value: string }).value]));
+    expect(shown).toEqual([
+      ['Email', ''],
+      ['LinkedIn', ''],
+      ['Name', 'Nome'],
+      ['First name', ''],
+      ['Last name', ''],
+      ['Company', 'Empresa'],
+      ['Domain', 'Site'],
+      ['Phone', ''],
+    ]);
+    await page.selectOption('#enrich-columns select[data-field=companyName]', '');
+    await page.selectOption('#enrich-columns select[data-field=companyDomain]', 'Empresa');
+    // Providers are chosen from the catalog by name, with what a call costs.
+    expect(await page.locator('#providers label').allTextContents()).toEqual(['Hunter (1 credit a call)', 'Apollo (2 credits a call)', 'People Data Labs (3 credits a call)']);
+    await page.check('#providers input[value=apollo]');
+    await page.check('#providers input[value=hunter]');
+    await page.screenshot({ path: `${SHOTS}enrich-columns.png`, fullPage: true });
+    await page.click('#try-enrich');
+    await page.waitForSelector('#jobs.active .job');
+    const [, args] = (await calls(page)).find(([name]) => name === 'sidebarStart')!;
+    expect(args).toEqual([
+      'enrich',
+      { fields: ['email', 'title', 'linkedinUrl'], columns: { ...NO_COLUMNS, fullName: 'Nome', companyDomain: 'Empresa' }, providerOrder: ['hunter', 'apollo'], overwrite: false },
+      true,
+    ]);
+
+    const cnpj = await open({ sidebarState: { ...baseState, headers: ['CNPJ', 'CNPJ do cliente'], detected: { cnpj: 'CNPJ' } }, sidebarStart: jobs });
+    await cnpj.click('nav button[data-tab=cnpj]');
+    expect(await cnpj.locator('#cnpj-columns select').inputValue()).toBe('CNPJ');
+    await cnpj.selectOption('#cnpj-columns select', 'CNPJ do cliente');
+    await cnpj.click('#run-cnpj');
+    await cnpj.waitForSelector('#jobs.active .job');
+    expect((await calls(cnpj)).find(([name]) => name === 'sidebarStart')![1]).toEqual(['cnpj', { columns: { cnpj: 'CNPJ do cliente' } }, false]);
+  });
+
+  it('Settings: how long a paid enrichment is reused, a whole number of days or empty for the server\'s default', async () => {
+    const page = await open({ sidebarState: baseState, sidebarSetMaxAge: { ...baseState, maxAgeDays: 7 } });
+    await page.click('nav button[data-tab=settings]');
+    expect(await page.locator('#maxAgeDays').inputValue()).toBe('');
+    await page.fill('#maxAgeDays', '1.5');
+    await page.click('#save-max-age');
+    expect(await page.locator('#error').textContent()).toBe("The reuse window must be a whole number of days, 0 or more (or empty for the server's default).");
+    await page.fill('#maxAgeDays', '7');
+    await page.click('#save-max-age');
+    await page.waitForFunction(() => (globalThis as unknown as { calls: Array<[string]> }).calls.some(([name]) => name === 'sidebarSetMaxAge'));
+    expect((await calls(page)).find(([name]) => name === 'sidebarSetMaxAge')![1]).toEqual([7]);
+    await page.click('nav button[data-tab=enrich]');
+    await expect.poll(() => page.locator('#enrich-estimate').textContent()).toMatch(/a row enriched within 7 day\(s\) costs nothing\.$/);
+  });
+
+  it('searches into a new tab once it has a filter (being active is a default, not one)', async () => {
     const page = await open({ sidebarState: baseState, sidebarSearch: '12 found, written to the tab "Companies: padaria".' });
     await page.click('nav button[data-tab=search]');
     await page.click('#run-search');
@@ -171,7 +279,7 @@ describe.skipIf(!chromiumPath)('sidebar', () => {
     await page.waitForSelector('#progress:not([hidden])');
     expect(await page.locator('#progress-text').textContent()).toMatch(/12 found/);
     const [, args] = (await calls(page)).find(([name]) => name === 'sidebarSearch')!;
-    expect(args).toEqual(['companies', { industry: 'padaria', limit: 20 }]);
+    expect(args).toEqual(['companies', { industry: 'padaria', registrationStatuses: ['ATIVA'] }, 100]);
   });
 
   it('creates a campaign from a template without an offering, and asks for one without a template', async () => {
@@ -294,10 +402,10 @@ describe.skipIf(!chromiumPath)('sidebar', () => {
   });
 
   it('every tab, as the README shows it', async () => {
-    const page = await open({ sidebarState: baseState });
+    const page = await open({ sidebarState: { ...baseState, jobs }, sidebarJobs: jobs });
     for (const tab of await page.$$eval('nav button', (buttons) => buttons.map((b) => b.getAttribute('data-tab')!))) {
       await page.click(`nav button[data-tab="${tab}"]`);
-      await page.screenshot({ path: `${SHOTS}tab-${tab}.png` });
+      await page.screenshot({ path: `${SHOTS}tab-${tab}.png`, fullPage: true });
     }
   });
 

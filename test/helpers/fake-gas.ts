@@ -267,11 +267,13 @@ export interface FakeGas {
   triggers: FakeTrigger[];
   http: ReturnType<typeof syncHttp>;
   alerts: string[];
-  uninstall(): void;
 }
 
-/** Installs the fakes on globalThis; `uninstall()` removes them. */
-export function installFakeGas(): FakeGas {
+/**
+ * A fresh set of fakes. They are not installed on Node's globalThis (where their silent console
+ * would hide a script's own output): addon-sandbox.ts gives `globals` to the add-on's vm context.
+ */
+export function fakeGas(): FakeGas {
   const http = syncHttp();
   const quotas = new Quotas();
   const userProperties = new FakeProperties(quotas, true);
@@ -376,9 +378,6 @@ export function installFakeGas(): FakeGas {
     console: { log: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined },
     Logger: { log: () => undefined },
   };
-  const previous = new Map(Object.keys(globals).map((k) => [k, (globalThis as Record<string, unknown>)[k]]));
-  Object.assign(globalThis, globals);
-
   const fake: FakeGas = {
     spreadsheet,
     addSheet(name, rows) {
@@ -397,9 +396,6 @@ export function installFakeGas(): FakeGas {
     triggers,
     http,
     alerts,
-    uninstall() {
-      for (const [k, v] of previous) (globalThis as Record<string, unknown>)[k] = v;
-    },
   };
   return fake;
 }

@@ -46,7 +46,7 @@ export interface ItemPipeline {
     id: OperationId,
     caller: Caller,
     raw: RawInput,
-    options: { log: Logger; signal: AbortSignal; idempotencyKey: string; binding: 'job'; trace: TraceContext; creditCap?: CreditCap },
+    options: { log: Logger; signal: AbortSignal; idempotencyKey: string; binding: 'job'; trace: TraceContext; creditCap?: CreditCap; ledgerNote: string },
   ): Promise<Outcome>;
 }
 
@@ -266,6 +266,8 @@ export class JobRunner {
           log: this.options.log,
           signal: entry.controller.signal,
           idempotencyKey: `job:${job._id}:${item.index}`,
+          // Each charge names its job and item in the ledger: what an item cost can be read there.
+          ledgerNote: `job ${job._id} item ${item.itemId}`,
           binding: 'job',
           trace: { ...startTrace(), background: true },
           ...(creditCap ? { creditCap } : {}),

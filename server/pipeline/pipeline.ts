@@ -47,6 +47,8 @@ export interface InvokeOptions {
   maxCredits?: number;
   /** A cap beyond this call's own (a job's `maxCredits`, stored): charges reserve from it first. */
   creditCap?: CreditCap;
+  /** Added to each ledger movement's detail: what paid (a job's item). */
+  ledgerNote?: string;
 }
 
 export interface Pipeline {

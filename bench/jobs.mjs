@@ -85,7 +85,8 @@ async function lookups() {
     return first12 + cnpjCheckDigits(first12);
   };
   const cnpjs = Array.from({ length: ITEMS }, (_, i) => cnpjOf(i));
-  const server = await startInstance(path.join(work, 'lookups'), { JOBS_POLL_MS: '200' }, { demo: true });
+  // The demo registry loads at start-up: on a busy machine that takes a while.
+  const server = await startInstance(path.join(work, 'lookups'), { JOBS_POLL_MS: '200' }, { demo: true, tries: 1200 });
   const probe = (i) => server.call('POST', '/companies/cnpj/batch', { cnpjs: [cnpjs[i % cnpjs.length]] });
   try {
     await probes(50, probe); // warm-up
@@ -154,7 +155,7 @@ async function enrichment() {
       [`${p.env}_MAX_CONCURRENT`]: String(p.concurrent),
     });
   }
-  const server = await startInstance(path.join(work, 'enrich'), env);
+  const server = await startInstance(path.join(work, 'enrich'), env, { tries: 600 });
   const reset = () => Object.values(fakes).forEach((fake) => fake.reset());
   // Interactive: an Apollo enrichment, run afresh each time (maxAge 0), of the last 1,000 people.
   const probe = (i) => server.call('POST', '/enrich', { ...body('apollo', 2 * ENRICH_ITEMS + (i % 1000)), maxAge: 0 });

@@ -53,6 +53,8 @@ export const hydratePeople: Handler<'hydratePeople'> = async ({ leads, maxCredit
   const maxAge = forceRefresh ? 0 : (asked ?? DEFAULT_MAX_AGE_SECONDS);
   const memory = ctx.services.enrichMemory;
   let paid = 0;
+  /** Subjects whose new fields this request stored: forgotten if it cannot charge for them. */
+  const storedNow: string[] = [];
 
   /** One lead; `id` names its subject in the memory (null: it has no identifier to be known by). */
   const hydrate = async (i: number, id: string | null): Promise<void> => {
@@ -75,8 +77,10 @@ export const hydratePeople: Handler<'hydratePeople'> = async ({ leads, maxCredit
     const sources = { ...result.sources };
     for (const [field, source] of Object.entries(recalled)) if (source !== 'input' && sources[field as Field] === 'input') sources[field as Field] = source;
     // What was sent or stored went in as known (`input`): only what the cascade found now is paid for.
-    if (Object.values(result.sources).some((s) => s !== 'input')) paid++;
-    else budget++;
+    if (Object.values(result.sources).some((s) => s !== 'input')) {
+      paid++;
+      if (id !== null) storedNow.push(id);
+    } else budget++;
     results[i] = {
       ...leads[i],
       ...result.record,
@@ -108,7 +112,14 @@ export const hydratePeople: Handler<'hydratePeople'> = async ({ leads, maxCredit
   if (attempts.length > 0 && attempts.every((a) => a !== undefined && allFailed(a))) {
     throw new ServiceError('provider_unavailable', 'Every provider failed for every lead');
   }
-  const charged = await ctx.charge(paid, `${paid} of ${leads.length} leads enriched`);
+  let charged: number;
+  try {
+    charged = await ctx.charge(paid, `${paid} of ${leads.length} leads enriched`);
+  } catch (err) {
+    // Not paid for (the balance ran out meanwhile): what was stored must not be given free later.
+    await Promise.all(storedNow.map((id) => memory.forget(id, ctx.workspaceId)));
+    throw err;
+  }
   return { results, enriched, creditsCharged: charged, ...(skipped ? { notProcessed: skipped } : {}) };
 };
 

@@ -208,6 +208,21 @@ function memoryOn(name: string, open: () => Promise<{ env: Record<string, string
       expect(before - (await balance(apiKey))).toBe(1);
     });
 
+    it('hydrate: what could not be charged for (the balance spent meanwhile) is not kept to be given free', async () => {
+      const { workspaceId, apiKey } = await app.workspace();
+      const gate = latch();
+      apollo.next({ until: gate.promise });
+      const pending = hydrate(apiKey, { leads: [anaLead] });
+      await eventually(() => apolloMatches().length === 1);
+      // The balance goes elsewhere while the providers answer.
+      await app.services.credits.debit(workspaceId, await balance(apiKey), 'test', 'spent elsewhere');
+      gate.open();
+      expect((await pending).status).toBe(402);
+      await app.services.credits.credit(workspaceId, 10, 'grant', 'more');
+      const again = await hydrate(apiKey, { leads: [anaLead] });
+      expect(again.body).toMatchObject({ creditsCharged: 1, results: [{ cached: false }] });
+    });
+
     it("keeps what a workspace's own key found, like any other answer", async () => {
       const { workspaceId, apiKey } = await app.workspace();
       pdl.accept('own-pdl-key');

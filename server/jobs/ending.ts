@@ -28,6 +28,8 @@ export async function settleEnded(jobs: Jobs, webhooks: Webhooks, busy: (jobId: 
 
 async function settle(jobs: Jobs, webhooks: Webhooks, ended: JobDoc): Promise<void> {
   const job = await jobs.settle(ended);
+  // An item's count is on its way: the job stays marked, for a later pass.
+  if (!job) return;
   if (job.webhook?.events.includes('job.finished')) {
     await webhooks.enqueue({
       id: deliveryId(job._id, 'job.finished'),

@@ -24,6 +24,8 @@ export const JOB_RETENTION_MS = 7 * 24 * 3600_000;
 const UNFINISHED_ITEM_RETENTION_MS = 60 * 24 * 3600_000;
 /** Jobs of one workspace running at once; others wait `queued`. */
 export const RUNNING_JOBS_PER_WORKSPACE = 2;
+/** How long an item's count may follow its write (finishItem's two writes) before a finisher is taken for dead. */
+export const COUNT_GRACE_MS = 30_000;
 
 export interface JobWebhookDoc {
   url: string;
@@ -335,19 +337,33 @@ export class Jobs {
     return ended;
   }
 
-  /** Counts the job again from its items and frees its slot; safe to repeat. */
-  async settle(job: JobDoc): Promise<JobDoc> {
+  /**
+   * Counts the job again from its items and frees its slot; safe to repeat. Resolves with the
+   * settled job, or null when it must be looked at again at a later pass: an item was written
+   * and its count (finishItem's second write, maybe on another instance) may still be on its way.
+   * Counts that disagree with the items are only corrected once the newest item is older than
+   * COUNT_GRACE_MS, when a finisher still between its two writes must have died; correcting them
+   * sooner counted such an item twice once its increment landed.
+   */
+  async settle(job: JobDoc): Promise<JobDoc | null> {
     // Summed here rather than by $group: FerretDB 1.24 summed the credits to 0.
     const totals = { done: 0, failed: 0, creditsCharged: 0 };
-    for await (const item of this.items.find({ jobId: job._id, status: { $ne: 'pending' } }, { projection: { status: 1, creditsCharged: 1 } })) {
+    let newest = 0;
+    for await (const item of this.items.find({ jobId: job._id, status: { $ne: 'pending' } }, { projection: { status: 1, creditsCharged: 1, finishedAt: 1 } })) {
       if (item.status === 'ok') totals.done++;
       else totals.failed++;
       totals.creditsCharged += item.creditsCharged;
+      newest = Math.max(newest, item.finishedAt?.getTime() ?? 0);
     }
-    // Unless an item finished (and was counted) meanwhile: then the counters are already past what was read.
-    const fixed = await this.docs.updateOne({ _id: job._id, done: job.done, failed: job.failed, creditsCharged: job.creditsCharged }, { $set: totals });
+    const agree = job.done === totals.done && job.failed === totals.failed && job.creditsCharged === totals.creditsCharged;
+    if (!agree) {
+      if (this.now() - newest < COUNT_GRACE_MS) return null;
+      // Unless an item was counted meanwhile: then the counters moved past what was read.
+      const fixed = await this.docs.updateOne({ _id: job._id, done: job.done, failed: job.failed, creditsCharged: job.creditsCharged }, { $set: totals });
+      if (fixed.matchedCount !== 1) return null;
+    }
     await this.slots.deleteMany({ jobId: job._id });
-    return fixed.matchedCount === 1 ? { ...job, ...totals } : ((await this.docs.findOne({ _id: job._id })) ?? job);
+    return { ...job, ...totals };
   }
 
   /** Removes jobs 7 days after they ended, with their items and deliveries' job. */

@@ -6,7 +6,7 @@
  */
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Jobs } from '../../../server/jobs/jobs.ts';
+import { COUNT_GRACE_MS, itemKey, Jobs } from '../../../server/jobs/jobs.ts';
 import { JobRunner, type ItemPipeline } from '../../../server/jobs/runner.ts';
 import { Webhooks } from '../../../server/jobs/webhooks.ts';
 import type { Store } from '../../../server/store/port.ts';
@@ -103,5 +103,36 @@ describe.skipIf(!mongo.uri)('mongodb store', () => {
     closers.push(dispose);
     await sharedJob(store, false, false);
     await closeAll();
+  });
+});
+
+describe('settling a job', () => {
+  const held = embeddedStorePerTest('jobs-settle');
+
+  it('never counts an item twice when its count lands after the end, and counts a dead finisher\'s item once it must have died', async () => {
+    let now = Date.now();
+    const jobs = new Jobs(held.store, () => now);
+    const items = ['a', 'b', 'c'].map((itemId) => ({ itemId, input: {} }));
+    const created = await jobs.create({ workspaceId: 'w', operation: 'lookupCnpjBatch', items, webhook: null, maxCredits: null, principal });
+    expect(await jobs.promote(created)).toBe(true);
+    const running = (await jobs.docs.findOne({ _id: created._id }))!;
+    await jobs.finishItem(running, itemKey(created._id, 0), { status: 'ok', output: '{}', credits: 1 });
+    // Item 1's finisher (another instance) has written the item, and its count is on its way.
+    await jobs.items.updateOne({ _id: itemKey(created._id, 1) }, { $set: { status: 'ok', output: '{}', creditsCharged: 1, finishedAt: new Date(now), owner: null, leaseUntil: null } });
+    // Item 2's finisher wrote its item and died before counting it.
+    await jobs.items.updateOne({ _id: itemKey(created._id, 2) }, { $set: { status: 'ok', output: '{}', creditsCharged: 1, finishedAt: new Date(now), owner: null, leaseUntil: null } });
+    await jobs.end(created._id, 'done');
+
+    // Counts that disagree with the items while an item is new: looked at again later, not overwritten.
+    expect(await jobs.settle((await jobs.docs.findOne({ _id: created._id }))!)).toBeNull();
+    await jobs.docs.updateOne({ _id: created._id }, { $inc: { done: 1, creditsCharged: 1 } });
+    expect(await jobs.settle((await jobs.docs.findOne({ _id: created._id }))!)).toBeNull();
+    expect(await jobs.docs.findOne({ _id: created._id })).toMatchObject({ done: 2, creditsCharged: 2 });
+
+    // Past the grace, item 2's finisher is taken for dead: its item is counted, once.
+    now += COUNT_GRACE_MS;
+    expect(await jobs.settle((await jobs.docs.findOne({ _id: created._id }))!)).toMatchObject({ done: 3, creditsCharged: 3 });
+    expect(await jobs.docs.findOne({ _id: created._id })).toMatchObject({ done: 3, failed: 0, creditsCharged: 3 });
+    expect(await jobs.settle((await jobs.docs.findOne({ _id: created._id }))!)).toMatchObject({ done: 3, creditsCharged: 3 });
   });
 });

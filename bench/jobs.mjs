@@ -133,8 +133,10 @@ async function enrichment() {
   }
   const total = PROVIDERS.reduce((sum, p) => sum + p.perSecond, 0);
   // Interleaved in proportion, as a sheet of mixed rows would be: every provider busy all along.
-  const kinds = PROVIDERS.flatMap((p) => {
-    const count = Math.round((ENRICH_ITEMS * p.perSecond) / total);
+  const kinds = PROVIDERS.flatMap((p, k) => {
+    // Rounded shares, the last taking what rounding left, so there are exactly ENRICH_ITEMS.
+    const before = PROVIDERS.slice(0, k).reduce((sum, q) => sum + Math.round((ENRICH_ITEMS * q.perSecond) / total), 0);
+    const count = k === PROVIDERS.length - 1 ? ENRICH_ITEMS - before : Math.round((ENRICH_ITEMS * p.perSecond) / total);
     return Array.from({ length: count }, (_, j) => ({ id: p.id, at: (j + 0.5) / count }));
   })
     .sort((a, b) => a.at - b.at)

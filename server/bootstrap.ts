@@ -111,7 +111,10 @@ export async function bootstrap(
 
     await services.credits.recover();
     // The embedded store is this process's alone: a claim still running was left by a dead one.
-    if (store.kind === 'embedded') await services.idempotency.settleAbandoned();
+    if (store.kind === 'embedded') {
+      await services.idempotency.settleAbandoned();
+      await services.webhooks.resumeAbandoned();
+    }
     return {
       services,
       async close() {

@@ -48,6 +48,8 @@ export interface ErrorDetails {
   scope?: Scope;
   /** For `unauthorized`: a credential was presented and refused (rather than none sent). */
   credentialRefused?: boolean;
+  /** A failure replayed under an Idempotency-Key: what its first request had charged before failing. */
+  charged?: number;
 }
 
 export class ServiceError extends Error {

@@ -4,9 +4,9 @@ import type { OutputOf } from '../../shared/operations/index.ts';
 import { ServiceError } from '../errors.ts';
 import type { Handler, HandlerContext } from '../pipeline/handler.ts';
 import { ENRICH_FIELDS, type Field, type FieldValues, type FoundFields } from '../providers/fields.ts';
-import type { ProviderSlot } from '../providers/providers.ts';
 import { allFailed, cleanKnown, enrichRecord } from './enrich-record.ts';
 import { DEFAULT_MAX_AGE_SECONDS, subjectOf, type Recall, type StoredField } from './memory.ts';
+import { NOTHING_RECALLED, recalledRecord, remember } from './memory-answer.ts';
 import { noProviderHint } from './no-provider-hint.ts';
 import { parseProviderOrder } from './provider-order.ts';
 
@@ -31,7 +31,7 @@ export const enrich: Handler<'enrich'> = async (input, ctx) => {
   const id = memory.idOf(ctx.workspaceId, subjectOf(cleaned));
 
   // Fresh data asked for (maxAge 0, forceRefresh): nothing to read, only the memory to refresh.
-  const recalled: Recall = maxAge > 0 ? await memory.recall(id, ctx.workspaceId, goals, maxAge) : { fields: {}, covered: [], enrichedAt: null };
+  const recalled: Recall = maxAge > 0 ? await memory.recall(id, ctx.workspaceId, goals, maxAge) : NOTHING_RECALLED;
   if (maxAge > 0 && recalled.covered.length === goals.length) return fromMemory(input, cleaned, recalled, ctx);
 
   const run = async (): Promise<EnrichAnswer> => {
@@ -95,41 +95,9 @@ export const enrich: Handler<'enrich'> = async (input, ctx) => {
   return maxAge > 0 ? memory.exclusive(id, ctx.workspaceId, run, ctx.signal) : run();
 };
 
-/**
- * Stores what the providers found (not what was sent), and the wanted fields looked for in vain
- * when every provider reached answered (a failure or a skip may have hidden a value).
- */
-async function remember(
-  id: string,
-  ctx: HandlerContext,
-  result: Awaited<ReturnType<typeof enrichRecord>>,
-  goals: readonly Field[],
-  slots: Map<string, ProviderSlot>,
-): Promise<void> {
-  const now = new Date();
-  const found: Partial<Record<Field, StoredField>> = {};
-  for (const [field, source] of Object.entries(result.sources) as Array<[Field, string]>) {
-    if (source === 'input') continue;
-    const confidence = result.confidence[field];
-    found[field] = { value: result.record[field], source, at: now, cost: slots.get(source)?.cost ?? 0, ...(confidence !== undefined ? { confidence } : {}) };
-  }
-  const clean = result.attempts.length > 0 && result.attempts.every((a) => a.outcome === 'found' || a.outcome === 'not_found');
-  const inVain = clean ? goals.filter((f) => result.record[f] === undefined) : [];
-  if (Object.keys(found).length > 0 || inVain.length > 0) await ctx.services.enrichMemory.store(id, ctx.workspaceId, found, inVain);
-}
-
 /** The stored answer: charged 0, nobody called; what it spared is counted for the credits page. */
 async function fromMemory(input: Parameters<Handler<'enrich'>>[0], cleaned: FieldValues, recall: Recall, ctx: HandlerContext): Promise<EnrichAnswer> {
-  const record: FieldValues = { ...cleaned };
-  const sources: Partial<Record<Field, string>> = {};
-  const confidence: Partial<Record<Field, number>> = {};
-  for (const field of Object.keys(cleaned) as Field[]) sources[field] = 'input';
-  for (const [field, s] of Object.entries(recall.fields) as Array<[Field, StoredField]>) {
-    if (record[field] !== undefined) continue;
-    record[field] = s.value;
-    sources[field] = s.source;
-    if (s.confidence !== undefined) confidence[field] = s.confidence;
-  }
+  const { record, sources, confidence } = recalledRecord(cleaned, recall);
   // What the workspace would have paid again: each provider behind a wanted field, once.
   const paid = new Map<string, number>();
   for (const field of recall.covered) {

@@ -204,6 +204,11 @@ export class EnrichMemory {
     await this.docs.updateOne({ _id: id }, { $set: set }, { upsert: true });
   }
 
+  /** Drops what is stored for the subject: what a request stored, then could not charge for, must not be given free. */
+  async forget(id: string, workspaceId: string): Promise<void> {
+    await this.docs.deleteOne({ _id: id, workspaceId });
+  }
+
   /**
    * Counts what an answer from memory spared the workspace, this month. Counts are gathered for
    * a moment and written as one `$inc` per workspace, so a run of cached answers costs a few

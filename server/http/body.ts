@@ -5,7 +5,8 @@
  * Every way a body can be wrong is a 4xx that names the cause, never a 500:
  * - another media type or charset → 415; a `Content-Encoding` other than gzip, deflate, br or
  *   identity → 415;
- * - more than 1 MiB, as sent or once decompressed (no zip bombs) → 413;
+ * - more than the operation takes (1 MiB unless its entry says more: `bodyLimitOf`), as sent or
+ *   once decompressed (no zip bombs) → 413;
  * - a compressed body that does not decompress, bytes that are not UTF-8 → 400;
  * - JSON nested deeper than MAX_JSON_DEPTH or an object of more than MAX_OBJECT_KEYS keys → 400,
  *   found by a scan of the text before `JSON.parse` builds anything;
@@ -15,16 +16,17 @@
  */
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
+import { DEFAULT_BODY_BYTES } from '../../shared/operations/types.ts';
 import { ServiceError, invalidRequest } from '../errors.ts';
 import type { AppContext } from './state.ts';
 
-export const MAX_BODY_BYTES = 1024 * 1024;
+export const MAX_BODY_BYTES = DEFAULT_BODY_BYTES;
 /** Deeper than any body an operation accepts (a hydrate lead is the deepest, a few levels). */
 export const MAX_JSON_DEPTH = 64;
 /** Keys in one JSON object; a sheet row's cells are the widest legitimate object. */
 export const MAX_OBJECT_KEYS = 1000;
 
-const mebibytes = (bytes: number) => `${bytes / (1024 * 1024)} MiB`;
+export const mebibytes = (bytes: number) => `${bytes / (1024 * 1024)} MiB`;
 const tooLarge = (maxBytes: number) => `The body is larger than ${mebibytes(maxBytes)}.`;
 
 type Inflate = (input: Buffer, options: zlib.ZlibOptions & zlib.BrotliOptions) => Promise<Buffer>;

@@ -6,7 +6,7 @@
  */
 import Router from '@koa/router';
 import { operations, type OperationId } from '../../shared/operations/index.ts';
-import type { Operation } from '../../shared/operations/types.ts';
+import { bodyLimitOf, type Operation } from '../../shared/operations/types.ts';
 import type { Logger } from 'pino';
 import { successStatus, type InvokeOptions, type Pipeline } from '../pipeline/pipeline.ts';
 import type { AnswerForm } from '../pipeline/outcome.ts';
@@ -85,7 +85,7 @@ function operationRoute(id: OperationId, operation: Operation, status: number, p
       const outcome = await pipeline.invoke(
         id,
         caller,
-        { params: ctx.params, query: ctx.query, readBody: () => readJsonBody(ctx, operation.maxBodyBytes) },
+        { params: ctx.params, query: ctx.query, readBody: () => readJsonBody(ctx, bodyLimitOf(operation)) },
         new RequestInvocation(ctx, streamAbort ? streamAbort.signal : () => gone.controller.signal, answer),
       );
       if (outcome.replayed) ctx.set('Idempotent-Replayed', 'true');

@@ -46,7 +46,7 @@ export interface ItemPipeline {
     id: OperationId,
     caller: Caller,
     raw: RawInput,
-    options: { log: Logger; signal: AbortSignal; idempotencyKey: string; binding: 'job'; trace: TraceContext; creditCap?: CreditCap },
+    options: { log: Logger; signal: AbortSignal; idempotencyKey: string; binding: 'job'; trace: TraceContext; creditCap?: CreditCap; ledgerNote: string },
   ): Promise<Outcome>;
 }
 
@@ -266,14 +266,18 @@ export class JobRunner {
           log: this.options.log,
           signal: entry.controller.signal,
           idempotencyKey: `job:${job._id}:${item.index}`,
+          // Each charge names its job and item in the ledger: what an item cost can be read there.
+          ledgerNote: `job ${job._id} item ${item.itemId}`,
           binding: 'job',
           trace: { ...startTrace(), background: true },
           ...(creditCap ? { creditCap } : {}),
         },
       );
       if (outcome.kind !== 'value') throw new ServiceError('internal_error', `${job.operation} answered a stream, which a job cannot keep.`);
-      const written = await jobs.finishItem(job, item._id, { status: 'ok', output: JSON.stringify(outcome.value), credits: outcome.receipt.credits });
-      if (written) await this.itemEvent(job, item, { status: 'ok', output: outcome.value, creditsCharged: outcome.receipt.credits });
+      // Replayed (its first run answered, then the process stopped before its result was written): that run's charge.
+      const credits = outcome.firstCharged ?? outcome.receipt.credits;
+      const written = await jobs.finishItem(job, item._id, { status: 'ok', output: JSON.stringify(outcome.value), credits });
+      if (written) await this.itemEvent(job, item, { status: 'ok', output: outcome.value, creditsCharged: credits });
     } catch (err) {
       if (entry.controller.signal.aborted) {
         await jobs.release(item._id, this.owner, 0, false);
@@ -302,8 +306,10 @@ export class JobRunner {
         return;
       }
       const failure = { error: error.code, message: error.message };
-      const written = await jobs.finishItem(job, item._id, { status: 'error', error: failure, credits: 0 });
-      if (written) await this.itemEvent(job, item, { status: 'error', error: failure, creditsCharged: 0 });
+      // A failure after a charge, replayed, says what it charged; any other charged nothing.
+      const credits = error.details.charged ?? 0;
+      const written = await jobs.finishItem(job, item._id, { status: 'error', error: failure, credits });
+      if (written) await this.itemEvent(job, item, { status: 'error', error: failure, creditsCharged: credits });
     }
   }
 

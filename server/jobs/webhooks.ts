@@ -38,6 +38,8 @@ export interface DeliveryDoc {
   status: 'pending' | 'delivered' | 'failed';
   attempts: number;
   nextAttemptAt: Date;
+  /** An attempt is out (set when taken, unset with its outcome): one a dead process left is due again. */
+  sending?: boolean;
   lastError: string | null;
   createdAt: Date;
   expiresAt: Date;
@@ -112,7 +114,7 @@ export class Webhooks {
         // Taken by moving its next attempt past this one's timeout: another runner skips it, and it is due again if this process dies.
         const taken = await this.deliveries.updateOne(
           { _id: delivery._id, status: 'pending', nextAttemptAt: delivery.nextAttemptAt },
-          { $set: { nextAttemptAt: new Date(now + this.options.timeoutMs + 30_000) }, $inc: { attempts: 1 } },
+          { $set: { nextAttemptAt: new Date(now + this.options.timeoutMs + 30_000), sending: true }, $inc: { attempts: 1 } },
         );
         if (taken.matchedCount !== 1) return;
         sent++;
@@ -133,7 +135,7 @@ export class Webhooks {
     }
     const now = this.options.now();
     if (failure === null) {
-      await this.deliveries.updateOne({ _id: delivery._id }, { $set: { status: 'delivered', lastError: null } });
+      await this.deliveries.updateOne({ _id: delivery._id }, { $set: { status: 'delivered', lastError: null, sending: false } });
       return;
     }
     const retry = RETRY_DELAYS_MS[delivery.attempts - 1];
@@ -141,9 +143,19 @@ export class Webhooks {
     await this.deliveries.updateOne(
       { _id: delivery._id },
       retry === undefined
-        ? { $set: { status: 'failed', lastError: failure } }
-        : { $set: { nextAttemptAt: new Date(now + retry), lastError: failure } },
+        ? { $set: { status: 'failed', lastError: failure, sending: false } }
+        : { $set: { nextAttemptAt: new Date(now + retry), lastError: failure, sending: false } },
     );
+  }
+
+  /**
+   * Makes due now the attempts a dead process left out, for a store only this process uses (the
+   * embedded store, at start-up), instead of waiting out their timeout: each is sent again at the
+   * next pass, under its same `Prospecta-Delivery` id. Across instances (MongoDB) they wait it out.
+   */
+  async resumeAbandoned(): Promise<number> {
+    const resumed = await this.deliveries.updateMany({ status: 'pending', sending: true }, { $set: { nextAttemptAt: new Date(this.options.now()), sending: false } });
+    return resumed.modifiedCount;
   }
 
   private post(delivery: DeliveryDoc, signal: AbortSignal): Promise<{ value: true } | { kind: 'failed'; failure: string }> {

@@ -3,8 +3,8 @@
  * from one endpoint on the official SDK (v2). It comes after identification and the rate limit,
  * like any request, so the same request id, access log and quota apply (and after the origin
  * check, `origin.ts`, which comes before them all). The credential is checked before the body is
- * read; then the body is read here (1 MiB, one JSON-RPC message: batches were dropped from MCP in
- * 2025-06-18) and routed by revision:
+ * read; then the body is read here (one JSON-RPC message: batches were dropped from MCP in
+ * 2025-06-18; a tool call as large as its operation's HTTP body, anything else 1 MiB) and routed by revision:
  *
  * - 2026-07-28 (the protocol version and client identity in each request's `_meta`): the SDK's
  *   `createMcpHandler`, which checks the `MCP-Protocol-Version`/`Mcp-Method`/`Mcp-Name` headers
@@ -20,10 +20,12 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { requireCredential } from '../auth/principal.ts';
 import { ServiceError } from '../errors.ts';
-import { MAX_BODY_BYTES, parseJsonBody, readCapped } from '../http/body.ts';
+import { bodyLimitOf, DEFAULT_BODY_BYTES } from '../../shared/operations/types.ts';
+import { mebibytes, parseJsonBody, readCapped } from '../http/body.ts';
 import { errorHeaders, STATUS_OF } from '../http/error-status.ts';
 import type { AppContext, Middleware } from '../http/state.ts';
 import type { Pipeline } from '../pipeline/pipeline.ts';
+import { tools } from '../tools/tools.ts';
 import { createMcpServer, type McpContext } from './server.ts';
 
 export const MCP_PATH = '/mcp';
@@ -136,21 +138,38 @@ async function readMessage(ctx: AppContext): Promise<Read> {
   if (!ctx.is('application/json')) return rpcError(415, -32000, 'Unsupported Media Type: send the message as application/json.');
   const encoding = ctx.get('Content-Encoding');
   if (encoding && encoding !== 'identity') return rpcError(415, -32000, `Unsupported Content-Encoding: ${encoding}.`);
-  if (Number(ctx.get('Content-Length')) > MAX_BODY_BYTES) return rpcError(413, -32000, 'The message is larger than 1 MiB.');
+  const tooLarge = (limit: number) => rpcError(413, -32000, `The message is larger than ${mebibytes(limit)}.`);
+  if (Number(ctx.get('Content-Length')) > LARGEST_MESSAGE_BYTES) return tooLarge(LARGEST_MESSAGE_BYTES);
   let body: unknown;
+  let size: number;
   try {
-    body = parseJsonBody(await readCapped(ctx));
+    const bytes = await readCapped(ctx, LARGEST_MESSAGE_BYTES);
+    size = bytes.length;
+    body = parseJsonBody(bytes);
   } catch (err) {
     if (!(err instanceof ServiceError)) throw err;
-    if (err.code === 'payload_too_large') return rpcError(413, -32000, 'The message is larger than 1 MiB.');
+    if (err.code === 'payload_too_large') return tooLarge(LARGEST_MESSAGE_BYTES);
     return rpcError(400, -32700, `Parse error: ${err.message}`);
   }
+  const limit = messageLimitOf(body);
+  if (size > limit) return tooLarge(limit);
   if (Array.isArray(body)) return rpcError(400, -32600, 'Invalid Request: JSON-RPC batches are not supported; send one message per POST.');
   if (typeof body !== 'object' || body === null) return rpcError(400, -32600, 'Invalid Request: the body must be one JSON-RPC message object.');
   if (!isJSONRPCRequest(body) && !isJSONRPCNotification(body) && !isJSONRPCResponse(body)) {
     return rpcError(400, -32600, `Invalid Request: not a JSON-RPC 2.0 message (${whatIsWrong(body as Record<string, unknown>)}).`);
   }
   return { body };
+}
+
+/** The largest message: the largest tool call (a job's items), read before the message says what it is. */
+const LARGEST_MESSAGE_BYTES = Math.max(DEFAULT_BODY_BYTES, ...[...tools.values()].map((tool) => bodyLimitOf(tool.operation)));
+
+/** What a message may weigh: a tool call what its operation's HTTP body may (`bodyLimitOf`), anything else 1 MiB. */
+function messageLimitOf(message: unknown): number {
+  if (typeof message !== 'object' || message === null) return DEFAULT_BODY_BYTES;
+  const { method, params } = message as { method?: unknown; params?: { name?: unknown } | null };
+  const tool = method === 'tools/call' && typeof params?.name === 'string' ? tools.get(params.name) : undefined;
+  return tool ? bodyLimitOf(tool.operation) : DEFAULT_BODY_BYTES;
 }
 
 function whatIsWrong(message: Record<string, unknown>): string {

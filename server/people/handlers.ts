@@ -2,9 +2,11 @@
 import type { StreamEventOf } from '../../shared/operations/index.ts';
 import type { Attempt } from '../enrich/cascade.ts';
 import { allFailed, cleanKnown, enrichRecord } from '../enrich/enrich-record.ts';
+import { NOTHING_RECALLED, recalledRecord, remember } from '../enrich/memory-answer.ts';
+import { DEFAULT_MAX_AGE_SECONDS, subjectOf } from '../enrich/memory.ts';
 import { ServiceError } from '../errors.ts';
 import type { Handler, HandlerContext } from '../pipeline/handler.ts';
-import { isField, present, type FieldValues } from '../providers/fields.ts';
+import { ENRICH_FIELDS, isField, present, type Field, type FieldValues } from '../providers/fields.ts';
 import { assemble, startPeopleSearch, type PeoplePosition, type PeopleSearchRun, type SourceAnswer } from './people-search.ts';
 import { PeopleMerge } from './person-view.ts';
 import type { HydratedLead } from '../../shared/types.ts';
@@ -31,12 +33,15 @@ function knownOf(lead: Record<string, unknown>): FieldValues {
 }
 
 /**
- * Up to 25 leads through the cascade at once. A lead counts as enriched, and is charged (the
- * registry's price per lead), when the cascade added at least one field. With `maxCredits` (or a
- * low balance) no more leads are started than could still be paid for: a lead that comes back
- * with nothing frees its place.
+ * Up to 25 leads through the cascade at once. A lead counts as enriched when at least one field
+ * was added; it is charged (the registry's price per lead) when the cascade added one now. Each
+ * lead goes through the workspace's enrichment memory as `enrich` does: within `maxAge` (and
+ * without `forceRefresh`) a person already paid for is answered from it, `cached`, free and
+ * calling nobody; a stored answer that lacks fields runs the cascade for those alone. With
+ * `maxCredits` (or a low balance) no more leads are started than could still be paid for: a lead
+ * that comes back with nothing paid frees its place.
  */
-export const hydratePeople: Handler<'hydratePeople'> = async ({ leads, maxCredits }, ctx) => {
+export const hydratePeople: Handler<'hydratePeople'> = async ({ leads, maxCredits, maxAge: asked, forceRefresh }, ctx) => {
   const knowns = leads.map((lead, i) => cleanKnown(knownOf(lead), `leads[${i}].cnpj`));
   const slots = await ctx.services.providers.forWorkspace(ctx.workspaceId);
   const perLead = ctx.price(1);
@@ -45,23 +50,57 @@ export const hydratePeople: Handler<'hydratePeople'> = async ({ leads, maxCredit
   /** Leads that may still be started: the ones the budget could pay for. */
   let budget = perLead > 0 ? Math.floor(spendable.credits / perLead) : leads.length;
   const results: HydratedLead[] = leads.map((lead) => ({ ...lead, enriched: false }));
+  const maxAge = forceRefresh ? 0 : (asked ?? DEFAULT_MAX_AGE_SECONDS);
+  const memory = ctx.services.enrichMemory;
+  let paid = 0;
+  /** Subjects whose new fields this request stored: forgotten if it cannot charge for them. */
+  const storedNow: string[] = [];
+
+  /** One lead; `id` names its subject in the memory (null: it has no identifier to be known by). */
+  const hydrate = async (i: number, id: string | null): Promise<void> => {
+    const known = knowns[i]!;
+    // Every field is wanted, but for those the lead brings.
+    const wanted = ENRICH_FIELDS.filter((f) => known[f] === undefined);
+    const remembered = id !== null && maxAge > 0;
+    const recall = remembered ? await memory.recall(id, ctx.workspaceId, wanted, maxAge) : NOTHING_RECALLED;
+    if (remembered && recall.covered.length === wanted.length) {
+      const { record, sources } = recalledRecord(known, recall);
+      budget++; // free: its place goes to another lead
+      results[i] = { ...leads[i], ...record, enriched: Object.values(sources).some((s) => s !== 'input'), sources, providers: [], cached: true, enrichedAt: (recall.enrichedAt ?? new Date()).toISOString() };
+      return;
+    }
+    const stored = Object.fromEntries(Object.entries(recall.fields).map(([f, s]) => [f, s!.value])) as FieldValues;
+    const missing = wanted.filter((f) => !recall.covered.includes(f));
+    const result = await enrichRecord({ known: { ...stored, ...known }, goalFields: missing, budget: Infinity }, slots, ctx);
+    if (id !== null) await remember(id, ctx, result, missing, slots);
+    const { sources: recalled } = recalledRecord(known, recall);
+    const sources = { ...result.sources };
+    for (const [field, source] of Object.entries(recalled)) if (source !== 'input' && sources[field as Field] === 'input') sources[field as Field] = source;
+    // What was sent or stored went in as known (`input`): only what the cascade found now is paid for.
+    if (Object.values(result.sources).some((s) => s !== 'input')) {
+      paid++;
+      if (id !== null) storedNow.push(id);
+    } else budget++;
+    results[i] = {
+      ...leads[i],
+      ...result.record,
+      enriched: Object.values(sources).some((s) => s !== 'input'),
+      sources,
+      providers: result.attempts,
+      cached: false,
+      enrichedAt: new Date().toISOString(),
+    };
+  };
 
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < leads.length && budget > 0 && !ctx.signal.aborted) {
       const i = next++;
-      budget--; // this lead's price, given back if it comes back with nothing
-      const known = knowns[i]!;
-      const result = await enrichRecord({ known, budget: Infinity }, slots, ctx);
-      const added = Object.keys(result.record).filter((f) => result.sources[f as keyof typeof result.sources] !== 'input');
-      if (added.length === 0) budget++;
-      results[i] = {
-        ...leads[i],
-        ...result.record,
-        enriched: added.length > 0,
-        sources: result.sources,
-        providers: result.attempts,
-      };
+      budget--; // this lead's price, given back if it is not paid for
+      const subject = subjectOf(knowns[i]!);
+      const id = subject === '' ? null : memory.idOf(ctx.workspaceId, subject);
+      // Identical people at once call the providers once: the others wait, then read what it stored.
+      await (id !== null && maxAge > 0 ? memory.exclusive(id, ctx.workspaceId, () => hydrate(i, id), ctx.signal) : hydrate(i, id));
     }
   };
   // One worker per lead: the schema caps a request at 25.
@@ -69,11 +108,18 @@ export const hydratePeople: Handler<'hydratePeople'> = async ({ leads, maxCredit
 
   const enriched = results.filter((r) => r.enriched).length;
   const skipped = results.filter((r) => !('providers' in r)).length;
-  const attempts = results.map((r) => r.providers as Attempt[] | undefined);
-  if (leads.length > 0 && attempts.every((a) => a !== undefined && allFailed(a))) {
+  const attempts = results.filter((r) => r.cached !== true).map((r) => r.providers as Attempt[] | undefined);
+  if (attempts.length > 0 && attempts.every((a) => a !== undefined && allFailed(a))) {
     throw new ServiceError('provider_unavailable', 'Every provider failed for every lead');
   }
-  const charged = await ctx.charge(enriched, `${enriched} of ${leads.length} leads enriched`);
+  let charged: number;
+  try {
+    charged = await ctx.charge(paid, `${paid} of ${leads.length} leads enriched`);
+  } catch (err) {
+    // Not paid for (the balance ran out meanwhile): what was stored must not be given free later.
+    await Promise.all(storedNow.map((id) => memory.forget(id, ctx.workspaceId)));
+    throw err;
+  }
   return { results, enriched, creditsCharged: charged, ...(skipped ? { notProcessed: skipped } : {}) };
 };
 

@@ -32,6 +32,8 @@ export interface ContextOptions {
   /** A cap shared beyond this call (a job's `maxCredits`, stored): each charge reserves from it first. */
   creditCap?: CreditCap;
   rawJson?: boolean;
+  /** Added to the detail of each ledger movement it charges: what paid (a job's item), so the ledger says it. */
+  ledgerNote?: string;
 }
 
 export class InvocationContext implements HandlerContext {
@@ -78,8 +80,9 @@ export class InvocationContext implements HandlerContext {
 
   price = (units: number): number => priceOf(this.operation.credits, units, this.input);
 
-  charge = async (units: number, detail: string): Promise<number> => {
+  charge = async (units: number, what: string): Promise<number> => {
     const price = this.price(units);
+    const detail = this.options.ledgerNote === undefined ? what : `${what} (${this.options.ledgerNote})`;
     const { charging } = this.receipt;
     const cap = this.creditsLeft();
     const { creditCap } = this.options;

@@ -32,7 +32,8 @@ export const IDEMPOTENCY_LEASE_MS = 15 * 60_000;
 export const IDEMPOTENCY_KEY_MAX = 255;
 
 export type StoredAnswer =
-  | { kind: 'value'; status: number; body: string }
+  /** `credits`: what the first request charged (absent in answers stored before it was kept). */
+  | { kind: 'value'; status: number; body: string; credits?: number }
   | {
       kind: 'stream';
       streamId: string;
@@ -41,7 +42,16 @@ export type StoredAnswer =
       /** How it ended when not with its last event: an error after it started, or its client leaving. */
       error?: { code: ErrorCode; message: string };
     }
-  | { kind: 'error'; code: ErrorCode; message: string };
+  | { kind: 'error'; code: ErrorCode; message: string; credits?: number };
+
+/**
+ * What a key holds once its first request has answered, and what that request charged: a replay
+ * charges nothing, but a job's item replayed after a crash reports its first run's charge.
+ */
+export interface Stored {
+  answer: StoredAnswer;
+  charged: number;
+}
 
 export interface IdempotencyDoc {
   /** SHA-256 of the workspace and the key: a key is the client's, a workspace's alone. */
@@ -120,7 +130,7 @@ export class IdempotencyKeys {
    * Claims `key` for this request, or answers what is stored under it. 422 when the key was used
    * for another request, 409 while the first request under it still runs.
    */
-  async claim(workspaceId: string, key: string, operationId: OperationId, hash: string): Promise<{ claim: Claim } | { stored: StoredAnswer }> {
+  async claim(workspaceId: string, key: string, operationId: OperationId, hash: string): Promise<{ claim: Claim } | { stored: Stored }> {
     const _id = createHash('sha256').update(`${workspaceId}\0${key}`).digest('hex');
     for (let attempt = 0; attempt < 3; attempt++) {
       const now = this.now();
@@ -154,7 +164,11 @@ export class IdempotencyKeys {
           'This Idempotency-Key was used for another request (another operation or body) in the last 24 hours; use a new key for a new request.',
         );
       }
-      if (existing.state === 'done' && existing.answer) return { stored: existing.answer };
+      if (existing.state === 'done' && existing.answer) {
+        const answer = existing.answer;
+        const charged = answer.kind === 'stream' ? undefined : answer.credits;
+        return { stored: { answer, charged: charged ?? Math.max(0, existing.charged ?? 0) } };
+      }
       if (existing.leaseUntil.getTime() > now) {
         throw new ServiceError('idempotency_key_in_use', 'A request with this Idempotency-Key is still running; retry once it has answered.', {
           retryAfterSeconds: 1,
@@ -198,6 +212,7 @@ export class IdempotencyKeys {
       }
       const answer: StoredAnswer = {
         kind: 'error',
+        credits: charged,
         code: 'internal_error',
         message: `The first request under this Idempotency-Key stopped when the server did, after charging up to ${charged} credit${charged === 1 ? '' : 's'}; it is not run again under this key. Check the ledger, and use a new key to run it again.`,
       };
@@ -209,7 +224,7 @@ export class IdempotencyKeys {
 
 /** What a failure under a claim leaves: stored when it came after a charge, else the key is let go. */
 export async function settleFailure(claim: Claim, err: unknown, receipt: Receipt): Promise<void> {
-  if (receipt.credits > 0) await claim.complete({ kind: 'error', ...errorOf(err) });
+  if (receipt.credits > 0) await claim.complete({ kind: 'error', ...errorOf(err), credits: receipt.credits });
   else await claim.release();
 }
 

@@ -31,7 +31,15 @@ export interface Receipt {
 }
 
 export type Outcome =
-  | { kind: 'value'; operation: Operation; value: unknown; receipt: Receipt; replayed?: true }
+  | {
+      kind: 'value';
+      operation: Operation;
+      value: unknown;
+      receipt: Receipt;
+      replayed?: true;
+      /** A replayed answer: what its first request charged (its receipt, this call's, holds 0). */
+      firstCharged?: number;
+    }
   | {
       kind: 'stream';
       operation: Operation;

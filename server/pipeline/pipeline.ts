@@ -15,7 +15,7 @@ import { isStoreUnavailable } from '../store/port.ts';
 import type { Services } from '../services.ts';
 import type { HandlerContext, Handlers } from './handler.ts';
 import { InvocationContext } from './handler-context.ts';
-import { checkIdempotencyKey, recordEvents, replayEvents, requestHash, settleFailure, type StoredAnswer } from './idempotency.ts';
+import { checkIdempotencyKey, recordEvents, replayEvents, requestHash, settleFailure, type Stored } from './idempotency.ts';
 import type { AnswerForm, CreditCap, Outcome, RawInput, Receipt, StreamEvent } from './outcome.ts';
 import { compileValidators, type RequestPart, type Validate } from './validate.ts';
 import { operationCall, type Binding } from '../metrics.ts';
@@ -53,6 +53,8 @@ export interface InvokeOptions {
    * as objects are. @default false
    */
   rawJson?: boolean;
+  /** Added to each ledger movement's detail: what paid (a job's item). */
+  ledgerNote?: string;
 }
 
 export interface Pipeline {
@@ -127,7 +129,7 @@ export function createPipeline(services: Services, handlers: Handlers): Pipeline
       if (outcome.kind === 'stream') return { ...outcome, events: recordEvents(outcome.events, claim, receipt, outcome.streamId) };
       // The answer is given even if it could not be stored: it was paid for.
       await claim
-        .complete({ kind: 'value', status: successStatus(operation), body: JSON.stringify(outcome.value) })
+        .complete({ kind: 'value', status: successStatus(operation), body: JSON.stringify(outcome.value), credits: receipt.credits })
         .catch((err) => options.log.warn({ err }, 'idempotency: the answer was not stored'));
       return outcome;
     },
@@ -138,16 +140,19 @@ export function createPipeline(services: Services, handlers: Handlers): Pipeline
   return pipeline;
 }
 
-/** An answer stored under an `Idempotency-Key`, given again: nothing runs, nothing is charged. */
-function replay(operation: Operation, answer: StoredAnswer): Outcome {
+/**
+ * An answer stored under an `Idempotency-Key`, given again: nothing runs, nothing is charged now;
+ * what the first request charged goes with it (`firstCharged`, a failure's `details.charged`).
+ */
+function replay(operation: Operation, { answer, charged }: Stored): Outcome {
   const receipt: Receipt = { credits: 0 };
   switch (answer.kind) {
     case 'value':
-      return { kind: 'value', operation, value: JSON.parse(answer.body), receipt, replayed: true };
+      return { kind: 'value', operation, value: JSON.parse(answer.body), receipt, replayed: true, firstCharged: charged };
     case 'stream':
       return { kind: 'stream', operation, events: replayEvents(answer), receipt, streamId: answer.streamId, replayed: true };
     case 'error':
-      throw new ServiceError(answer.code, answer.message);
+      throw new ServiceError(answer.code, answer.message, charged > 0 ? { charged } : {});
   }
 }
 

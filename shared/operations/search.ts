@@ -51,7 +51,7 @@ export const searchOperations = defineOperations({
     method: 'POST',
     path: '/api/sourcing/people/hydrate',
     summary: 'Hydrate people',
-    description: 'Enriches up to 25 people already found by a search. Costs 1 credit per lead enriched.',
+    description: 'Enriches up to 25 people already found by a search. Costs 1 credit per lead enriched; a person the workspace paid for within `maxAge` comes from its memory, free.',
     tag: 'Search',
     scope: 'search:write',
     requiresPlan: true,

@@ -131,9 +131,18 @@ export interface Operation {
    * key must not store the secret its answer holds.
    */
   idempotent?: boolean;
-  /** A larger body than the 1 MiB every other operation takes (a job's items). */
+  /** A larger body than the DEFAULT_BODY_BYTES every other operation takes (a job's items). */
   maxBodyBytes?: number;
 }
+
+/** The body an operation takes unless its entry says more (`maxBodyBytes`). */
+export const DEFAULT_BODY_BYTES = 1024 * 1024;
+
+/**
+ * The largest body an operation takes: its HTTP body, and its MCP tool call's whole message, so
+ * a client meets one limit whichever way it calls.
+ */
+export const bodyLimitOf = (op: Operation): number => op.maxBodyBytes ?? DEFAULT_BODY_BYTES;
 
 /**
  * Whether an operation takes an `Idempotency-Key` (its first answer stored and replayed): a POST

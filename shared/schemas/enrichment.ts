@@ -103,6 +103,21 @@ export const ENRICH_IDENTIFIERS = [
   'cnpj',
 ] as const;
 
+/** How old a stored answer may be to be given again (the enrichment memory); `enrich` and hydrate alike. */
+export const MaxAge = Type.Optional(
+  Type.Integer({
+    minimum: 0,
+    maximum: 31_536_000,
+    description:
+      'Seconds a stored answer for the same subject (its identifiers, normalized) may be old to be given again, ' +
+      'charged nothing and calling no provider (0 to 31,536,000; default 2,592,000, 30 days). 0 runs the cascade.',
+  }),
+);
+
+export const ForceRefresh = Type.Optional(
+  Type.Boolean({ description: 'Run the cascade and charge as usual even when a stored answer is fresh enough.' }),
+);
+
 export const EnrichBody = Type.Object(
   {
     email: Type.Optional(Type.String({ format: 'email', description: 'Work email.' })),
@@ -123,18 +138,8 @@ export const EnrichBody = Type.Object(
       Type.Boolean({ description: 'Call only the providers named in `providerOrder`, none of the others.' }),
     ),
     maxCredits: MaxCredits,
-    maxAge: Type.Optional(
-      Type.Integer({
-        minimum: 0,
-        maximum: 31_536_000,
-        description:
-          'Seconds a stored answer for the same subject (its identifiers, normalized) may be old to be given again, ' +
-          'charged nothing and calling no provider (0 to 31,536,000; default 2,592,000, 30 days). 0 runs the cascade.',
-      }),
-    ),
-    forceRefresh: Type.Optional(
-      Type.Boolean({ description: 'Run the cascade and charge as usual even when a stored answer is fresh enough.' }),
-    ),
+    maxAge: MaxAge,
+    forceRefresh: ForceRefresh,
   },
   {
     additionalProperties: false,

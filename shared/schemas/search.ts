@@ -13,7 +13,7 @@ import {
   StringEnum,
 } from './common.ts';
 import { Cnpj } from './registry.ts';
-import { Attempt, ENRICH_IDENTIFIERS, FieldSources, MaxCredits } from './enrichment.ts';
+import { Attempt, ENRICH_IDENTIFIERS, FieldSources, ForceRefresh, MaxAge, MaxCredits } from './enrichment.ts';
 
 export const EMAIL_STATUSES = ['verified', 'likely to engage', 'unverified', 'unavailable'] as const;
 
@@ -190,6 +190,8 @@ export const HydrateBody = Type.Object(
       description: 'People already found, at most 25.',
     }),
     maxCredits: MaxCredits,
+    maxAge: MaxAge,
+    forceRefresh: ForceRefresh,
   },
   { additionalProperties: false },
 );
@@ -203,9 +205,13 @@ export const HydrateBody = Type.Object(
 export const HydratedLead = Type.Union(
   [
     OpenObject('A lead that went through the cascade: its fields, with the fields found added.', {
-      enriched: Type.Boolean({ description: 'Whether the cascade added at least one field (the lead is then charged).' }),
+      enriched: Type.Boolean({
+        description: 'Whether at least one field was added: by the cascade (the lead is then charged), or from the workspace\'s stored answer (`cached`, free).',
+      }),
       sources: FieldSources,
-      providers: Type.Array(Attempt, { description: 'Every provider the cascade reached, in order.' }),
+      providers: Type.Array(Attempt, { description: 'Every provider the cascade reached, in order (none when `cached`).' }),
+      cached: Type.Boolean({ description: 'Answered from the workspace\'s stored answer for this person: charged 0, no provider called.' }),
+      enrichedAt: Type.String({ format: 'date-time', description: 'When its data was paid for (now, unless `cached`).' }),
     }),
     OpenObject('A lead the credit budget left unprocessed, as sent.', {
       enriched: Type.Literal(false, { description: 'Not enriched: the budget ran out before this lead.' }),
@@ -218,7 +224,7 @@ export const HydrateResults = ClosedObject(
   'The leads, enriched.',
   {
     results: Type.Array(HydratedLead, { description: 'The leads, in the order sent.' }),
-    enriched: Type.Integer({ minimum: 0, description: 'Leads to which the cascade added at least one field.' }),
+    enriched: Type.Integer({ minimum: 0, description: 'Leads to which at least one field was added (charged unless `cached`).' }),
     creditsCharged: CreditsCharged,
     notProcessed: Type.Optional(
       Type.Integer({ minimum: 1, description: 'Leads left unprocessed because the credit budget ran out.' }),

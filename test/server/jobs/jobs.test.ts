@@ -30,6 +30,11 @@ beforeAll(async () => {
         lookupCnpjBatch: async (input, ctx: HandlerContext) => {
           if (input.cnpjs.includes(gated)) {
             started++;
+            // Leased just before its job was cancelled: its signal had fired before it got here.
+            if (ctx.signal.aborted) {
+              aborted++;
+              throw ctx.signal.reason;
+            }
             await new Promise<void>((resolve, reject) => {
               void gate.promise.then(resolve);
               ctx.signal.addEventListener('abort', () => (aborted++, reject(ctx.signal.reason)), { once: true });
@@ -161,11 +166,15 @@ describe('jobs', () => {
     const inFlight = started;
     gate.open();
     expect((await ended(owner, res.body.jobId)).status).toBe('failed');
-    // Only the items already running when the key was revoked finished (and were charged).
-    const results = await allResults(owner, res.body.jobId, 500);
+    // Only the items already running when the key was revoked finished (and were charged); those
+    // may still be writing their results when the job has ended, so each charge is matched once written.
+    let results: Array<{ creditsCharged: number }> = [];
+    await eventually(async () => {
+      results = await allResults(owner, res.body.jobId, 500);
+      expect(await ledger(owner, 'lookupCnpjBatch')).toHaveLength(results.length);
+    });
     expect(results.length).toBeLessThanOrEqual(1 + inFlight);
     expect(results.length).toBeLessThan(201);
-    expect(await ledger(owner, 'lookupCnpjBatch')).toHaveLength(results.length);
     expect((await job(apiKey, res.body.jobId)).status).toBe(401);
   });
 
@@ -192,6 +201,30 @@ describe('jobs', () => {
     expect(statuses.sort()).toEqual(['queued', 'running', 'running']);
     gate.open();
     for (const id of ids) expect((await ended(apiKey, id)).status).toBe('done');
+  });
+
+  it('an item whose first run answered before a crash is replayed, reporting what that run charged', async () => {
+    gate = latch();
+    started = 0;
+    const { apiKey } = await app.workspace();
+    // Two running jobs held at the gate keep the third queued, its items unrun.
+    for (let i = 0; i < 2; i++) await start(apiKey, { operation: 'lookupCnpjBatch', items: lookups([gated]) });
+    await eventually(() => started === 2);
+    const { jobId } = (await start(apiKey, { operation: 'lookupCnpjBatch', items: lookups([found[0], found[1]], [found[2]]) })).body;
+    // Item 0's first run, as a process that died before writing its result left it: answered and
+    // charged under the item's key, its answer stored there.
+    const first = await app.request('POST', '/v1/api/companies/cnpj/batch', { key: apiKey, body: { cnpjs: [found[0], found[1]] }, headers: { 'Idempotency-Key': `job:${jobId}:0` } });
+    expect(first.status).toBe(200);
+    gate.open();
+    expect(await ended(apiKey, jobId)).toMatchObject({ status: 'done', done: 2, creditsCharged: 3 });
+    const results = await allResults(apiKey, jobId, 100);
+    expect(results.map((r) => [r.itemId, r.creditsCharged])).toEqual([
+      ['0', 2],
+      ['1', 1],
+    ]);
+    expect(results[0].output).toEqual(first.body);
+    // Charged once: the first run's 2 credits, item 1's 1 and the two gated jobs' 1 each.
+    expect((await ledger(apiKey, 'lookupCnpjBatch')).map((m) => m.amount).sort()).toEqual([-1, -1, -1, -2]);
   });
 
   it("another workspace's job is not found, anywhere", async () => {

@@ -302,6 +302,32 @@ describe('the transport', () => {
     expect(text).toContain('-32601');
   });
 
+  it("holds a tool call to its operation's HTTP body limit: start_job's 8 MiB, 1 MiB for the others", async () => {
+    const { apiKey } = await keyFor();
+    const auth = { Authorization: `Bearer ${apiKey}` };
+    const call = (name: string, args: unknown) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
+    // 10,000 items of 64-character ids: past 1 MiB, within a job's 8 MiB.
+    const items = Array.from({ length: 10_000 }, (_, i) => ({ itemId: String(i).padStart(64, '0'), input: { cnpjs: [acme] } }));
+    const job = call('start_job', { operation: 'lookupCnpjBatch', items });
+    expect(Buffer.byteLength(job)).toBeGreaterThan(1024 * 1024);
+    const started = await post(job, auth);
+    expect(started.status).toBe(200);
+    const { result } = (await started.json()) as { result: CallToolResult };
+    expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
+    const { jobId, total } = result.structuredContent as { jobId: string; total: number };
+    expect(total).toBe(10_000);
+    expect((await app.request('POST', `/v1/api/jobs/${jobId}/cancel`, { key: apiKey })).status).toBe(200);
+    // The same weight for an operation that takes 1 MiB is refused, as over HTTP.
+    const lookup = call('lookup_cnpj_batch', { cnpjs: [acme], padding: 'x'.repeat(1024 * 1024) });
+    const refused = await post(lookup, auth);
+    expect(refused.status).toBe(413);
+    expect(await refused.json()).toMatchObject({ error: { code: -32000, message: 'The message is larger than 1 MiB.' } });
+    // Past 8 MiB, whatever it calls.
+    const huge = await post(call('start_job', { operation: 'lookupCnpjBatch', items, padding: 'x'.repeat(8 * 1024 * 1024) }), auth);
+    expect(huge.status).toBe(413);
+    expect(await huge.json()).toMatchObject({ error: { message: 'The message is larger than 8 MiB.' } });
+  });
+
   it('refuses a page of another origin with 403 forbidden_origin before the credential is even read', async () => {
     const auth = { Authorization: `Bearer ${(await keyFor()).apiKey}` };
     const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });

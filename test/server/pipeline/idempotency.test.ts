@@ -44,8 +44,9 @@ function suite(openFresh: () => Promise<{ store: Store; dispose(): Promise<void>
   it('gives the stored answer back, for 24 hours, and refuses another request under the key', async () => {
     const first = await keys.claim('ws', 'k', 'lookupCnpjBatch', hash);
     if (!('claim' in first)) throw new Error('not claimed');
-    await first.claim.complete({ kind: 'value', status: 200, body: '{"results":[]}' });
-    expect(await keys.claim('ws', 'k', 'lookupCnpjBatch', hash)).toEqual({ stored: { kind: 'value', status: 200, body: '{"results":[]}' } });
+    await first.claim.complete({ kind: 'value', status: 200, body: '{"results":[]}', credits: 3 });
+    // With what the first request charged (a job's item replayed after a crash reports it).
+    expect(await keys.claim('ws', 'k', 'lookupCnpjBatch', hash)).toEqual({ stored: { answer: { kind: 'value', status: 200, body: '{"results":[]}', credits: 3 }, charged: 3 } });
     await expect(keys.claim('ws', 'k', 'lookupCnpjBatch', requestHash('lookupCnpjBatch', { body: { cnpjs: ['2'] } }))).rejects.toMatchObject({
       code: 'idempotency_key_reused',
     });
@@ -69,7 +70,7 @@ function suite(openFresh: () => Promise<{ store: Store; dispose(): Promise<void>
     // The stale claim can no longer store its answer over the new one's.
     if ('claim' in second) await second.claim.complete({ kind: 'value', status: 200, body: '"stale"' });
     await third.claim.complete({ kind: 'value', status: 200, body: '"fresh"' });
-    expect(await keys.claim('ws', 'k', 'lookupCnpjBatch', hash)).toEqual({ stored: { kind: 'value', status: 200, body: '"fresh"' } });
+    expect(await keys.claim('ws', 'k', 'lookupCnpjBatch', hash)).toEqual({ stored: { answer: { kind: 'value', status: 200, body: '"fresh"' }, charged: 0 } });
   });
 }
 

@@ -150,6 +150,79 @@ function memoryOn(name: string, open: () => Promise<{ env: Record<string, string
       expect(before - (await balance(apiKey))).toBe(1);
     });
 
+    const hydrate = (apiKey: string, body: Record<string, unknown>) => app.request('POST', '/v1/api/sourcing/people/hydrate', { key: apiKey, body });
+    const anaLead = { name: 'Ana Souza', domain: 'acme.com.br', row: 7 };
+
+    it('hydrate: a person paid for is answered from memory (cached, charged 0, nobody called); forceRefresh and maxAge 0 pay again', async () => {
+      const { apiKey } = await app.workspace();
+      const before = await balance(apiKey);
+      const first = await hydrate(apiKey, { leads: [anaLead] });
+      expect(first.status).toBe(200);
+      expect(first.body).toMatchObject({ enriched: 1, creditsCharged: 1, results: [{ row: 7, email: 'ana.souza@acme.com.br', enriched: true, cached: false }] });
+      const called = calls();
+
+      const again = await hydrate(apiKey, { leads: [{ ...anaLead, name: ' ana  SOUZA', domain: 'https://www.acme.com.br' }] });
+      expect(again.body).toMatchObject({ enriched: 1, creditsCharged: 0, results: [{ row: 7, email: 'ana.souza@acme.com.br', enriched: true, cached: true, providers: [] }] });
+      expect(again.body.results[0].sources.email).toBe(first.body.results[0].sources.email);
+      expect(Math.abs(Date.parse(again.body.results[0].enrichedAt) - Date.parse(first.body.results[0].enrichedAt))).toBeLessThan(1000);
+      expect(calls()).toBe(called);
+      expect(before - (await balance(apiKey))).toBe(1);
+
+      for (const fresh of [{ forceRefresh: true }, { maxAge: 0 }]) {
+        const paid = await hydrate(apiKey, { leads: [anaLead], ...fresh });
+        expect(paid.body, JSON.stringify(fresh)).toMatchObject({ creditsCharged: 1, results: [{ cached: false }] });
+      }
+      expect(calls()).toBeGreaterThan(called);
+      const refused = await hydrate(apiKey, { leads: [anaLead], maxAge: -1 });
+      expect(refused.status).toBe(400);
+      expect(refused.body.message).toMatch(/maxAge/);
+      // Another workspace pays for its own.
+      const other = await app.workspace();
+      expect((await hydrate(other.apiKey, { leads: [anaLead] })).body).toMatchObject({ creditsCharged: 1, results: [{ cached: false }] });
+    });
+
+    it("hydrate: what enrich already paid for is not asked again; only the fields it lacks are fetched", async () => {
+      const { apiKey } = await app.workspace();
+      expect((await enrich(apiKey, ana)).body).toMatchObject({ creditsCharged: 1, record: { email: 'ana.souza@acme.com.br' } });
+      expect(finder()).toHaveLength(1);
+      const res = await hydrate(apiKey, { leads: [{ fullName: 'Ana Souza', companyDomain: 'acme.com.br' }] });
+      expect(res.body).toMatchObject({ creditsCharged: 1, results: [{ email: 'ana.souza@acme.com.br', seniority: 'head', enriched: true, cached: false }] });
+      expect(res.body.results[0].sources).toMatchObject({ email: 'hunter' });
+      // The email came from memory: Hunter's finder was not asked again.
+      expect(finder()).toHaveLength(1);
+      // Now everything is known: the next one is free.
+      expect((await hydrate(apiKey, { leads: [{ fullName: 'Ana Souza', companyDomain: 'acme.com.br' }] })).body).toMatchObject({ creditsCharged: 0, results: [{ cached: true }] });
+    });
+
+    it('hydrate: the same person twice at the same moment calls the providers once and is charged once', async () => {
+      const { apiKey } = await app.workspace();
+      const before = await balance(apiKey);
+      const gate = latch();
+      apollo.next({ until: gate.promise });
+      const both = Promise.all([hydrate(apiKey, { leads: [anaLead] }), hydrate(apiKey, { leads: [anaLead] })]);
+      await eventually(() => apolloMatches().length === 1);
+      gate.open();
+      const answers = await both;
+      expect(answers.map((a) => a.body.results[0].cached).sort()).toEqual([false, true]);
+      expect(apolloMatches()).toHaveLength(1);
+      expect(before - (await balance(apiKey))).toBe(1);
+    });
+
+    it('hydrate: what could not be charged for (the balance spent meanwhile) is not kept to be given free', async () => {
+      const { workspaceId, apiKey } = await app.workspace();
+      const gate = latch();
+      apollo.next({ until: gate.promise });
+      const pending = hydrate(apiKey, { leads: [anaLead] });
+      await eventually(() => apolloMatches().length === 1);
+      // The balance goes elsewhere while the providers answer.
+      await app.services.credits.debit(workspaceId, await balance(apiKey), 'test', 'spent elsewhere');
+      gate.open();
+      expect((await pending).status).toBe(402);
+      await app.services.credits.credit(workspaceId, 10, 'grant', 'more');
+      const again = await hydrate(apiKey, { leads: [anaLead] });
+      expect(again.body).toMatchObject({ creditsCharged: 1, results: [{ cached: false }] });
+    });
+
     it("keeps what a workspace's own key found, like any other answer", async () => {
       const { workspaceId, apiKey } = await app.workspace();
       pdl.accept('own-pdl-key');

@@ -33,8 +33,11 @@ function eventsOf(text: string): Array<{ event: string; id: string }> {
   return events;
 }
 
-/** Per key and minute, on both instances together. */
-const RATE_LIMIT = 60;
+/**
+ * Per key and minute, on both instances together; each test has a key of its own. Low enough that
+ * the rate-limit test's requests fit well within the minute on a slow machine.
+ */
+const RATE_LIMIT = 40;
 const cnpjs = Array.from({ length: 3 }, (_, i) => makeCnpj(String(41_000_000 + i)));
 
 describe.skipIf(missing.length > 0)('two server processes on one MongoDB database and one Redis', () => {
@@ -119,17 +122,17 @@ describe.skipIf(missing.length > 0)('two server processes on one MongoDB databas
   }
 
   it('concurrent charged calls over both never overdraw, and the ledger stays one chain', async () => {
-    const { apiKey } = await workspace(20);
-    const calls = 30;
+    const { apiKey } = await workspace(16);
+    const calls = 24;
     const statuses = await Promise.all(
       Array.from({ length: calls }, (_, i) => call(i % 2 ? a : b, 'POST', '/v1/api/companies/cnpj/batch', apiKey, { cnpjs: [cnpjs[0]] }).then((r) => r.status)),
     );
-    expect(statuses.filter((s) => s === 200)).toHaveLength(20);
-    expect(statuses.filter((s) => s === 402)).toHaveLength(calls - 20);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(16);
+    expect(statuses.filter((s) => s === 402)).toHaveLength(calls - 16);
 
     for (const server of [a, b]) expect((await call(server, 'GET', '/v1/api/credits', apiKey)).body.balance).toBe(0);
     const movements = await ledger(b, apiKey);
-    expect(movements.filter((m) => m.amount === -1)).toHaveLength(20);
+    expect(movements.filter((m) => m.amount === -1)).toHaveLength(16);
     expect(movements.map((m) => m.seq)).toEqual(movements.map((_, i) => movements.length - i));
     movements.forEach((m, i) => expect(m.balanceAfter).toBe((movements[i + 1]?.balanceAfter ?? 0) + m.amount));
     expect(movements.reduce((sum, m) => sum + m.amount, 0)).toBe(0);

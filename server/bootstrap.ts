@@ -99,9 +99,16 @@ export async function bootstrap(
 
     if (redis && subscriber) {
       // Other instances drop a revoked key, or a member added or removed, from their caches as
-      // soon as it changes here.
-      services.keys.onRevoke = (hash) => void redis!.publish(REVOKED_CHANNEL, hash).catch(() => {});
-      services.members.onChange = (key) => void redis!.publish(MEMBERS_CHANNEL, key).catch(() => {});
+      // soon as it changes here: the change answers once Redis has passed the announcement on
+      // (when Redis is away it answers all the same, and the others' caches lapse after
+      // KEY_CACHE_SECONDS).
+      const announce = (channel: string) => (message: string) =>
+        redis!.publish(channel, message).then(
+          () => {},
+          () => {},
+        );
+      services.keys.onRevoke = announce(REVOKED_CHANNEL);
+      services.members.onChange = announce(MEMBERS_CHANNEL);
       await subscriber.subscribe(REVOKED_CHANNEL, MEMBERS_CHANNEL);
       subscriber.on('message', (channel: string, message: string) => {
         if (channel === REVOKED_CHANNEL) services.keys.forget(message);

@@ -76,8 +76,13 @@ export class ApiKeys {
   private readonly cache = new Map<string, CacheEntry>();
   /** When this process last wrote each key's last use. */
   private readonly lastWritten = new Map<string, number>();
-  /** Called with the hash of every key revoked here, so other instances can drop it too. */
-  onRevoke: (hash: string) => void = () => {};
+  /**
+   * Called with the hash of every key revoked here, so other instances drop it too; awaited, so a
+   * revocation answers only once Redis has handed the announcement to every instance, and a
+   * request sent after the answer to another instance is refused there ("from the moment this
+   * answers").
+   */
+  onRevoke: (hash: string) => Promise<void> | void = () => {};
 
   constructor(
     store: Store,
@@ -136,7 +141,7 @@ export class ApiKeys {
     );
     if (doc) {
       this.forget(doc.hash);
-      this.onRevoke(doc.hash);
+      await this.onRevoke(doc.hash);
       return { outcome: 'revoked', revokedAt: doc.revokedAt! };
     }
     const earlier = await this.keys.findOne({ _id: keyId, workspaceId });

@@ -58,8 +58,11 @@ export function subjectKey(iss: string, sub: string): string {
 export class Members {
   readonly collection: Collection<MemberDoc>;
   private readonly cache = new Map<string, CacheEntry>();
-  /** Called with the subject key of every member added or removed here. */
-  onChange: (key: string) => void = () => {};
+  /**
+   * Called with the subject key of every member added or removed here, and awaited: the change
+   * answers only once the other instances have been told (see ApiKeys.onRevoke).
+   */
+  onChange: (key: string) => Promise<void> | void = () => {};
 
   constructor(
     store: Store,
@@ -107,7 +110,7 @@ export class Members {
       }
       result = { added: revived };
     }
-    this.changed(iss, sub);
+    await this.changed(iss, sub);
     return result;
   }
 
@@ -133,7 +136,7 @@ export class Members {
    */
   async markReady(member: Pick<MemberDoc, '_id' | 'iss' | 'sub'>): Promise<void> {
     await this.collection.updateOne({ _id: member._id }, { $set: { ready: true } });
-    this.changed(member.iss, member.sub);
+    await this.changed(member.iss, member.sub);
   }
 
   /** Reads past the cache (a sign-up following another process's claim). */
@@ -157,7 +160,7 @@ export class Members {
       { returnDocument: 'after' },
     );
     if (!doc) return false;
-    this.changed(iss, sub);
+    await this.changed(iss, sub);
     return true;
   }
 
@@ -171,10 +174,10 @@ export class Members {
     this.cache.delete(key);
   }
 
-  private changed(iss: string, sub: string): void {
+  private async changed(iss: string, sub: string): Promise<void> {
     const key = subjectKey(iss, sub);
     this.forget(key);
-    this.onChange(key);
+    await this.onChange(key);
   }
 }
 

@@ -30,6 +30,7 @@ import type { Collection as DriverCollection, Db, Document, Filter as DriverFilt
 import { DUPLICATE_KEY, isDuplicateKeyError } from './port.ts';
 import type {
   BaseDoc,
+  BulkWriteResultLike,
   Collection,
   Filter,
   FindOneAndUpdateOptions,
@@ -45,6 +46,17 @@ const LOCKS = '_prospecta_locks';
 /** Longer than any single write takes, short enough that a crashed holder blocks briefly. */
 const LEASE_MS = 15_000;
 const MAX_BACKOFF_MS = 20;
+/**
+ * The most updates one bulk command carries to FerretDB. Its update command keeps every
+ * matched update's read open (and the backend connection under it) until the whole command ends,
+ * and each update takes one more for its write: a command of more updates than its backend pool
+ * holds (50 connections on PostgreSQL, 100 per SQLite database) waits for itself forever, and
+ * FerretDB stops answering. Imports stalled so at a few thousand rows. With
+ * {@link FERRETDB_MAX_POOL_SIZE} commands at once, (4 + 1) × 8 = 40 stays under 50.
+ */
+export const BULK_COMMAND_UPDATES = 4;
+/** The driver's connections to FerretDB (each runs one command at a time), unless the URI says otherwise: see above. */
+export const FERRETDB_MAX_POOL_SIZE = 8;
 
 export interface FerretOptions {
   /** How often documents past a TTL index's expiry are removed. */
@@ -180,7 +192,7 @@ export class FerretDatabase {
 
   /** Runs `fn` while holding the lock of one document, queued behind this process's other holders. */
   async withLock<R>(collection: string, id: unknown, fn: () => Promise<R>): Promise<R> {
-    const lockId = `${collection}\u0000${String(id)}`;
+    const lockId = lockIdOf(collection, id);
     const before = this.queues.get(lockId) ?? Promise.resolve();
     let release!: () => void;
     const mine = new Promise<void>((resolve) => (release = resolve));
@@ -226,6 +238,28 @@ function driverFilter<T>(filter: Filter<T>): DriverFilter<T> {
   return filter as DriverFilter<T>;
 }
 
+/** `operations` cut after every {@link BULK_COMMAND_UPDATES} updates (inserts and deletes hold nothing open). */
+function byUpdates<O extends object>(operations: O[]): O[][] {
+  const chunks: O[][] = [[]];
+  let updates = 0;
+  for (const operation of operations) {
+    chunks.at(-1)!.push(operation);
+    if ('updateOne' in operation || 'updateMany' in operation || 'replaceOne' in operation) {
+      if (++updates % BULK_COMMAND_UPDATES === 0) chunks.push([]);
+    }
+  }
+  return chunks.filter((chunk) => chunk.length > 0);
+}
+
+/**
+ * The `_id` of a document's lock: its collection and `_id`, joined by `$`, which no collection
+ * name holds. Not by U+0000: FerretDB on PostgreSQL stores documents as jsonb, which refuses that
+ * character, so every conditional write failed there (SQLSTATE 22P05).
+ */
+export function lockIdOf(collection: string, id: unknown): string {
+  return `${collection}$${String(id)}`;
+}
+
 class FerretCollection<T extends BaseDoc> implements Collection<T> {
   readonly collectionName: string;
 
@@ -256,8 +290,22 @@ class FerretCollection<T extends BaseDoc> implements Collection<T> {
     return this.raw.aggregate<R>(pipeline);
   }
 
-  bulkWrite(operations: Parameters<Collection<T>['bulkWrite']>[0], options?: { ordered?: boolean }) {
-    return translating(() => this.raw.bulkWrite(operations, options ?? {}));
+  /** In commands of at most {@link BULK_COMMAND_UPDATES} updates each, one after the other: see there. */
+  async bulkWrite(operations: Parameters<Collection<T>['bulkWrite']>[0], options?: { ordered?: boolean }): Promise<BulkWriteResultLike> {
+    const total: BulkWriteResultLike = { insertedCount: 0, matchedCount: 0, modifiedCount: 0, deletedCount: 0, upsertedCount: 0 };
+    let failure: unknown;
+    for (const chunk of byUpdates(operations)) {
+      try {
+        const result = await translating(() => this.raw.bulkWrite(chunk, options ?? {}));
+        for (const field of Object.keys(total) as Array<keyof BulkWriteResultLike>) total[field] += result[field];
+      } catch (err) {
+        // Ordered, the first failure ends the write, as one command would; unordered, the rest still runs.
+        if (options?.ordered !== false) throw err;
+        failure ??= err;
+      }
+    }
+    if (failure !== undefined) throw failure;
+    return total;
   }
 
   deleteMany(portFilter: Filter<T>) {

@@ -5,7 +5,7 @@
  * it does differently. Repositories never know which they got.
  */
 import { MongoClient } from 'mongodb';
-import { FerretDatabase } from './ferretdb.ts';
+import { FERRETDB_MAX_POOL_SIZE, FerretDatabase } from './ferretdb.ts';
 import type { BaseDoc, Collection, Store } from './port.ts';
 
 const DEFAULT_DATABASE = 'prospecta';
@@ -33,24 +33,40 @@ function withoutPassword(uri: string): string {
   return uri.replace(/^(mongodb(?:\+srv)?:\/\/[^:/@]*):[^@/]*@/, '$1:***@');
 }
 
-export async function openMongoStore(uri: string, dbName?: string, options: MongoStoreOptions = {}): Promise<Store> {
+async function connect(uri: string, maxPoolSize?: number): Promise<MongoClient> {
   let client: MongoClient;
   try {
-    client = new MongoClient(uri, { serverSelectionTimeoutMS: SERVER_SELECTION_MS });
+    client = new MongoClient(uri, { serverSelectionTimeoutMS: SERVER_SELECTION_MS, ...(maxPoolSize ? { maxPoolSize } : {}) });
   } catch (err) {
     throw new MongoStartError(`MONGODB_URI is not a usable MongoDB URI (${(err as Error).message})`);
   }
-  const db = client.db(dbName ?? databaseInUri(uri) ?? DEFAULT_DATABASE);
-  let ferretdb: boolean;
   try {
     await client.connect();
-    const info = await db.command({ buildInfo: 1 });
+    return client;
+  } catch (err) {
+    await client.close().catch(() => {});
+    throw new MongoStartError(`MONGODB_URI ${withoutPassword(uri)} cannot be used: ${(err as Error).message.replace(/\s+/g, ' ').slice(0, 300)}`);
+  }
+}
+
+export async function openMongoStore(uri: string, dbName?: string, options: MongoStoreOptions = {}): Promise<Store> {
+  let client = await connect(uri);
+  const name = dbName ?? databaseInUri(uri) ?? DEFAULT_DATABASE;
+  let ferretdb: boolean;
+  try {
+    const info = await client.db(name).command({ buildInfo: 1 });
     ferretdb = typeof info.ferretdbVersion === 'string';
   } catch (err) {
     await client.close().catch(() => {});
     const why = (err as Error).message.replace(/\s+/g, ' ').slice(0, 300);
     throw new MongoStartError(`MONGODB_URI ${withoutPassword(uri)} cannot be used: ${why}`);
   }
+  if (ferretdb && !/[?&]maxPoolSize=/i.test(uri)) {
+    // Fewer commands at once than FerretDB's backend pool can serve (see BULK_COMMAND_UPDATES).
+    await client.close();
+    client = await connect(uri, FERRETDB_MAX_POOL_SIZE);
+  }
+  const db = client.db(name);
   if (!ferretdb) {
     const collection = <T extends BaseDoc>(name: string): Collection<T> => db.collection<T>(name);
     return { kind: 'mongodb', collection, jsonByIds: jsonByIdsOf(collection), close: () => client.close() };

@@ -398,6 +398,24 @@ function conformance(openFresh: () => Promise<Opened>, server: { ferretdb: boole
     expect(await people().countDocuments({ age: { $gte: 1000 } })).toBe(2000);
   });
 
+  it('bulkWrite of hundreds of updates and replacements of existing documents (an import run again)', async () => {
+    // 250: more than FerretDB's backend pool (50 connections on PostgreSQL, 100 on SQLite), which
+    // one update command of that many matched updates exhausted, and then waited on for ever.
+    const count = 250;
+    await people().bulkWrite(Array.from({ length: count }, (_, i) => ({ insertOne: { document: { _id: `u${i}`, name: `n${i}`, age: i } } })));
+    const result = await people().bulkWrite(
+      Array.from({ length: count }, (_, i) =>
+        i % 2
+          ? { updateOne: { filter: { _id: `u${i}` }, update: { $set: { team: 'red' } }, upsert: true } }
+          : { replaceOne: { filter: { _id: `u${i}` }, replacement: { name: `r${i}`, age: i }, upsert: true } },
+      ),
+      { ordered: false },
+    );
+    expect(result).toMatchObject({ matchedCount: count, modifiedCount: count, upsertedCount: 0 });
+    expect(await people().countDocuments({ team: 'red' })).toBe(count / 2);
+    expect(await people().findOne({ _id: 'u2' })).toEqual({ _id: 'u2', name: 'r2', age: 2 });
+  });
+
   it('an ordered bulkWrite stops at a duplicate key, keeping the writes before it', async () => {
     await people().insertOne({ _id: 'x', name: 'X' });
     const error = await people()

@@ -10,7 +10,7 @@ import { framing as newFraming } from '../ai/untrusted-data.ts';
 import { ServiceError } from '../errors.ts';
 import type { Tool } from '../tools/tools.ts';
 import type { HandlerContext } from '../pipeline/handler.ts';
-import type { StoredMessage } from './conversations.ts';
+import type { Conversations, StoredMessage } from './conversations.ts';
 import { fitToBudget, systemPrompt } from './prompt.ts';
 import { functionsOf, isPaid, offeredTools, parseArguments, refused, runTool, toolCallKey, writes, type ToolCallOutcome } from './tools.ts';
 
@@ -24,6 +24,8 @@ export interface ChatSetup {
   isNew: boolean;
   history: StoredMessage[];
   maxSteps: number;
+  /** Where the conversation is saved once the message ends. */
+  conversations: Pick<Conversations, 'save'>;
 }
 
 /** Room left for the answer itself. */
@@ -111,7 +113,7 @@ async function runMessage(setup: ChatSetup, emit: (event: AgentEvent) => void): 
     }
   }
   // Stored even when the client left: what was asked, answered and charged stays on record.
-  await ctx.services.conversations.save(ctx.workspaceId, setup.conversationId, setup.isNew, current);
+  await setup.conversations.save(ctx.workspaceId, setup.conversationId, setup.isNew, current);
   if (!ctx.signal.aborted) {
     send({ event: 'done', data: { conversationId: setup.conversationId, creditsCharged: spent.credits, steps: spent.steps } });
   }

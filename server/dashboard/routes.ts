@@ -9,15 +9,17 @@
  */
 import { ServiceError } from '../errors.ts';
 import type { AppContext, Middleware } from '../http/state.ts';
-import type { Services } from '../services.ts';
+import type { Config } from '../config.ts';
+import type { Workspaces } from '../workspaces.ts';
+import type { OidcSignIn } from './oidc-sign-in.ts';
 import { ASSETS_PATH, type Assets } from './assets.ts';
 import { formField } from './form-body.ts';
 import { documentHtml, html } from './html.ts';
 import { changesState, isSameOrigin } from './same-origin.ts';
 import { clearCookie, cookiePolicy, readCookie, SESSION_COOKIE, writeCookie } from './session-cookie.ts';
-import { sessionPrincipal, type SessionDoc } from './sessions.ts';
+import { sessionPrincipal, type SessionDoc, type Sessions } from './sessions.ts';
 import { notFoundPage, signInPage, type SignInPageOptions } from './sign-in-page.ts';
-import type { Redemption } from './sign-in-links.ts';
+import type { Redemption, SignInLinks } from './sign-in-links.ts';
 import { setPageHeaders } from './security-headers.ts';
 
 const PREFIX = '/dashboard';
@@ -40,8 +42,17 @@ export interface Dashboard {
   pages: Middleware;
 }
 
-export function dashboard(services: Services, assets: Assets): Dashboard {
-  const { sessions, signInLinks, workspaces, config, oidcSignIn: oidc } = services;
+/** What the dashboard's sign-in and sessions use. */
+export interface DashboardDeps {
+  sessions: Sessions;
+  signInLinks: SignInLinks;
+  /** null without OAUTH_ISSUER and OAUTH_CLIENT_ID. */
+  oidcSignIn: OidcSignIn | null;
+  workspaces: Workspaces;
+  config: Config;
+}
+
+export function dashboard({ sessions, signInLinks, workspaces, config, oidcSignIn: oidc }: DashboardDeps, assets: Assets): Dashboard {
   const publicOrigin = new URL(config.publicUrl).origin;
   const cookies = cookiePolicy(config.publicUrl);
 

@@ -12,10 +12,10 @@ import { takesIdempotencyKey, type Operation } from '../../shared/operations/typ
 import { authorize, requireCredential, type Caller } from '../auth/principal.ts';
 import { invalidRequest, ServiceError, storeUnavailable } from '../errors.ts';
 import { isStoreUnavailable } from '../store/port.ts';
-import type { Services } from '../services.ts';
+import type { Payment } from '../credits/payment.ts';
 import type { HandlerContext, Handlers } from './handler.ts';
 import { InvocationContext } from './handler-context.ts';
-import { checkIdempotencyKey, recordEvents, replayEvents, requestHash, settleFailure, type StoredAnswer } from './idempotency.ts';
+import { checkIdempotencyKey, recordEvents, type IdempotencyKeys, replayEvents, requestHash, settleFailure, type StoredAnswer } from './idempotency.ts';
 import type { AnswerForm, CreditCap, Outcome, RawInput, Receipt, StreamEvent } from './outcome.ts';
 import { compileValidators, type RequestPart, type Validate } from './validate.ts';
 import { operationCall, type Binding } from '../metrics.ts';
@@ -64,7 +64,13 @@ interface Runner {
 
 const PARTS: RequestPart[] = ['params', 'query', 'body'];
 
-export function createPipeline(services: Services, handlers: Handlers): Pipeline {
+/** What the pipeline itself decides with: the plan gate and charges, and the idempotency keys. */
+export interface PipelineDeps {
+  payment: Payment;
+  idempotency: IdempotencyKeys;
+}
+
+export function createPipeline({ payment, idempotency }: PipelineDeps, handlers: Handlers): Pipeline {
   const validate = compileValidators(operations);
   const runners = new Map<OperationId, Runner>();
   for (const id of Object.keys(operations) as OperationId[]) runners.set(id, { run: handlers[id] });
@@ -84,7 +90,7 @@ export function createPipeline(services: Services, handlers: Handlers): Pipeline
       const requiresPlan = (actedFor ?? operation).requiresPlan;
       const receipt: Receipt = { credits: 0 };
       const run = async (): Promise<Outcome> => {
-        if (requiresPlan && principal) await services.payment.requirePlan(principal.workspaceId);
+        if (requiresPlan && principal) await payment.requirePlan(principal.workspaceId);
         const invokeAgain: HandlerContext['invoke'] = (other, otherRaw, { signal, idempotencyKey, maxCredits }) =>
           pipeline.invoke(other, caller, otherRaw, {
             log: options.log,
@@ -94,7 +100,7 @@ export function createPipeline(services: Services, handlers: Handlers): Pipeline
             ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
             ...(maxCredits !== undefined ? { maxCredits } : {}),
           });
-        const ctx = new InvocationContext(id, operation, input, principal, services, options, receipt, invokeAgain);
+        const ctx = new InvocationContext(id, operation, input, principal, payment, options, receipt, invokeAgain);
         try {
           const result = runners.get(id)!.run(input, ctx);
           if (isStream(result)) return { kind: 'stream', operation, events: result, receipt, streamId: randomUUID() };
@@ -107,7 +113,7 @@ export function createPipeline(services: Services, handlers: Handlers): Pipeline
 
       // The answer form is part of the request where the client chooses it (events or JSON).
       const hash = requestHash(id, operation.stream?.json ? { ...parts, answer: options.answer ?? 'events' } : parts);
-      const held = await services.idempotency.claim(principal.workspaceId, key, id, hash);
+      const held = await idempotency.claim(principal.workspaceId, key, id, hash);
       if ('stored' in held) return replay(operation, held.stored);
       const { claim } = held;
       receipt.charging = claim.charging;

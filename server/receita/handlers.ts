@@ -5,55 +5,103 @@ import { ServiceError } from '../errors.ts';
 import type { Handler, HandlerContext } from '../pipeline/handler.ts';
 import type { BrasilApiSource } from './brasilapi-client.ts';
 import { companyView, REGISTRY_SOURCE, type CompanyView } from './company-record.ts';
+import type { Companies } from './companies.ts';
 import { startCompanySearch } from './company-search.ts';
+import type { SearchCursors } from '../search-cursors.ts';
 
 const MAX_NAMED = 5;
 
-/**
- * Up to 500 CNPJs: malformed identifiers are a 400 naming them, valid-looking ones with wrong
- * check digits go to `invalid`, the first occurrence of a duplicate is kept, and only companies
- * found are charged. The imported registry answers first; BrasilAPI, when enabled, some of the rest.
- */
-export const lookupCnpjBatch: Handler<'lookupCnpjBatch'> = async ({ cnpjs }, ctx) => {
-  const malformed: string[] = [];
-  const valid: string[] = [];
-  const invalid: string[] = [];
-  const seen = new Set<string>();
-  cnpjs.forEach((input, i) => {
-    const check = checkCnpj(input);
-    if (check.status === 'malformed') {
-      malformed.push(`cnpjs[${i}] ${JSON.stringify(input.slice(0, 40))}`);
-      return;
+export interface CompanyDeps {
+  companies: Companies;
+  /** Where each search page left off. */
+  searchCursors: SearchCursors;
+  /** BrasilAPI, for CNPJs the registry lacks; null unless BRASILAPI_ENABLED. */
+  remoteCompanies: BrasilApiSource | null;
+  /** BRASILAPI_LOOKUPS_PER_REQUEST. */
+  lookupsPerRequest: number;
+}
+
+export function createCompanyHandlers({ companies, searchCursors, remoteCompanies, lookupsPerRequest }: CompanyDeps) {
+  /**
+   * Up to 500 CNPJs: malformed identifiers are a 400 naming them, valid-looking ones with wrong
+   * check digits go to `invalid`, the first occurrence of a duplicate is kept, and only companies
+   * found are charged. The imported registry answers first; BrasilAPI, when enabled, some of the rest.
+   */
+  const lookupCnpjBatch: Handler<'lookupCnpjBatch'> = async ({ cnpjs }, ctx) => {
+    const malformed: string[] = [];
+    const valid: string[] = [];
+    const invalid: string[] = [];
+    const seen = new Set<string>();
+    cnpjs.forEach((input, i) => {
+      const check = checkCnpj(input);
+      if (check.status === 'malformed') {
+        malformed.push(`cnpjs[${i}] ${JSON.stringify(input.slice(0, 40))}`);
+        return;
+      }
+      if (seen.has(check.cnpj)) return;
+      seen.add(check.cnpj);
+      (check.status === 'valid' ? valid : invalid).push(check.cnpj);
+    });
+    if (malformed.length > 0) {
+      const named = malformed.slice(0, MAX_NAMED).join(', ');
+      const more = malformed.length > MAX_NAMED ? ` and ${malformed.length - MAX_NAMED} more` : '';
+      throw new ServiceError('invalid_cnpj',
+        `${named}${more}: not a CNPJ (14 characters, letters or digits then 2 check digits; punctuation allowed)`,
+      );
     }
-    if (seen.has(check.cnpj)) return;
-    seen.add(check.cnpj);
-    (check.status === 'valid' ? valid : invalid).push(check.cnpj);
-  });
-  if (malformed.length > 0) {
-    const named = malformed.slice(0, MAX_NAMED).join(', ');
-    const more = malformed.length > MAX_NAMED ? ` and ${malformed.length - MAX_NAMED} more` : '';
-    throw new ServiceError('invalid_cnpj',
-      `${named}${more}: not a CNPJ (14 characters, letters or digits then 2 check digits; punctuation allowed)`,
-    );
-  }
 
-  const local = await ctx.services.companies.byCnpj(valid);
-  const found = new Map<string, CompanyView>();
-  // The records are this request's own copies: naming their source in place spares copying 500 again.
-  for (const [cnpj, record] of local) found.set(cnpj, Object.assign(record, { source: REGISTRY_SOURCE }));
-  const sources: Array<{ source: string; count: number; checked?: number; error?: string }> = [
-    { source: REGISTRY_SOURCE, count: local.size },
-  ];
-  const remote = ctx.services.remoteCompanies;
-  if (remote) {
-    const missing = valid.filter((cnpj) => !found.has(cnpj));
-    sources.push(await lookUpRemotely(remote, missing.slice(0, ctx.services.config.brasilApi.lookupsPerRequest), found, ctx));
-  }
+    const local = await companies.byCnpj(valid);
+    const found = new Map<string, CompanyView>();
+    // The records are this request's own copies: naming their source in place spares copying 500 again.
+    for (const [cnpj, record] of local) found.set(cnpj, Object.assign(record, { source: REGISTRY_SOURCE }));
+    const sources: Array<{ source: string; count: number; checked?: number; error?: string }> = [
+      { source: REGISTRY_SOURCE, count: local.size },
+    ];
+    if (remoteCompanies) {
+      const missing = valid.filter((cnpj) => !found.has(cnpj));
+      sources.push(await lookUpRemotely(remoteCompanies, missing.slice(0, lookupsPerRequest), found, ctx));
+    }
 
-  const results = valid.flatMap((cnpj) => found.get(cnpj) ?? []);
-  await ctx.charge(results.length, `${results.length} of ${valid.length} CNPJs found`);
-  return { results, notFound: valid.filter((cnpj) => !found.has(cnpj)), invalid, sources };
-};
+    const results = valid.flatMap((cnpj) => found.get(cnpj) ?? []);
+    await ctx.charge(results.length, `${results.length} of ${valid.length} CNPJs found`);
+    return { results, notFound: valid.filter((cnpj) => !found.has(cnpj)), invalid, sources };
+  };
+
+  /** Companies matching the filters, with the CNAE codes the activity terms stood for. */
+  const searchCompanies: Handler<'searchCompanies'> = async (input, ctx) => {
+    const start = await searchCursors.start<{ after: string }>(ctx.workspaceId, 'searchCompanies', input);
+    const run = await startCompanySearch(input, { companies, charge: ctx.charge }, {
+      after: start.position?.after,
+      room: start.room,
+    });
+    const results = [];
+    const sources = [];
+    for await (const page of run.pages) {
+      results.push(...page.results);
+      sources.push({ source: page.source, count: page.results.length, ...(page.error ? { error: page.error } : {}) });
+    }
+    const position = run.more === null ? null : { after: run.more };
+    const nextCursor = await searchCursors.next(ctx.workspaceId, 'searchCompanies', input, start.sent + results.length, position);
+    return { results, activities: run.activities, nameTerms: run.nameTerms, sources, nextCursor };
+  };
+
+  /** The company search as server-sent events: a `page` per source, then `done` with the totals. */
+  const streamCompanies: Handler<'streamCompanies'> = (input, ctx) =>
+    (async function* (): AsyncGenerator<StreamEventOf<'streamCompanies'>> {
+      const run = await startCompanySearch(input, { companies, charge: ctx.charge });
+      let total = 0;
+      const sources = [];
+      for await (const page of run.pages) {
+        if (ctx.signal.aborted) return;
+        total += page.results.length;
+        sources.push({ source: page.source, count: page.results.length, ...(page.error ? { error: page.error } : {}) });
+        yield { event: 'page', data: { source: page.source, results: page.results } };
+      }
+      yield { event: 'done', data: { total, sources, activities: run.activities, nameTerms: run.nameTerms } };
+    })();
+
+  return { lookupCnpjBatch, searchCompanies, streamCompanies };
+}
 
 /**
  * BrasilAPI allows about one call a second, so only the first few CNPJs the registry lacks are
@@ -81,37 +129,3 @@ async function lookUpRemotely(
   });
   return { source: 'brasilapi', count, checked: cnpjs.length, ...(error ? { error } : {}) };
 }
-
-/** Companies matching the filters, with the CNAE codes the activity terms stood for. */
-export const searchCompanies: Handler<'searchCompanies'> = async (input, ctx) => {
-  const cursors = ctx.services.searchCursors;
-  const start = await cursors.start<{ after: string }>(ctx.workspaceId, 'searchCompanies', input);
-  const run = await startCompanySearch(input, { companies: ctx.services.companies, charge: ctx.charge }, {
-    after: start.position?.after,
-    room: start.room,
-  });
-  const results = [];
-  const sources = [];
-  for await (const page of run.pages) {
-    results.push(...page.results);
-    sources.push({ source: page.source, count: page.results.length, ...(page.error ? { error: page.error } : {}) });
-  }
-  const position = run.more === null ? null : { after: run.more };
-  const nextCursor = await cursors.next(ctx.workspaceId, 'searchCompanies', input, start.sent + results.length, position);
-  return { results, activities: run.activities, nameTerms: run.nameTerms, sources, nextCursor };
-};
-
-/** The company search as server-sent events: a `page` per source, then `done` with the totals. */
-export const streamCompanies: Handler<'streamCompanies'> = (input, ctx) =>
-  (async function* (): AsyncGenerator<StreamEventOf<'streamCompanies'>> {
-    const run = await startCompanySearch(input, { companies: ctx.services.companies, charge: ctx.charge });
-    let total = 0;
-    const sources = [];
-    for await (const page of run.pages) {
-      if (ctx.signal.aborted) return;
-      total += page.results.length;
-      sources.push({ source: page.source, count: page.results.length, ...(page.error ? { error: page.error } : {}) });
-      yield { event: 'page', data: { source: page.source, results: page.results } };
-    }
-    yield { event: 'done', data: { total, sources, activities: run.activities, nameTerms: run.nameTerms } };
-  })();

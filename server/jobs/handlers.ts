@@ -1,6 +1,6 @@
 import { operations } from '../../shared/operations/index.ts';
 import type { JobOperation } from '../../shared/schemas/jobs.ts';
-import { authorize } from '../auth/principal.ts';
+import { authorize, mayCall } from '../auth/principal.ts';
 import { notFound, ServiceError } from '../errors.ts';
 import type { Handler, HandlerContext } from '../pipeline/handler.ts';
 import { checkItems } from './items.ts';
@@ -40,9 +40,9 @@ export function createJobHandlers({ jobs, runner, webhookAllowPrivate }: JobDeps
   };
 
   const listJobs: Handler<'listJobs'> = async (_input, ctx) => {
-    const scopes = new Set(ctx.principal!.scopes);
     const docs = await jobs.list(ctx.workspaceId);
-    return { jobs: docs.filter((doc) => scopes.has(operations[doc.operation].scope)).map(viewOf) };
+    const caller = { principal: ctx.principal, refused: null };
+    return { jobs: docs.filter((doc) => mayCall(caller, operations[doc.operation])).map(viewOf) };
   };
 
   const getJob: Handler<'getJob'> = async (input, ctx) => viewOf(await jobOf(input.jobId, ctx));

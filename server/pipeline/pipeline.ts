@@ -51,6 +51,12 @@ export interface InvokeOptions {
 
 export interface Pipeline {
   invoke(id: OperationId, caller: Caller, raw: RawInput, options: InvokeOptions): Promise<Outcome>;
+  /**
+   * The workspace whose held streams of `id` this caller may resume (a reconnection naming its
+   * last event), authorized as a new call of `id` would be (401/403); null for a caller without a
+   * workspace, who has none to resume.
+   */
+  resumer(id: OperationId, caller: Caller): string | null;
 }
 
 /**
@@ -80,6 +86,8 @@ export function createPipeline({ payment, idempotency }: PipelineDeps, handlers:
       const operation: Operation = operations[id];
       // An operation acting for others (jobs) has no scope of its own, yet needs a credential before anything is read.
       const principal = operation.actsFor ? requireCredential(caller) : authorize(caller, operation);
+      // A paid call the invocation's cap (the agent's message) can no longer pay for is not started.
+      if (options.maxCredits !== undefined) payment.requireRoom(operation, options.maxCredits);
       // Checked before the body is read; ignored by an operation that takes none (a GET is idempotent anyway).
       const key =
         options.idempotencyKey !== undefined && principal && takesIdempotencyKey(operation) ? checkIdempotencyKey(options.idempotencyKey) : undefined;
@@ -130,6 +138,9 @@ export function createPipeline({ payment, idempotency }: PipelineDeps, handlers:
         .complete({ kind: 'value', status: successStatus(operation), body: JSON.stringify(outcome.value) })
         .catch((err) => options.log.warn({ err }, 'idempotency: the answer was not stored'));
       return outcome;
+    },
+    resumer(id, caller) {
+      return authorize(caller, operations[id])?.workspaceId ?? null;
     },
   };
   // Every call counted by operation, binding and outcome (metrics.ts), the agent's tool calls too.

@@ -135,13 +135,18 @@ export interface Operation {
   maxBodyBytes?: number;
 }
 
+/** Whether an operation can charge: every credit rule but `free`. */
+export function isPaid(op: Pick<Operation, 'credits'>): boolean {
+  return op.credits.rule !== 'free';
+}
+
 /**
  * Whether an operation takes an `Idempotency-Key` (its first answer stored and replayed): a POST
  * that charges or creates (answers 201), unless its entry says otherwise. The one home of the rule,
  * read by the pipeline, OpenAPI, the registry's tests and the add-on's client.
  */
 export function takesIdempotencyKey(op: Operation): boolean {
-  return op.idempotent ?? (op.method === 'POST' && (op.credits.rule !== 'free' || 201 in op.responses));
+  return op.idempotent ?? (op.method === 'POST' && (isPaid(op) || 201 in op.responses));
 }
 
 /** Identity helper that keeps the literal types of an entry, so InputOf/OutputOf stay precise. */

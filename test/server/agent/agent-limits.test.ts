@@ -71,7 +71,7 @@ describe('a message’s maxCredits', () => {
     const [, second, third] = bodies();
     const told = (body: ChatBody) => body.messages.filter((m) => m.role === 'tool').map((m) => JSON.parse(m.content));
     expect(told(second!)[1]).toMatchObject({ error: 'insufficient_credits' });
-    expect(told(second!)[1].message).toMatch(/at most 1 credits/);
+    expect(told(second!)[1].message).toMatch(/maxCredits are spent/);
     expect(told(third!)[2]).toMatchObject({ error: 'insufficient_credits' });
 
     const after = await credits(apiKey);

@@ -51,9 +51,6 @@ export function priceOf(rule: CreditRule, units: number, input: unknown): number
   }
 }
 
-/** Rate classes map to limiter policies; `standard` uses RATE_LIMIT_PER_MINUTE. */
-export type RateClass = 'standard';
-
 /**
  * The events a stream sends, by name, each with its payload schema: one source for the handler's
  * types, the SSE writer, OpenAPI and the tests' contract. Every stream ends with one `done`.
@@ -110,7 +107,6 @@ export interface Operation {
   /** Whether the workspace needs an active plan (trial or active) to call it. */
   requiresPlan: boolean;
   credits: CreditRule;
-  rateClass: RateClass;
   request: RequestSchemas;
   /** Success status → response body schema. A stream answers `text/event-stream`. */
   responses: Record<number, TSchema>;

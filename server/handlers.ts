@@ -16,7 +16,7 @@ import { createOutreachHandlers } from './outreach/handlers.ts';
 import { createPeopleHandlers } from './people/handlers.ts';
 import type { Handlers } from './pipeline/handler.ts';
 import { createProviderHandlers } from './providers/handlers.ts';
-import { createCompanyHandlers } from './receita/handlers.ts';
+import { createCompanyHandlers } from './companies/handlers.ts';
 import type { Services } from './services.ts';
 
 export function createHandlers(s: Services & { conversations: Conversations }): Handlers {

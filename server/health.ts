@@ -1,6 +1,6 @@
 import type { Handler } from './pipeline/handler.ts';
-import type { Companies } from './receita/companies.ts';
-import { releaseView } from './receita/releases.ts';
+import type { Companies } from './companies/companies.ts';
+import { releaseView } from './companies/releases.ts';
 import type { Store } from './store/port.ts';
 
 export function createHealthHandlers({ version, store, companies }: { version: string; store: Pick<Store, 'kind'>; companies: Companies }) {

@@ -9,7 +9,7 @@ import { assemble, startPeopleSearch, type PeoplePosition, type PeopleSearchRun,
 import type { People } from './people.ts';
 import { PeopleMerge } from './person-view.ts';
 import type { Providers } from '../providers/providers.ts';
-import type { Companies } from '../receita/companies.ts';
+import type { Companies } from '../companies/companies.ts';
 import type { SearchCursors } from '../search-cursors.ts';
 import type { HydratedLead } from '../../shared/types.ts';
 

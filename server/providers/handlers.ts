@@ -1,7 +1,7 @@
 import type { Handler } from '../pipeline/handler.ts';
-import { REGISTRY_SOURCE } from '../receita/company-record.ts';
-import type { Companies } from '../receita/companies.ts';
-import { releaseView } from '../receita/releases.ts';
+import { REGISTRY_SOURCE } from '../companies/company-record.ts';
+import type { Companies } from '../companies/companies.ts';
+import { releaseView } from '../companies/releases.ts';
 import type { Providers } from './providers.ts';
 
 export function createProviderHandlers({ providers, companies }: { providers: Providers; companies: Companies }) {

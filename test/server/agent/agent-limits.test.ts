@@ -6,7 +6,7 @@
 import { ANSWER_TOKENS } from '../../../server/agent/loop.ts';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { estimatePromptTokens, type ToolChatMessage } from '../../../server/ai/llm.ts';
-import type { CompanyDoc } from '../../../server/receita/company-record.ts';
+import type { CompanyDoc } from '../../../server/companies/company-record.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
 import { scripted, startFakeLlm, type ChatBody, type FakeLlm, type Turn } from '../../helpers/fake-llm.ts';

@@ -9,8 +9,8 @@
  * are upserted through the collection.
  */
 import { availableParallelism } from 'node:os';
-import type { BulkLoader, Collection, Store } from '../../store/port.ts';
-import type { CompanyDoc } from '../company-record.ts';
+import type { BulkLoader, Collection, Store } from '../../../store/port.ts';
+import type { CompanyDoc } from '../../company-record.ts';
 import { DocumentThread } from './document-thread.ts';
 import { companyDocuments, type DocumentContext, type EstablishmentBatch } from './documents.ts';
 import { Interner } from './interner.ts';

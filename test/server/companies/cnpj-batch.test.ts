@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CompanyDoc } from '../../../server/receita/company-record.ts';
+import type { CompanyDoc } from '../../../server/companies/company-record.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
 import { startFakeBrasilApi, type FakeBrasilApi } from '../../helpers/fake-brasilapi.ts';

@@ -1,7 +1,7 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { CompanyDoc } from '../../../server/receita/company-record.ts';
+import type { CompanyDoc } from '../../../server/companies/company-record.ts';
 import { makeCnpj } from '../../helpers/companies.ts';
 import { csv, estabelecimento, writeExtracted, writeZip } from '../../helpers/release-files.ts';
 import { DOCUMENT_WORKER, importPerTest } from '../../helpers/import-fixture.ts';

@@ -10,20 +10,20 @@
  * so a damaged download never deletes good data.
  */
 import { randomUUID } from 'node:crypto';
-import type { Collection, Store } from '../../store/port.ts';
-import { checkCnpj } from '../../../shared/cnpj.ts';
+import type { Collection, Store } from '../../../store/port.ts';
+import { checkCnpj } from '../../../../shared/cnpj.ts';
 import { findReleaseFiles, LOOKUP_KINDS, ReleaseRefused, releaseMonthOf, type FileKind, type LookupKind, type ReleaseFile } from './release-files.ts';
 import * as records from './records.ts';
 import { openReleaseEntries, openReleaseFile, readRowBatches, type Problem, type Row } from './rows.ts';
 import { TaxRegimeWriter } from './tax-regime-writer.ts';
 import { rowLayoutOf } from './row-layout.ts';
-import { loadedRelease } from '../releases.ts';
+import { loadedRelease } from '../../releases.ts';
 import { companyWriter, type CompanyWriter } from './company-writer.ts';
 import { addUnknown } from './records.ts';
 import { MemoryStaging, StoreStaging, type Staging } from './staging.ts';
-import type { CnaeDoc } from '../activities.ts';
+import type { CnaeDoc } from '../../activities.ts';
 import type { EstablishmentBatch } from './documents.ts';
-import { importStarted } from '../../metrics.ts';
+import { importStarted } from '../../../metrics.ts';
 
 export interface ImportProgress {
   phase: 'codes' | 'companies' | 'tax regimes' | 'establishments' | 'finishing';

@@ -5,7 +5,7 @@
  * with them the import, which a rerun resumes).
  */
 import { Worker } from 'node:worker_threads';
-import type { EncodedDocuments } from '../../store/port.ts';
+import type { EncodedDocuments } from '../../../store/port.ts';
 import type { DocumentContext, EstablishmentBatch } from './documents.ts';
 import type { UnknownCodes } from './records.ts';
 

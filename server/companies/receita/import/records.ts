@@ -4,11 +4,11 @@
  * missing code keeps its code with a null description), dates become ISO dates or null, and
  * the capital's comma decimal becomes a number.
  */
-import type { CodeAndDescription, CompanyRecord, Partner, RegistrationStatus } from '../company-record.ts';
-import type { PhoneNumber, TaxOption } from '../../../shared/types.ts';
+import type { CodeAndDescription, CompanyRecord, Partner, RegistrationStatus } from '../../company-record.ts';
+import type { PhoneNumber, TaxOption } from '../../../../shared/types.ts';
 import type { LookupKind } from './release-files.ts';
-import { STORED_FISCAL_SIZES } from '../../../shared/schemas/registry.ts';
-import { AGE_BAND_CODES, COMPANY_SIZE_CODES, PARTNER_TYPE_CODES, type FixedCodeTable } from '../../../shared/registry-codes.ts';
+import { STORED_FISCAL_SIZES } from '../../../../shared/schemas/registry.ts';
+import { AGE_BAND_CODES, COMPANY_SIZE_CODES, PARTNER_TYPE_CODES, type FixedCodeTable } from '../../../../shared/registry-codes.ts';
 
 export type Lookups = Record<LookupKind, Map<string, string>>;
 

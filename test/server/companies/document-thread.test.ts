@@ -4,11 +4,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { encodeDocuments } from '../../../server/store/embedded/bulk-load.ts';
-import { DocumentThread } from '../../../server/receita/import/document-thread.ts';
-import { companyDocuments, type DocumentContext, type EstablishmentBatch } from '../../../server/receita/import/documents.ts';
-import { MemoryStaging } from '../../../server/receita/import/staging.ts';
-import { companyIndexes } from '../../../server/receita/companies.ts';
-import { Codes, empresa, simples, socio } from '../../../server/receita/import/records.ts';
+import { DocumentThread } from '../../../server/companies/receita/import/document-thread.ts';
+import { companyDocuments, type DocumentContext, type EstablishmentBatch } from '../../../server/companies/receita/import/documents.ts';
+import { MemoryStaging } from '../../../server/companies/receita/import/staging.ts';
+import { companyIndexes } from '../../../server/companies/companies.ts';
+import { Codes, empresa, simples, socio } from '../../../server/companies/receita/import/records.ts';
 import { makeCnpj } from '../../helpers/companies.ts';
 import { estabelecimento } from '../../helpers/release-files.ts';
 

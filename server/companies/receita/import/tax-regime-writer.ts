@@ -9,8 +9,8 @@
  * of the import has is kept all the same, and counted (in memory staging only: on MongoDB that
  * count would need a join over the whole registry).
  */
-import type { BulkLoader, Collection, Store } from '../../store/port.ts';
-import { regimeKeys, taxRegimeRow, type TaxRegimeDoc } from '../tax-regimes.ts';
+import type { BulkLoader, Collection, Store } from '../../../store/port.ts';
+import { regimeKeys, taxRegimeRow, type TaxRegimeDoc } from '../../tax-regimes.ts';
 import type { DocumentContext } from './documents.ts';
 import type { Problem, Row } from './rows.ts';
 

@@ -7,7 +7,7 @@
  */
 import { foldText } from '../../shared/fold-text.ts';
 import type { Activity } from '../../shared/types.ts';
-import { words } from './text.ts';
+import { words } from '../lib/text.ts';
 
 /** One row of the release's CNAE table, as the importer stores it in `cnaes`. */
 export interface CnaeDoc {

@@ -5,10 +5,10 @@
  * HTTP: validated, answered with records the contract accepts, and refused by name by BrasilAPI.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Companies } from '../../../server/receita/companies.ts';
-import type { CompanyDoc } from '../../../server/receita/company-record.ts';
-import type { CompanyFilters } from '../../../server/receita/search-plan.ts';
-import type { TaxRegimeDoc } from '../../../server/receita/tax-regimes.ts';
+import { Companies } from '../../../server/companies/companies.ts';
+import type { CompanyDoc } from '../../../server/companies/company-record.ts';
+import type { CompanyFilters } from '../../../server/companies/search-plan.ts';
+import type { TaxRegimeDoc } from '../../../server/companies/tax-regimes.ts';
 import { openEmbeddedStore } from '../../../server/store/embedded/store.ts';
 import type { Store } from '../../../server/store/port.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';

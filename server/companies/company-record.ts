@@ -4,7 +4,7 @@
  */
 import type { Company } from '../../shared/types.ts';
 import { foldText } from '../../shared/fold-text.ts';
-import { words } from './text.ts';
+import { words } from '../lib/text.ts';
 
 export const REGISTRY_SOURCE = 'receita_federal';
 

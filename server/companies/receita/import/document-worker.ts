@@ -4,7 +4,7 @@
  * thread goes on reading the release. The bytes are transferred, not copied.
  */
 import { parentPort } from 'node:worker_threads';
-import { encodeDocuments } from '../../store/embedded/bulk-load.ts';
+import { encodeDocuments } from '../../../store/embedded/bulk-load.ts';
 import { companyDocuments, type DocumentContext } from './documents.ts';
 import type { BuildReply, BuildRequest } from './document-thread.ts';
 

@@ -14,7 +14,7 @@ import type { ActivityMatcher } from './activities.ts';
 import { normalizeCnpj } from '../../shared/cnpj.ts';
 import type { CompanyDoc } from './company-record.ts';
 import { foldText } from '../../shared/fold-text.ts';
-import { words } from './text.ts';
+import { words } from '../lib/text.ts';
 
 export type CompanyFilters = Omit<InputOf<'searchCompanies'>, 'limit' | 'cursor'>;
 

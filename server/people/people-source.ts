@@ -1,6 +1,6 @@
 /** What a people source is, and how it says that it cannot answer a request. */
 import type { ProviderSlot } from '../providers/providers.ts';
-import type { Companies } from '../receita/companies.ts';
+import type { Companies } from '../companies/companies.ts';
 import type { PeopleFilters } from './filters.ts';
 import type { People } from './people.ts';
 import type { PersonView } from './person-view.ts';

@@ -7,7 +7,7 @@
  * release (~67M roots). The embedded store keeps every document in memory anyway, so there
  * they wait in memory as compact text, which costs no journal.
  */
-import type { Store } from '../../store/port.ts';
+import type { Store } from '../../../store/port.ts';
 import type { RootData } from './records.ts';
 
 export interface Staging {

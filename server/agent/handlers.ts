@@ -57,23 +57,6 @@ export function createAgentHandlers({ llm: model, conversations, payment, limits
     };
   }
 
-  /** The events of one message as the one JSON answer. */
-  async function collapse(events: AsyncIterable<AgentEvent>): Promise<OutputOf<'agentChat'>> {
-    let reply = '';
-    const calls = new Map<string, OutputOf<'agentChat'>['toolCalls'][number]>();
-    let error: OutputOf<'agentChat'>['error'];
-    for await (const { event, data } of events) {
-      if (event === 'text') reply += data.delta;
-      else if (event === 'tool_call') calls.set(data.callId, { tool: data.tool, input: data.input, isError: false, creditsCharged: 0 });
-      else if (event === 'tool_result') Object.assign(calls.get(data.callId) ?? {}, { isError: data.isError, creditsCharged: data.creditsCharged });
-      else if (event === 'error') error = data;
-      else if (event === 'done') {
-        return { conversationId: data.conversationId, reply, toolCalls: [...calls.values()], creditsCharged: data.creditsCharged, ...(error ? { error } : {}) };
-      }
-    }
-    throw new Error('the agent ended without a done event');
-  }
-
   async function listConversations(_input: InputOf<'listConversations'>, ctx: HandlerContext): Promise<OutputOf<'listConversations'>> {
     const docs = await conversations.list(ctx.workspaceId);
     return { conversations: docs.map(summaryView) };
@@ -86,4 +69,21 @@ export function createAgentHandlers({ llm: model, conversations, payment, limits
   }
 
   return { agentChat, listConversations, getConversation };
+}
+
+/** The events of one message as the one JSON answer. */
+async function collapse(events: AsyncIterable<AgentEvent>): Promise<OutputOf<'agentChat'>> {
+  let reply = '';
+  const calls = new Map<string, OutputOf<'agentChat'>['toolCalls'][number]>();
+  let error: OutputOf<'agentChat'>['error'];
+  for await (const { event, data } of events) {
+    if (event === 'text') reply += data.delta;
+    else if (event === 'tool_call') calls.set(data.callId, { tool: data.tool, input: data.input, isError: false, creditsCharged: 0 });
+    else if (event === 'tool_result') Object.assign(calls.get(data.callId) ?? {}, { isError: data.isError, creditsCharged: data.creditsCharged });
+    else if (event === 'error') error = data;
+    else if (event === 'done') {
+      return { conversationId: data.conversationId, reply, toolCalls: [...calls.values()], creditsCharged: data.creditsCharged, ...(error ? { error } : {}) };
+    }
+  }
+  throw new Error('the agent ended without a done event');
 }

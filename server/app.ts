@@ -9,7 +9,7 @@
 import Koa from 'koa';
 import { protectedResourceMetadata, RESOURCE_METADATA_PATH, resourceMetadataUrl } from './auth/resource-metadata.ts';
 import type { Handlers } from './pipeline/handler.ts';
-import { handlers as defaultHandlers } from './pipeline/handlers.ts';
+import { createHandlers } from './handlers.ts';
 import { mcpOrigin } from './mcp/origin.ts';
 import { MCP_PATH, mcpRoute } from './mcp/route.ts';
 import { apiReference } from './dashboard/api-reference.ts';
@@ -27,11 +27,14 @@ import { buildRouter, routeTable } from './http/routes.ts';
 import type { AppState } from './http/state.ts';
 import { throttle } from './http/throttle.ts';
 import { stripVersionPrefix, versioning } from './http/versioning.ts';
-import type { Services } from './services.ts';
+import type { AppServices } from './bootstrap.ts';
 
 export interface AppOptions {
-  /** Replace some handlers (tests of bindings, e.g. streams, before their issue lands). */
-  handlers?: Partial<Handlers>;
+  /**
+   * Replace some handlers (tests of bindings, e.g. streams); as a function, given the ones built,
+   * to wrap a real handler.
+   */
+  handlers?: Partial<Handlers> | ((built: Handlers) => Partial<Handlers>);
   /** Trust X-Forwarded-For for the client IP (behind a proxy); by default TRUST_PROXY. */
   proxy?: boolean;
   /** The dashboard's built files; by default dist/dashboard (built by `npm run build`). */
@@ -42,7 +45,7 @@ export interface AppOptions {
   jobs?: boolean;
 }
 
-export function createApp(services: Services, options: AppOptions = {}): Koa<AppState> {
+export function createApp(services: AppServices, options: AppOptions = {}): Koa<AppState> {
   // Only the last X-Forwarded-For entry, the one our proxy appended: the ones before it are
   // whatever the client sent, and taking the first would let it choose its own rate-limit bucket.
   const app = new Koa<AppState>({ proxy: options.proxy ?? services.config.trustProxy, maxIpsCount: 1 });
@@ -50,7 +53,9 @@ export function createApp(services: Services, options: AppOptions = {}): Koa<App
   app.silent = true;
 
   const openapi = buildOpenApi(services.version, services.config.publicUrl);
-  const pipeline = createPipeline(services, { ...defaultHandlers, ...options.handlers });
+  const built = createHandlers(services);
+  const replaced = typeof options.handlers === 'function' ? options.handlers(built) : options.handlers;
+  const pipeline = createPipeline(services, { ...built, ...replaced });
   // Jobs run their items through this app's pipeline, as its routes do.
   if (options.jobs !== false) services.jobRunner.start(pipeline);
   const resourceMetadata = protectedResourceMetadata(services.config);

@@ -5,21 +5,42 @@
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
-import { createRateLimiter } from './http/rate-limit.ts';
+import { Conversations, conversationIndexes } from './agent/conversations.ts';
+import type { OAuth } from './auth/credentials.ts';
+import { OidcSignIn, oidcSignInIndexes } from './dashboard/oidc-sign-in.ts';
+import { Sessions, sessionIndexes } from './dashboard/sessions.ts';
+import { SignInLinks, signInLinkIndexes } from './dashboard/sign-in-links.ts';
+import { createRateLimiter, type RateLimiter } from './http/rate-limit.ts';
 import type { Clock } from './outbound/clock.ts';
 import { closeLimiter, createLimiter, throttleFor } from './outbound/limiter.ts';
-import { BRASILAPI_LIMITS, BrasilApiSource } from './receita/brasilapi-client.ts';
+import { BRASILAPI_LIMITS, BrasilApiSource } from './companies/brasilapi-client.ts';
 import { Llm, llmSettings } from './ai/llm.ts';
 import { webSearchFrom } from './ai/web/web-search.ts';
 import { secretFile, WorkspaceProviderKeys } from './providers/workspace-keys.ts';
 import { createServices, indexDeclarations, type Services } from './services.ts';
+import { IdempotencyKeys, idempotencyIndexes } from './pipeline/idempotency.ts';
 import { ensureIndexes, openStore } from './store/open.ts';
+import type { Store } from './store/port.ts';
 
 const REVOKED_CHANNEL = 'prospecta:keys:revoked';
 const MEMBERS_CHANNEL = 'prospecta:members:changed';
 
+/** The domain's services, and what the pipeline and the bindings keep of their own. */
+export interface AppServices extends Services {
+  /** Answers stored under `Idempotency-Key`s, replayed for 24 h (the pipeline's). */
+  idempotency: IdempotencyKeys;
+  /** The agent's conversations, per workspace. */
+  conversations: Conversations;
+  /** Dashboard sessions, and the two ways to start one. */
+  sessions: Sessions;
+  signInLinks: SignInLinks;
+  /** "Sign in with …" at the issuer; null without OAUTH_ISSUER and OAUTH_CLIENT_ID. */
+  oidcSignIn: OidcSignIn | null;
+  rateLimiter: RateLimiter;
+}
+
 export interface Runtime {
-  services: Services;
+  services: AppServices;
   close(): Promise<void>;
 }
 
@@ -51,7 +72,7 @@ export async function bootstrap(
   });
   const closers: Array<() => Promise<unknown>> = [() => store.close()];
   try {
-    await ensureIndexes(store, indexDeclarations);
+    await ensureIndexes(store, [...indexDeclarations, ...idempotencyIndexes, ...conversationIndexes, ...sessionIndexes, ...signInLinkIndexes, ...oidcSignInIndexes]);
 
     let redis: Redis | undefined;
     let subscriber: Redis | undefined;
@@ -80,11 +101,10 @@ export async function bootstrap(
     const llm = settings ? new Llm(settings, store, config.redisUrl, clock) : null;
     if (llm) closers.unshift(() => llm.close());
 
-    const services = createServices({
+    const domain = createServices({
       config,
       store,
       log,
-      rateLimiter: createRateLimiter(config.rateLimitPerMinute, redis),
       remoteCompanies,
       providerKeys,
       llm,
@@ -92,6 +112,15 @@ export async function bootstrap(
       version,
       clock,
     });
+    const services: AppServices = {
+      ...domain,
+      idempotency: new IdempotencyKeys(store),
+      conversations: new Conversations(store),
+      sessions: new Sessions(store, domain.members),
+      signInLinks: new SignInLinks(store, config.publicUrl),
+      oidcSignIn: oidcSignInOf(config, store, domain.oauth, log),
+      rateLimiter: createRateLimiter(config.rateLimitPerMinute, redis),
+    };
 
     closers.unshift(() => services.providers.close(), () => services.webhooks.close());
     // First: items in flight stop (their leases let them run again) before what they use closes.
@@ -132,4 +161,10 @@ export async function bootstrap(
     for (const close of closers) await close().catch(() => {});
     throw err;
   }
+}
+
+function oidcSignInOf(config: Config, store: Store, oauth: OAuth | null, log: Logger): OidcSignIn | null {
+  const { issuer, clientId, clientSecret, fetchTimeoutMs } = config.oauth;
+  if (!issuer || !clientId || !oauth) return null;
+  return new OidcSignIn({ issuer, clientId, clientSecret, publicUrl: config.publicUrl, timeoutMs: fetchTimeoutMs }, store, oauth.subjects, log);
 }

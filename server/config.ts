@@ -3,9 +3,9 @@
  * working default so `npm start` needs none; a malformed value stops start-up with a message
  * naming the variable rather than surfacing later as a strange runtime error.
  */
-import { envPrefix } from './providers/provider.ts';
+import { envPrefix } from './providers/data-provider.ts';
 import { declarations } from './providers/declared.ts';
-import { BRASILAPI_URL } from './receita/brasilapi-client.ts';
+import { BRASILAPI_URL } from './companies/brasilapi-client.ts';
 
 /** The Receita's Nextcloud share of the monthly releases (since about Feb 2026), and the tax-regime folder. */
 const CNPJ_RELEASES_URL = 'https://arquivos.receitafederal.gov.br/index.php/s/YggdBLfdninEJX9';

@@ -1,10 +1,15 @@
 import type { Handler } from './pipeline/handler.ts';
-import { releaseView } from './receita/releases.ts';
+import type { Companies } from './companies/companies.ts';
+import { releaseView } from './companies/releases.ts';
+import type { Store } from './store/port.ts';
 
-export const getHealth: Handler<'getHealth'> = async (_input, ctx) => ({
-  status: 'ok',
-  version: ctx.services.version,
-  store: ctx.services.store.kind,
-  // A store that cannot say which release it holds still answers health.
-  registry: releaseView(await ctx.services.companies.releases.loaded().catch(() => null)),
-});
+export function createHealthHandlers({ version, store, companies }: { version: string; store: Pick<Store, 'kind'>; companies: Companies }) {
+  const getHealth: Handler<'getHealth'> = async () => ({
+    status: 'ok',
+    version,
+    store: store.kind,
+    // A store that cannot say which release it holds still answers health.
+    registry: releaseView(await companies.releases.loaded().catch(() => null)),
+  });
+  return { getHealth };
+}

@@ -1,6 +1,8 @@
 /**
- * Everything a handler may reach, built once by main.ts (or a test) and passed to createApp.
- * Handlers never import a global database handle; they get these through their context.
+ * The domain's repositories and clients, built once at start-up (bootstrap.ts). No handler reads
+ * them as a bag: server/handlers.ts gives each area's factory the ones it uses. What the bindings
+ * keep of their own (dashboard sessions and sign-in, the agent's conversations, the rate
+ * limiter) is built beside these by bootstrap.ts.
  */
 import { stillActingOf } from './auth/still-acting.ts';
 import type { Logger } from 'pino';
@@ -16,18 +18,15 @@ import type { Config } from './config.ts';
 import { Credits, ledgerIndexes } from './credits/ledger.ts';
 import { allowanceIndexes, DailyAllowances } from './credits/allowance.ts';
 import { Payment } from './credits/payment.ts';
-import { Conversations, conversationIndexes } from './agent/conversations.ts';
-import type { RateLimiter } from './http/rate-limit.ts';
 import type { Clock } from './outbound/clock.ts';
-import { IdempotencyKeys, idempotencyIndexes } from './pipeline/idempotency.ts';
 import { jobIndexes, Jobs } from './jobs/jobs.ts';
 import { JobRunner } from './jobs/runner.ts';
 import { webhookIndexes, Webhooks } from './jobs/webhooks.ts';
 import { Providers } from './providers/providers.ts';
 import { providerKeyIndexes, type WorkspaceProviderKeys } from './providers/workspace-keys.ts';
-import type { BrasilApiSource } from './receita/brasilapi-client.ts';
+import type { BrasilApiSource } from './companies/brasilapi-client.ts';
 import { People, peopleIndexes } from './people/people.ts';
-import { Companies, companyIndexes } from './receita/companies.ts';
+import { Companies, companyIndexes } from './companies/companies.ts';
 import { Campaigns, campaignIndexes } from './outreach/campaigns.ts';
 import { MessageWriter } from './outreach/message-writer.ts';
 import { Prospects, prospectIndexes } from './outreach/prospects.ts';
@@ -37,9 +36,6 @@ import type { IndexDeclaration, Store } from './store/port.ts';
 import { Workspaces, workspaceIndexes } from './workspaces.ts';
 import { SearchCursors, searchCursorIndexes } from './search-cursors.ts';
 import { EnrichMemory, enrichMemoryIndexes } from './enrich/memory.ts';
-import { OidcSignIn, oidcSignInIndexes } from './dashboard/oidc-sign-in.ts';
-import { Sessions, sessionIndexes } from './dashboard/sessions.ts';
-import { SignInLinks, signInLinkIndexes } from './dashboard/sign-in-links.ts';
 
 export interface Services {
   config: Config;
@@ -56,8 +52,6 @@ export interface Services {
   credits: Credits;
   /** Every 402: the plan gate, charges, budgets. */
   payment: Payment;
-  /** Answers stored under `Idempotency-Key`s, replayed for 24 h. */
-  idempotency: IdempotencyKeys;
   companies: Companies;
   /** Where each search page left off (`cursor` / `nextCursor`). */
   searchCursors: SearchCursors;
@@ -79,14 +73,6 @@ export interface Services {
   campaigns: Campaigns;
   prospects: Prospects;
   messageWriter: MessageWriter;
-  /** The agent's conversations, per workspace. */
-  conversations: Conversations;
-  /** Dashboard sessions, and the two ways to start one. */
-  sessions: Sessions;
-  signInLinks: SignInLinks;
-  /** "Sign in with …" at the issuer; null without OAUTH_ISSUER and OAUTH_CLIENT_ID. */
-  oidcSignIn: OidcSignIn | null;
-  rateLimiter: RateLimiter;
   /** Background jobs, their webhook deliveries, and this process's runner (started by createApp). */
   jobs: Jobs;
   webhooks: Webhooks;
@@ -94,7 +80,7 @@ export interface Services {
   version: string;
 }
 
-/** Every index the repositories declare; created at start-up on either store. */
+/** Every index the domain's repositories declare; created at start-up on either store, with the bindings' own (bootstrap.ts). */
 export const indexDeclarations: IndexDeclaration[] = [
   ...workspaceIndexes,
   ...apiKeyIndexes,
@@ -110,11 +96,6 @@ export const indexDeclarations: IndexDeclaration[] = [
   ...campaignIndexes,
   ...prospectIndexes,
   ...allowanceIndexes,
-  ...conversationIndexes,
-  ...sessionIndexes,
-  ...signInLinkIndexes,
-  ...oidcSignInIndexes,
-  ...idempotencyIndexes,
   ...jobIndexes,
   ...webhookIndexes,
   ...searchCursorIndexes,
@@ -125,7 +106,6 @@ export function createServices(deps: {
   config: Config;
   store: Store;
   log: Logger;
-  rateLimiter: RateLimiter;
   remoteCompanies: BrasilApiSource | null;
   providerKeys: WorkspaceProviderKeys;
   llm: Llm | null;
@@ -152,8 +132,6 @@ export function createServices(deps: {
     credentials: new Credentials(keys, oauth),
     credits,
     payment: new Payment(credits, workspaces, new DailyAllowances(deps.store)),
-    idempotency: new IdempotencyKeys(deps.store),
-    conversations: new Conversations(deps.store),
     companies,
     searchCursors: new SearchCursors(deps.store),
     enrichMemory: new EnrichMemory(deps.store),
@@ -171,19 +149,10 @@ export function createServices(deps: {
     campaigns: new Campaigns(deps.store),
     prospects: new Prospects(deps.store),
     messageWriter: new MessageWriter(deps.llm),
-    sessions: new Sessions(deps.store, members),
-    signInLinks: new SignInLinks(deps.store, deps.config.publicUrl),
-    oidcSignIn: oidcSignInOf(deps.config, deps.store, oauth, deps.log),
     jobs,
     webhooks,
     jobRunner: new JobRunner({ jobs, webhooks, log: deps.log, pollMs, concurrency, exclusive: deps.store.kind === 'embedded', stillActing: stillActingOf({ keys, members }) }),
   };
-}
-
-function oidcSignInOf(config: Config, store: Store, oauth: OAuth | null, log: Logger): OidcSignIn | null {
-  const { issuer, clientId, clientSecret, fetchTimeoutMs } = config.oauth;
-  if (!issuer || !clientId || !oauth) return null;
-  return new OidcSignIn({ issuer, clientId, clientSecret, publicUrl: config.publicUrl, timeoutMs: fetchTimeoutMs }, store, oauth.subjects, log);
 }
 
 function oauthOf(config: Config, log: Logger, deps: { members: Members; workspaces: Workspaces; credits: Credits }): OAuth | null {

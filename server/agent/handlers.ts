@@ -2,46 +2,73 @@
 import { randomUUID } from 'node:crypto';
 import type { InputOf, OutputOf } from '../../shared/operations/index.ts';
 import { AGENT_CONTEXT_MAX_CHARS } from '../../shared/schemas/agent.ts';
-import { requireLlm } from '../ai/llm.ts';
+import { requireLlm, type Llm } from '../ai/llm.ts';
+import type { Config } from '../config.ts';
+import type { Payment } from '../credits/payment.ts';
 import { invalidRequest, notFound } from '../errors.ts';
 import type { HandlerContext } from '../pipeline/handler.ts';
-import { conversationView, MAX_CONVERSATION_CHARS, summaryView } from './conversations.ts';
+import { conversationView, MAX_CONVERSATION_CHARS, summaryView, type Conversations } from './conversations.ts';
 import { agentEvents, type AgentEvent, type ChatSetup } from './loop.ts';
 
-export function agentChat(input: InputOf<'agentChat'>, ctx: HandlerContext): AsyncIterable<AgentEvent> | Promise<OutputOf<'agentChat'>> {
-  if (ctx.answer === 'value') return prepare(input, ctx).then((setup) => collapse(agentEvents(setup)));
-  return (async function* () {
-    yield* agentEvents(await prepare(input, ctx));
-  })();
+export interface AgentDeps {
+  /** null until a model is configured (503). */
+  llm: Llm | null;
+  conversations: Conversations;
+  /** The free plan's daily messages. */
+  payment: Pick<Payment, 'requireAgentMessage'>;
+  /** AGENT_FREE_MESSAGES_PER_DAY and AGENT_MAX_STEPS. */
+  limits: Config['agent'];
 }
 
-/** Everything that can refuse the message, in order, before anything is sent: 503, 400, 404, then the free allowance's 402. */
-async function prepare(input: InputOf<'agentChat'>, ctx: HandlerContext): Promise<ChatSetup> {
-  const llm = requireLlm(ctx.services.llm);
-  // Sheet cells beyond the contract's total (as JSON) are refused before the model is asked.
-  if (input.context && JSON.stringify(input.context).length > AGENT_CONTEXT_MAX_CHARS) {
-    throw invalidRequest(`context is over ${AGENT_CONTEXT_MAX_CHARS / 1000} kB; select fewer rows or columns`);
+export function createAgentHandlers({ llm: model, conversations, payment, limits }: AgentDeps) {
+  function agentChat(input: InputOf<'agentChat'>, ctx: HandlerContext): AsyncIterable<AgentEvent> | Promise<OutputOf<'agentChat'>> {
+    if (ctx.answer === 'value') return prepare(input, ctx).then((setup) => collapse(agentEvents(setup)));
+    return (async function* () {
+      yield* agentEvents(await prepare(input, ctx));
+    })();
   }
-  const { config, conversations, payment } = ctx.services;
-  let history: ChatSetup['history'] = [];
-  if (input.conversationId) {
-    const found = await conversations.get(ctx.workspaceId, input.conversationId);
-    if (!found) throw notFound('Conversation');
-    if (found.chars >= MAX_CONVERSATION_CHARS) {
-      throw invalidRequest(`This conversation is full (${MAX_CONVERSATION_CHARS / 1_000_000} MB stored); start a new one (send no conversationId).`);
+
+  /** Everything that can refuse the message, in order, before anything is sent: 503, 400, 404, then the free allowance's 402. */
+  async function prepare(input: InputOf<'agentChat'>, ctx: HandlerContext): Promise<ChatSetup> {
+    const llm = requireLlm(model);
+    // Sheet cells beyond the contract's total (as JSON) are refused before the model is asked.
+    if (input.context && JSON.stringify(input.context).length > AGENT_CONTEXT_MAX_CHARS) {
+      throw invalidRequest(`context is over ${AGENT_CONTEXT_MAX_CHARS / 1000} kB; select fewer rows or columns`);
     }
-    history = found.messages;
+    let history: ChatSetup['history'] = [];
+    if (input.conversationId) {
+      const found = await conversations.get(ctx.workspaceId, input.conversationId);
+      if (!found) throw notFound('Conversation');
+      if (found.chars >= MAX_CONVERSATION_CHARS) {
+        throw invalidRequest(`This conversation is full (${MAX_CONVERSATION_CHARS / 1_000_000} MB stored); start a new one (send no conversationId).`);
+      }
+      history = found.messages;
+    }
+    await payment.requireAgentMessage(ctx.workspaceId, limits.freeMessagesPerDay);
+    return {
+      llm,
+      ctx,
+      input,
+      conversationId: input.conversationId ?? randomUUID(),
+      isNew: !input.conversationId,
+      history,
+      maxSteps: limits.maxSteps,
+      conversations,
+    };
   }
-  await payment.requireAgentMessage(ctx.workspaceId, config.agent.freeMessagesPerDay);
-  return {
-    llm,
-    ctx,
-    input,
-    conversationId: input.conversationId ?? randomUUID(),
-    isNew: !input.conversationId,
-    history,
-    maxSteps: config.agent.maxSteps,
-  };
+
+  async function listConversations(_input: InputOf<'listConversations'>, ctx: HandlerContext): Promise<OutputOf<'listConversations'>> {
+    const docs = await conversations.list(ctx.workspaceId);
+    return { conversations: docs.map(summaryView) };
+  }
+
+  async function getConversation(input: InputOf<'getConversation'>, ctx: HandlerContext): Promise<OutputOf<'getConversation'>> {
+    const doc = await conversations.get(ctx.workspaceId, input.conversationId);
+    if (!doc) throw notFound('Conversation');
+    return conversationView(doc);
+  }
+
+  return { agentChat, listConversations, getConversation };
 }
 
 /** The events of one message as the one JSON answer. */
@@ -59,15 +86,4 @@ async function collapse(events: AsyncIterable<AgentEvent>): Promise<OutputOf<'ag
     }
   }
   throw new Error('the agent ended without a done event');
-}
-
-export async function listConversations(_input: InputOf<'listConversations'>, ctx: HandlerContext): Promise<OutputOf<'listConversations'>> {
-  const docs = await ctx.services.conversations.list(ctx.workspaceId);
-  return { conversations: docs.map(summaryView) };
-}
-
-export async function getConversation(input: InputOf<'getConversation'>, ctx: HandlerContext): Promise<OutputOf<'getConversation'>> {
-  const doc = await ctx.services.conversations.get(ctx.workspaceId, input.conversationId);
-  if (!doc) throw notFound('Conversation');
-  return conversationView(doc);
 }

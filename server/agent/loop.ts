@@ -10,9 +10,9 @@ import { framing as newFraming } from '../ai/untrusted-data.ts';
 import { ServiceError } from '../errors.ts';
 import type { Tool } from '../tools/tools.ts';
 import type { HandlerContext } from '../pipeline/handler.ts';
-import type { StoredMessage } from './conversations.ts';
+import type { Conversations, StoredMessage } from './conversations.ts';
 import { fitToBudget, systemPrompt } from './prompt.ts';
-import { functionsOf, isPaid, offeredTools, parseArguments, refused, runTool, toolCallKey, writes, type ToolCallOutcome } from './tools.ts';
+import { functionsOf, isPaidTool, offeredTools, parseArguments, refused, runTool, toolCallKey, writes, type ToolCallOutcome } from './tools.ts';
 
 export type AgentEvent = StreamEventOf<'agentChat'>;
 
@@ -24,6 +24,8 @@ export interface ChatSetup {
   isNew: boolean;
   history: StoredMessage[];
   maxSteps: number;
+  /** Where the conversation is saved once the message ends. */
+  conversations: Pick<Conversations, 'save'>;
 }
 
 /** Room left for the answer itself. */
@@ -111,7 +113,7 @@ async function runMessage(setup: ChatSetup, emit: (event: AgentEvent) => void): 
     }
   }
   // Stored even when the client left: what was asked, answered and charged stays on record.
-  await ctx.services.conversations.save(ctx.workspaceId, setup.conversationId, setup.isNew, current);
+  await setup.conversations.save(ctx.workspaceId, setup.conversationId, setup.isNew, current);
   if (!ctx.signal.aborted) {
     send({ event: 'done', data: { conversationId: setup.conversationId, creditsCharged: spent.credits, steps: spent.steps } });
   }
@@ -155,7 +157,7 @@ async function runCalls(
       else {
         const key = toolCallKey(setup.conversationId, answerAt, index, call.id);
         const run = () => runCapped(tool, args, ctx, cap, spent, key);
-        if (cap !== undefined && isPaid(tool)) {
+        if (cap !== undefined && isPaidTool(tool)) {
           const mine = paidTurn.then(run);
           paidTurn = mine.catch(() => undefined);
           outcome = await mine;
@@ -179,17 +181,11 @@ async function runCalls(
 }
 
 /**
- * A call, unless the client left or the message's credit cap is spent. What is left of the cap
- * goes into the call as the pipeline's own limit (payment.ts refuses a charge past it), so a tool
- * whose input has no cap of its own cannot overspend either; a tool that takes `maxCredits` also
- * gets it there, so it plans its paid work within it.
+ * A call, unless the client left. A paid one runs within what is left of the message's cap, as
+ * the pipeline's own limit (`maxCredits`): payment.ts refuses it before it starts once nothing is
+ * left, refuses a charge past it, and caps the budget a tool plans its paid work with.
  */
 async function runCapped(tool: Tool, args: Record<string, unknown>, ctx: HandlerContext, cap: number | undefined, spent: { credits: number }, key: string): Promise<ToolCallOutcome | null> {
   if (ctx.signal.aborted) return null;
-  if (cap === undefined || !isPaid(tool)) return runTool(tool, args, ctx, key);
-  const left = cap - spent.credits;
-  if (left <= 0) return refused('insufficient_credits', `This message may spend at most ${cap} credits (its maxCredits), and they are spent.`);
-  const properties = (tool.definition.inputSchema.properties ?? {}) as Record<string, unknown>;
-  if ('maxCredits' in properties) args = { ...args, maxCredits: Math.min(left, typeof args.maxCredits === 'number' ? args.maxCredits : left) };
-  return runTool(tool, args, ctx, key, left);
+  return runTool(tool, args, ctx, key, cap === undefined || !isPaidTool(tool) ? undefined : cap - spent.credits);
 }

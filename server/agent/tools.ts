@@ -1,10 +1,11 @@
 /**
- * The agent's tools: the MCP tool definitions this credential may use (the same scope filter as
- * `tools/list`), DELETE operations excepted, offered as functions; and one tool call run exactly
+ * The agent's tools: the tool definitions this credential may use as the agent (`mayCall`, the
+ * rule `tools/list` uses too), offered as functions; and one tool call run exactly
  * as an MCP `tools/call` (through the pipeline, for the same caller), its outcome turned into the
  * JSON a `role: tool` message carries. A malformed call never reaches the pipeline and costs nothing.
  */
 import { createHash } from 'node:crypto';
+import { isPaid } from '../../shared/operations/types.ts';
 import type { Caller } from '../auth/principal.ts';
 import type { FunctionTool } from '../ai/llm.ts';
 import { ServiceError } from '../errors.ts';
@@ -23,9 +24,9 @@ export interface ToolCallOutcome {
 /** A tool result larger than this reaches the model cut short (still JSON), to leave room for the rest. */
 const MAX_RESULT_CHARS = 24_000;
 
+/** The tools this caller may call as the agent (`mayCall`: no DELETE among them), by name. */
 export function offeredTools(caller: Caller): Map<string, Tool> {
-  // Deleting is left to a person: an instruction smuggled into a tool result finds nothing to delete with.
-  return new Map(visibleTools(caller).filter((tool) => tool.operation.method !== 'DELETE').map((tool) => [tool.definition.name, tool]));
+  return new Map(visibleTools(caller, 'agent').map((tool) => [tool.definition.name, tool]));
 }
 
 export function functionsOf(tools: Map<string, Tool>): FunctionTool[] {
@@ -36,8 +37,8 @@ export function functionsOf(tools: Map<string, Tool>): FunctionTool[] {
   }));
 }
 
-/** Whether a tool can charge: everything but a free credit rule. */
-export const isPaid = (tool: Tool) => tool.operation.credits.rule !== 'free';
+/** Whether a tool can charge (the registry's credit rule). */
+export const isPaidTool = (tool: Tool) => isPaid(tool.operation);
 
 /**
  * Whether a tool writes: the opposite of its MCP `readOnlyHint` (one rule, in server/tools/), so a

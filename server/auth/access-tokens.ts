@@ -17,7 +17,7 @@ import type { Logger } from 'pino';
 import { SCOPES, type Scope } from '../../shared/operations/types.ts';
 import { IssuerDiscovery, IssuerUnavailable } from './issuer-discovery.ts';
 import { issuerKeys } from './issuer-keys.ts';
-import { Lru } from './lru.ts';
+import { Lru } from '../lib/lru.ts';
 import { reasonOf, TokenRefused } from './token-refusal.ts';
 
 export const ACCEPTED_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519'];

@@ -12,7 +12,7 @@
  * on every request; meanwhile tokens are refused at once.
  */
 import type { Logger } from 'pino';
-import { Backoff } from './backoff.ts';
+import { Backoff } from '../lib/backoff.ts';
 import { getJson, IssuerHttpError } from './issuer-http.ts';
 
 export class IssuerUnavailable extends Error {

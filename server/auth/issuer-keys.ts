@@ -22,7 +22,7 @@ import {
   type JWTVerifyGetKey,
 } from 'jose';
 import type { Logger } from 'pino';
-import { Backoff } from './backoff.ts';
+import { Backoff } from '../lib/backoff.ts';
 import { boundedFetch, problemOf } from './issuer-http.ts';
 import { TokenRefused } from './token-refusal.ts';
 

@@ -11,14 +11,14 @@ import { memberInfo } from '../auth/members.ts';
 import { MAX_KEY_NAME } from '../../shared/key-name.ts';
 import { PLAN_NAMES, type PlanName } from '../credits/plans.ts';
 import { importPeople, PeopleFileError } from '../people/import-people.ts';
-import { importRelease, type ImportProgress } from '../receita/import/importer.ts';
-import { ReleaseRefused } from '../receita/import/release-files.ts';
-import { downloadRelease, DownloadError, type DownloadProgress } from '../receita/download/download.ts';
+import { importRelease, type ImportProgress } from '../companies/receita/import/importer.ts';
+import { ReleaseRefused } from '../companies/receita/import/release-files.ts';
+import { downloadRelease, DownloadError, type DownloadProgress } from '../companies/receita/download/download.ts';
 import type { Config } from '../config.ts';
-import type { Problem } from '../receita/import/rows.ts';
+import type { Problem } from '../companies/receita/import/rows.ts';
 import { generateRelease } from '../seed/release-generator.ts';
 import { MissingSecretError } from '../providers/workspace-keys.ts';
-import type { Services } from '../services.ts';
+import type { AppServices } from '../bootstrap.ts';
 import { seedDemo } from '../seed/demo.ts';
 
 export class UsageError extends Error {}
@@ -42,7 +42,7 @@ export type CommandEvent = { progress: ImportProgress } | { problem: Problem } |
 interface Command {
   usage: string;
   /** `signal`: aborted when the command line that asked for it goes away (through a server). */
-  run(services: Services, args: Args, notify: (event: CommandEvent) => void, signal?: AbortSignal): Promise<unknown>;
+  run(services: AppServices, args: Args, notify: (event: CommandEvent) => void, signal?: AbortSignal): Promise<unknown>;
   /** A command that needs no store runs from the configuration alone, never through a running server. */
   runLocal?(config: Config, args: Args, notify: (event: CommandEvent) => void): Promise<unknown>;
 }
@@ -82,7 +82,7 @@ function plan(args: Args, fallback?: PlanName): PlanName {
   return value as PlanName;
 }
 
-async function existingWorkspace(services: Services, args: Args) {
+async function existingWorkspace(services: AppServices, args: Args) {
   const id = required(args, 'workspace');
   const workspace = await services.workspaces.get(id);
   if (!workspace) throw new UsageError(`workspace ${id} not found`);
@@ -93,14 +93,14 @@ async function existingWorkspace(services: Services, args: Args) {
  * The issuer of a member's tokens: --issuer, else OAUTH_ISSUER of the process that runs the
  * command (the server's, when the CLI reaches a running server), the issuer whose tokens it accepts.
  */
-function issuer(services: Services, args: Args): string {
+function issuer(services: AppServices, args: Args): string {
   const value = args.issuer ?? services.config.oauth.issuer;
   if (!value) throw new UsageError('--issuer is required when OAUTH_ISSUER is unset');
   return value;
 }
 
 /** A provider that takes a key: keyless sources have nothing to store. */
-function keyedProvider(services: Services, args: Args): string {
+function keyedProvider(services: AppServices, args: Args): string {
   const id = required(args, 'provider');
   const keyed: string[] = services.providers.all.filter((p) => p.keyVariable).map((p) => p.id);
   if (!keyed.includes(id)) throw new UsageError(`--provider must be one of ${keyed.join(', ')}`);
@@ -108,7 +108,7 @@ function keyedProvider(services: Services, args: Args): string {
 }
 
 /** `import cnpj`'s work, once it is the only import running. */
-async function importCnpj(services: Services, args: Args, notify: (event: CommandEvent) => void, signal?: AbortSignal) {
+async function importCnpj(services: AppServices, args: Args, notify: (event: CommandEvent) => void, signal?: AbortSignal) {
   let dir: string;
   let release = args.release;
   if (args.download !== undefined) {

@@ -6,7 +6,7 @@
 import { chmod, rm } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import type { Services } from '../services.ts';
+import type { AppServices } from '../bootstrap.ts';
 import { CommandRefused, commands, UsageError, type Args, type CommandEvent } from './commands.ts';
 
 export interface ControlRequest {
@@ -21,7 +21,7 @@ export function controlSocketPath(dataDir: string): string {
 }
 
 export async function runCommand(
-  services: Services,
+  services: AppServices,
   request: ControlRequest,
   notify: (event: CommandEvent) => void = () => undefined,
   signal?: AbortSignal,
@@ -39,7 +39,7 @@ export async function runCommand(
 }
 
 /** Serves commands to the CLI; the caller owns the store lock, so a leftover socket is stale. */
-export async function serveControl(services: Services, socketPath: string): Promise<net.Server> {
+export async function serveControl(services: AppServices, socketPath: string): Promise<net.Server> {
   await rm(socketPath, { force: true });
   const server = net.createServer((socket) => {
     let buffer = '';

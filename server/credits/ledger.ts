@@ -27,7 +27,7 @@ import { ServiceError } from '../errors.ts';
 import { isDuplicateKeyError, type Collection, type Filter, type IndexDeclaration, type Store } from '../store/port.ts';
 import type { WorkspaceDoc, Workspaces } from '../workspaces.ts';
 import type { OutputOf } from '../../shared/operations/index.ts';
-import { Lru } from '../auth/lru.ts';
+import { Lru } from '../lib/lru.ts';
 import { newMovement, type Movement } from './movement.ts';
 import { isTrialOver, type Plan } from './plans.ts';
 

@@ -3,6 +3,7 @@
  * balance when a charge is settled, and the per-request budget (`maxCredits`) handlers spend
  * from. The debit itself is the ledger's atomic conditional update, so a charge never overdraws.
  */
+import { isPaid, type Operation } from '../../shared/operations/types.ts';
 import { ServiceError } from '../errors.ts';
 import type { Workspaces } from '../workspaces.ts';
 import type { DailyAllowances } from './allowance.ts';
@@ -71,6 +72,17 @@ export class Payment {
     if (!blocker) return;
     if (await this.allowances.take(workspaceId, 'agent_message', freePerDay, now)) return;
     throw new ServiceError('plan_required', `${blocker} Without a plan the agent answers ${freePerDay} messages a day, all used today.`);
+  }
+
+  /**
+   * 402 `insufficient_credits` before a paid operation runs when what its invocation may still
+   * spend (`maxCredits`: the agent message's cap less what its earlier calls charged) is nothing:
+   * a call that could charge is not started. A free operation is never refused here.
+   */
+  requireRoom(operation: Pick<Operation, 'credits'>, maxCredits: number): void {
+    if (maxCredits <= 0 && isPaid(operation)) {
+      throw new ServiceError('insufficient_credits', "This message's maxCredits are spent, so a call that charges was not run.");
+    }
   }
 
   /**

@@ -7,17 +7,20 @@
  * cookie and never an API key, and refuses state changes from other origins. Nothing the
  * dashboard shows or changes bypasses the registry.
  */
+import { sessionPrincipal } from '../auth/principal.ts';
 import { ServiceError } from '../errors.ts';
 import type { AppContext, Middleware } from '../http/state.ts';
-import type { Services } from '../services.ts';
+import type { Config } from '../config.ts';
+import type { Workspaces } from '../workspaces.ts';
+import type { OidcSignIn } from './oidc-sign-in.ts';
 import { ASSETS_PATH, type Assets } from './assets.ts';
 import { formField } from './form-body.ts';
 import { documentHtml, html } from './html.ts';
 import { changesState, isSameOrigin } from './same-origin.ts';
 import { clearCookie, cookiePolicy, readCookie, SESSION_COOKIE, writeCookie } from './session-cookie.ts';
-import { sessionPrincipal, type SessionDoc } from './sessions.ts';
+import type { SessionDoc, Sessions } from './sessions.ts';
 import { notFoundPage, signInPage, type SignInPageOptions } from './sign-in-page.ts';
-import type { Redemption } from './sign-in-links.ts';
+import type { Redemption, SignInLinks } from './sign-in-links.ts';
 import { setPageHeaders } from './security-headers.ts';
 
 const PREFIX = '/dashboard';
@@ -40,8 +43,17 @@ export interface Dashboard {
   pages: Middleware;
 }
 
-export function dashboard(services: Services, assets: Assets): Dashboard {
-  const { sessions, signInLinks, workspaces, config, oidcSignIn: oidc } = services;
+/** What the dashboard's sign-in and sessions use. */
+export interface DashboardDeps {
+  sessions: Sessions;
+  signInLinks: SignInLinks;
+  /** null without OAUTH_ISSUER and OAUTH_CLIENT_ID. */
+  oidcSignIn: OidcSignIn | null;
+  workspaces: Workspaces;
+  config: Config;
+}
+
+export function dashboard({ sessions, signInLinks, workspaces, config, oidcSignIn: oidc }: DashboardDeps, assets: Assets): Dashboard {
   const publicOrigin = new URL(config.publicUrl).origin;
   const cookies = cookiePolicy(config.publicUrl);
 
@@ -88,7 +100,7 @@ export function dashboard(services: Services, assets: Assets): Dashboard {
       throw new ServiceError('cross_origin', 'Changes through the dashboard’s API must come from the dashboard’s own pages.');
     }
     const { session } = await currentSession(ctx);
-    if (session) ctx.state.principal = sessionPrincipal(session);
+    if (session) ctx.state.principal = sessionPrincipal({ id: session._id, workspaceId: session.workspaceId, memberId: session.memberId });
     else ctx.state.authProblem = { code: 'unauthorized', message: 'Your dashboard session has ended: sign in again.' };
     // From here on it is the registry's route, as under /v1.
     ctx.path = ctx.path.slice(PREFIX.length);

@@ -9,9 +9,7 @@
  * removed: each lookup reads the member document from the store (never a cache, which another
  * instance's removal would not reach), and deletes the session once the member is gone.
  */
-import { SCOPES } from '../../shared/operations/types.ts';
 import type { Members } from '../auth/members.ts';
-import type { Principal } from '../auth/principal.ts';
 import type { Collection, IndexDeclaration, Store } from '../store/port.ts';
 import { isWellFormedToken, newSecretToken, tokenId } from './secret-token.ts';
 
@@ -78,12 +76,4 @@ export class Sessions {
   async end(token: unknown): Promise<void> {
     if (isWellFormedToken(token)) await this.sessions.deleteOne({ _id: tokenId(token) });
   }
-}
-
-/** What a session may do: everything a key may, and manage keys (`access: 'dashboard'`). */
-export function sessionPrincipal(session: SessionDoc): Principal {
-  // A prefix of the stored hash: stable for the rate limit, and not the cookie.
-  const principal: Principal = { kind: 'session', credentialId: `session:${session._id.slice(0, 16)}`, workspaceId: session.workspaceId, scopes: [...SCOPES] };
-  if (session.memberId) principal.memberId = session.memberId;
-  return principal;
 }

@@ -10,7 +10,7 @@ import type { ProviderAttempt } from '../../shared/types.ts';
 import { hasValue, present, type Field, type FieldValues } from '../providers/fields.ts';
 import type { ProviderSlot } from '../providers/providers.ts';
 import { ProviderFailure } from '../providers/provider-failure.ts';
-import { answerParts, canRun } from '../providers/provider.ts';
+import { answerParts, canRun } from '../providers/data-provider.ts';
 import type { TraceContext } from '../trace-context.ts';
 
 /** One provider reached (or passed over) by the cascade, as enrich and hydrate report it. */

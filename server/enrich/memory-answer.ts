@@ -3,11 +3,10 @@
  * the cascade over a subject (`enrich`, each lead of `hydratePeople`): the stored fields laid
  * over what was sent, and what a cascade found (and looked for in vain) written back.
  */
-import type { HandlerContext } from '../pipeline/handler.ts';
 import type { Field, FieldValues } from '../providers/fields.ts';
 import type { ProviderSlot } from '../providers/providers.ts';
 import type { enrichRecord } from './enrich-record.ts';
-import type { Recall, StoredField } from './memory.ts';
+import type { EnrichMemory, Recall, StoredField } from './memory.ts';
 
 /** What a request that asked for fresh data (maxAge 0, forceRefresh) recalls: nothing. */
 export const NOTHING_RECALLED: Recall = { fields: {}, covered: [], enrichedAt: null };
@@ -32,8 +31,9 @@ export function recalledRecord(cleaned: FieldValues, recall: Recall): { record: 
  * when every provider reached answered (a failure or a skip may have hidden a value).
  */
 export async function remember(
+  memory: EnrichMemory,
   id: string,
-  ctx: HandlerContext,
+  workspaceId: string,
   result: Awaited<ReturnType<typeof enrichRecord>>,
   goals: readonly Field[],
   slots: Map<string, ProviderSlot>,
@@ -47,5 +47,5 @@ export async function remember(
   }
   const clean = result.attempts.length > 0 && result.attempts.every((a) => a.outcome === 'found' || a.outcome === 'not_found');
   const inVain = clean ? goals.filter((f) => result.record[f] === undefined) : [];
-  if (Object.keys(found).length > 0 || inVain.length > 0) await ctx.services.enrichMemory.store(id, ctx.workspaceId, found, inVain);
+  if (Object.keys(found).length > 0 || inVain.length > 0) await memory.store(id, workspaceId, found, inVain);
 }

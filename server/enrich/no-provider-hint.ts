@@ -4,7 +4,7 @@
  * knows what to set instead of reading an empty answer.
  */
 import { hasValue, type Field, type FieldValues } from '../providers/fields.ts';
-import type { Provider } from '../providers/provider.ts';
+import type { Provider } from '../providers/data-provider.ts';
 import type { ProviderSlot } from '../providers/providers.ts';
 
 /** Null when nothing is missing; else one sentence naming keys and the fields each would bring. */

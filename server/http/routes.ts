@@ -13,7 +13,6 @@ import type { AnswerForm } from '../pipeline/outcome.ts';
 import { isHoldingRaw, jsonBytes } from '../raw-json.ts';
 import type { TraceContext } from '../trace-context.ts';
 import { readJsonBody } from './body.ts';
-import { authorize } from '../auth/principal.ts';
 import type { HeldStreams } from './held-streams.ts';
 import { resumeEventStream, sendEventStream } from './sse.ts';
 import type { AppContext, AppState, Middleware } from './state.ts';
@@ -75,8 +74,8 @@ function operationRoute(id: OperationId, operation: Operation, status: number, p
       const lastEventId = ctx.get('Last-Event-ID');
       if (streaming && lastEventId) {
         // A reconnection is never run again: it resumes the stream it names, or is told there is nothing more.
-        const principal = authorize(caller, operation);
-        return resumeEventStream(ctx, principal ? held.find(principal.workspaceId, id, lastEventId) : null);
+        const workspaceId = pipeline.resumer(id, caller);
+        return resumeEventStream(ctx, workspaceId ? held.find(workspaceId, id, lastEventId) : null);
       }
       // A stream's work is stopped by its held stream (a client may come back), anything else's when its client leaves.
       const gone = new ClientGone(ctx);

@@ -65,7 +65,7 @@ export function createMcpServer({ pipeline, caller, log, trace, version }: McpCo
   });
 
   server.setRequestHandler('tools/list', async () => ({
-    tools: visibleTools(caller).map((tool) => tool.definition),
+    tools: visibleTools(caller, 'mcp').map((tool) => tool.definition),
   }));
 
   server.setRequestHandler('tools/call', async (request, ctx) => {

@@ -9,7 +9,7 @@ import { ProviderFailure } from '../providers/provider-failure.ts';
 import { normalizeDomain } from '../enrich/enrich-record.ts';
 import { apolloSizeRange, unsupported, type FilterName } from './filters.ts';
 import type { PersonView } from './person-view.ts';
-import { SourceUnable, type PeopleSource } from './source.ts';
+import { SourceUnable, type PeopleSource } from './people-source.ts';
 
 export const APOLLO_PEOPLE_SOURCE = 'apollo';
 

@@ -5,7 +5,7 @@
  */
 import type { Filter } from '../store/port.ts';
 import type { InputOf } from '../../shared/operations/index.ts';
-import { words } from '../receita/text.ts';
+import { words } from '../lib/text.ts';
 import { normalizeDomain } from '../enrich/enrich-record.ts';
 import type { PersonDoc } from './people.ts';
 

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Person } from '../../shared/types.ts';
-import { words } from '../receita/text.ts';
+import { words } from '../lib/text.ts';
 import type { Collection, Filter, IndexDeclaration, Store } from '../store/port.ts';
 
 /** What a list (or the demo set) holds about a person: those of the contract's Person fields, each present (null when unknown). */

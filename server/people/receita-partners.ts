@@ -5,14 +5,14 @@
  * they have no email. Filters about things the registry does not hold are refused by name.
  */
 import { ServiceError } from '../errors.ts';
-import type { Companies } from '../receita/companies.ts';
-import type { CompanyRecord, Partner } from '../receita/company-record.ts';
-import type { CompanyFilters } from '../receita/search-plan.ts';
+import type { Companies } from '../companies/companies.ts';
+import type { CompanyRecord, Partner } from '../companies/company-record.ts';
+import type { CompanyFilters } from '../companies/search-plan.ts';
 import { foldText } from '../../shared/fold-text.ts';
-import { words } from '../receita/text.ts';
+import { words } from '../lib/text.ts';
 import { unsupported, type FilterName, type PeopleFilters } from './filters.ts';
 import type { PersonView } from './person-view.ts';
-import { SourceUnable, type SourceRows } from './source.ts';
+import { SourceUnable, type SourceRows } from './people-source.ts';
 
 export const REGISTRY_PEOPLE_SOURCE = 'receita_federal';
 

@@ -9,7 +9,7 @@ import { listQuery } from './filters.ts';
 import type { PersonDoc } from './people.ts';
 import { listPersonView } from './person-view.ts';
 import { searchPartners } from './receita-partners.ts';
-import type { PeopleSource } from './source.ts';
+import type { PeopleSource } from './people-source.ts';
 
 export type PeopleSourceId = (typeof PEOPLE_SOURCES)[number];
 

@@ -12,10 +12,9 @@ import type { Logger } from 'pino';
 import type { OperationId } from '../../shared/operations/index.ts';
 import { priceOf, type Operation } from '../../shared/operations/types.ts';
 import type { Principal } from '../auth/principal.ts';
-import type { Budget } from '../credits/payment.ts';
+import type { Budget, Payment } from '../credits/payment.ts';
 import { ServiceError } from '../errors.ts';
 import { creditsDebited } from '../metrics.ts';
-import type { Services } from '../services.ts';
 import { startTrace, type TraceContext } from '../trace-context.ts';
 import type { HandlerContext } from './handler.ts';
 import type { AnswerForm, CreditCap, Receipt } from './outcome.ts';
@@ -46,7 +45,7 @@ export class InvocationContext implements HandlerContext {
     private readonly operation: Operation,
     private readonly input: Record<string, unknown>,
     readonly principal: Principal | null,
-    readonly services: Services,
+    private readonly payment: Payment,
     private readonly options: ContextOptions,
     private readonly receipt: Receipt,
     readonly invoke: HandlerContext['invoke'],
@@ -86,10 +85,10 @@ export class InvocationContext implements HandlerContext {
     const { charging } = this.receipt;
     const cap = this.creditsLeft();
     const { creditCap } = this.options;
-    if (charging === undefined) return this.settle(await this.services.payment.charge(this.workspaceId, price, this.operationId, detail, cap, creditCap));
+    if (charging === undefined) return this.settle(await this.payment.charge(this.workspaceId, price, this.operationId, detail, cap, creditCap));
     charging(price);
     try {
-      return this.settle(await this.services.payment.charge(this.workspaceId, price, this.operationId, detail, cap, creditCap));
+      return this.settle(await this.payment.charge(this.workspaceId, price, this.operationId, detail, cap, creditCap));
     } catch (err) {
       charging(-price);
       throw err;
@@ -105,7 +104,7 @@ export class InvocationContext implements HandlerContext {
   /** The handler's own cap (its input's `maxCredits`), within what the invocation and its job may still charge. */
   budget = (maxCredits?: number): Promise<Budget> => {
     const limits = [maxCredits, this.creditsLeft(), this.options.creditCap?.remaining()].filter((n): n is number => n !== undefined);
-    return this.services.payment.budget(this.workspaceId, limits.length === 0 ? undefined : Math.min(...limits));
+    return this.payment.budget(this.workspaceId, limits.length === 0 ? undefined : Math.min(...limits));
   };
 
   private creditsLeft(): number | undefined {

@@ -1,6 +1,9 @@
 /**
  * A handler never sees a binding: it gets validated input and this context, and returns the
- * response body, or, for a stream operation, an async iterable of its events.
+ * response body, or, for a stream operation, an async iterable of its events. The context holds
+ * only what belongs to one call; the repositories and clients a handler uses are given once, at
+ * start-up, to its area's factory (`createOutreachHandlers({ templates, … })`, gathered by
+ * `server/handlers.ts`).
  * HTTP, MCP and the agent all reach handlers through the pipeline (`pipeline.ts`), so each rule
  * is written once.
  */
@@ -9,7 +12,6 @@ import type { InputOf, OperationId, OutputOf, StreamEventOf, StreamOperationId }
 import type { Operations } from '../../shared/operations/index.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Budget } from '../credits/payment.ts';
-import type { Services } from '../services.ts';
 import type { TraceContext } from '../trace-context.ts';
 import type { AnswerForm, Outcome, RawInput, StreamEvent } from './outcome.ts';
 
@@ -19,7 +21,6 @@ export interface HandlerContext {
   /** The caller's workspace; throws `unauthorized` on an operation open to anonymous callers. */
   readonly workspaceId: string;
   principal: Principal | null;
-  services: Services;
   log: Logger;
   /** The request's W3C trace: pass it to outgoing calls, which send it on as a child `traceparent`. */
   trace: TraceContext;

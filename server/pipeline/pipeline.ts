@@ -12,10 +12,10 @@ import { takesIdempotencyKey, type Operation } from '../../shared/operations/typ
 import { authorize, requireCredential, type Caller } from '../auth/principal.ts';
 import { invalidRequest, ServiceError, storeUnavailable } from '../errors.ts';
 import { isStoreUnavailable } from '../store/port.ts';
-import type { Services } from '../services.ts';
+import type { Payment } from '../credits/payment.ts';
 import type { HandlerContext, Handlers } from './handler.ts';
 import { InvocationContext } from './handler-context.ts';
-import { checkIdempotencyKey, recordEvents, replayEvents, requestHash, settleFailure, type Stored } from './idempotency.ts';
+import { checkIdempotencyKey, recordEvents, type IdempotencyKeys, replayEvents, requestHash, settleFailure, type Stored } from './idempotency.ts';
 import type { AnswerForm, CreditCap, Outcome, RawInput, Receipt, StreamEvent } from './outcome.ts';
 import { compileValidators, type RequestPart, type Validate } from './validate.ts';
 import { operationCall, type Binding } from '../metrics.ts';
@@ -59,6 +59,12 @@ export interface InvokeOptions {
 
 export interface Pipeline {
   invoke(id: OperationId, caller: Caller, raw: RawInput, options: InvokeOptions): Promise<Outcome>;
+  /**
+   * The workspace whose held streams of `id` this caller may resume (a reconnection naming its
+   * last event), authorized as a new call of `id` would be (401/403); null for a caller without a
+   * workspace, who has none to resume.
+   */
+  resumer(id: OperationId, caller: Caller): string | null;
 }
 
 /**
@@ -72,7 +78,13 @@ interface Runner {
 
 const PARTS: RequestPart[] = ['params', 'query', 'body'];
 
-export function createPipeline(services: Services, handlers: Handlers): Pipeline {
+/** What the pipeline itself decides with: the plan gate and charges, and the idempotency keys. */
+export interface PipelineDeps {
+  payment: Payment;
+  idempotency: IdempotencyKeys;
+}
+
+export function createPipeline({ payment, idempotency }: PipelineDeps, handlers: Handlers): Pipeline {
   const validate = compileValidators(operations);
   const runners = new Map<OperationId, Runner>();
   for (const id of Object.keys(operations) as OperationId[]) runners.set(id, { run: handlers[id] });
@@ -82,6 +94,8 @@ export function createPipeline(services: Services, handlers: Handlers): Pipeline
       const operation: Operation = operations[id];
       // An operation acting for others (jobs) has no scope of its own, yet needs a credential before anything is read.
       const principal = operation.actsFor ? requireCredential(caller) : authorize(caller, operation);
+      // A paid call the invocation's cap (the agent's message) can no longer pay for is not started.
+      if (options.maxCredits !== undefined) payment.requireRoom(operation, options.maxCredits);
       // Checked before the body is read; ignored by an operation that takes none (a GET is idempotent anyway).
       const key =
         options.idempotencyKey !== undefined && principal && takesIdempotencyKey(operation) ? checkIdempotencyKey(options.idempotencyKey) : undefined;
@@ -92,7 +106,7 @@ export function createPipeline(services: Services, handlers: Handlers): Pipeline
       const requiresPlan = (actedFor ?? operation).requiresPlan;
       const receipt: Receipt = { credits: 0 };
       const run = async (): Promise<Outcome> => {
-        if (requiresPlan && principal) await services.payment.requirePlan(principal.workspaceId);
+        if (requiresPlan && principal) await payment.requirePlan(principal.workspaceId);
         const invokeAgain: HandlerContext['invoke'] = (other, otherRaw, { signal, idempotencyKey, maxCredits }) =>
           pipeline.invoke(other, caller, otherRaw, {
             log: options.log,
@@ -102,7 +116,7 @@ export function createPipeline(services: Services, handlers: Handlers): Pipeline
             ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
             ...(maxCredits !== undefined ? { maxCredits } : {}),
           });
-        const ctx = new InvocationContext(id, operation, input, principal, services, options, receipt, invokeAgain);
+        const ctx = new InvocationContext(id, operation, input, principal, payment, options, receipt, invokeAgain);
         try {
           const result = runners.get(id)!.run(input, ctx);
           if (isStream(result)) return { kind: 'stream', operation, events: result, receipt, streamId: randomUUID() };
@@ -115,7 +129,7 @@ export function createPipeline(services: Services, handlers: Handlers): Pipeline
 
       // The answer form is part of the request where the client chooses it (events or JSON).
       const hash = requestHash(id, operation.stream?.json ? { ...parts, answer: options.answer ?? 'events' } : parts);
-      const held = await services.idempotency.claim(principal.workspaceId, key, id, hash);
+      const held = await idempotency.claim(principal.workspaceId, key, id, hash);
       if ('stored' in held) return replay(operation, held.stored);
       const { claim } = held;
       receipt.charging = claim.charging;
@@ -132,6 +146,9 @@ export function createPipeline(services: Services, handlers: Handlers): Pipeline
         .complete({ kind: 'value', status: successStatus(operation), body: JSON.stringify(outcome.value), credits: receipt.credits })
         .catch((err) => options.log.warn({ err }, 'idempotency: the answer was not stored'));
       return outcome;
+    },
+    resumer(id, caller) {
+      return authorize(caller, operations[id])?.workspaceId ?? null;
     },
   };
   // Every call counted by operation, binding and outcome (metrics.ts), the agent's tool calls too.

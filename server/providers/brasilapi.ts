@@ -1,12 +1,12 @@
 /**
- * BrasilAPI's CNPJ lookup as an enrichment source. The client (server/receita/brasilapi-client.ts)
+ * BrasilAPI's CNPJ lookup as an enrichment source. The client (server/companies/brasilapi-client.ts)
  * is shared with the CNPJ batch and keeps its own limiter: one budget for both uses.
  */
-import { BRASILAPI_LIMITS, type BrasilApiSource } from '../receita/brasilapi-client.ts';
+import { BRASILAPI_LIMITS, type BrasilApiSource } from '../companies/brasilapi-client.ts';
 import { checkCnpj } from '../../shared/cnpj.ts';
 import { companyFields, REGISTRY_COMPANY_OUTPUTS } from './company-fields.ts';
 import { ProviderFailure } from './provider-failure.ts';
-import type { LocalProvider } from './provider.ts';
+import type { LocalProvider } from './data-provider.ts';
 import { ServiceError } from '../errors.ts';
 
 export const brasilApi: LocalProvider<{ remoteCompanies: BrasilApiSource | null }> = {

@@ -1,6 +1,6 @@
 /** A registry company (imported or from BrasilAPI) as enrichment fields. */
 import { REGISTRY_FIELDS } from '../../shared/schemas/enrichment.ts';
-import type { CompanyRecord } from '../receita/company-record.ts';
+import type { CompanyRecord } from '../companies/company-record.ts';
 import type { ProviderFields } from './fields.ts';
 
 export const REGISTRY_COMPANY_OUTPUTS = ['companyName', ...REGISTRY_FIELDS] as const;

@@ -3,13 +3,13 @@
  * the catalog, the throttles, the cascade and the configuration variables follow from it.
  */
 import { PROVIDER_IDS } from '../../shared/schemas/enrichment.ts';
-import type { Companies } from '../receita/companies.ts';
-import type { BrasilApiSource } from '../receita/brasilapi-client.ts';
+import type { Companies } from '../companies/companies.ts';
+import type { BrasilApiSource } from '../companies/brasilapi-client.ts';
 import { apollo } from './apollo.ts';
 import { brasilApi } from './brasilapi.ts';
 import { hunter, hunterVerifier } from './hunter.ts';
 import { peopleDataLabs } from './people-data-labs.ts';
-import type { LocalProvider, Provider, ProviderDeclaration } from './provider.ts';
+import type { LocalProvider, Provider, ProviderDeclaration } from './data-provider.ts';
 import { receitaFederal } from './receita-federal.ts';
 
 /** The company lookups the local providers' adapters are built with. */

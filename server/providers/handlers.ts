@@ -1,10 +1,15 @@
 import type { Handler } from '../pipeline/handler.ts';
-import { REGISTRY_SOURCE } from '../receita/company-record.ts';
-import { releaseView } from '../receita/releases.ts';
+import { REGISTRY_SOURCE } from '../companies/company-record.ts';
+import type { Companies } from '../companies/companies.ts';
+import { releaseView } from '../companies/releases.ts';
+import type { Providers } from './providers.ts';
 
-export const listProviders: Handler<'listProviders'> = async (_input, ctx) => {
-  const catalog = ctx.services.providers.catalog();
-  // Issue 22: the imported registry says which release it holds.
-  const release = releaseView(await ctx.services.companies.releases.loaded());
-  return { ...catalog, providers: catalog.providers.map((p) => (p.id === REGISTRY_SOURCE ? { ...p, release } : p)) };
-};
+export function createProviderHandlers({ providers, companies }: { providers: Providers; companies: Companies }) {
+  const listProviders: Handler<'listProviders'> = async () => {
+    const catalog = providers.catalog();
+    // Issue 22: the imported registry says which release it holds.
+    const release = releaseView(await companies.releases.loaded());
+    return { ...catalog, providers: catalog.providers.map((p) => (p.id === REGISTRY_SOURCE ? { ...p, release } : p)) };
+  };
+  return { listProviders };
+}

@@ -6,7 +6,7 @@
 import { textOf, type EmailStatus, type ProviderFields } from './fields.ts';
 import type { HttpAnswer } from './http.ts';
 import { ProviderFailure } from './provider-failure.ts';
-import { confidenceOf, scored, type Provider } from './provider.ts';
+import { confidenceOf, scored, type Provider } from './data-provider.ts';
 
 export const HUNTER_URL = 'https://api.hunter.io';
 

@@ -4,7 +4,7 @@
  */
 import { textOf, type ProviderFields } from './fields.ts';
 import { ProviderFailure } from './provider-failure.ts';
-import { confidenceOf, scored, type Provider } from './provider.ts';
+import { confidenceOf, scored, type Provider } from './data-provider.ts';
 
 export const PDL_URL = 'https://api.peopledatalabs.com';
 /** PDL's own scale is 1–10; below 6 matches are too often someone else. */

@@ -12,7 +12,7 @@ import type { Clock } from '../outbound/clock.ts';
 import { ENRICH_FIELDS } from './fields.ts';
 import { ProviderHttp } from './http.ts';
 import { closeLimiter, createLimiter, throttleFor } from '../outbound/limiter.ts';
-import type { Provider } from './provider.ts';
+import type { Provider } from './data-provider.ts';
 import { buildProviders, type ProviderLookups } from './declared.ts';
 import { fingerprint, type WorkspaceProviderKeys } from './workspace-keys.ts';
 

@@ -1,9 +1,9 @@
 /** The imported Receita Federal registry as an enrichment source: free to reach, always configured. */
 import { checkCnpj } from '../../shared/cnpj.ts';
-import type { Companies } from '../receita/companies.ts';
-import { REGISTRY_SOURCE } from '../receita/company-record.ts';
+import type { Companies } from '../companies/companies.ts';
+import { REGISTRY_SOURCE } from '../companies/company-record.ts';
 import { companyFields, REGISTRY_COMPANY_OUTPUTS } from './company-fields.ts';
-import type { LocalProvider } from './provider.ts';
+import type { LocalProvider } from './data-provider.ts';
 
 export const receitaFederal: LocalProvider<{ companies: Pick<Companies, 'byCnpj'> }> = {
   declaration: {

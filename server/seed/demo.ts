@@ -8,12 +8,15 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { importRelease, type ImportProgress } from '../receita/import/importer.ts';
+import { importRelease, type ImportProgress } from '../companies/receita/import/importer.ts';
 import { generateRelease } from './release-generator.ts';
 import type { Services } from '../services.ts';
 import { seedDemoPeople } from './demo-people.ts';
 
 export const DEMO_CREDITS = 10_000;
+
+/** What seeding reads and writes. */
+type DemoDeps = Pick<Services, 'store' | 'config' | 'workspaces' | 'keys' | 'credits' | 'companies' | 'people'>;
 
 interface MarkerDoc {
   _id: string;
@@ -21,7 +24,7 @@ interface MarkerDoc {
 }
 
 export async function seedDemo(
-  services: Services,
+  services: DemoDeps,
   onProgress?: (progress: ImportProgress) => void,
 ): Promise<{ workspaceId: string; apiKey: string; created: boolean; companiesImported: number; peopleAdded: number }> {
   const companiesImported = await seedCompanies(services, onProgress);
@@ -40,7 +43,7 @@ export async function seedDemo(
 }
 
 /** The demo workspace, when this store holds one. */
-export async function demoWorkspaceId(services: Services): Promise<string | null> {
+export async function demoWorkspaceId(services: Pick<Services, 'store' | 'workspaces'>): Promise<string | null> {
   const marker = await services.store.collection<MarkerDoc>('markers').findOne({ _id: 'demo' });
   return marker && (await services.workspaces.get(marker.workspaceId)) ? marker.workspaceId : null;
 }
@@ -49,7 +52,7 @@ export async function demoWorkspaceId(services: Services): Promise<string | null
  * Imports a synthetic release of `DEMO_SEED_COMPANIES` establishments when the registry is empty;
  * returns how many.
  */
-async function seedCompanies(services: Services, onProgress?: (progress: ImportProgress) => void): Promise<number> {
+async function seedCompanies(services: DemoDeps, onProgress?: (progress: ImportProgress) => void): Promise<number> {
   if ((await services.companies.collection.findOne({})) !== null) return 0;
   const dir = await mkdtemp(path.join(tmpdir(), 'prospecta-demo-release-'));
   try {

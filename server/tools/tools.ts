@@ -12,8 +12,9 @@
 import type { TSchema } from '@sinclair/typebox';
 import { operations, type OperationId } from '../../shared/operations/index.ts';
 import type { Operation, Scope } from '../../shared/operations/types.ts';
-import type { Caller } from '../auth/principal.ts';
+import { mayCall, type Caller } from '../auth/principal.ts';
 import { invalidRequest } from '../errors.ts';
+import type { Binding } from '../metrics.ts';
 import type { RawInput } from '../pipeline/outcome.ts';
 import { compactInputSchema, compactOutputSchema } from './compact-schema.ts';
 import { toolDescription } from './description.ts';
@@ -174,8 +175,7 @@ function buildTools(): Map<string, Tool> {
 /** Every tool by name, built once from the registry, in the registry's order. */
 export const tools: ReadonlyMap<string, Tool> = buildTools();
 
-/** The tools a caller may see: open ones, and those whose scope its credential holds. */
-export function visibleTools(caller: Caller): Tool[] {
-  const scopes = new Set(caller.principal?.scopes ?? []);
-  return [...tools.values()].filter((tool) => tool.scope === null || scopes.has(tool.scope));
+/** The tools a caller may see and call through `binding` (`mayCall`, the one rule). */
+export function visibleTools(caller: Caller, binding: Binding): Tool[] {
+  return [...tools.values()].filter((tool) => mayCall(caller, tool.operation, binding));
 }

@@ -13,7 +13,6 @@ export const enrichmentOperations = defineOperations({
     scope: 'enrich:write',
     requiresPlan: true,
     credits: { rule: 'provider_sum' },
-    rateClass: 'standard',
     request: { body: EnrichBody },
     responses: { 200: EnrichResult },
     errors: [400, 401, 402, 429, 500],

@@ -17,7 +17,6 @@ const ofAJob = {
   actsFor: {},
   requiresPlan: false,
   credits: { rule: 'free' },
-  rateClass: 'standard',
   extension: true,
 } as const;
 
@@ -36,7 +35,6 @@ export const jobOperations = defineOperations({
     actsFor: { field: 'operation' },
     requiresPlan: false,
     credits: { rule: 'free' },
-    rateClass: 'standard',
     request: { body: JobStartBody },
     responses: { 202: JobStarted },
     errors: [400, 401, 402, 403, 409, 413, 422, 429, 500],

@@ -51,9 +51,6 @@ export function priceOf(rule: CreditRule, units: number, input: unknown): number
   }
 }
 
-/** Rate classes map to limiter policies; `standard` uses RATE_LIMIT_PER_MINUTE. */
-export type RateClass = 'standard';
-
 /**
  * The events a stream sends, by name, each with its payload schema: one source for the handler's
  * types, the SSE writer, OpenAPI and the tests' contract. Every stream ends with one `done`.
@@ -110,7 +107,6 @@ export interface Operation {
   /** Whether the workspace needs an active plan (trial or active) to call it. */
   requiresPlan: boolean;
   credits: CreditRule;
-  rateClass: RateClass;
   request: RequestSchemas;
   /** Success status → response body schema. A stream answers `text/event-stream`. */
   responses: Record<number, TSchema>;
@@ -144,13 +140,18 @@ export const DEFAULT_BODY_BYTES = 1024 * 1024;
  */
 export const bodyLimitOf = (op: Operation): number => op.maxBodyBytes ?? DEFAULT_BODY_BYTES;
 
+/** Whether an operation can charge: every credit rule but `free`. */
+export function isPaid(op: Pick<Operation, 'credits'>): boolean {
+  return op.credits.rule !== 'free';
+}
+
 /**
  * Whether an operation takes an `Idempotency-Key` (its first answer stored and replayed): a POST
  * that charges or creates (answers 201), unless its entry says otherwise. The one home of the rule,
  * read by the pipeline, OpenAPI, the registry's tests and the add-on's client.
  */
 export function takesIdempotencyKey(op: Operation): boolean {
-  return op.idempotent ?? (op.method === 'POST' && (op.credits.rule !== 'free' || 201 in op.responses));
+  return op.idempotent ?? (op.method === 'POST' && (isPaid(op) || 201 in op.responses));
 }
 
 /** Identity helper that keeps the literal types of an entry, so InputOf/OutputOf stay precise. */

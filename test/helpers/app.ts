@@ -7,12 +7,11 @@ import { createServer, type AddressInfo } from 'node:net';
 import pino, { type Logger } from 'pino';
 import { createApp, type AppOptions } from '../../server/app.ts';
 import { answerClientErrors } from '../../server/http/client-error.ts';
-import { bootstrap, type Runtime } from '../../server/bootstrap.ts';
+import { bootstrap, type AppServices, type Runtime } from '../../server/bootstrap.ts';
 import { loadConfig } from '../../server/config.ts';
 import { patchBottleneckYield } from '../../server/outbound/bottleneck-yield.ts';
 import type { Clock } from '../../server/outbound/clock.ts';
 import type { PlanName } from '../../server/credits/plans.ts';
-import type { Services } from '../../server/services.ts';
 import { checkResponse } from './contract.ts';
 import { parseEvents, type ReceivedEvent } from './sse.ts';
 import { tempDir } from './temp-dir.ts';
@@ -37,7 +36,7 @@ export interface RequestOptions {
 
 export interface TestApp {
   url: string;
-  services: Services;
+  services: AppServices;
   request<T = any>(method: string, path: string, options?: RequestOptions): Promise<TestResponse<T>>;
   workspace(plan?: PlanName): Promise<{ workspaceId: string; apiKey: string }>;
   close(): Promise<void>;

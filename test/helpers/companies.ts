@@ -1,6 +1,6 @@
 /** Company documents shaped as the Receita Federal importer writes them. */
 import { cnpjCheckDigits } from '../../shared/cnpj.ts';
-import { companyDocument, type CompanyDoc, type CompanyRecord, type Partner } from '../../server/receita/company-record.ts';
+import { companyDocument, type CompanyDoc, type CompanyRecord, type Partner } from '../../server/companies/company-record.ts';
 
 /** A partner with the fields a test names, the others unknown (null). */
 export function partner(fields: Pick<Partner, 'name'> & Partial<Partner>): Partner {

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CompanyDoc } from '../../server/receita/company-record.ts';
+import type { CompanyDoc } from '../../server/companies/company-record.ts';
 import { personDocument, type PersonRecord } from '../../server/people/people.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { companyDoc, makeCnpj, partner } from '../helpers/companies.ts';

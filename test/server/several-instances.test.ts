@@ -11,7 +11,7 @@
 import { createParser } from 'eventsource-parser';
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { CompanyDoc } from '../../server/receita/company-record.ts';
+import type { CompanyDoc } from '../../server/companies/company-record.ts';
 import { companyDoc, makeCnpj } from '../helpers/companies.ts';
 import { startFakeHunter, testWorld, type FakeProvider } from '../helpers/fake-providers.ts';
 import { runCli, startServer, type ServerProcess } from '../helpers/processes.ts';

@@ -6,7 +6,7 @@
 import { ANSWER_TOKENS } from '../../../server/agent/loop.ts';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { estimatePromptTokens, type ToolChatMessage } from '../../../server/ai/llm.ts';
-import type { CompanyDoc } from '../../../server/receita/company-record.ts';
+import type { CompanyDoc } from '../../../server/companies/company-record.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
 import { scripted, startFakeLlm, type ChatBody, type FakeLlm, type Turn } from '../../helpers/fake-llm.ts';
@@ -71,7 +71,7 @@ describe('a message’s maxCredits', () => {
     const [, second, third] = bodies();
     const told = (body: ChatBody) => body.messages.filter((m) => m.role === 'tool').map((m) => JSON.parse(m.content));
     expect(told(second!)[1]).toMatchObject({ error: 'insufficient_credits' });
-    expect(told(second!)[1].message).toMatch(/at most 1 credits/);
+    expect(told(second!)[1].message).toMatch(/maxCredits are spent/);
     expect(told(third!)[2]).toMatchObject({ error: 'insufficient_credits' });
 
     const after = await credits(apiKey);

@@ -5,7 +5,7 @@
  * event says whether the tool writes.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { CompanyDoc } from '../../../server/receita/company-record.ts';
+import type { CompanyDoc } from '../../../server/companies/company-record.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
 import { scripted, startFakeLlm, type ChatBody, type FakeLlm, type Turn } from '../../helpers/fake-llm.ts';

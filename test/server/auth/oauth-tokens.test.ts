@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MemberDoc } from '../../../server/auth/members.ts';
 import { runCommand } from '../../../server/cli/control.ts';
-import type { CompanyDoc } from '../../../server/receita/company-record.ts';
+import type { CompanyDoc } from '../../../server/companies/company-record.ts';
 import type { WorkspaceDoc } from '../../../server/workspaces.ts';
 import { SCOPES } from '../../../shared/operations/types.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sendControl, serveControl } from '../../../server/cli/control.ts';
 import { generateRelease } from '../../../server/seed/release-generator.ts';
-import { loadedRelease } from '../../../server/receita/releases.ts';
+import { loadedRelease } from '../../../server/companies/releases.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';

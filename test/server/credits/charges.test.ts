@@ -13,7 +13,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operations, type InputOf, type OperationId, type Operations } from '../../../shared/operations/index.ts';
 import type { CreditRule } from '../../../shared/operations/types.ts';
-import type { CompanyDoc } from '../../../server/receita/company-record.ts';
+import type { CompanyDoc } from '../../../server/companies/company-record.ts';
 import { seedDemoPeople } from '../../../server/seed/demo-people.ts';
 import { startTestApp, type TestApp, type TestResponse } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj, partner } from '../../helpers/companies.ts';

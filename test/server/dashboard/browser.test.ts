@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import Papa from 'papaparse';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { CompanyDoc } from '../../../server/receita/company-record.ts';
+import type { CompanyDoc } from '../../../server/companies/company-record.ts';
 import { freePort, startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
 import { eventually, EVENTUALLY_TIMEOUT_MS } from '../../helpers/eventually.ts';

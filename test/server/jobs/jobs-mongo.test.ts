@@ -5,9 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { HandlerContext } from '../../../server/pipeline/handler.ts';
-import { lookupCnpjBatch } from '../../../server/receita/handlers.ts';
-import type { CompanyDoc } from '../../../server/receita/company-record.ts';
+import type { HandlerContext, Handlers } from '../../../server/pipeline/handler.ts';
+import type { CompanyDoc } from '../../../server/companies/company-record.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
 import { eventually } from '../../helpers/eventually.ts';
@@ -29,10 +28,10 @@ describe.skipIf(!mongo.uri)('jobs on MongoDB', () => {
   beforeAll(async () => {
     const base = new URL(mongo.uri!);
     base.pathname = `/${dbName}`;
-    const counted = (n: number) => ({
+    const counted = (n: number) => (built: Handlers) => ({
       lookupCnpjBatch: (input: { cnpjs: string[] }, ctx: HandlerContext) => {
         calls[n]!++;
-        return lookupCnpjBatch(input, ctx);
+        return built.lookupCnpjBatch(input, ctx);
       },
     });
     apps = [

@@ -6,8 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OperationId } from '../../../shared/operations/index.ts';
 import type { HandlerContext } from '../../../server/pipeline/handler.ts';
-import { lookupCnpjBatch } from '../../../server/receita/handlers.ts';
-import type { CompanyDoc } from '../../../server/receita/company-record.ts';
+import type { CompanyDoc } from '../../../server/companies/company-record.ts';
 import { startTestApp, type TestApp, type TestResponse } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
 import { eventually } from '../../helpers/eventually.ts';
@@ -26,7 +25,7 @@ beforeAll(async () => {
   app = await startTestApp(
     { JOBS_POLL_MS: '20' },
     {
-      handlers: {
+      handlers: ({ lookupCnpjBatch }) => ({
         lookupCnpjBatch: async (input, ctx: HandlerContext) => {
           if (input.cnpjs.includes(gated)) {
             started++;
@@ -42,7 +41,7 @@ beforeAll(async () => {
           }
           return lookupCnpjBatch(input, ctx);
         },
-      },
+      }),
     },
   );
   const companies = app.services.store.collection<CompanyDoc>('companies');

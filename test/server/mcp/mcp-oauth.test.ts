@@ -14,7 +14,7 @@ import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } fr
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toolName, tools } from '../../../server/tools/tools.ts';
-import type { CompanyDoc } from '../../../server/receita/company-record.ts';
+import type { CompanyDoc } from '../../../server/companies/company-record.ts';
 import { freePort, startTestApp, type TestApp } from '../../helpers/app.ts';
 import { startAuthorizationServer, type AuthorizationServer } from '../../helpers/authorization-server.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';

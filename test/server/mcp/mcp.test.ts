@@ -11,7 +11,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operations } from '../../../shared/operations/index.ts';
 import { SCOPES, type Scope } from '../../../shared/operations/types.ts';
-import type { CompanyDoc } from '../../../server/receita/company-record.ts';
+import type { CompanyDoc } from '../../../server/companies/company-record.ts';
 import { toolName } from '../../../server/tools/tools.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';

@@ -9,7 +9,7 @@ import { SCOPES, type Scope } from '../../../shared/operations/types.ts';
 import type { Caller } from '../../../server/auth/principal.ts';
 import type { PlanName } from '../../../server/credits/plans.ts';
 import type { Handlers } from '../../../server/pipeline/handler.ts';
-import { handlers } from '../../../server/pipeline/handlers.ts';
+import { createHandlers } from '../../../server/handlers.ts';
 import { createPipeline, type InvokeOptions, type Pipeline } from '../../../server/pipeline/pipeline.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 
@@ -44,7 +44,7 @@ async function caller(plan: PlanName = 'trial', scopes: Scope[] = [...SCOPES]): 
 
 beforeAll(async () => {
   app = await startTestApp();
-  pipeline = createPipeline(app.services, { ...handlers, ...spies });
+  pipeline = createPipeline(app.services, { ...createHandlers(app.services), ...spies });
 });
 afterAll(() => app.close());
 

@@ -1,0 +1,468 @@
+/**
+ * `prospecta import cnpj --dir DIR`: one Receita Federal release into the `companies` collection,
+ * one document per establishment, joined with its company, Simples option and partners.
+ *
+ * Order: the code tables, then the per-company files into staging (see staging.ts), then the
+ * establishments in batches, each batch one write of whole documents keyed by CNPJ (where they
+ * go: company-writer.ts). Because every write replaces a document by its key, running a release
+ * again, or a newer one, never duplicates; a checkpoint after each batch lets a killed import resume where it stopped.
+ * Establishments the release no longer holds are removed only when every file was read whole,
+ * so a damaged download never deletes good data.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Collection, Store } from '../../../store/port.ts';
+import { checkCnpj } from '../../../../shared/cnpj.ts';
+import { findReleaseFiles, LOOKUP_KINDS, ReleaseRefused, releaseMonthOf, type FileKind, type LookupKind, type ReleaseFile } from './release-files.ts';
+import * as records from './records.ts';
+import { openReleaseEntries, openReleaseFile, readRowBatches, type Problem, type Row } from './rows.ts';
+import { TaxRegimeWriter } from './tax-regime-writer.ts';
+import { rowLayoutOf } from './row-layout.ts';
+import { loadedRelease } from '../../releases.ts';
+import { companyWriter, type CompanyWriter } from './company-writer.ts';
+import { addUnknown } from './records.ts';
+import { MemoryStaging, StoreStaging, type Staging } from './staging.ts';
+import type { CnaeDoc } from '../../activities.ts';
+import type { EstablishmentBatch } from './documents.ts';
+import { importStarted } from '../../../metrics.ts';
+
+export interface ImportProgress {
+  phase: 'codes' | 'companies' | 'tax regimes' | 'establishments' | 'finishing';
+  file: string;
+  /** Files finished so far, of `files`. */
+  filesDone: number;
+  files: number;
+  /** Rows read in this run, all files together. */
+  rows: number;
+  establishments: number;
+}
+
+export interface ImportOptions {
+  dir: string;
+  /** `YYYY-MM`; by default read from the folder's name or the files' names or extraction date. */
+  release?: string;
+  /** Import even when an older release than the one loaded (which is otherwise refused). */
+  force?: boolean;
+  /** Marks a synthetic release (the demo data), which a real one of any month may replace. */
+  synthetic?: boolean;
+  onProgress?: (progress: ImportProgress) => void;
+  onProblem?: (problem: Problem) => void;
+  /**
+   * Stops the import between blocks of rows (its command line went away): what was written stays,
+   * and the next import of the same release resumes from there.
+   */
+  signal?: AbortSignal;
+  batchSize?: number;
+  /** Where per-company data waits; by default a collection on MongoDB, memory on the embedded store. */
+  staging?: 'memory' | 'store';
+  /**
+   * The built document-worker.mjs, to build a bulk load's documents in worker threads (see
+   * company-writer.ts); without it they are built in this one.
+   */
+  documentWorker?: URL;
+}
+
+export interface ImportSummary {
+  release: string;
+  /** Where the release month was read: `--release`, or a folder or file name. */
+  releaseFrom: string;
+  resumed: boolean;
+  complete: boolean;
+  files: number;
+  establishments: number;
+  companies: number;
+  partners: number;
+  removed: number;
+  /** Tax-regime rows imported, and how many of them name a CNPJ no establishment of this import has (kept for later joins). */
+  taxRegimes: { rows: number; withoutEstablishment: number | null };
+  /** Per code table, the rows that carried a code the table lacks (kept with a null description). */
+  unknownCodes: records.UnknownCodes;
+  problems: { count: number; first: Problem[] };
+}
+
+/** The release is older than the one loaded: importing it needs `force`. */
+export class OlderReleaseError extends ReleaseRefused {}
+
+interface FileState {
+  done: boolean;
+  /** Records of the file already written (establishments) or staged. */
+  records: number;
+}
+
+export interface ImportDoc {
+  _id: string;
+  /** Stamped on every establishment this import writes; a resumed import keeps it. */
+  run: string;
+  status: 'running' | 'complete' | 'incomplete';
+  /** A synthetic release (the demo data). */
+  synthetic?: boolean;
+  startedAt: Date;
+  finishedAt: Date | null;
+  files: Record<string, FileState>;
+  summary: ImportSummary | null;
+}
+
+const KEPT_PROBLEMS = 100;
+const BATCHES_IN_FLIGHT = 4;
+const TAX_REGIME_BATCH = 20_000;
+const KIND_ORDER: FileKind[] = [...LOOKUP_KINDS, 'empresas', 'simples', 'socios', 'regimes', 'estabelecimentos'];
+
+/** Checkpoint keys cannot hold dots (they are field paths). */
+const stateKey = (file: ReleaseFile) => file.name.replaceAll('.', '_');
+
+export async function importRelease(store: Store, options: ImportOptions): Promise<ImportSummary> {
+  const files = (await findReleaseFiles(options.dir)).sort(
+    (a, b) => KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind) || a.name.localeCompare(b.name),
+  );
+  const month = options.release
+    ? { release: options.release, readFrom: '--release' }
+    : releaseMonthOf(
+        options.dir,
+        await innerNames(files),
+        files.filter((f) => f.kind !== 'regimes').map((f) => f.name),
+      );
+  if (!month) throw new ReleaseRefused(`cannot tell the release month of ${options.dir} from the folder or file names; pass --release YYYY-MM`);
+  const loaded = await loadedRelease(store);
+  if (loaded && !loaded.synthetic && month.release < loaded.release && !options.force) {
+    throw new OlderReleaseError(
+      `release ${month.release} (read from ${month.readFrom}) is older than the loaded release ${loaded.release}; pass --force to import it over it`,
+    );
+  }
+  // Progress, as the importer reports it, also feeds the metrics (running, files done, rows, establishments).
+  const metered = importStarted();
+  const onProgress = (progress: ImportProgress) => {
+    metered.progress(progress);
+    options.onProgress?.(progress);
+  };
+  try {
+    return await new Run(store, files, month.release, month.readFrom, { ...options, onProgress }).run();
+  } finally {
+    metered.end();
+  }
+}
+
+async function innerNames(files: ReleaseFile[]): Promise<string[]> {
+  const opened = await openReleaseFile(files[0]!, () => undefined);
+  opened?.stream.destroy();
+  return opened ? [opened.innerName] : [];
+}
+
+class Run {
+  private readonly imports: Collection<ImportDoc>;
+  private companies!: CompanyWriter;
+  private readonly staging: Staging;
+  private readonly lookups = Object.fromEntries(LOOKUP_KINDS.map((k) => [k, new Map<string, string>()])) as records.Lookups;
+  private readonly problems: Problem[] = [];
+  private problemCount = 0;
+  private readonly progress: ImportProgress;
+  private readonly summary: ImportSummary;
+  private state: ImportDoc | null = null;
+  private readonly batchSize: number;
+  private readonly unknown: records.UnknownCodes = {};
+  /** Codes of the per-company files, counted when they are staged. */
+  private readonly codes = new records.Codes(this.lookups, this.unknown);
+  private regimes!: TaxRegimeWriter;
+  private regimesWhole = true;
+
+  constructor(
+    private readonly store: Store,
+    private readonly files: ReleaseFile[],
+    private readonly release: string,
+    releaseFrom: string,
+    private readonly options: ImportOptions,
+  ) {
+    this.imports = store.collection<ImportDoc>('registry_imports');
+    const staging = options.staging ?? (store.kind === 'mongodb' ? 'store' : 'memory');
+    this.staging = staging === 'store' ? new StoreStaging(store, release) : new MemoryStaging();
+    this.batchSize = options.batchSize ?? 2000;
+    this.progress = { phase: 'codes', file: '', filesDone: 0, files: files.length, rows: 0, establishments: 0 };
+    this.summary = {
+      release,
+      releaseFrom,
+      resumed: false,
+      complete: false,
+      files: files.length,
+      establishments: 0,
+      companies: 0,
+      partners: 0,
+      removed: 0,
+      taxRegimes: { rows: 0, withoutEstablishment: null },
+      unknownCodes: this.unknown,
+      problems: { count: 0, first: this.problems },
+    };
+  }
+
+  async run(): Promise<ImportSummary> {
+    await this.begin();
+    try {
+      return await this.readAll();
+    } finally {
+      await this.companies.close();
+    }
+  }
+
+  private phaseOf(file: ReleaseFile): ImportProgress['phase'] {
+    if (file.kind === 'estabelecimentos') return 'establishments';
+    if (file.kind === 'regimes') return 'tax regimes';
+    return LOOKUP_KINDS.includes(file.kind as LookupKind) ? 'codes' : 'companies';
+  }
+
+  private async readAll(): Promise<ImportSummary> {
+    let whole = true;
+    for (const file of this.files) {
+      this.options.signal?.throwIfAborted();
+      this.progress.phase = this.phaseOf(file);
+      this.progress.file = file.name;
+      this.options.onProgress?.(this.progress);
+      const read = await this.importFile(file);
+      whole = read && whole;
+      if (file.kind === 'regimes') this.regimesWhole = read && this.regimesWhole;
+      this.progress.filesDone++;
+    }
+    this.progress.phase = 'finishing';
+    this.options.onProgress?.(this.progress);
+    if (whole) {
+      // Whatever this import did not write is no longer published (or came from another source).
+      this.summary.removed = await this.companies.removeUnwritten();
+    }
+    // Tax regimes are replaced only by a release that has them, read whole.
+    if (this.regimesWhole && this.files.some((f) => f.kind === 'regimes')) await this.regimes.removeUnwritten();
+    this.summary.taxRegimes = { rows: this.regimes.rows, withoutEstablishment: this.regimes.withoutEstablishment() };
+    await this.regimes.close();
+    addUnknown(this.unknown, this.companies.unknown);
+    await this.staging.clear();
+    this.summary.complete = whole;
+    this.summary.problems.count = this.problemCount;
+    await this.imports.updateOne(
+      { _id: this.release },
+      {
+        $set: {
+          status: whole ? 'complete' : 'incomplete',
+          finishedAt: new Date(),
+          summary: this.summary,
+          // Always written: a real import of the demo's month must not stay marked synthetic.
+          synthetic: this.options.synthetic === true,
+        },
+      },
+    );
+    return this.summary;
+  }
+
+  /** Picks up an interrupted import of the same release, or starts afresh. */
+  private async begin(): Promise<void> {
+    await this.resumeOrStart();
+    const context = { lookups: this.lookups, release: this.release, run: this.state!.run };
+    this.companies = await companyWriter(this.store, context, this.options.documentWorker);
+    this.regimes = new TaxRegimeWriter(this.store, context, this.staging.durable);
+  }
+
+  private async resumeOrStart(): Promise<void> {
+    const previous = await this.imports.findOne({ _id: this.release });
+    if (previous?.status === 'running') {
+      this.state = previous;
+      this.summary.resumed = true;
+      return;
+    }
+    await this.staging.clear();
+    const { _id, ...fresh } = (this.state = {
+      _id: this.release,
+      run: randomUUID(),
+      status: 'running',
+      startedAt: new Date(),
+      finishedAt: null,
+      files: {},
+      summary: null,
+    });
+    await this.imports.updateOne({ _id }, { $set: fresh }, { upsert: true });
+  }
+
+  private report = (problem: Problem): void => {
+    this.problemCount++;
+    if (this.problems.length < KEPT_PROBLEMS) this.problems.push(problem);
+    this.options.onProblem?.(problem);
+  };
+
+  /** Whether the file was read to its end. */
+  private async importFile(file: ReleaseFile): Promise<boolean> {
+    const saved = this.state!.files[stateKey(file)];
+    const isLookup = LOOKUP_KINDS.includes(file.kind as LookupKind);
+    // Code tables are always read (they are small and live in memory); staged data only survives in a durable staging.
+    const durable = file.kind === 'regimes' ? this.regimes.durable : this.staging.durable;
+    const skipWhole = saved?.done && !isLookup && (file.kind === 'estabelecimentos' || durable);
+    if (skipWhole) return true;
+    const skip = file.kind === 'estabelecimentos' || this.staging.durable ? (saved?.records ?? 0) : 0;
+
+    if (file.kind === 'regimes') return this.importTaxRegimes(file);
+    const opened = await openReleaseFile(file, this.report);
+    if (!opened) return false;
+    let ended = !opened.damaged;
+    const countEnd = (problem: Problem) => {
+      if (problem.message.startsWith('the file ends early')) ended = false;
+      this.report(problem);
+    };
+    const { columns, layout } = rowLayoutOf(file.kind);
+    const blocks = readRowBatches(opened.stream, file, columns, countEnd, layout);
+    const writer = this.writerFor(file);
+    // Parsing goes on while earlier batches wait for their fsync: a few batches are in flight,
+    // and each checkpoint follows its own batch and every checkpoint before it, so a checkpoint
+    // never counts a row that is not durable yet.
+    const inFlight: Array<Promise<void>> = [];
+    let checkpointed: Promise<void> = Promise.resolve();
+    const flush = (batch: Row[], records: number) => {
+      const written = writer(batch);
+      checkpointed = Promise.all([checkpointed, written]).then(() => this.checkpoint(file, records, false));
+      inFlight.push(checkpointed);
+    };
+    let batch: Row[] = [];
+    let seen = 0;
+    try {
+      for await (const rows of blocks) {
+        this.options.signal?.throwIfAborted();
+        for (const row of rows) {
+          this.progress.rows++;
+          if (++seen <= skip) continue;
+          batch.push(row);
+          if (batch.length >= this.batchSize) {
+            flush(batch, seen);
+            batch = [];
+            if (inFlight.length >= BATCHES_IN_FLIGHT) await inFlight.shift();
+          }
+        }
+      }
+      if (batch.length > 0) flush(batch, seen);
+      await checkpointed;
+    } finally {
+      // A failed batch fails the import; let the others settle first, so none is left writing.
+      await Promise.allSettled(inFlight);
+    }
+    await this.checkpoint(file, seen, ended);
+    return ended;
+  }
+
+  /**
+   * A tax-regime file, each of its CSVs in turn (with their header row); read whole again on a
+   * resume, since its keys wait in memory (writing a row twice keeps one: ids are the row's key).
+   */
+  private async importTaxRegimes(file: ReleaseFile): Promise<boolean> {
+    let ended = true;
+    let entries = 0;
+    for await (const opened of openReleaseEntries(file, this.report)) {
+      entries++;
+      if (opened.damaged) ended = false;
+      const name = opened.innerName === file.name ? file.name : `${file.name}/${opened.innerName}`;
+      const report = (problem: Problem) => {
+        if (problem.message.startsWith('the file ends early')) ended = false;
+        this.report(problem);
+      };
+      const { columns, layout } = rowLayoutOf('regimes');
+      const blocks = readRowBatches(opened.stream, { name }, columns, report, layout);
+      // Rows are small: large batches, a few in flight, so parsing goes on while earlier ones await their fsync.
+      const inFlight: Array<Promise<void>> = [];
+      let batch: Row[] = [];
+      try {
+        for await (const rows of blocks) {
+          this.options.signal?.throwIfAborted();
+          for (const row of rows) {
+            this.progress.rows++;
+            batch.push(row);
+            if (batch.length >= TAX_REGIME_BATCH) {
+              inFlight.push(this.regimes.write(name, batch, this.report));
+              batch = [];
+              this.options.onProgress?.(this.progress);
+              if (inFlight.length >= BATCHES_IN_FLIGHT) await inFlight.shift();
+            }
+          }
+        }
+        if (batch.length > 0) inFlight.push(this.regimes.write(name, batch, this.report));
+        await Promise.all(inFlight);
+      } finally {
+        await Promise.allSettled(inFlight);
+      }
+    }
+    const done = ended && entries > 0;
+    await this.checkpoint(file, 0, done);
+    return done;
+  }
+
+  private async checkpoint(file: ReleaseFile, records: number, done: boolean): Promise<void> {
+    this.state!.files[stateKey(file)] = { done, records };
+    this.options.onProgress?.(this.progress);
+    await this.imports.updateOne({ _id: this.release }, { $set: { [`files.${stateKey(file)}`]: { done, records } } });
+  }
+
+  private writerFor(file: ReleaseFile): (batch: Row[]) => Promise<void> {
+    switch (file.kind) {
+      case 'empresas':
+        return (batch) => this.staging.put(this.rooted(file, batch, (f) => records.empresa(f, this.codes)));
+      case 'simples':
+        return (batch) => this.staging.put(this.rooted(file, batch, (f) => records.simples(f)));
+      case 'socios':
+        return (batch) => {
+          const partners = this.rooted(file, batch, (f) => records.socio(f, this.codes));
+          this.summary.partners += partners.length;
+          return this.staging.addPartners(
+            partners.map(({ root, data, line }) => ({ root, key: `${stateKey(file)}_${line}`, partner: data })),
+          );
+        };
+      case 'estabelecimentos':
+        return (batch) => this.writeEstablishments(file, batch);
+      default:
+        return (batch) => this.readLookup(file.kind as LookupKind, batch);
+    }
+  }
+
+  /** Rows of a per-company file with a well-formed root; the others are reported. */
+  private rooted<T>(file: ReleaseFile, batch: Row[], map: (fields: string[]) => T) {
+    const out: Array<{ root: string; data: T; line: number }> = [];
+    for (const { fields, line } of batch) {
+      const root = fields[0]!.trim().toUpperCase();
+      if (!records.validRoot(root)) {
+        this.report({ file: file.name, line, message: `cnpj_basico ${JSON.stringify(fields[0])} is not 8 letters or digits` });
+        continue;
+      }
+      if (file.kind === 'empresas') this.summary.companies++;
+      out.push({ root, data: map(fields), line });
+    }
+    return out;
+  }
+
+  private async readLookup(kind: LookupKind, batch: Row[]): Promise<void> {
+    for (const { fields } of batch) {
+      const code = fields[0]!.trim();
+      const description = fields[1]!.trim();
+      if (code !== '') this.lookups[kind].set(code, description);
+    }
+    if (kind === 'cnaes') {
+      await this.store.collection<CnaeDoc>('cnaes').bulkWrite(
+        batch.map(({ fields }) => ({
+          replaceOne: {
+            filter: { _id: fields[0]!.trim().padStart(7, '0') },
+            replacement: { _id: fields[0]!.trim().padStart(7, '0'), description: fields[1]!.trim() },
+            upsert: true,
+          },
+        })),
+        { ordered: false },
+      );
+    }
+  }
+
+  private async writeEstablishments(file: ReleaseFile, batch: Row[]): Promise<void> {
+    const valid: EstablishmentBatch['rows'] = [];
+    for (const { fields, line, quoted } of batch) {
+      const given = fields[0]!.trim() + fields[1]!.trim() + fields[2]!.trim();
+      const check = checkCnpj(given);
+      if (check.status !== 'valid') {
+        const reason = check.status === 'invalid' ? 'wrong check digits' : 'not 14 letters and digits';
+        this.report({ file: file.name, line, message: `CNPJ ${JSON.stringify(given)}: ${reason}` });
+        continue;
+      }
+      // A quoted row's split fields go no further: the quoted text holds them all.
+      valid.push(quoted === undefined ? { cnpj: check.cnpj, fields } : { cnpj: check.cnpj, quoted });
+    }
+    if (valid.length === 0) return;
+    const roots = await this.staging.get([...new Set(valid.map((v) => v.cnpj.slice(0, 8)))]);
+    const taxRegimes = await this.regimes.keysFor(valid.map((v) => v.cnpj));
+    await this.companies.write({ rows: valid, roots, taxRegimes });
+    this.summary.establishments += valid.length;
+    this.progress.establishments += valid.length;
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * Every operation id mapped to its handler, built once at start-up: each area's factory is given
+ * the repositories and clients its handlers use, and nothing else, so what a handler depends on
+ * is written in its factory's signature. The `Handlers` type makes the compiler reject a registry
+ * entry without a handler.
+ */
+import { createAgentHandlers } from './agent/handlers.ts';
+import type { Conversations } from './agent/conversations.ts';
+import { createAiHandlers } from './ai/handlers.ts';
+import { createKeyHandlers } from './auth/handlers.ts';
+import { createCreditHandlers } from './credits/handlers.ts';
+import { createEnrichHandlers } from './enrich/handlers.ts';
+import { createHealthHandlers } from './health.ts';
+import { createJobHandlers } from './jobs/handlers.ts';
+import { createOutreachHandlers } from './outreach/handlers.ts';
+import { createPeopleHandlers } from './people/handlers.ts';
+import type { Handlers } from './pipeline/handler.ts';
+import { createProviderHandlers } from './providers/handlers.ts';
+import { createCompanyHandlers } from './companies/handlers.ts';
+import type { Services } from './services.ts';
+
+export function createHandlers(s: Services & { conversations: Conversations }): Handlers {
+  const { config, companies, providers, searchCursors, enrichMemory: memory, llm } = s;
+  return {
+    ...createHealthHandlers({ version: s.version, store: s.store, companies }),
+    ...createProviderHandlers({ providers, companies }),
+    ...createCreditHandlers({ credits: s.credits, memory }),
+    ...createKeyHandlers({ keys: s.keys, members: s.members }),
+    ...createCompanyHandlers({ companies, searchCursors, remoteCompanies: s.remoteCompanies, lookupsPerRequest: config.brasilApi.lookupsPerRequest }),
+    ...createPeopleHandlers({ people: s.people, companies, providers, searchCursors, memory }),
+    ...createEnrichHandlers({ memory, providers }),
+    ...createAiHandlers({ llm, webSearch: s.webSearch, aiColumns: s.aiColumns, allowLoopback: config.webAllowLoopback }),
+    ...createOutreachHandlers({
+      templates: s.templates,
+      campaigns: s.campaigns,
+      prospects: s.prospects,
+      sheets: s.sheets,
+      writer: s.messageWriter,
+      maxProspects: config.campaignMaxProspects,
+    }),
+    ...createAgentHandlers({ llm, conversations: s.conversations, payment: s.payment, limits: config.agent }),
+    ...createJobHandlers({ jobs: s.jobs, runner: s.jobRunner, webhookAllowPrivate: config.jobs.webhookAllowPrivate }),
+  };
+}

@@ -38,15 +38,11 @@ build() {
   echo "$BIN"
 }
 
-start() {
-  local port="$1" dir="$2" bin pid
-  bin=$(build)
-  mkdir -p "$dir/data" "$dir/state"
-  # SQLite rather than PostgreSQL: FerretDB's handler (where its gaps are: see server/store/ferretdb.ts)
-  # is the same on both, and SQLite needs no second server, no package and no non-root user (CI runs
-  # as root, which PostgreSQL refuses). One SQLite file per database, so each test's throwaway
-  # database is a file of its own. PostgreSQL is what the deployment guide recommends for production.
-  "$bin" --handler=sqlite --sqlite-url="file:$dir/data/" --state-dir="$dir/state" \
+# Runs FerretDB BIN on 127.0.0.1:PORT (state and log in DIR) with the backend's flags; prints its pid once it answers.
+serve() {
+  local bin="$1" port="$2" dir="$3" pid
+  shift 3
+  "$bin" "$@" --state-dir="$dir/state" \
     --listen-addr="127.0.0.1:$port" --telemetry=disable --debug-addr=- --log-level=error \
     >"$dir/ferretdb.log" 2>&1 &
   pid=$!
@@ -60,11 +56,22 @@ start() {
   exit 1
 }
 
+start() {
+  local port="$1" dir="$2" bin
+  bin=$(build)
+  mkdir -p "$dir/data" "$dir/state"
+  # SQLite rather than PostgreSQL: FerretDB's handler (where its gaps are: see server/store/ferretdb.ts)
+  # is the same on both, and SQLite needs no second server, no package and no non-root user (CI runs
+  # as root, which PostgreSQL refuses). One SQLite file per database, so each test's throwaway
+  # database is a file of its own. PostgreSQL is what the deployment guide recommends for production.
+  serve "$bin" "$port" "$dir" --handler=sqlite --sqlite-url="file:$dir/data/"
+}
+
 # PostgreSQL refuses to run as root, so its cluster belongs to `postgres` (Debian's package makes that user).
 pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1; }
 
 start_postgresql() {
-  local port="$1" dir="$2" pg bin pid
+  local port="$1" dir="$2" pg bin
   pg=$(pg_bin)
   [ -n "$pg" ] || { echo "ferretdb: no PostgreSQL under /usr/lib/postgresql (apt-get install postgresql)" >&2; exit 1; }
   bin=$(build)
@@ -76,18 +83,7 @@ start_postgresql() {
   su postgres -c "$pg/pg_ctl -D '$dir/pg/data' -l '$dir/pg/postgresql.log' -w -o '-p $((port + 1)) -k $dir/pg -c listen_addresses=127.0.0.1' start" >/dev/null
   su postgres -c "$pg/psql -h 127.0.0.1 -p $((port + 1)) -tAc \"select 1 from pg_database where datname='ferretdb'\"" | grep -q 1 ||
     su postgres -c "$pg/psql -h 127.0.0.1 -p $((port + 1)) -qc 'create database ferretdb'"
-  "$bin" --handler=postgresql --postgresql-url="postgres://postgres@127.0.0.1:$((port + 1))/ferretdb" --state-dir="$dir/state" \
-    --listen-addr="127.0.0.1:$port" --telemetry=disable --debug-addr=- --log-level=error \
-    >"$dir/ferretdb.log" 2>&1 &
-  pid=$!
-  for _ in $(seq 1 100); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$pid"; return; fi
-    kill -0 "$pid" 2>/dev/null || { echo "ferretdb: exited at start; see $dir/ferretdb.log" >&2; cat "$dir/ferretdb.log" >&2; exit 1; }
-    sleep 0.1
-  done
-  kill "$pid"
-  echo "ferretdb: no answer on 127.0.0.1:$port within 10 s; see $dir/ferretdb.log" >&2
-  exit 1
+  serve "$bin" "$port" "$dir" --handler=postgresql --postgresql-url="postgres://postgres@127.0.0.1:$((port + 1))/ferretdb"
 }
 
 stop_postgresql() {

@@ -1,7 +1,8 @@
 /**
- * When to try the issuer again after it failed. Without this, every request bearing a token would
- * wait out the fetch timeout while the issuer is down or hanging; with it, requests in between are
- * refused at once and one fetch probes again after 1 s, 2 s, 4 s… up to a minute.
+ * When to try a failing service again: after 1 s, 2 s, 4 s… up to a minute, and at once after a
+ * success. Callers refuse in between rather than wait: the OAuth issuer's discovery and keys use
+ * it so that, while the issuer is down or hanging, requests bearing a token are refused at once
+ * instead of each waiting out the fetch timeout, and one fetch probes again when the wait is over.
  */
 export class Backoff {
   private failures = 0;

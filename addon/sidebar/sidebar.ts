@@ -247,40 +247,34 @@ function render(next: SidebarState): void {
   renderJobs(next.jobs);
 }
 
+/** A new element with its class and text. */
+function element<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text = ''): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  el.className = className;
+  el.textContent = text;
+  return el;
+}
+
 /** The Jobs panel: each run with its progress bar, credits and Cancel; polled while one runs. */
 function renderJobs(jobs: JobView[]): void {
   const list = $('job-list');
   list.innerHTML = '';
   if (jobs.length === 0) list.textContent = 'No runs yet.';
   for (const job of jobs) {
-    const item = document.createElement('div');
-    item.className = `job${job.running ? '' : ' ended'}`;
+    const item = element('div', `job${job.running ? '' : ' ended'}`);
     item.dataset.id = job.id;
-    const title = document.createElement('div');
-    title.className = 'title';
-    title.textContent = job.title;
-    const bar = document.createElement('div');
-    bar.className = 'bar';
+    const bar = element('div', 'bar');
     const fill = document.createElement('span');
     fill.style.width = `${Math.round(job.progress * 100)}%`;
     bar.append(fill);
-    const text = document.createElement('div');
-    text.className = 'text';
-    text.textContent = job.text;
-    const meta = document.createElement('div');
-    meta.className = 'meta';
-    const spent = document.createElement('span');
-    spent.className = 'credits';
-    spent.textContent = `${Math.round(job.progress * 100)}% · ${credits(job.credits)}`;
-    meta.append(spent);
+    const meta = element('div', 'meta');
+    meta.append(element('span', 'credits', `${Math.round(job.progress * 100)}% · ${credits(job.credits)}`));
     if (job.running && !job.cancelling) {
-      const cancel = document.createElement('button');
-      cancel.className = 'cancel';
-      cancel.textContent = 'Cancel';
+      const cancel = element('button', 'cancel', 'Cancel');
       cancel.addEventListener('click', () => void jobsCall(() => call('sidebarCancelRun', job.id)));
       meta.append(cancel);
     }
-    item.append(title, bar, text, meta);
+    item.append(element('div', 'title', job.title), bar, element('div', 'text', job.text), meta);
     list.append(item);
   }
   const running = jobs.some((j) => j.running);
@@ -438,23 +432,17 @@ $('run-campaign').addEventListener('click', async () => {
 });
 /** Appends one exchange to the Agent tab's log: the message, each tool call with its cost, the reply. */
 function showExchange(message: string, turn: AgentTurn): void {
-  const add = (tag: string, className: string, text: string) => {
-    const el = document.createElement(tag);
-    el.className = className;
-    el.textContent = text;
-    return el;
-  };
   const log = $('agent-log');
-  log.append(add('div', 'user', message));
-  if (turn.note) log.append(add('p', 'muted', turn.note));
+  log.append(element('div', 'user', message));
+  if (turn.note) log.append(element('p', 'muted', turn.note));
   if (turn.toolCalls.length) {
     const list = document.createElement('ul');
-    for (const call of turn.toolCalls) list.append(add('li', call.isError ? 'failed' : '', `${call.tool}: ${call.isError ? 'failed, ' : ''}${call.creditsCharged ? credits(call.creditsCharged) : 'free'}`));
+    for (const call of turn.toolCalls) list.append(element('li', call.isError ? 'failed' : '', `${call.tool}: ${call.isError ? 'failed, ' : ''}${call.creditsCharged ? credits(call.creditsCharged) : 'free'}`));
     log.append(list);
   }
-  log.append(add('div', 'reply', turn.reply));
-  if (turn.failedStep) log.append(add('div', 'error', turn.failedStep));
-  log.append(add('p', 'muted', `This message: ${credits(turn.creditsCharged)}.`));
+  log.append(element('div', 'reply', turn.reply));
+  if (turn.failedStep) log.append(element('div', 'error', turn.failedStep));
+  log.append(element('p', 'muted', `This message: ${credits(turn.creditsCharged)}.`));
 }
 
 $('run-agent').addEventListener('click', async () => {

@@ -81,6 +81,17 @@ function conformance(openFresh: () => Promise<Opened>, server: { ferretdb: boole
     expect(await people().findOne({ _id: 'missing' })).toBeNull();
   });
 
+  it('a document read by its id is the caller\'s own copy, and skip or an operator on _id still apply', async () => {
+    const loose = () => store.collection<Loose>('loose');
+    await loose().insertOne({ _id: 'x2', name: 'Ana', tags: ['a'], address: { city: 'Recife' } });
+    const read = (await loose().findOne({ _id: 'x2' })) as unknown as { tags: string[]; address: { city: string } };
+    read.tags.push('changed');
+    read.address.city = 'changed';
+    expect(await loose().findOne({ _id: 'x2' })).toEqual({ _id: 'x2', name: 'Ana', tags: ['a'], address: { city: 'Recife' } });
+    expect(await loose().findOne({ _id: 'x2' }, { skip: 1 })).toBeNull();
+    expect(await loose().findOne({ _id: { $in: ['missing', 'x2'] } }, { projection: { name: 1 } })).toEqual({ _id: 'x2', name: 'Ana' });
+  });
+
   it('jsonByIds: each document found, as JSON.stringify writes what find gives, less the omitted top-level fields', async () => {
     const loose = () => store.collection<Loose>('loose');
     await loose().insertOne({ _id: 'a', name: 'Ana "A" \\ são', at: new Date(Date.UTC(2024, 1, 2)), nested: { search: 'kept', list: [1, { x: null }] }, search: ['gone'], n: 1.5 });

@@ -9,7 +9,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import pino from 'pino';
 import { createApp } from './app.ts';
-import { TurnBatchedDestination } from './log-destination.ts';
+import { BatchedDestination } from './log-destination.ts';
 import { answerClientErrors } from './http/client-error.ts';
 import { bootstrap } from './bootstrap.ts';
 import { controlSocketPath, serveControl } from './cli/control.ts';
@@ -51,7 +51,7 @@ async function main(): Promise<void> {
   patchBottleneckYield();
   const config = loadConfig();
   // Asynchronous writes: a synchronous write per access-log line costs a syscall per request.
-  const destination = new TurnBatchedDestination(pino.destination({ dest: 1, sync: false }));
+  const destination = new BatchedDestination(pino.destination({ dest: 1, sync: false }));
   const log = pino({ level: config.logLevel, base: { service: 'prospecta' } }, destination);
   const runtime = await bootstrap(config, log, VERSION);
   const { services } = runtime;

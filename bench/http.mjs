@@ -4,9 +4,13 @@
 // for the whole run: after a warm-up of each, they are measured in alternating rounds (bare,
 // prospecta, bare, ...) so a drift of the machine (thermal, a neighbour, the page cache) falls
 // on both rather than on whichever ran second. Each round is printed; the verdict uses medians.
+//
+// Each round also reads the server process's CPU time from /proc: requests per second compare
+// the two only while each server has a core to itself, whereas CPU per request says what a
+// request costs whatever saturates first (the client, a neighbour on a shared machine).
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,9 +50,19 @@ function run(url, headers, duration) {
   });
 }
 
-function summary(round, name, r) {
+/** CPU time (user + system) of a process so far, in µs; Linux only, else NaN. */
+async function cpuMicros(pid) {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
+  if (!stat) return NaN;
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime, in clock ticks of 1/100 s on Linux.
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+function summary(round, name, r, cpu) {
   const errors = r.non2xx + r.errors + r.timeouts;
-  return { round, name, rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, errors };
+  const cpuPerRequest = Math.round((cpu / r.requests.total) * 10) / 10;
+  return { round, name, rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, 'cpu µs/req': cpuPerRequest, errors };
 }
 
 const median = (xs) => {
@@ -93,13 +107,18 @@ try {
   await run(full.url, headers, WARMUP);
   console.log(`autocannon: ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${DURATION} s each (after ${WARMUP} s warm-ups)\n`);
   for (let round = 1; round <= ROUNDS; round++) {
-    for (const [name, url, h] of [
-      ['bare Koa, constant JSON', bare.url, {}],
-      ['prospecta GET /v1/api/credits', full.url, headers],
+    for (const [name, server, url, h] of [
+      ['bare Koa, constant JSON', bare, bare.url, {}],
+      ['prospecta GET /v1/api/credits', full, full.url, headers],
     ]) {
-      const row = summary(round, name, await run(url, h, DURATION));
+      const before = await cpuMicros(server.child.pid);
+      const result = await run(url, h, DURATION);
+      const row = summary(round, name, result, (await cpuMicros(server.child.pid)) - before);
       rows.push(row);
-      console.log(`round ${round}  ${name.padEnd(30)} ${String(row.rps).padStart(7)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms${row.errors ? `  errors ${row.errors}` : ''}`);
+      console.log(
+        `round ${round}  ${name.padEnd(30)} ${String(row.rps).padStart(7)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms  ` +
+          `server CPU ${row['cpu µs/req']} µs/request${row.errors ? `  errors ${row.errors}` : ''}`,
+      );
     }
   }
 } finally {
@@ -111,7 +130,8 @@ try {
 const of = (prefix) => rows.filter((r) => r.name.startsWith(prefix));
 const med = (prefix) => {
   const rs = of(prefix);
-  return { name: rs[0].name, rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)), errors: rs.reduce((n, r) => n + r.errors, 0) };
+  const mid = (field) => median(rs.map((r) => r[field]));
+  return { name: rs[0].name, rps: mid('rps'), p50: mid('p50'), p99: mid('p99'), 'cpu µs/req': mid('cpu µs/req'), errors: rs.reduce((n, r) => n + r.errors, 0) };
 };
 const b = med('bare');
 const f = med('prospecta');
@@ -120,4 +140,5 @@ console.table([b, f]);
 const ratio = f.rps / b.rps;
 console.log(`full stack / bare Koa requests/s: ${(ratio * 100).toFixed(1)}% (target >= 50%)`);
 console.log(`full stack p99: ${f.p99} ms (target < 25 ms)`);
+console.log(`server CPU per request: bare Koa ${b['cpu µs/req']} µs, full stack ${f['cpu µs/req']} µs; bare / full ${((b['cpu µs/req'] / f['cpu µs/req']) * 100).toFixed(1)}%`);
 if (f.errors) console.log(`WARNING: ${f.errors} non-2xx/errored responses in the full-stack runs`);

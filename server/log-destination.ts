@@ -1,12 +1,13 @@
 /**
  * Where the server's log lines go: pino's asynchronous sonic-boom on stdout, handed the lines
  * gathered over up to 50 ms as one write. A write to a pipe cost this process about 150 µs of
- * CPU on these machines whatever its size (the syscall on a libuv thread, waking the reader), so it is paid per
- * batch, not per line: written per event-loop turn, a handful of access lines each under load, it
- * took about 7 % of the server's busy time on bench:http (issue 35); in 50 ms batches it is about
- * a microsecond a line. sonic-boom also measures its pending buffer on every write, which cost
- * more per line than pino's formatting of it (issue 23). A line waits at most `delayMs`, less
- * when 64 KiB pile up; every pending line is written before the process exits.
+ * CPU on these machines whatever its size (the syscall on a libuv thread, waking the reader),
+ * so it is paid per batch, not per line: written per event-loop turn, a handful of access lines
+ * each under load, it took about 7 % of the server's busy time on bench:http (issue 35); in
+ * 50 ms batches it is about a microsecond a line. sonic-boom also measures its pending buffer
+ * on every write, which cost more per line than pino's formatting of it (issue 23). A line waits
+ * at most `delayMs`, less when 64 KiB pile up; every pending line is written before the process
+ * exits.
  */
 /** What `pino.destination()` gives: sonic-boom. */
 interface Sink {

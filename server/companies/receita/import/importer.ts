@@ -105,6 +105,12 @@ export interface ImportDoc {
 
 const KEPT_PROBLEMS = 100;
 const BATCHES_IN_FLIGHT = 4;
+/**
+ * Per-company files each worker thread reads ahead of the one being staged: two, so that a
+ * thread done with a small file (a Sócios part) has the next while the other reads a large one
+ * (Simples). Each holds at most a few blocks (document-worker.ts), so memory stays small.
+ */
+const FILES_AHEAD_PER_THREAD = 2;
 const TAX_REGIME_BATCH = 20_000;
 const KIND_ORDER: FileKind[] = [...LOOKUP_KINDS, 'empresas', 'simples', 'socios', 'regimes', 'estabelecimentos'];
 
@@ -297,15 +303,15 @@ class Run {
   }
 
   /**
-   * The per-company files are read by the worker threads, when there are any, each a file or so
-   * ahead of the one being staged here, in the files' order (a later row of a root replaces an
+   * The per-company files are read by the worker threads, when there are any, a few files ahead
+   * of the one being staged here, and staged in the files' order (a later row of a root replaces an
    * earlier one, and partners keep their order). Not before the first of them is reached: the
    * threads take the code tables, read before them, with their first request.
    */
   private readAhead(from: number): void {
     if (!COMPANY_FILE_KINDS.has(this.files[from]!.kind)) return;
     const threads = this.companies.threads;
-    for (let i = from; i < this.files.length && i < from + threads.length; i++) {
+    for (let i = from; i < this.files.length && i < from + threads.length * FILES_AHEAD_PER_THREAD; i++) {
       const file = this.files[i]!;
       if (!COMPANY_FILE_KINDS.has(file.kind) || this.staged.has(file)) continue;
       const start = this.startOf(file);

@@ -31,7 +31,7 @@ export function encodeUntaggedDocuments<T extends BaseDoc>(docs: Iterable<T & Un
   return encodeEach(docs, indexed, encodeUntagged<T>);
 }
 
-function encodeEach<T extends BaseDoc>(docs: Iterable<T>, indexed: readonly string[], encode: (doc: T) => string): EncodedDocuments {
+function encodeEach<T extends BaseDoc>(docs: Iterable<T>, indexed: readonly string[], textOf: (doc: T) => string): EncodedDocuments {
   const ids: string[] = [];
   const ends: number[] = [];
   const keys = new KeyCollector(indexed);
@@ -40,7 +40,7 @@ function encodeEach<T extends BaseDoc>(docs: Iterable<T>, indexed: readonly stri
   let length = 0;
   for (const doc of docs) {
     if (typeof doc._id !== 'string') throw new TypeError(`A bulk-loaded document needs a string _id, not ${JSON.stringify(doc._id)}`);
-    const text = encode(doc);
+    const text = textOf(doc);
     // UTF-8 takes at most 3 bytes per UTF-16 unit, plus the comma.
     if (length + text.length * 3 + 1 > bytes.length) {
       const grown = new Uint8Array(Math.max(bytes.length * 2, length + text.length * 3 + 1));

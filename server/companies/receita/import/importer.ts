@@ -402,7 +402,7 @@ class Run {
     return {
       /** Resolves when there is room for another batch. */
       add: async (write: Promise<void>, records: number): Promise<void> => {
-        checkpointed = Promise.all([checkpointed, write]).then(() => (resumable ? this.checkpoint(file, records, false) : undefined));
+        checkpointed = Promise.all([checkpointed, write]).then(() => (resumable ? this.checkpoint(file, records, false) : this.options.onProgress?.(this.progress)));
         inFlight.push(checkpointed);
         if (inFlight.length >= BATCHES_IN_FLIGHT) await inFlight.shift();
       },

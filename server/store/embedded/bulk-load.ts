@@ -7,7 +7,7 @@
  */
 import type { BaseDoc, BulkLoader, EncodedDocuments } from '../port.ts';
 import { blockLine, KeyCollector } from './block.ts';
-import { encode, type Doc } from './codec.ts';
+import { encode, encodeUntagged, type Doc, type Untagged } from './codec.ts';
 import type { Committer } from './collection.ts';
 import { journalLineBytes } from './journal-line.ts';
 import type { Table } from './table.ts';
@@ -23,6 +23,15 @@ const COMMA = 0x2c;
  * (the loader's `indexed`) go beside them, so no process has to parse them to index them.
  */
 export function encodeDocuments<T extends BaseDoc>(docs: Iterable<T>, indexed: readonly string[] = []): EncodedDocuments {
+  return encodeEach(docs, indexed, encode);
+}
+
+/** As {@link encodeDocuments}, for documents that hold no tagged value (see codec.ts's encodeUntagged). */
+export function encodeUntaggedDocuments<T extends BaseDoc>(docs: Iterable<T & Untagged<T>>, indexed: readonly string[] = []): EncodedDocuments {
+  return encodeEach(docs, indexed, encodeUntagged<T>);
+}
+
+function encodeEach<T extends BaseDoc>(docs: Iterable<T>, indexed: readonly string[], textOf: (doc: T) => string): EncodedDocuments {
   const ids: string[] = [];
   const ends: number[] = [];
   const keys = new KeyCollector(indexed);
@@ -31,7 +40,7 @@ export function encodeDocuments<T extends BaseDoc>(docs: Iterable<T>, indexed: r
   let length = 0;
   for (const doc of docs) {
     if (typeof doc._id !== 'string') throw new TypeError(`A bulk-loaded document needs a string _id, not ${JSON.stringify(doc._id)}`);
-    const text = encode(doc);
+    const text = textOf(doc);
     // UTF-8 takes at most 3 bytes per UTF-16 unit, plus the comma.
     if (length + text.length * 3 + 1 > bytes.length) {
       const grown = new Uint8Array(Math.max(bytes.length * 2, length + text.length * 3 + 1));

@@ -1,16 +1,24 @@
 /**
- * The import's worker thread: it builds and encodes exactly what the importer's own thread
- * would, and a worker that fails fails the writes waiting on it rather than hanging them.
+ * The import's worker thread: it stages the per-company files and builds and encodes the
+ * documents exactly as the importer's own thread would, and a worker that fails fails the writes
+ * waiting on it rather than hanging them.
  */
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { encodeDocuments } from '../../../server/store/embedded/bulk-load.ts';
+import { encodeDocuments, encodeUntaggedDocuments } from '../../../server/store/embedded/bulk-load.ts';
 import { DocumentThread } from '../../../server/companies/receita/import/document-thread.ts';
 import { companyDocuments, type DocumentContext, type EstablishmentBatch } from '../../../server/companies/receita/import/documents.ts';
 import { MemoryStaging } from '../../../server/companies/receita/import/staging.ts';
 import { companyIndexes } from '../../../server/companies/companies.ts';
 import { Codes, empresa, simples, socio } from '../../../server/companies/receita/import/records.ts';
 import { makeCnpj } from '../../helpers/companies.ts';
-import { estabelecimento } from '../../helpers/release-files.ts';
+import { csv, estabelecimento } from '../../helpers/release-files.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
+import type { ReleaseFile } from '../../../server/companies/receita/import/release-files.ts';
+import { readRowBatches, openReleaseFile, type Problem } from '../../../server/companies/receita/import/rows.ts';
+import { rowLayoutOf } from '../../../server/companies/receita/import/row-layout.ts';
+import { stageRows, type StagedRows } from '../../../server/companies/receita/import/staged-rows.ts';
 
 const WORKER = new URL('../../../dist/document-worker.mjs', import.meta.url);
 
@@ -36,8 +44,8 @@ async function batchOf(count: number): Promise<EstablishmentBatch> {
   const staging = new MemoryStaging();
   const roots = [...new Set(rows.map(({ cnpj }) => cnpj.slice(0, 8)))];
   const codes = new Codes(context.lookups);
-  await staging.put(roots.map((root) => ({ root, data: empresa([root, 'PADARIA SÃO JOÃO LTDA', '2062', '49', '1000,00', '01', ''], codes) })));
-  await staging.put(roots.map((root) => ({ root, data: simples([root, 'S', '20200101', '', '', '', '']) })));
+  await staging.put(roots.map((root) => ({ root, data: { company: empresa([root, 'PADARIA SÃO JOÃO LTDA', '2062', '49', '1000,00', '01', ''], codes) } })));
+  await staging.put(roots.map((root) => ({ root, data: { simples: simples([root, 'S', '20200101', '', '', '', '']) } })));
   const partner = (name: string) => socio([roots[0]!, '2', name, '***123456**', '49', '', '', '***000000**', '', '00', '4'], codes);
   await staging.addPartners(roots.flatMap((root) => [{ root, key: 'a', partner: partner('MARIA DA SILVA') }, { root, key: 'b', partner: partner('JOSÉ') }]));
   return { rows, roots: await staging.get(roots), taxRegimes: new Map([[rows[0]!.cnpj, ['lucro_real', 'lucro_real:2024']]]) };
@@ -72,5 +80,88 @@ describe('the document worker thread', () => {
     await expect(thread.build(await batchOf(2))).rejects.toThrow('the document worker exited (code 3)');
     await expect(thread.build(await batchOf(2))).rejects.toThrow('exited (code 3)');
     await thread.close();
+  });
+
+  it('stages a per-company file as the importer itself does, from the row it is told to start at', async () => {
+    const dir = await tempDir('staged');
+    // Odd rows as real releases have them: a bad root, a short row, accents in Latin-1, quotes, empty fields, unknown codes.
+    const rows = [
+      ['11222333', 'ACME SOFTWARE LTDA', '2062', '49', '150000,50', '03', ''],
+      ['1122233', 'A SHORT ROOT', '2062', '49', '1,00', '01', ''],
+      ['44555666', 'PADARIA SÃO JOÃO  LTDA', '9999', '', '', '', ''],
+      ['44555667', 'FIRMA'],
+      ...Array.from({ length: 3000 }, (_, i) => [String(50_000_000 + i), `EMPRESA "${i}" ÇÃ`, '2062', '77', 'abc', '05', 'SP']),
+    ];
+    const name = 'K3241.K03200Y0.D61011.EMPRECSV';
+    const bytes = csv(rows);
+    await writeFile(path.join(dir, name), bytes);
+    const file: ReleaseFile = { kind: 'empresas', name, path: path.join(dir, name), zipped: false, size: bytes.length };
+    const onMain = async (skip: number) => {
+      const problems: Problem[] = [];
+      const unknown = {};
+      const staged: StagedRows = { roots: [], texts: [], lines: [] };
+      const opened = (await openReleaseFile(file, (p) => problems.push(p)))!;
+      const { columns, layout } = rowLayoutOf('empresas');
+      let seen = 0;
+      for await (const block of readRowBatches(opened.stream, file, columns, (p) => problems.push(p), layout)) {
+        const fresh = block.filter(() => ++seen > skip);
+        const some = stageRows('empresas', file.name, fresh, new Codes(context.lookups, unknown), (p) => problems.push(p));
+        staged.roots.push(...some.roots);
+        staged.texts.push(...some.texts);
+        staged.lines.push(...some.lines);
+      }
+      return { staged, problems, unknown, rows: seen };
+    };
+    const thread = new DocumentThread(WORKER, context, []);
+    try {
+      for (const skip of [0, 2, 1500]) {
+        const read = thread.stage(file, skip);
+        const problems: Problem[] = [];
+        const unknown: Record<string, number> = {};
+        const staged: StagedRows = { roots: [], texts: [], lines: [] };
+        let seen = 0;
+        for await (const block of read) {
+          problems.push(...block.problems);
+          for (const [table, count] of Object.entries(block.unknown)) unknown[table] = (unknown[table] ?? 0) + count;
+          staged.roots.push(...block.roots);
+          staged.texts.push(...block.texts);
+          staged.lines.push(...block.lines);
+          seen += block.rows;
+        }
+        problems.push(...read.ended.problems);
+        expect(read.ended).toMatchObject({ opened: true, ended: true });
+        expect({ staged, problems, unknown, rows: seen }).toEqual(await onMain(skip));
+      }
+      expect((await onMain(0)).problems.map((p) => p.line)).toEqual([4, 2]);
+      expect((await onMain(0)).unknown).toEqual({ naturezas: 1, qualificacoes: 3001 });
+    } finally {
+      await thread.close();
+    }
+  });
+
+  it('encodes the documents it builds untagged, to the bytes the tagged encoding gives, whatever the rows hold', async () => {
+    const batch = await batchOf(40);
+    // Values a careless parse could turn into a Date, NaN or Infinity (which plain JSON would write as null).
+    const odd = ['1e400', 'NaN', '-1,00', 'Infinity', '0x10', '', '99999999999999999999999999,99', '1.000,00'];
+    batch.rows = batch.rows.map((row, i) => {
+      const fields = estabelecimento(row.cnpj, {
+        4: i % 2 ? 'NOME "COM" ASPAS \\ Ç' : '',
+        6: ['00000000', '20240230', '99999999', 'abc'][i % 4]!,
+        10: ['0', '', '18000101', '21001231'][i % 4]!,
+        11: i % 3 ? '' : 'x',
+        13: '\u0001\t',
+        21: 'ab',
+        22: '12-34',
+        27: 'A@B.C',
+      });
+      return { cnpj: row.cnpj, fields };
+    });
+    // Each odd value in turn as the capital (the company's fourth field after its root).
+    for (const [i, value] of odd.entries()) {
+      const root = [...batch.roots.values()][i % batch.roots.size]!;
+      root.company = root.company!.split('\u0001').map((field, k) => (k === 3 ? value : field)).join('\u0001');
+      const docs = [...companyDocuments(batch, context)];
+      expect(Buffer.from(encodeUntaggedDocuments(docs).bytes).toString()).toBe(Buffer.from(encodeDocuments(docs).bytes).toString());
+    }
   });
 });

@@ -21,6 +21,8 @@ export interface CompanyWriter {
   write(batch: EstablishmentBatch): Promise<void>;
   /** Per table, the establishments' codes it lacked, in the documents written so far. */
   readonly unknown: UnknownCodes;
+  /** The worker threads building the documents, which also read the per-company files; none if built in this thread. */
+  readonly threads: readonly DocumentThread[];
   /** Removes the documents the current run has not written; how many. */
   removeUnwritten(): Promise<number>;
   close(): Promise<void>;
@@ -46,6 +48,7 @@ export async function companyWriter(store: Store, context: DocumentContext, work
 
 class UpsertWriter implements CompanyWriter {
   readonly unknown: UnknownCodes = {};
+  readonly threads = [];
   /** Where the process keeps the documents, it keeps one copy of each repeated string. */
   private readonly interner: Interner | undefined;
 
@@ -82,7 +85,7 @@ class LoadWriter implements CompanyWriter {
     private readonly context: DocumentContext,
     /** Stored before this run and not written by it yet. */
     private readonly unwritten: Set<string>,
-    private readonly threads: DocumentThread[],
+    readonly threads: DocumentThread[],
   ) {}
 
   private turn = 0;

@@ -1,19 +1,48 @@
 /**
- * One worker thread building and encoding a bulk load's documents, so that about half of an
- * import's work leaves the thread that reads, joins and writes. Its batches are answered in the
- * order sent; a batch that fails, or a worker that dies, fails the writes waiting on it (and
- * with them the import, which a rerun resumes).
+ * One worker thread of a bulk-loaded import, so that most of its work leaves the thread that
+ * joins and writes. It reads the per-company files (Empresas, Simples, Sócios) into what staging
+ * keeps, and builds and encodes the establishments' documents. Its answers come in the order
+ * asked; a request that fails, or a worker that dies, fails whatever waits on it (and with it
+ * the import, which a rerun resumes).
+ *
+ * The worker starts at once, so that it loads and compiles while the code tables are read; the
+ * context (those tables) goes to it with the first request, when they have been read.
  */
 import { Worker } from 'node:worker_threads';
 import type { EncodedDocuments } from '../../../store/port.ts';
 import type { DocumentContext, EstablishmentBatch } from './documents.ts';
 import type { UnknownCodes } from './records.ts';
+import type { ReleaseFile } from './release-files.ts';
+import type { Problem } from './rows.ts';
+import type { StagedRows } from './staged-rows.ts';
 
 export type BuildRequest =
   | { kind: 'context'; context: DocumentContext; indexed: string[] }
-  | { kind: 'batch'; id: number; batch: EstablishmentBatch };
+  | { kind: 'batch'; id: number; batch: EstablishmentBatch }
+  /** Reads a per-company file, its first `skip` rows left out (already staged durably). */
+  | { kind: 'stage'; id: number; file: ReleaseFile; skip: number }
+  /** The importer took one of the request's staged blocks: the worker may read one more ahead. */
+  | { kind: 'taken'; id: number };
+
+/** A block of a per-company file: its rows read (skipped and refused ones too), what they stage, and the problems met. */
+export interface StagedBlock extends StagedRows {
+  rows: number;
+  problems: Problem[];
+  unknown: UnknownCodes;
+}
+/** How reading a per-company file ended: whether it opened, and whether it was read to its end. */
+export interface StagedEnd {
+  opened: boolean;
+  ended: boolean;
+  problems: Problem[];
+}
+
 /** A batch's documents, encoded, with the codes of its rows the release's tables lack. */
-export type BuildReply = { id: number; encoded: EncodedDocuments; unknown: UnknownCodes } | { id: number; error: string };
+export type BuildReply =
+  | { id: number; encoded: EncodedDocuments; unknown: UnknownCodes }
+  | { id: number; staged: StagedBlock }
+  | { id: number; end: StagedEnd }
+  | { id: number; error: string };
 export type Built = { encoded: EncodedDocuments; unknown: UnknownCodes };
 
 /**
@@ -22,55 +51,142 @@ export type Built = { encoded: EncodedDocuments; unknown: UnknownCodes };
  */
 const YOUNG_GENERATION_MB = 192;
 
+type Reply = Exclude<BuildReply, { error: string }>;
+
 export class DocumentThread {
-  private worker: Worker | undefined;
-  private readonly pending = new Map<number, { resolve: (built: Built) => void; reject: (err: Error) => void }>();
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, { reply: (reply: Reply) => void; reject: (err: Error) => void }>();
   private nextId = 0;
   private failure: Error | undefined;
+  private contextSent = false;
 
-  /**
-   * `script`: the built document-worker.mjs. The worker starts with the first batch, when the
-   * context's code tables have been read.
-   */
+  /** `script`: the built document-worker.mjs. */
   constructor(
-    private readonly script: URL,
+    script: URL,
     private readonly context: DocumentContext,
     /** The fields whose values go beside the documents (the loader's `indexed`). */
     private readonly indexed: string[],
-  ) {}
+  ) {
+    const worker = (this.worker = new Worker(script, { resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } }));
+    worker.on('message', (reply: BuildReply) => {
+      const waiting = this.pending.get(reply.id);
+      if ('error' in reply) {
+        this.pending.delete(reply.id);
+        waiting?.reject(new Error(`the import's worker thread failed: ${reply.error}`));
+      } else {
+        waiting?.reply(reply);
+      }
+    });
+    worker.on('error', (err) => this.fail(err));
+    worker.on('exit', (code) => this.fail(new Error(`the document worker exited (code ${code})`)));
+  }
 
   build(batch: EstablishmentBatch): Promise<Built> {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      this.started().postMessage({ kind: 'batch', id, batch } satisfies BuildRequest);
+      this.pending.set(id, {
+        reply: (reply) => {
+          this.pending.delete(id);
+          if ('encoded' in reply) resolve({ encoded: reply.encoded, unknown: reply.unknown });
+        },
+        reject,
+      });
+      this.send({ kind: 'batch', id, batch });
     });
+  }
+
+  /**
+   * A per-company file read in the worker, as staged blocks in the file's order, then how it
+   * ended. The worker reads a few blocks ahead of what was taken, and no further.
+   */
+  stage(file: ReleaseFile, skip: number): StagedRead {
+    const read = new StagedRead(() => this.send({ kind: 'taken', id }));
+    if (this.failure) {
+      read.fail(this.failure);
+      return read;
+    }
+    const id = this.nextId++;
+    this.pending.set(id, {
+      reply: (reply) => {
+        if ('staged' in reply) read.push(reply.staged);
+        else if ('end' in reply) {
+          this.pending.delete(id);
+          read.end(reply.end);
+        }
+      },
+      reject: (err) => read.fail(err),
+    });
+    this.send({ kind: 'stage', id, file, skip });
+    return read;
   }
 
   async close(): Promise<void> {
     this.failure ??= new Error('the document worker was closed');
-    await this.worker?.terminate();
+    await this.worker.terminate();
   }
 
-  private started(): Worker {
-    if (this.worker) return this.worker;
-    const worker = (this.worker = new Worker(this.script, { resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } }));
-    worker.on('message', (reply: BuildReply) => {
-      const waiting = this.pending.get(reply.id);
-      this.pending.delete(reply.id);
-      if ('error' in reply) waiting?.reject(new Error(`building documents failed: ${reply.error}`));
-      else waiting?.resolve({ encoded: reply.encoded, unknown: reply.unknown });
-    });
-    worker.on('error', (err) => this.fail(err));
-    worker.on('exit', (code) => this.fail(new Error(`the document worker exited (code ${code})`)));
-    worker.postMessage({ kind: 'context', context: this.context, indexed: this.indexed } satisfies BuildRequest);
-    return worker;
+  private send(request: BuildRequest): void {
+    if (!this.contextSent) {
+      this.contextSent = true;
+      this.worker.postMessage({ kind: 'context', context: this.context, indexed: this.indexed } satisfies BuildRequest);
+    }
+    this.worker.postMessage(request);
   }
 
   private fail(err: Error): void {
     this.failure ??= err;
     for (const { reject } of this.pending.values()) reject(this.failure);
     this.pending.clear();
+  }
+}
+
+/** The staged blocks of one file as they come from its worker, taken one at a time. */
+export class StagedRead implements AsyncIterable<StagedBlock> {
+  private readonly blocks: StagedBlock[] = [];
+  private ending: StagedEnd | undefined;
+  private failure: Error | undefined;
+  private wake: (() => void) | undefined;
+
+  constructor(private readonly taken: () => void) {}
+
+  push(block: StagedBlock): void {
+    this.blocks.push(block);
+    this.notify();
+  }
+
+  end(end: StagedEnd): void {
+    this.ending = end;
+    this.notify();
+  }
+
+  fail(err: Error): void {
+    this.failure ??= err;
+    this.notify();
+  }
+
+  /** How the file ended, once every block was taken. */
+  get ended(): StagedEnd {
+    return this.ending!;
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<StagedBlock> {
+    for (;;) {
+      const block = this.blocks.shift();
+      if (block) {
+        this.taken();
+        yield block;
+        continue;
+      }
+      if (this.failure) throw this.failure;
+      if (this.ending) return;
+      await new Promise<void>((resolve) => (this.wake = resolve));
+    }
+  }
+
+  private notify(): void {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
   }
 }

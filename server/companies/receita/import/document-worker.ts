@@ -1,28 +1,87 @@
 /**
- * The worker thread of a bulk-loaded import (see document-thread.ts): builds each batch's
- * documents and encodes them as the embedded store's journal holds them, while the importer's
- * thread goes on reading the release. The bytes are transferred, not copied.
+ * The worker thread of a bulk-loaded import (see document-thread.ts). It reads per-company files
+ * into staged blocks, and builds each batch's documents and encodes them as the embedded store's
+ * journal holds them, while the importer's thread joins and writes. Encoded bytes are
+ * transferred, not copied.
  */
 import { parentPort } from 'node:worker_threads';
-import { encodeDocuments } from '../../../store/embedded/bulk-load.ts';
+import { encodeUntaggedDocuments } from '../../../store/embedded/bulk-load.ts';
 import { companyDocuments, type DocumentContext } from './documents.ts';
 import type { BuildReply, BuildRequest } from './document-thread.ts';
+import { Codes, type UnknownCodes } from './records.ts';
+import { openReleaseFile, readRowBatches, type Problem } from './rows.ts';
+import { rowLayoutOf } from './row-layout.ts';
+import { stageRows, type CompanyFileKind } from './staged-rows.ts';
+import type { ReleaseFile } from './release-files.ts';
+
+/** Staged blocks a file's reading may run ahead of the importer taking them. */
+const BLOCKS_AHEAD = 4;
 
 let context: DocumentContext | undefined;
 let indexed: string[] = [];
+/** Per stage request, the blocks sent and not taken yet, and the reading waiting for room. */
+const ahead = new Map<number, { sent: number; room?: () => void }>();
+
+const reply = (message: BuildReply, transfer: ArrayBuffer[] = []) => parentPort!.postMessage(message, transfer);
 
 parentPort!.on('message', (request: BuildRequest) => {
-  if (request.kind === 'context') {
-    context = request.context;
-    indexed = request.indexed;
-    return;
+  switch (request.kind) {
+    case 'context':
+      context = request.context;
+      indexed = request.indexed;
+      return;
+    case 'taken': {
+      const reading = ahead.get(request.id);
+      if (!reading) return;
+      reading.sent--;
+      const room = reading.room;
+      reading.room = undefined;
+      room?.();
+      return;
+    }
+    case 'stage':
+      stage(request.id, request.file, request.skip).catch((err: Error) => reply({ id: request.id, error: err.message }));
+      return;
+    case 'batch':
+      try {
+        const unknown = {};
+        const encoded = encodeUntaggedDocuments(companyDocuments(request.batch, context!, unknown), indexed);
+        reply({ id: request.id, encoded, unknown }, [encoded.bytes.buffer as ArrayBuffer]);
+      } catch (err) {
+        reply({ id: request.id, error: (err as Error).message });
+      }
   }
-  let reply: BuildReply;
-  try {
-    const unknown = {};
-    reply = { id: request.id, encoded: encodeDocuments(companyDocuments(request.batch, context!, unknown), indexed), unknown };
-  } catch (err) {
-    reply = { id: request.id, error: (err as Error).message };
-  }
-  parentPort!.postMessage(reply, 'encoded' in reply ? [reply.encoded.bytes.buffer as ArrayBuffer] : []);
 });
+
+/** As the importer's own thread reads a per-company file (importer.ts's importFile), block by block. */
+async function stage(id: number, file: ReleaseFile, skip: number): Promise<void> {
+  const reading: { sent: number; room?: () => void } = { sent: 0 };
+  ahead.set(id, reading);
+  let problems: Problem[] = [];
+  let unknown: UnknownCodes = {};
+  const codes = () => new Codes(context!.lookups, unknown);
+  let ended = true;
+  const report = (problem: Problem) => {
+    if (problem.message.startsWith('the file ends early')) ended = false;
+    problems.push(problem);
+  };
+  try {
+    const opened = await openReleaseFile(file, report);
+    if (!opened) return reply({ id, end: { opened: false, ended: false, problems } });
+    ended = !opened.damaged;
+    const { columns, layout } = rowLayoutOf(file.kind);
+    let seen = 0;
+    for await (const rows of readRowBatches(opened.stream, file, columns, report, layout)) {
+      const fresh = seen >= skip ? rows : rows.slice(Math.min(rows.length, skip - seen));
+      seen += rows.length;
+      const staged = stageRows(file.kind as CompanyFileKind, file.name, fresh, codes(), report);
+      reply({ id, staged: { rows: rows.length, ...staged, problems, unknown } });
+      problems = [];
+      unknown = {};
+      if (++reading.sent >= BLOCKS_AHEAD) await new Promise<void>((resolve) => (reading.room = resolve));
+    }
+    reply({ id, end: { opened: true, ended, problems } });
+  } finally {
+    ahead.delete(id);
+  }
+}

@@ -24,6 +24,8 @@ import { MemoryStaging, StoreStaging, type Staging } from './staging.ts';
 import type { CnaeDoc } from '../../activities.ts';
 import type { EstablishmentBatch } from './documents.ts';
 import { importStarted } from '../../../metrics.ts';
+import type { StagedRead } from './document-thread.ts';
+import { COMPANY_FILE_KINDS, stageRows, type CompanyFileKind, type StagedRows } from './staged-rows.ts';
 
 export interface ImportProgress {
   phase: 'codes' | 'companies' | 'tax regimes' | 'establishments' | 'finishing';
@@ -103,6 +105,12 @@ export interface ImportDoc {
 
 const KEPT_PROBLEMS = 100;
 const BATCHES_IN_FLIGHT = 4;
+/**
+ * Per-company files each worker thread reads ahead of the one being staged: two, so that a
+ * thread done with a small file (a Sócios part) has the next while the other reads a large one
+ * (Simples). Each holds at most a few blocks (document-worker.ts), so memory stays small.
+ */
+const FILES_AHEAD_PER_THREAD = 2;
 const TAX_REGIME_BATCH = 20_000;
 const KIND_ORDER: FileKind[] = [...LOOKUP_KINDS, 'empresas', 'simples', 'socios', 'regimes', 'estabelecimentos'];
 
@@ -162,6 +170,8 @@ class Run {
   private readonly codes = new records.Codes(this.lookups, this.unknown);
   private regimes!: TaxRegimeWriter;
   private regimesWhole = true;
+  /** Per-company files being read by the worker threads, ahead of their turn. */
+  private readonly staged = new Map<ReleaseFile, StagedRead>();
 
   constructor(
     private readonly store: Store,
@@ -208,11 +218,12 @@ class Run {
 
   private async readAll(): Promise<ImportSummary> {
     let whole = true;
-    for (const file of this.files) {
+    for (const [index, file] of this.files.entries()) {
       this.options.signal?.throwIfAborted();
       this.progress.phase = this.phaseOf(file);
       this.progress.file = file.name;
       this.options.onProgress?.(this.progress);
+      this.readAhead(index);
       const read = await this.importFile(file);
       whole = read && whole;
       if (file.kind === 'regimes') this.regimesWhole = read && this.regimesWhole;
@@ -281,17 +292,43 @@ class Run {
     this.options.onProblem?.(problem);
   };
 
-  /** Whether the file was read to its end. */
-  private async importFile(file: ReleaseFile): Promise<boolean> {
+  /** Where to start reading a file: from the top, from a row, or not at all (it is already written or durably staged). */
+  private startOf(file: ReleaseFile): number | 'done' {
     const saved = this.state!.files[stateKey(file)];
     const isLookup = LOOKUP_KINDS.includes(file.kind as LookupKind);
     // Code tables are always read (they are small and live in memory); staged data only survives in a durable staging.
     const durable = file.kind === 'regimes' ? this.regimes.durable : this.staging.durable;
-    const skipWhole = saved?.done && !isLookup && (file.kind === 'estabelecimentos' || durable);
-    if (skipWhole) return true;
-    const skip = file.kind === 'estabelecimentos' || this.staging.durable ? (saved?.records ?? 0) : 0;
+    if (saved?.done && !isLookup && (file.kind === 'estabelecimentos' || durable)) return 'done';
+    return file.kind === 'estabelecimentos' || this.staging.durable ? (saved?.records ?? 0) : 0;
+  }
 
+  /**
+   * The per-company files are read by the worker threads, when there are any, a few files ahead
+   * of the one being staged here, and staged in the files' order (a later row of a root replaces an
+   * earlier one, and partners keep their order). Not before the first of them is reached: the
+   * threads take the code tables, read before them, with their first request.
+   */
+  private readAhead(from: number): void {
+    if (!COMPANY_FILE_KINDS.has(this.files[from]!.kind)) return;
+    const threads = this.companies.threads;
+    for (let i = from; i < this.files.length && i < from + threads.length * FILES_AHEAD_PER_THREAD; i++) {
+      const file = this.files[i]!;
+      if (!COMPANY_FILE_KINDS.has(file.kind) || this.staged.has(file)) continue;
+      const start = this.startOf(file);
+      if (start !== 'done') this.staged.set(file, threads[i % threads.length]!.stage(file, start));
+    }
+  }
+
+  /** Whether the file was read to its end. */
+  private async importFile(file: ReleaseFile): Promise<boolean> {
+    const skip = this.startOf(file);
+    if (skip === 'done') return true;
     if (file.kind === 'regimes') return this.importTaxRegimes(file);
+    const staged = this.staged.get(file);
+    if (staged) {
+      this.staged.delete(file);
+      return this.importStaged(file, staged);
+    }
     const opened = await openReleaseFile(file, this.report);
     if (!opened) return false;
     let ended = !opened.damaged;
@@ -302,16 +339,7 @@ class Run {
     const { columns, layout } = rowLayoutOf(file.kind);
     const blocks = readRowBatches(opened.stream, file, columns, countEnd, layout);
     const writer = this.writerFor(file);
-    // Parsing goes on while earlier batches wait for their fsync: a few batches are in flight,
-    // and each checkpoint follows its own batch and every checkpoint before it, so a checkpoint
-    // never counts a row that is not durable yet.
-    const inFlight: Array<Promise<void>> = [];
-    let checkpointed: Promise<void> = Promise.resolve();
-    const flush = (batch: Row[], records: number) => {
-      const written = writer(batch);
-      checkpointed = Promise.all([checkpointed, written]).then(() => this.checkpoint(file, records, false));
-      inFlight.push(checkpointed);
-    };
+    const written = this.written(file);
     let batch: Row[] = [];
     let seen = 0;
     try {
@@ -322,20 +350,66 @@ class Run {
           if (++seen <= skip) continue;
           batch.push(row);
           if (batch.length >= this.batchSize) {
-            flush(batch, seen);
+            await written.add(writer(batch), seen);
             batch = [];
-            if (inFlight.length >= BATCHES_IN_FLIGHT) await inFlight.shift();
           }
         }
       }
-      if (batch.length > 0) flush(batch, seen);
-      await checkpointed;
+      if (batch.length > 0) await written.add(writer(batch), seen);
+      await written.all();
     } finally {
-      // A failed batch fails the import; let the others settle first, so none is left writing.
-      await Promise.allSettled(inFlight);
+      await written.settled();
     }
     await this.checkpoint(file, seen, ended);
     return ended;
+  }
+
+  /** A per-company file its worker thread read: each block staged here, checkpointed as the importer's own reading is. */
+  private async importStaged(file: ReleaseFile, staged: StagedRead): Promise<boolean> {
+    const written = this.written(file);
+    let seen = 0;
+    try {
+      for await (const block of staged) {
+        this.options.signal?.throwIfAborted();
+        block.problems.forEach(this.report);
+        addUnknown(this.unknown, block.unknown);
+        this.progress.rows += block.rows;
+        seen += block.rows;
+        await written.add(this.stage(file.kind as CompanyFileKind, stateKey(file), block), seen);
+      }
+      await written.all();
+    } finally {
+      await written.settled();
+    }
+    const { opened, ended, problems } = staged.ended;
+    problems.forEach(this.report);
+    if (!opened) return false;
+    await this.checkpoint(file, seen, ended);
+    return ended;
+  }
+
+  /**
+   * Writes of a file's batches, a few in flight: reading goes on while earlier batches wait for
+   * their fsync. Each checkpoint follows its own batch and every checkpoint before it, so a
+   * checkpoint never counts a row that is not durable yet.
+   */
+  private written(file: ReleaseFile) {
+    const inFlight: Array<Promise<void>> = [];
+    let checkpointed: Promise<void> = Promise.resolve();
+    // Where a resumed import starts again from the top (code tables, staging in memory), a
+    // checkpoint per batch would be a disk flush no one reads: the file's last one is enough.
+    const resumable = file.kind === 'estabelecimentos' || (COMPANY_FILE_KINDS.has(file.kind) && this.staging.durable);
+    return {
+      /** Resolves when there is room for another batch. */
+      add: async (write: Promise<void>, records: number): Promise<void> => {
+        checkpointed = Promise.all([checkpointed, write]).then(() => (resumable ? this.checkpoint(file, records, false) : this.options.onProgress?.(this.progress)));
+        inFlight.push(checkpointed);
+        if (inFlight.length >= BATCHES_IN_FLIGHT) await inFlight.shift();
+      },
+      all: () => checkpointed,
+      // A failed batch fails the import; let the others settle first, so none is left writing.
+      settled: () => Promise.allSettled(inFlight),
+    };
   }
 
   /**
@@ -390,39 +464,22 @@ class Run {
   }
 
   private writerFor(file: ReleaseFile): (batch: Row[]) => Promise<void> {
-    switch (file.kind) {
-      case 'empresas':
-        return (batch) => this.staging.put(this.rooted(file, batch, (f) => records.empresa(f, this.codes)));
-      case 'simples':
-        return (batch) => this.staging.put(this.rooted(file, batch, (f) => records.simples(f)));
-      case 'socios':
-        return (batch) => {
-          const partners = this.rooted(file, batch, (f) => records.socio(f, this.codes));
-          this.summary.partners += partners.length;
-          return this.staging.addPartners(
-            partners.map(({ root, data, line }) => ({ root, key: `${stateKey(file)}_${line}`, partner: data })),
-          );
-        };
-      case 'estabelecimentos':
-        return (batch) => this.writeEstablishments(file, batch);
-      default:
-        return (batch) => this.readLookup(file.kind as LookupKind, batch);
+    if (COMPANY_FILE_KINDS.has(file.kind)) {
+      const kind = file.kind as CompanyFileKind;
+      return (batch) => this.stage(kind, stateKey(file), stageRows(kind, file.name, batch, this.codes, this.report));
     }
+    if (file.kind === 'estabelecimentos') return (batch) => this.writeEstablishments(file, batch);
+    return (batch) => this.readLookup(file.kind as LookupKind, batch);
   }
 
-  /** Rows of a per-company file with a well-formed root; the others are reported. */
-  private rooted<T>(file: ReleaseFile, batch: Row[], map: (fields: string[]) => T) {
-    const out: Array<{ root: string; data: T; line: number }> = [];
-    for (const { fields, line } of batch) {
-      const root = fields[0]!.trim().toUpperCase();
-      if (!records.validRoot(root)) {
-        this.report({ file: file.name, line, message: `cnpj_basico ${JSON.stringify(fields[0])} is not 8 letters or digits` });
-        continue;
-      }
-      if (file.kind === 'empresas') this.summary.companies++;
-      out.push({ root, data: map(fields), line });
+  /** A per-company file's rows, read here or by a worker thread (staged-rows.ts), into staging. */
+  private stage(kind: CompanyFileKind, fileKey: string, { roots, texts, lines }: StagedRows): Promise<void> {
+    if (kind === 'socios') {
+      this.summary.partners += roots.length;
+      return this.staging.addPartners(roots.map((root, i) => ({ root, key: `${fileKey}_${lines[i]}`, partner: texts[i]! })));
     }
-    return out;
+    if (kind === 'empresas') this.summary.companies += roots.length;
+    return this.staging.put(roots.map((root, i) => ({ root, data: kind === 'empresas' ? { company: texts[i]! } : { simples: texts[i]! } })));
   }
 
   private async readLookup(kind: LookupKind, batch: Row[]): Promise<void> {

@@ -148,16 +148,17 @@ export function validRoot(root: string): boolean {
   return ROOT.test(root);
 }
 
-/** An Empresas row, staged as its raw fields; its codes are counted against the tables here. */
-export function empresa(f: string[], codes: Codes): RootData {
+/** An Empresas row, staged as its raw fields (RootData's `company`); its codes are counted against the tables here. */
+export function empresa(f: string[], codes: Codes): string {
   codes.release('naturezas', f[2]!, 4);
   codes.release('qualificacoes', f[3]!, 2);
   codes.fixed('porte', COMPANY_SIZE_CODES, f[5]!, 2);
-  return { company: f.slice(1).join(FIELD_SEPARATOR) };
+  return f.slice(1).join(FIELD_SEPARATOR);
 }
 
-export function simples(f: string[]): RootData {
-  return { simples: f.slice(1).join(FIELD_SEPARATOR) };
+/** A Simples row, staged as its raw fields (RootData's `simples`). */
+export function simples(f: string[]): string {
+  return f.slice(1).join(FIELD_SEPARATOR);
 }
 
 /** A Sócios row, staged as its raw fields; its codes are counted against the tables here. */

@@ -63,7 +63,9 @@ export async function bootstrap(
   role: ProcessRole = 'server',
   { clock }: BootstrapOptions = {},
 ): Promise<Runtime> {
+  const indexes = [...indexDeclarations, ...idempotencyIndexes, ...conversationIndexes, ...sessionIndexes, ...signInLinkIndexes, ...oidcSignInIndexes];
   const store = await openStore({
+    indexes,
     mongodbUri: config.mongodbUri,
     dataDir: config.dataDir,
     onBackgroundError: (err) => log.error({ err }, 'store background work failed'),
@@ -72,7 +74,7 @@ export async function bootstrap(
   });
   const closers: Array<() => Promise<unknown>> = [() => store.close()];
   try {
-    await ensureIndexes(store, [...indexDeclarations, ...idempotencyIndexes, ...conversationIndexes, ...sessionIndexes, ...signInLinkIndexes, ...oidcSignInIndexes]);
+    await ensureIndexes(store, indexes);
 
     let redis: Redis | undefined;
     let subscriber: Redis | undefined;

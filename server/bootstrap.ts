@@ -2,7 +2,7 @@
  * Opens everything a process needs, in order: store, indexes, Redis (when configured), services.
  * Shared by the server and the CLI so both see the same data the same way.
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { Conversations, conversationIndexes } from './agent/conversations.ts';
@@ -63,7 +63,9 @@ export async function bootstrap(
   role: ProcessRole = 'server',
   { clock }: BootstrapOptions = {},
 ): Promise<Runtime> {
+  const indexes = [...indexDeclarations, ...idempotencyIndexes, ...conversationIndexes, ...sessionIndexes, ...signInLinkIndexes, ...oidcSignInIndexes];
   const store = await openStore({
+    indexes,
     mongodbUri: config.mongodbUri,
     dataDir: config.dataDir,
     onBackgroundError: (err) => log.error({ err }, 'store background work failed'),
@@ -72,11 +74,13 @@ export async function bootstrap(
   });
   const closers: Array<() => Promise<unknown>> = [() => store.close()];
   try {
-    await ensureIndexes(store, [...indexDeclarations, ...idempotencyIndexes, ...conversationIndexes, ...sessionIndexes, ...signInLinkIndexes, ...oidcSignInIndexes]);
+    await ensureIndexes(store, indexes);
 
     let redis: Redis | undefined;
     let subscriber: Redis | undefined;
     if (config.redisUrl) {
+      // Loaded only when configured: the client's modules are a quarter of a second of start-up.
+      const { Redis } = await import('ioredis');
       // No offline queue: while Redis is away, calls fail fast and the in-process limiter takes over.
       redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
       subscriber = new Redis(config.redisUrl);

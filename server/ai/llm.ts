@@ -7,7 +7,8 @@
  * {@link LlmError}, never an SDK error.
  */
 import type Bottleneck from 'bottleneck';
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
+import { loadWhenUsed } from '../lib/load-when-used.ts';
 import type { Config } from '../config.ts';
 import { ServiceError } from '../errors.ts';
 import { OutboundClient } from '../outbound/client.ts';
@@ -17,6 +18,9 @@ import type { AttemptFailure } from '../outbound/retry.ts';
 import { retryAfterMs } from '../outbound/retry-after.ts';
 import type { IndexDeclaration, Store } from '../store/port.ts';
 import { llmTokensUsed } from '../metrics.ts';
+
+/** Only a server with a model configured needs the SDK. */
+const openai = loadWhenUsed<{ default: typeof OpenAI }>('openai');
 import type { TraceContext } from '../trace-context.ts';
 
 export interface ChatMessage {
@@ -147,7 +151,8 @@ export class Llm {
     /** What waits between attempts (Retry-After, backoff). @default the system's */
     clock?: Clock,
   ) {
-    this.client = new OpenAI({
+    const { default: OpenAIClient } = openai();
+    this.client = new OpenAIClient({
       baseURL: settings.baseUrl,
       // Local servers (Ollama, vLLM) take no key, but the SDK insists on one.
       apiKey: settings.apiKey ?? 'none',
@@ -350,6 +355,8 @@ function classify(err: unknown, timeout: AttemptFailure | undefined): AttemptFai
   // An answer the model gave but that cannot be used (a content filter) ends the call as it is.
   if (err instanceof LlmError) throw err;
   if (err instanceof BrokenStream) return { failure: err.message, kind: 'final' };
+  // The Llm that made the call loaded the SDK to build its client.
+  const { default: OpenAI } = openai();
   // The SDK's own timeout (10 minutes) can only come first at LLM_TIMEOUT_MS's ceiling.
   if (timeout || err instanceof OpenAI.APIConnectionTimeoutError) return { failure: 'The model did not answer in time.', kind: 'final' };
   if (err instanceof OpenAI.APIConnectionError) return { failure: 'The model could not be reached.', kind: 'failed' };

@@ -15,7 +15,7 @@
  *
  * Either way a fresh SDK server from `server.ts` answers, and Koa writes its response.
  */
-import { createMcpHandler, isJSONRPCNotification, isJSONRPCRequest, isJSONRPCResponse, isLegacyRequest, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
+import type { createMcpHandler } from '@modelcontextprotocol/server';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { requireCredential } from '../auth/principal.ts';
@@ -26,7 +26,7 @@ import { errorHeaders, STATUS_OF } from '../http/error-status.ts';
 import type { AppContext, Middleware } from '../http/state.ts';
 import type { Pipeline } from '../pipeline/pipeline.ts';
 import { tools } from '../tools/tools.ts';
-import { createMcpServer, type McpContext } from './server.ts';
+import { createMcpServer, type McpContext, type Sdk } from './server.ts';
 
 export const MCP_PATH = '/mcp';
 
@@ -41,14 +41,21 @@ export function mcpRoute({ pipeline, version, resourceMetadata }: McpRouteOption
   // The 2026-07-28 leg: one handler for the app, a fresh server per request from the context the
   // route left for that request (the SDK hands the factory the request it was given).
   const contexts = new WeakMap<Request, McpContext>();
-  const modern = createMcpHandler(
-    ({ requestInfo }) => {
-      const context = requestInfo && contexts.get(requestInfo);
-      if (!context) throw new Error('MCP: a request reached the server factory without its context');
-      return createMcpServer(context);
-    },
-    { legacy: 'reject' },
-  );
+  // The SDK is loaded by the first MCP request, not at start-up: its modules and schemas took a
+  // quarter to half a second of every server's start, MCP clients or not.
+  let loading: Promise<{ sdk: Sdk; modern: ReturnType<typeof createMcpHandler> }> | undefined;
+  const load = async () => {
+    const sdk = await import('@modelcontextprotocol/server');
+    const modern = sdk.createMcpHandler(
+      ({ requestInfo }) => {
+        const context = requestInfo && contexts.get(requestInfo);
+        if (!context) throw new Error('MCP: a request reached the server factory without its context');
+        return createMcpServer(sdk, context);
+      },
+      { legacy: 'reject' },
+    );
+    return { sdk, modern };
+  };
 
   return async (ctx, next) => {
     if (ctx.path !== MCP_PATH) return next();
@@ -65,7 +72,8 @@ export function mcpRoute({ pipeline, version, resourceMetadata }: McpRouteOption
       return answer(ctx, STATUS_OF[err.code], { error: err.code, message: err.message }, errorHeaders(err, resourceMetadata));
     }
 
-    const message = await readMessage(ctx);
+    const { sdk, modern } = await (loading ??= load());
+    const message = await readMessage(ctx, sdk);
     if ('error' in message) return answer(ctx, message.status, { jsonrpc: '2.0', id: null, error: message.error });
 
     const context: McpContext = { pipeline, caller, log: ctx.state.log, trace: ctx.state.trace, version };
@@ -76,8 +84,8 @@ export function mcpRoute({ pipeline, version, resourceMetadata }: McpRouteOption
     });
     const request = new Request(new URL(ctx.originalUrl, 'http://mcp.invalid'), { method: 'POST', headers: headersOf(ctx), signal: hangUp.signal });
     let response: Response;
-    if (await isLegacyRequest(request, message.body)) {
-      response = await serveLegacy(request, message.body, context, hangUp.signal);
+    if (await sdk.isLegacyRequest(request, message.body)) {
+      response = await serveLegacy(sdk, request, message.body, context, hangUp.signal);
     } else {
       contexts.set(request, context);
       response = await modern.fetch(request, { parsedBody: message.body });
@@ -93,9 +101,9 @@ export function mcpRoute({ pipeline, version, resourceMetadata }: McpRouteOption
  * A 2025-era message on a fresh server and stateless transport (no session): one JSON answer
  * unless the call asked for progress, which needs an event stream to travel in.
  */
-async function serveLegacy(request: Request, body: unknown, context: McpContext, hangUp: AbortSignal): Promise<Response> {
-  const server = createMcpServer(context);
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgress(body) });
+async function serveLegacy(sdk: Sdk, request: Request, body: unknown, context: McpContext, hangUp: AbortSignal): Promise<Response> {
+  const server = createMcpServer(sdk, context);
+  const transport = new sdk.WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsProgress(body) });
   // After a complete answer there is nothing to stop, and closing would only build a "connection
   // closed" error to drop; a client that leaves before it stops the call.
   hangUp.addEventListener('abort', () => {
@@ -134,7 +142,7 @@ const rpcError = (status: number, code: number, message: string): Read => ({ sta
  * when it is not JSON at all, -32600 when it is JSON but not a JSON-RPC message (the SDK's
  * transport would call both a parse error).
  */
-async function readMessage(ctx: AppContext): Promise<Read> {
+async function readMessage(ctx: AppContext, { isJSONRPCRequest, isJSONRPCNotification, isJSONRPCResponse }: Sdk): Promise<Read> {
   if (!ctx.is('application/json')) return rpcError(415, -32000, 'Unsupported Media Type: send the message as application/json.');
   const encoding = ctx.get('Content-Encoding');
   if (encoding && encoding !== 'identity') return rpcError(415, -32000, `Unsupported Content-Encoding: ${encoding}.`);

@@ -6,7 +6,7 @@
  * would answer and no `structuredContent` (clients validate any `structuredContent` against the
  * tool's output schema, errors included), so a model can read it and correct itself.
  */
-import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, Server, type CallToolResult } from '@modelcontextprotocol/server';
+import type { CallToolResult, Server } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import type { Caller } from '../auth/principal.ts';
 import { ServiceError } from '../errors.ts';
@@ -35,6 +35,9 @@ const CACHE_HINTS = {
   'resources/templates/list': { ttlMs: HOUR_MS, cacheScope: 'public' },
 } as const;
 
+/** The SDK, loaded by the route's first request (see route.ts). */
+export type Sdk = typeof import('@modelcontextprotocol/server');
+
 export interface McpContext {
   pipeline: Pipeline;
   caller: Caller;
@@ -44,7 +47,10 @@ export interface McpContext {
   version: string;
 }
 
-export function createMcpServer({ pipeline, caller, log, trace, version }: McpContext): Server {
+export function createMcpServer(
+  { Server, ProtocolError, ProtocolErrorCode, ResourceNotFoundError }: Sdk,
+  { pipeline, caller, log, trace, version }: McpContext,
+): Server {
   const server = new Server(
     { name: 'prospecta', version },
     { capabilities: { tools: {}, prompts: {}, resources: {} }, instructions: INSTRUCTIONS, cacheHints: CACHE_HINTS },

@@ -5,10 +5,14 @@
  * (`bottleneck-yield.ts`).
  */
 import Bottleneck from 'bottleneck';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { loadWhenUsed } from '../lib/load-when-used.ts';
 import { ServiceError } from '../errors.ts';
 import { forgetLimiter } from '../metrics.ts';
 import { duration } from './duration.ts';
+
+/** Only a limiter shared through Redis needs the client. */
+const ioredis = loadWhenUsed<{ Redis: typeof Redis }>('ioredis');
 
 /** A service's documented limits, as a provider declares them. */
 export interface DeclaredLimits {
@@ -78,7 +82,7 @@ export function createLimiter(id: string, limits: Throttle, redis?: SharedBudget
   const limiter = new Bottleneck({
     ...common,
     datastore: 'ioredis',
-    Redis,
+    Redis: ioredis().Redis,
     clientOptions: redis.url,
     clearDatastore: false,
   });

@@ -4,7 +4,7 @@
  * `buildInfo` with a `ferretdbVersion`, they are wrapped by ferretdb.ts, which makes up for what
  * it does differently. Repositories never know which they got.
  */
-import { MongoClient } from 'mongodb';
+import type { MongoClient } from 'mongodb';
 import { FERRETDB_MAX_POOL_SIZE, FerretDatabase } from './ferretdb.ts';
 import type { BaseDoc, Collection, Store } from './port.ts';
 
@@ -34,6 +34,8 @@ function withoutPassword(uri: string): string {
 }
 
 async function connect(uri: string, maxPoolSize?: number): Promise<MongoClient> {
+  // Loaded here, not at start-up: a server on the embedded store never needs the driver.
+  const { MongoClient } = await import('mongodb');
   let client: MongoClient;
   try {
     client = new MongoClient(uri, { serverSelectionTimeoutMS: SERVER_SELECTION_MS, ...(maxPoolSize ? { maxPoolSize } : {}) });

@@ -14,7 +14,12 @@ export interface StoreConfig {
   oneShot?: boolean;
   /** Where start-up repairs of the embedded store are reported. */
   onWarning?: (message: string) => void;
+  /** The indexes `ensureIndexes` will be given: the embedded store builds them as it reads its files. */
+  indexes?: IndexDeclaration[];
 }
+
+/** The declarations that apply to a store of this kind. */
+const declaredOn = (kind: Store['kind'], declarations: IndexDeclaration[]) => declarations.filter(({ onlyOn }) => !onlyOn || onlyOn === kind);
 
 export function openStore(config: StoreConfig): Promise<Store> {
   if (config.mongodbUri) {
@@ -24,13 +29,13 @@ export function openStore(config: StoreConfig): Promise<Store> {
     ...(config.onBackgroundError ? { onBackgroundError: config.onBackgroundError } : {}),
     oneShot: config.oneShot ?? false,
     ...(config.onWarning ? { onWarning: config.onWarning } : {}),
+    indexes: declaredOn('embedded', config.indexes ?? []),
   });
 }
 
 /** Creates every declared index; idempotent, so it runs at every start. */
 export async function ensureIndexes(store: Store, declarations: IndexDeclaration[]): Promise<void> {
-  for (const { collection, keys, options, onlyOn } of declarations) {
-    if (onlyOn && onlyOn !== store.kind) continue;
+  for (const { collection, keys, options } of declaredOn(store.kind, declarations)) {
     await store.collection(collection).createIndex(keys, options ?? {});
   }
 }

@@ -3,12 +3,17 @@
  * 2 MiB, HTML only, a few redirects, each checked again), then reduced to its readable text with
  * Mozilla's Readability over linkedom's DOM.
  */
-import { Readability } from '@mozilla/readability';
+import type { Readability } from '@mozilla/readability';
 import http from 'node:http';
 import https from 'node:https';
-import { parseHTML } from 'linkedom';
+import type { parseHTML } from 'linkedom';
+import { loadWhenUsed } from '../../lib/load-when-used.ts';
 import { VERSION } from '../../version.ts';
 import { BlockedAddressError, checkUrl, guardedLookup, type GuardOptions } from './ssrf-guard.ts';
+
+/** Only research reads pages. */
+const linkedom = loadWhenUsed<{ parseHTML: typeof parseHTML }>('linkedom');
+const readability = loadWhenUsed<{ Readability: typeof Readability }>('@mozilla/readability');
 
 export const MAX_PAGE_BYTES = 2 * 1024 * 1024;
 const MAX_REDIRECTS = 3;
@@ -87,8 +92,8 @@ function decode(body: Buffer, type: string): string {
 
 /** The readable text of an HTML document. */
 export function readableText(html: string, url: string, maxChars = 8000): Page {
-  const { document } = parseHTML(html);
-  const article = new Readability(document as unknown as ConstructorParameters<typeof Readability>[0]).parse();
+  const { document } = linkedom().parseHTML(html);
+  const article = new (readability().Readability)(document as unknown as ConstructorParameters<typeof Readability>[0]).parse();
   const fallback = document.body?.textContent ?? '';
   const text = (article?.textContent ?? fallback).replace(/\s+/g, ' ').trim();
   const title = (article?.title || document.title || url).replace(/\s+/g, ' ').trim();

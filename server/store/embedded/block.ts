@@ -70,6 +70,16 @@ export class EncodedDoc {
   }
 }
 
+/** A block's kept keys do not add up: damage, found when an index is built from them. */
+export class BlockKeysError extends Error {
+  constructor(
+    readonly block: Block,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 export class Block {
   /** Each document's bytes in `line`, [starts[i], ends[i]). */
   private readonly starts: Uint32Array;
@@ -158,7 +168,7 @@ export class Block {
   column(field: string): Column {
     const [start, end] = this.meta.fields[field]!;
     const values = decode(this.line.toString('utf8', this.kStart + start, this.kStart + end));
-    if (!Array.isArray(values) || values.length !== this.count) throw new Error(`block keys of ${field} do not match its documents`);
+    if (!Array.isArray(values) || values.length !== this.count) throw new BlockKeysError(this, `block keys of ${field} do not match its documents`);
     return { single: this.meta.single.includes(field), values };
   }
 }

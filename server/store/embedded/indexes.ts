@@ -375,8 +375,10 @@ export class Index {
       map.set(key, new RowList(bucket, row));
       if (map === this.plain) this.ordered.get(typeof key)?.change(key); // no longer a lone row
     } else {
-      if (bucket.has(row)) return;
+      // No search first: a build files rows in increasing order, which a RowList appends at once.
+      const size = bucket.size;
       bucket.add(row);
+      if (bucket.size === size) return;
       if (bucket instanceof RowList && bucket.size >= BITMAP_MIN && bucket.size * 128 > this.lastRow) {
         const bitmap = new Bitmap();
         for (const held of bucket) bitmap.add(held);

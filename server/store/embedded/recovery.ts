@@ -7,12 +7,13 @@
  * carrying on without acknowledged writes.
  */
 import { open } from 'node:fs/promises';
-import { Block } from './block.ts';
+import { Block, BlockKeysError } from './block.ts';
 import { decode, type Doc } from './codec.ts';
 import { listDataFiles, removeSuperseded, type DataFile } from './data-files.ts';
 import { readLines, readLinesAt, type LineRef } from './lines.ts';
 import type { JournalRecord } from './journal-line.ts';
 import type { SnapshotTrailer } from './snapshot.ts';
+import type { IndexSpec } from './indexes.ts';
 import { Table } from './table.ts';
 
 export class StoreCorruptError extends Error {
@@ -58,15 +59,19 @@ interface Counts {
   superseded: number;
 }
 
-function tableOf(tables: Map<string, Table>, name: string): Table {
-  let table = tables.get(name);
-  if (!table) tables.set(name, (table = new Table(name)));
+/** A collection's table, made with the indexes declared for it (so they are filed as its lines are read). */
+function tableOf(replay: Replay, name: string): Table {
+  let table = replay.tables.get(name);
+  if (!table) {
+    replay.tables.set(name, (table = new Table(name)));
+    for (const spec of replay.indexes.get(name) ?? []) table.createIndex(spec);
+  }
   return table;
 }
 
-function apply(tables: Map<string, Table>, record: JournalRecord, counts: Counts): void {
-  counts.superseded += tableOf(tables, record.c).replay(record);
-  counts.documents += (record.del?.length ?? 0) + (record.put?.length ?? 0);
+function apply(replay: Replay, record: JournalRecord): void {
+  replay.counts.superseded += tableOf(replay, record.c).replay(record);
+  replay.counts.documents += (record.del?.length ?? 0) + (record.put?.length ?? 0);
 }
 
 /** A block line's documents stay encoded (see block.ts); one that does not add up is damage. */
@@ -75,12 +80,26 @@ function applyBlock(file: DataFile, bytes: Buffer, lineNumber: number, replay: R
   try {
     block = Block.parse(bytes);
   } catch (err) {
-    throw new StoreCorruptError(file.path, `line ${lineNumber} is not a valid block (${(err as Error).message})`);
+    throw blockDamage(file.path, lineNumber, err as Error);
   }
   if (!block) return false;
-  replay.counts.superseded += tableOf(replay.tables, block.collection).replayBlock(block);
+  replay.lines.set(block, { path: file.path, lineNumber });
+  replay.counts.superseded += tableOf(replay, block.collection).replayBlock(block);
   replay.counts.documents += block.count;
   return true;
+}
+
+const blockDamage = (path: string, lineNumber: number, err: Error) =>
+  new StoreCorruptError(path, `line ${lineNumber} is not a valid block (${err.message})`);
+
+/** Builds the indexes of every table from what was read; damage found in a block's keys names its line. */
+function buildIndexes(replay: Replay): void {
+  try {
+    for (const table of replay.tables.values()) table.finishReplay();
+  } catch (err) {
+    const line = err instanceof BlockKeysError ? replay.lines.get(err.block) : undefined;
+    throw line ? blockDamage(line.path, line.lineNumber, err as Error) : err;
+  }
 }
 
 function parse(file: string, text: string, lineNumber: number): unknown {
@@ -100,8 +119,12 @@ function parse(file: string, text: string, lineNumber: number): unknown {
 interface Replay {
   lazy: boolean;
   tables: Map<string, Table>;
+  /** Non-unique indexes by collection, filed as the documents are read (an eager start-up's). */
+  indexes: ReadonlyMap<string, readonly IndexSpec[]>;
   counts: Counts;
   unread: Map<string, LineRef[]>;
+  /** Where each block was read, for what its keys turn out to hold when its indexes are built. */
+  lines: WeakMap<Block, { path: string; lineNumber: number }>;
 }
 
 const COLLECTION_HEAD = /^\{"c":("(?:[^"\\]|\\.)*")/;
@@ -125,7 +148,7 @@ function replayLine(replay: Replay, file: DataFile, bytes: Buffer, lineNumber: n
   if (file.kind === 'snapshot' && isTrailer(value)) return value;
   if (!isRecord(value)) throw new StoreCorruptError(file.path, `line ${lineNumber} is not a ${file.kind} record`);
   if (replay.lazy) throw new StoreCorruptError(file.path, `line ${lineNumber} does not start with its collection`);
-  apply(replay.tables, value, replay.counts);
+  apply(replay, value);
   return undefined;
 }
 
@@ -169,7 +192,7 @@ async function replayJournal(file: DataFile, replay: Replay, newest: boolean, on
 
 /** Reads a snapshot file whole, as start-up would, without keeping it: a backup's check. */
 export async function checkSnapshot(path: string): Promise<{ collections: number; documents: number }> {
-  const replay: Replay = { lazy: false, tables: new Map(), counts: { documents: 0, superseded: 0 }, unread: new Map() };
+  const replay: Replay = { lazy: false, tables: new Map(), indexes: new Map(), counts: { documents: 0, superseded: 0 }, unread: new Map(), lines: new WeakMap() };
   await loadSnapshot({ kind: 'snapshot', generation: 0, path }, replay);
   return { collections: replay.tables.size, documents: replay.counts.documents };
 }
@@ -183,16 +206,26 @@ function* recordsAt(refs: LineRef[]): Generator<JournalRecord> {
   }
 }
 
-/**
- * `lazy`: tables read their documents when first used (for one-shot processes). The counts for
- * the compaction policy then cover only what was read, which is why such a store never compacts.
- */
-export async function recover(
-  dir: string,
-  { lazy = false, onWarning = (message: string) => process.emitWarning(message) }: { lazy?: boolean; onWarning?: (message: string) => void } = {},
-): Promise<Recovered> {
+export interface RecoverOptions {
+  /**
+   * Tables read their documents when first used (for one-shot processes). The counts for the
+   * compaction policy then cover only what was read, which is why such a store never compacts.
+   */
+  lazy?: boolean;
+  onWarning?: (message: string) => void;
+  /**
+   * The indexes the process will declare, by collection. An eager start-up builds the non-unique
+   * ones from what it read, a block's documents filed from the keys it keeps, block by block
+   * (see Table#replayBlock), and damage in those keys names the block's line. Unique ones are
+   * left to `createIndex`, which refuses data that breaks them.
+   */
+  indexes?: ReadonlyMap<string, readonly IndexSpec[]>;
+}
+
+export async function recover(dir: string, { lazy = false, onWarning = (message: string) => process.emitWarning(message), indexes }: RecoverOptions = {}): Promise<Recovered> {
   const { files } = await listDataFiles(dir);
-  const replay: Replay = { lazy, tables: new Map(), counts: { documents: 0, superseded: 0 }, unread: new Map() };
+  const nonUnique = new Map([...(lazy ? [] : (indexes ?? []))].map(([name, specs]) => [name, specs.filter((spec) => !spec.unique)]));
+  const replay: Replay = { lazy, tables: new Map(), indexes: nonUnique, counts: { documents: 0, superseded: 0 }, unread: new Map(), lines: new WeakMap() };
   const snapshot = files.filter((f) => f.kind === 'snapshot').at(-1);
   const base = snapshot?.generation ?? 0;
   let earlierBytes = snapshot ? await loadSnapshot(snapshot, replay) : 0;
@@ -204,6 +237,7 @@ export async function recover(
     if (newest) journalBytes = bytes;
     else earlierBytes += bytes;
   }
+  buildIndexes(replay);
   for (const [collection, refs] of replay.unread) replay.tables.set(collection, new Table(collection, () => recordsAt(refs)));
   // Finishes a compaction that stopped after its snapshot was in place.
   await removeSuperseded(dir, base);

@@ -4,9 +4,10 @@
  * directory is locked while open.
  */
 import { join } from 'node:path';
-import type { BaseDoc, BulkLoader, Collection, Store } from '../port.ts';
+import type { BaseDoc, BulkLoader, Collection, IndexDeclaration, Store } from '../port.ts';
 import { TableLoader } from './bulk-load.ts';
 import { EmbeddedCollection, type Committer } from './collection.ts';
+import { indexSpec, type IndexSpec } from './indexes.ts';
 import { jsonOf, memberPrefixes } from './json-members.ts';
 import type { JournalEntry } from './mutation.ts';
 import { ensurePrivateDir, fileName, narrowFileModes, removeSuperseded } from './data-files.ts';
@@ -41,6 +42,11 @@ export interface EmbeddedStoreOptions {
   onWarning?: (message: string) => void;
   /** Bytes of ballast kept in DATA_DIR for a full disk (see space-reserve.ts); 0: none. */
   reserveBytes?: number;
+  /**
+   * The indexes the process is about to create: a server's start-up builds them from the blocks
+   * it read (see recovery.ts) rather than row by row afterwards. Creating them is still `createIndex`'s.
+   */
+  indexes?: readonly IndexDeclaration[];
 }
 
 const DEFAULTS = {
@@ -50,6 +56,7 @@ const DEFAULTS = {
   oneShot: false,
   onWarning: (message: string) => process.emitWarning(message),
   reserveBytes: DEFAULT_RESERVE_BYTES,
+  indexes: [],
 } satisfies Required<EmbeddedStoreOptions>;
 
 class StoreClosedError extends Error {
@@ -252,9 +259,14 @@ export async function openEmbeddedStore(dir: string, options: EmbeddedStoreOptio
   const lock = await acquireLock(dir);
   try {
     await narrowFileModes(dir);
+    const indexes = new Map<string, IndexSpec[]>();
+    for (const { collection, keys, options: indexOptions } of options.indexes ?? []) {
+      indexes.set(collection, [...(indexes.get(collection) ?? []), indexSpec(keys, indexOptions ?? {})]);
+    }
     const { tables, generation, journalBytes, written } = await recover(dir, {
       lazy: options.oneShot ?? false,
       onWarning: options.onWarning ?? DEFAULTS.onWarning,
+      indexes,
     });
     const path = join(dir, fileName('journal', generation));
     const journal = journalBytes === undefined ? await Journal.create(path) : await Journal.resume(path, journalBytes);

@@ -84,6 +84,25 @@ export type Held = Doc | EncodedDoc;
 
 const materialize = (held: Held): Doc => (held instanceof EncodedDoc ? held.decode() : held);
 
+/** Files the document at a position of one block in `row`, from the keys the block keeps (see block.ts). */
+type KeyFiler = (at: number, row: number) => void;
+
+/** A block's keys for `index`'s fields, parsed once, as a filer for each of its documents; `hasKeys` must hold. */
+function keyFiler(index: Index, block: Block): KeyFiler {
+  const { fields } = index.spec;
+  const columns: Column[] = fields.map((field) => block.column(field));
+  const multikey = fields.some((field) => block.multikey(field));
+  if (columns.length === 1 && columns[0]!.single) {
+    const values = columns[0]!.values;
+    return (at, row) => index.addValue(values[at], row, multikey);
+  }
+  const perField: FieldValues[] = fields.map(() => 0);
+  return (at, row) => {
+    columns.forEach(({ single, values }, i) => (perField[i] = single ? [values[at]] : (values[at] as FieldValues)));
+    index.addValues(perField, multikey, row);
+  };
+}
+
 /**
  * What parsing a document from its block costs beside reading one kept as an object, in the
  * planner's unit (see planner.ts): about 10 µs for a 2 KB registry document against a quarter.
@@ -105,6 +124,10 @@ export class Table {
    * need not maintain indexes that only queries read.
    */
   private readonly deferred = new Map<string, IndexSpec>();
+  /** Indexes declared before start-up, to build once it has read every line (see `replayBlock`). */
+  private readonly unbuilt: IndexSpec[] = [];
+  /** Blocks read whose documents the indexes do not hold yet, with the row of each document. */
+  private toFile: Array<{ block: Block; rows: Uint32Array }> = [];
   /** The ids in order, kept from the first query that needs them. */
   private order: SortedKeys<string> | undefined;
   /**
@@ -176,11 +199,63 @@ export class Table {
     return superseded;
   }
 
-  /** Stores a block's documents as they are, encoded (see block.ts); how many stored documents they replaced. */
+  /**
+   * Stores a block's documents as they are, encoded (see block.ts); how many stored documents
+   * they replaced. Indexes declared before start-up reads the store (see recovery.ts) get the
+   * block's documents from its keys once every line is read (`finishReplay`), block by block
+   * rather than row by row. A block that replaces documents (a re-import) would have to parse
+   * each replaced one to take it out of them, so then its table's indexes are built from the
+   * final rows instead, as for indexes declared after start-up.
+   */
   replayBlock(block: Block): number {
     let superseded = 0;
-    for (let at = 0; at < block.count; at++) if (this.restore(block.ids[at]!, new EncodedDoc(block, at))) superseded++;
+    const rows = new Uint32Array(block.count);
+    for (let at = 0; at < block.count; at++) {
+      const id = block.ids[at]!;
+      const row = this.rowOf.get(id);
+      if (row !== undefined) {
+        superseded++;
+        if (this.rows[row] instanceof EncodedDoc) this.encodedRows--;
+      }
+      rows[at] = this.place(id, new EncodedDoc(block, at), row);
+    }
+    this.encodedRows += block.count;
+    // What the indexes hold of the replaced documents goes with them, all rebuilt from the final rows.
+    if (superseded > 0 && this.indexes.size > 0) this.buildAfterReplay();
+    if (this.indexes.size > 0) this.toFile.push({ block, rows });
     return superseded;
+  }
+
+  /**
+   * Files the blocks read so far, one index at a time: filing each block in every index as it was
+   * read cost a third more (at 1,000,000 documents, eleven large hash tables in turn do not stay
+   * in the processor's cache), and reading the file does not wait on it.
+   */
+  private fileBlocks(): void {
+    for (const index of this.indexes.values()) {
+      for (const { block, rows } of this.toFile) {
+        if (block.hasKeys(index.spec.fields)) {
+          const filer = keyFiler(index, block);
+          for (let at = 0; at < block.count; at++) filer(at, rows[at]!);
+        } else {
+          for (let at = 0; at < block.count; at++) index.add(block.decodeAt(at), rows[at]!);
+        }
+      }
+    }
+    this.toFile = [];
+  }
+
+  /** The indexes to build once start-up has read every line, instead of filing each line's documents. */
+  private buildAfterReplay(): void {
+    this.toFile = [];
+    for (const index of this.indexes.values()) this.unbuilt.push(index.spec);
+    this.indexes.clear();
+  }
+
+  /** Builds what `buildAfterReplay` set aside; start-up calls it once every line is read. */
+  finishReplay(): void {
+    this.fileBlocks();
+    for (const spec of this.unbuilt.splice(0)) this.build(spec);
   }
 
   /**
@@ -213,6 +288,8 @@ export class Table {
     this.free.length = 0;
     this.indexes.clear();
     this.deferred.clear();
+    this.unbuilt.length = 0;
+    this.toFile = [];
     this.order = undefined;
     return held;
   }
@@ -251,9 +328,11 @@ export class Table {
   restore(id: string, doc: Held | undefined): Held | undefined {
     let row = this.rowOf.get(id);
     const previous = row === undefined ? undefined : this.rows[row];
-    // Start-up declares indexes after replaying, so an encoded document is parsed here only when
-    // a later write replaces or removes it.
+    // Start-up files blocks' documents in the indexes from their keys (see `replayBlock`), so an
+    // encoded document is parsed here only when an ordinary write replaces or removes it.
     const indexed = this.indexes.size > 0;
+    // A row of a block not filed yet is taken out of the indexes below, so they must hold it first.
+    if (this.toFile.length > 0) this.fileBlocks();
     if (previous && indexed) {
       const old = materialize(previous);
       for (const index of this.indexes.values()) index.remove(old, row!);
@@ -262,12 +341,7 @@ export class Table {
     if (doc instanceof EncodedDoc) this.encodedRows++;
     if (doc) {
       if (!(doc instanceof EncodedDoc)) claim(doc);
-      if (row === undefined) {
-        row = this.free.pop() ?? this.rows.length;
-        this.rowOf.set(id, row);
-        this.order?.add(id);
-      }
-      this.rows[row] = doc;
+      row = this.place(id, doc, row);
       if (indexed) {
         const added = materialize(doc);
         for (const index of this.indexes.values()) index.add(added, row);
@@ -281,6 +355,17 @@ export class Table {
     return previous;
   }
 
+  /** Puts `doc` in its row (`row`, or a new one for a new id), touching no index. */
+  private place(id: string, doc: Held, row = this.rowOf.get(id)): number {
+    if (row === undefined) {
+      row = this.free.pop() ?? this.rows.length;
+      this.rowOf.set(id, row);
+      this.order?.add(id);
+    }
+    this.rows[row] = doc;
+    return row;
+  }
+
   /**
    * Declares an index; a no-op when an identical one exists. A unique index is built at once (it
    * constrains writes); with `defer`, any other waits until a query first filters on its field.
@@ -288,7 +373,7 @@ export class Table {
   createIndex(spec: IndexSpec, defer = false): string {
     if (spec.fields.length === 1 && spec.fields[0] === '_id') return ID_INDEX;
     if (!(defer && !spec.unique)) this.whole();
-    const existing = this.indexes.get(spec.name)?.spec ?? this.deferred.get(spec.name);
+    const existing = this.indexes.get(spec.name)?.spec ?? this.deferred.get(spec.name) ?? this.unbuilt.find((other) => other.name === spec.name);
     if (existing) {
       if (sameSpec(existing, spec)) return spec.name;
       throw new IndexConflictError(
@@ -312,30 +397,19 @@ export class Table {
   }
 
   private specs(): IndexSpec[] {
-    return [...[...this.indexes.values()].map((index) => index.spec), ...this.deferred.values()];
+    return [...[...this.indexes.values()].map((index) => index.spec), ...this.deferred.values(), ...this.unbuilt];
   }
 
   private build(spec: IndexSpec): void {
     const index = new Index(spec);
     // The keys of an encoded document come from its block, a block's keys parsed once for the run of rows it holds.
     let block: Block | undefined;
-    let columns: Column[] = [];
-    let multikey = false;
-    const perField: FieldValues[] = spec.fields.map(() => 0);
+    let filer: KeyFiler = () => {};
     for (const row of this.rowOf.values()) {
       const held = this.rows[row]!;
       if (!spec.unique && held instanceof EncodedDoc && held.block.hasKeys(spec.fields)) {
-        if (held.block !== block) {
-          block = held.block;
-          columns = spec.fields.map((field) => block!.column(field));
-          multikey = spec.fields.some((field) => block!.multikey(field));
-        }
-        if (columns.length === 1 && columns[0]!.single) {
-          index.addValue(columns[0]!.values[held.at], row, multikey);
-          continue;
-        }
-        columns.forEach(({ single, values }, i) => (perField[i] = single ? [values[held.at]] : (values[held.at] as FieldValues)));
-        index.addValues(perField, multikey, row);
+        if (held.block !== block) filer = keyFiler(index, (block = held.block));
+        filer(held.at, row);
         continue;
       }
       const doc = materialize(held);

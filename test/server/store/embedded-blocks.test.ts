@@ -8,7 +8,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openEmbeddedStore, type EmbeddedStoreOptions } from '../../../server/store/embedded/store.ts';
-import type { Document } from '../../../server/store/port.ts';
+import type { Document, IndexDeclaration } from '../../../server/store/port.ts';
 import { embeddedStorePerTest } from '../../helpers/embedded-store.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 
@@ -76,6 +76,9 @@ const QUERIES: Document[] = [
   { maybe: null },
 ];
 
+/** The same indexes, as a server declares them before it opens the store (it files blocks' documents as it reads them). */
+const DECLARED: IndexDeclaration[] = INDEXES.map(([keys, options]) => ({ collection: 'docs', keys, ...(options ? { options } : {}) }));
+
 async function declareIndexes(): Promise<void> {
   for (const [keys, options] of INDEXES) await docs().createIndex(keys, options ?? {});
 }
@@ -84,13 +87,16 @@ async function answers(): Promise<unknown[][]> {
   return Promise.all(QUERIES.map((filter) => docs().find(filter, { sort: { _id: 1 } }).toArray()));
 }
 
-/** The documents bulk loaded by a one-shot process that declared the indexes, in batches of `per`. */
-async function bulkLoad(all: Doc[], per: number): Promise<void> {
+/**
+ * The documents bulk loaded by a one-shot process that declared the indexes, in batches of `per`;
+ * then reopened as a server, which declares them before opening when `before`.
+ */
+async function bulkLoad(all: Doc[], per: number, { before = false } = {}): Promise<void> {
   await reopen({ oneShot: true });
   await declareIndexes();
   const load = db.store.bulkLoader!<Doc>('docs');
   for (let start = 0; start < all.length; start += per) await load.put(all.slice(start, start + per));
-  await reopen();
+  await reopen(before ? { indexes: DECLARED } : {});
   await declareIndexes();
 }
 
@@ -100,7 +106,10 @@ async function dataFiles(): Promise<string[]> {
 }
 
 describe('bulk-loaded documents kept encoded', () => {
-  it('answer every query as the same documents written one by one do, through indexes built from their blocks', async () => {
+  it.each([
+    ['declared after opening', false],
+    ['declared before opening, filed as start-up reads the blocks', true],
+  ])('answer every query as the same documents written one by one do, through indexes built from their blocks (%s)', async (_, before) => {
     const all = sample(600);
     await declareIndexes();
     await docs().bulkWrite(all.map((document) => ({ insertOne: { document } })));
@@ -110,7 +119,7 @@ describe('bulk-loaded documents kept encoded', () => {
     db.dir = await tempDir('embedded-blocks-loaded');
     await db.store.close();
     db.store = await openEmbeddedStore(db.dir);
-    await bulkLoad(all, 250);
+    await bulkLoad(all, 250, { before });
     expect((await dataFiles()).join('')).toContain('"block":');
     expect(await answers()).toEqual(written);
     expect(await docs().find({}, { sort: { _id: 1 } }).toArray()).toEqual(everything);
@@ -137,8 +146,27 @@ describe('bulk-loaded documents kept encoded', () => {
     }
   });
 
-  it('keep their indexes right when ordinary writes replace or remove them', async () => {
-    await bulkLoad(sample(100), 40);
+  it('answer as written one by one after a second load replaced some of them, with indexes declared before opening', async () => {
+    const first = sample(300);
+    // The second load writes 100 of them again, changed, and 50 new ones: blocks that replace documents.
+    const second = [...first.slice(100, 200).map((doc) => ({ ...doc, state: 'AC', words: ['novo'] })), ...sample(350).slice(300)];
+    await declareIndexes();
+    await docs().bulkWrite([...first, ...second].map((document) => ({ replaceOne: { filter: { _id: document._id }, replacement: document, upsert: true } })));
+    const written = await answers();
+    const found = await docs().find({ state: 'AC' }, { sort: { _id: 1 } }).toArray();
+
+    db.dir = await tempDir('embedded-blocks-reloaded');
+    await db.store.close();
+    db.store = await openEmbeddedStore(db.dir);
+    await bulkLoad(first, 100);
+    await bulkLoad(second, 60, { before: true });
+    expect(await answers()).toEqual(written);
+    expect(await docs().find({ state: 'AC' }, { sort: { _id: 1 } }).toArray()).toEqual(found);
+    expect(found).toHaveLength(100);
+  });
+
+  it.each([false, true])('keep their indexes right when ordinary writes replace or remove them (declared before opening: %s)', async (before) => {
+    await bulkLoad(sample(100), 40, { before });
     await docs().updateOne({ _id: 'id00001' }, { $set: { state: 'AC', words: ['novo'] } });
     await docs().deleteOne({ _id: 'id00002' });
     await docs().insertOne({ _id: 'id99999', state: 'AC', words: ['novo'] });
@@ -150,6 +178,11 @@ describe('bulk-loaded documents kept encoded', () => {
     await declareIndexes();
     expect(await docs().countDocuments({ state: 'AC' })).toBe(2);
     expect(await docs().countDocuments({})).toBe(100);
+    await reopen({ indexes: DECLARED });
+    await declareIndexes();
+    expect((await docs().find({ state: 'AC' }).toArray()).map((d) => d._id).sort()).toEqual(['id00001', 'id99999']);
+    expect(await docs().countDocuments({ words: 'novo' })).toBe(2);
+    expect(await docs().countDocuments({ state: 'MG' })).toBe(sample(100).filter((d) => d.state === 'MG' && d._id !== 'id00001' && d._id !== 'id00002').length);
   });
 
   it('are copied whole into a snapshot while none of a block changed, and written out one by one once some did', async () => {
@@ -179,6 +212,26 @@ describe('bulk-loaded documents kept encoded', () => {
     const text = await readFile(join(db.dir, journal!), 'utf8');
     await writeFile(join(db.dir, journal!), text.replace('"ends":[', '"ends":[1,'));
     await expect(openEmbeddedStore(db.dir)).rejects.toThrow(/journal-000001\.jsonl, line \d+ is not a valid block/);
+    db.store = await openEmbeddedStore(await tempDir('embedded-blocks-other'));
+  });
+
+  it('refuse to start on a block whose kept keys do not match its documents, naming the file and line, when the indexes are declared before opening', async () => {
+    await bulkLoad(sample(10), 10);
+    await db.store.close();
+    const [journal] = (await readdir(db.dir)).filter((n) => n.startsWith('journal-'));
+    const text = await readFile(join(db.dir, journal!), 'utf8');
+    // One value fewer for `flag` than the block has documents (the header's byte ranges are moved to match).
+    const damaged = text.replace(/"flag":\[(true|false),/, '"flag":[');
+    const shift = text.length - damaged.length;
+    const [line] = damaged.split('\n').filter((l) => l.includes('"block":'));
+    const meta = JSON.parse(line!.slice(line!.indexOf('"block":') + 8, line!.indexOf(',"k":'))) as { fields: Record<string, [number, number]>; kBytes: number };
+    const flagStart = meta.fields.flag![0];
+    for (const range of Object.values(meta.fields)) for (const i of [0, 1] as const) if (range[i] > flagStart) range[i] -= shift;
+    meta.kBytes -= shift;
+    const metaText = JSON.stringify(meta);
+    const fixed = line!.replace(/"n":\d+,"block":.*?,"k":/, `"n":${metaText.length},"block":${metaText},"k":`);
+    await writeFile(join(db.dir, journal!), damaged.replace(line!, fixed));
+    await expect(openEmbeddedStore(db.dir, { indexes: DECLARED })).rejects.toThrow(/journal-000001\.jsonl, line \d+ is not a valid block \(block keys of flag do not match/);
     db.store = await openEmbeddedStore(await tempDir('embedded-blocks-other'));
   });
 

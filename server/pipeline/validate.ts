@@ -27,28 +27,33 @@ export function newAjv(extra: Options = {}): Ajv {
 }
 
 /**
- * Compiles every request schema of the registry once. Path and query values arrive as strings,
- * so their validators coerce them to the declared types; bodies are JSON and are never coerced
- * (Ajv only coerces per instance, hence two instances).
+ * Compiles each request schema of the registry once, when its operation is first called:
+ * compiling all of them took a quarter to half a second of every server's start (issue 35), and
+ * a process calls few of them at first. validate.test.ts compiles every one, so a schema Ajv's
+ * strict mode refuses still fails the tests. Path and query values arrive as strings, so their
+ * validators coerce them to the declared types; bodies are JSON and are never coerced (Ajv only
+ * coerces per instance, hence two instances).
  * A part the operation does not declare is not read: it validates as `{}`.
  */
 export function compileValidators(operations: Record<string, Operation>): Validate {
   const strings = newAjv({ coerceTypes: true });
   const json = newAjv({});
   const validators = new Map<string, Partial<Record<RequestPart, ValidateFunction>>>();
-  for (const [id, op] of Object.entries(operations)) {
-    const parts: Partial<Record<RequestPart, ValidateFunction>> = {};
+  const compiled = (operationId: string): Partial<Record<RequestPart, ValidateFunction>> => {
+    let parts = validators.get(operationId);
+    if (parts) return parts;
+    if (!Object.hasOwn(operations, operationId)) throw new Error(`No operation ${operationId} in the registry`);
+    parts = {};
     for (const part of PARTS) {
-      const schema = op.request[part];
+      const schema = operations[operationId]!.request[part];
       if (schema) parts[part] = (part === 'body' ? json : strings).compile(schema);
     }
-    validators.set(id, parts);
-  }
+    validators.set(operationId, parts);
+    return parts;
+  };
 
   return (operationId, part, value) => {
-    const parts = validators.get(operationId);
-    if (!parts) throw new Error(`No operation ${operationId} in the registry`);
-    const check = parts[part];
+    const check = compiled(operationId)[part];
     if (!check) return { ok: true, value: {} };
     // Coercion rewrites values in place: work on a copy of Koa's params and query.
     const data = part === 'body' ? value : { ...(value as object) };

@@ -57,7 +57,20 @@ describe('request validation', () => {
     expect(validate('getCredits', 'query', { anything: 'goes' })).toEqual({ ok: true, value: {} });
   });
 
-  it('throws on an operation id that is not in the registry', () => {
+  it('throws on an operation id that is not in the registry, an inherited name included', () => {
     expect(() => validate('getCredit', 'query', {})).toThrow('No operation getCredit in the registry');
+    expect(() => validate('constructor', 'query', {})).toThrow('No operation constructor in the registry');
+  });
+
+  // Validators are compiled when an operation is first called; here every one is, so a schema
+  // that Ajv's strict mode refuses fails this test rather than that operation's first request.
+  it.each(Object.keys(operations))('compiles every request schema of %s', (op) => {
+    expect(() => validate(op, 'body', {})).not.toThrow();
+  });
+
+  it('refuses a schema strict mode does not accept, when its operation is first called', () => {
+    const listThings = { ...operations.listProspects, request: { query: { type: 'object', properties: {}, unknownKeyword: 1 } } };
+    const check = compileValidators({ listThings } as never);
+    expect(() => check('listThings', 'query', {})).toThrow(/unknownKeyword/);
   });
 });

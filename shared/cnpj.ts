@@ -6,7 +6,11 @@
  * Check digits: modulo 11 over each character's value (its ASCII code − 48, so digits keep
  * their values and A = 17 … Z = 42), weights 2..9 from the right; a remainder below 2 gives 0.
  */
-import { CNPJ_PATTERN } from './schemas/registry.ts';
+/**
+ * 14 characters without punctuation: letters or digits, then two check digits (IN RFB 2.229/2024).
+ * Here, not with the schemas that use it, so the importer's worker threads need not load TypeBox.
+ */
+export const CNPJ_PATTERN = '^[0-9A-Z]{12}[0-9]{2}$';
 
 /** What punctuation a user may write a CNPJ with: `12.ABC.345/01DE-35`. */
 const PUNCTUATION = /[.\/\-\s]/g;

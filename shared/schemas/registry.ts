@@ -3,13 +3,13 @@
  * shared by the company records and the enrichment fields taken from them.
  */
 import { Type } from '@sinclair/typebox';
+import { CNPJ_PATTERN } from '../cnpj.ts';
 import { ClosedObject, DateOnly, Nullable, NullableText } from './common.ts';
 
 export const REGISTRATION_STATUSES = ['ATIVA', 'BAIXADA', 'INAPTA', 'NULA', 'SUSPENSA'] as const;
 export const ESTABLISHMENT_TYPES = ['MATRIZ', 'FILIAL'] as const;
 
-/** 14 characters without punctuation: letters or digits, then two check digits (IN RFB 2.229/2024). */
-export const CNPJ_PATTERN = '^[0-9A-Z]{12}[0-9]{2}$';
+export { CNPJ_PATTERN };
 
 export const Cnpj = Type.String({
   pattern: CNPJ_PATTERN,

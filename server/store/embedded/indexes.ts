@@ -12,9 +12,8 @@
 import type { IndexSpecification } from 'mongodb';
 import type { IndexOptions } from '../port.ts';
 import type { Doc } from './codec.ts';
-import { safeString } from './predicate.ts';
 import { RowList } from './row-list.ts';
-import { SortedKeys, type Bound } from './sorted-keys.ts';
+import { safeString, SortedKeys, type Bound } from './sorted-keys.ts';
 
 export interface IndexSpec {
   name: string;

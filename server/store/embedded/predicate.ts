@@ -15,6 +15,7 @@
  */
 import { Query } from 'mingo';
 import type { Doc } from './codec.ts';
+import { safeString } from './sorted-keys.ts';
 
 /** Whether a document matches; undefined when the native check cannot tell. */
 type Verdict = boolean | undefined;
@@ -113,12 +114,6 @@ const COMPARISONS: Record<string, (a: number | string, b: number | string) => bo
   $lt: (a, b) => a < b,
   $lte: (a, b) => a <= b,
 };
-
-/**
- * MongoDB orders strings by their UTF-8 bytes, JavaScript by UTF-16 code units; the two agree on
- * how any string compares with a bound that has no code unit from U+D800 up.
- */
-export const safeString = (value: unknown): value is string => typeof value === 'string' && !/[\uD800-\uFFFF]/.test(value);
 
 function comparison(op: string, bound: unknown): Check | undefined {
   const compare = COMPARISONS[op]!;

@@ -13,6 +13,13 @@
  * the two agree on how any string compares with a bound free of code units from U+D800 up, which
  * is why the planner passes only such string bounds.
  */
+/**
+ * A string whose order against any other is the same in JavaScript and in MongoDB (see above):
+ * it has no code unit from U+D800 up. Here rather than with the filters that use it, so that
+ * index code (which worker threads of the import load) does not load the query engine.
+ */
+export const safeString = (value: unknown): value is string => typeof value === 'string' && !/[\uD800-\uFFFF]/.test(value);
+
 export interface Bound<K> {
   value: K;
   inclusive: boolean;

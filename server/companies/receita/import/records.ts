@@ -7,7 +7,6 @@
 import type { CodeAndDescription, CompanyRecord, Partner, RegistrationStatus } from '../../company-record.ts';
 import type { PhoneNumber, TaxOption } from '../../../../shared/types.ts';
 import type { LookupKind } from './release-files.ts';
-import { STORED_FISCAL_SIZES } from '../../../../shared/schemas/registry.ts';
 import { AGE_BAND_CODES, COMPANY_SIZE_CODES, PARTNER_TYPE_CODES, type FixedCodeTable } from '../../../../shared/registry-codes.ts';
 
 export type Lookups = Record<LookupKind, Map<string, string>>;
@@ -80,7 +79,8 @@ export const COLUMNS = {
 } as const;
 
 const STATUSES: Record<string, RegistrationStatus> = { '1': 'NULA', '2': 'ATIVA', '3': 'SUSPENSA', '4': 'INAPTA', '8': 'BAIXADA' };
-const SIZES = new Set<string>(STORED_FISCAL_SIZES);
+// From the code table, not the schemas: the import's worker threads need not load TypeBox.
+const SIZES = new Set<string>(Object.keys(COMPANY_SIZE_CODES));
 const ROOT = /^[0-9A-Z]{8}$/;
 /** A partner without a legal representative carries this masked CPF and qualification `00` (97% of Sócios rows). */
 const NO_REPRESENTATIVE = '***000000**';

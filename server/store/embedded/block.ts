@@ -202,7 +202,11 @@ export class KeyCollector {
   private readonly paths: string[][];
   private readonly multi = new Set<string>();
 
-  constructor(private readonly fields: readonly string[]) {
+  /** `textOf`: how the collected values are written; `encode` unless the documents hold no tagged value. */
+  constructor(
+    private readonly fields: readonly string[],
+    private readonly textOf: (value: unknown) => string = encode,
+  ) {
     this.values = fields.map(() => []);
     this.paths = fields.map((field) => field.split('.'));
   }
@@ -224,7 +228,7 @@ export class KeyCollector {
       const name = `${i === 0 ? '' : ','}${JSON.stringify(field)}:`;
       const scalars = this.values[i]!.every((values) => values !== 0 && values.length === 1 && isScalar(values[0]));
       if (scalars) single.push(field);
-      const value = encode(scalars ? this.values[i]!.map((values) => (values as unknown[])[0]) : this.values[i]);
+      const value = this.textOf(scalars ? this.values[i]!.map((values) => (values as unknown[])[0]) : this.values[i]);
       text += name + value;
       const start = bytes + Buffer.byteLength(name);
       bytes = start + Buffer.byteLength(value);

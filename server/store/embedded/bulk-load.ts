@@ -23,18 +23,18 @@ const COMMA = 0x2c;
  * (the loader's `indexed`) go beside them, so no process has to parse them to index them.
  */
 export function encodeDocuments<T extends BaseDoc>(docs: Iterable<T>, indexed: readonly string[] = []): EncodedDocuments {
-  return encodeEach(docs, indexed, encode);
+  return encodeEach(docs, encode, new KeyCollector(indexed));
 }
 
 /** As {@link encodeDocuments}, for documents that hold no tagged value (see codec.ts's encodeUntagged). */
 export function encodeUntaggedDocuments<T extends BaseDoc>(docs: Iterable<T & Untagged<T>>, indexed: readonly string[] = []): EncodedDocuments {
-  return encodeEach(docs, indexed, encodeUntagged<T>);
+  // Their indexed values are parts of them, so those need no tag scan either.
+  return encodeEach(docs, encodeUntagged<T>, new KeyCollector(indexed, JSON.stringify));
 }
 
-function encodeEach<T extends BaseDoc>(docs: Iterable<T>, indexed: readonly string[], textOf: (doc: T) => string): EncodedDocuments {
+function encodeEach<T extends BaseDoc>(docs: Iterable<T>, textOf: (doc: T) => string, keys: KeyCollector): EncodedDocuments {
   const ids: string[] = [];
   const ends: number[] = [];
-  const keys = new KeyCollector(indexed);
   const encoder = new TextEncoder();
   let bytes = new Uint8Array(INITIAL_BYTES);
   let length = 0;

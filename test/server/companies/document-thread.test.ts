@@ -162,6 +162,9 @@ describe('the document worker thread', () => {
       root.company = root.company!.split('\u0001').map((field, k) => (k === 3 ? value : field)).join('\u0001');
       const docs = [...companyDocuments(batch, context)];
       expect(Buffer.from(encodeUntaggedDocuments(docs).bytes).toString()).toBe(Buffer.from(encodeDocuments(docs).bytes).toString());
+      // The indexed values kept beside them too.
+      const indexed = companyIndexes.map((declaration) => Object.keys(declaration.keys)[0]!).filter((field) => field !== '_id');
+      expect(encodeUntaggedDocuments(docs, indexed).keys).toBe(encodeDocuments(docs, indexed).keys);
     }
   });
 });

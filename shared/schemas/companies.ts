@@ -25,7 +25,7 @@ import {
 import { AGE_BANDS, TAX_REGIMES } from '../registry-codes.ts';
 import { NextCursor, SearchCursor, SearchLimit, StreamPage, streamDoneProperties } from './search.ts';
 
-export { CNPJ_PATTERN, ESTABLISHMENT_TYPES, REGISTRATION_STATUSES } from './registry.ts';
+export { ESTABLISHMENT_TYPES, REGISTRATION_STATUSES } from './registry.ts';
 
 /** `00` (not informed) since issue 22; `02` is the old layout's code for micro. */
 export const FISCAL_SIZES = ['00', '01', '02', '03', '05'] as const;

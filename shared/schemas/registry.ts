@@ -9,8 +9,6 @@ import { ClosedObject, DateOnly, Nullable, NullableText } from './common.ts';
 export const REGISTRATION_STATUSES = ['ATIVA', 'BAIXADA', 'INAPTA', 'NULA', 'SUSPENSA'] as const;
 export const ESTABLISHMENT_TYPES = ['MATRIZ', 'FILIAL'] as const;
 
-export { CNPJ_PATTERN };
-
 export const Cnpj = Type.String({
   pattern: CNPJ_PATTERN,
   description: 'A CNPJ without punctuation: 14 characters, letters allowed in the first 12 (alphanumeric CNPJs, July 2026).',

@@ -256,7 +256,7 @@ function byUpdates<O extends object>(operations: O[]): O[][] {
  * name holds. Not by U+0000: FerretDB on PostgreSQL stores documents as jsonb, which refuses that
  * character, so every conditional write failed there (SQLSTATE 22P05).
  */
-export function lockIdOf(collection: string, id: unknown): string {
+function lockIdOf(collection: string, id: unknown): string {
   return `${collection}$${String(id)}`;
 }
 

@@ -76,7 +76,7 @@ export function mcpRoute({ pipeline, version, resourceMetadata }: McpRouteOption
     const message = await readMessage(ctx, sdk);
     if ('error' in message) return answer(ctx, message.status, { jsonrpc: '2.0', id: null, error: message.error });
 
-    const context: McpContext = { pipeline, caller, log: ctx.state.log, trace: ctx.state.trace, version };
+    const context: McpContext = { pipeline, caller, log: ctx.state.log, trace: ctx.state.trace, version, modern: false };
     // The client's hang-up aborts the call in progress (the SDK reads the request's signal).
     const hangUp = new AbortController();
     ctx.res.once('close', () => {
@@ -87,7 +87,7 @@ export function mcpRoute({ pipeline, version, resourceMetadata }: McpRouteOption
     if (await sdk.isLegacyRequest(request, message.body)) {
       response = await serveLegacy(sdk, request, message.body, context, hangUp.signal);
     } else {
-      contexts.set(request, context);
+      contexts.set(request, { ...context, modern: true });
       response = await modern.fetch(request, { parsedBody: message.body });
     }
     ctx.status = response.status;

@@ -14,8 +14,9 @@ import type { Pipeline } from '../pipeline/pipeline.ts';
 import { mergePages } from '../tools/merge-pages.ts';
 import { tools, visibleTools } from '../tools/tools.ts';
 import type { TraceContext } from '../trace-context.ts';
+import { createdTask, declaresTasks, registerTaskMethods, TASKS_EXTENSION } from './tasks.ts';
 
-const INSTRUCTIONS =
+export const INSTRUCTIONS =
   'prospecta is B2B data and outreach: search people and companies (Brazil’s public company registry and data ' +
   'providers), look up to 500 Brazilian companies by CNPJ, enrich a person or company across providers, research ' +
   'a row on the web, write short AI column values, and prepare outreach campaigns whose messages a person reviews. ' +
@@ -45,16 +46,21 @@ export interface McpContext {
   /** The POST's trace: tool calls continue it. */
   trace: TraceContext;
   version: string;
+  /** The request is of the 2026-07-28 revision, where the tasks extension lives. */
+  modern: boolean;
 }
 
-export function createMcpServer(
-  { Server, ProtocolError, ProtocolErrorCode, ResourceNotFoundError }: Sdk,
-  { pipeline, caller, log, trace, version }: McpContext,
-): Server {
+/** What the server offers, by revision: its card (server-card.ts) says the same. */
+export const CAPABILITIES = { tools: {}, prompts: {}, resources: {} };
+export const MODERN_CAPABILITIES = { ...CAPABILITIES, extensions: { [TASKS_EXTENSION]: {} } };
+
+export function createMcpServer(sdk: Sdk, { pipeline, caller, log, trace, version, modern }: McpContext): Server {
+  const { Server, ProtocolError, ProtocolErrorCode, ResourceNotFoundError } = sdk;
   const server = new Server(
     { name: 'prospecta', version },
-    { capabilities: { tools: {}, prompts: {}, resources: {} }, instructions: INSTRUCTIONS, cacheHints: CACHE_HINTS },
+    { capabilities: modern ? MODERN_CAPABILITIES : CAPABILITIES, instructions: INSTRUCTIONS, cacheHints: CACHE_HINTS },
   );
+  if (modern) registerTaskMethods(sdk, server, { pipeline, caller, log, trace });
 
   // prospecta's surface is its tools. Its prompt and resource lists are empty rather than
   // missing, so a client that asks (and the revision's caching rules, which cover every list)
@@ -86,7 +92,11 @@ export function createMcpServer(
         trace,
         binding: 'mcp',
       });
-      if (outcome.kind === 'value') return success(outcome.value);
+      if (outcome.kind === 'value') {
+        // A job, for a client that follows jobs as tasks.
+        if (tool.task && modern && declaresTasks(ctx)) return await createdTask({ pipeline, caller, log, trace }, outcome.value, ctx.mcpReq.signal);
+        return success(outcome.value);
+      }
       const progressToken = meta?.progressToken;
       // One progress notification per page, when the client asked for them.
       const onPage = (pages: number, source: string, rows: number) =>

@@ -48,7 +48,16 @@ export interface Tool {
   definition: ToolDefinition;
   /** The tool's one argument object, split back into the operation's request parts. */
   split(args: Record<string, unknown>): RawInput;
+  /** It starts a job, which a client of MCP's tasks extension follows as a task (`TASK_OPERATIONS`). */
+  task: boolean;
 }
+
+/**
+ * The operations that answer `{jobId}` of a job they start: an MCP client that declares the tasks
+ * extension gets that job as a task to follow (mcp/tasks.ts), where others get the answer itself.
+ * Adding an operation here is all it takes.
+ */
+const TASK_OPERATIONS: ReadonlySet<OperationId> = new Set<OperationId>(['startJob']);
 
 const PARTS = ['params', 'query', 'body'] as const;
 
@@ -166,7 +175,7 @@ function buildTools(): Map<string, Tool> {
   for (const id of Object.keys(operations) as OperationId[]) {
     const operation: Operation = operations[id];
     if (operation.tool === false || operation.access === 'dashboard') continue;
-    const tool: Tool = { operationId: id, operation, scope: operation.scope, definition: definition(id, operation), split: splitter(operation) };
+    const tool: Tool = { operationId: id, operation, scope: operation.scope, definition: definition(id, operation), split: splitter(operation), task: TASK_OPERATIONS.has(id) };
     tools.set(tool.definition.name, tool);
   }
   return tools;

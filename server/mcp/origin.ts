@@ -11,8 +11,27 @@ import { MCP_PATH } from './route.ts';
 
 const MCP_PATHS = new Set([MCP_PATH, `/v1${MCP_PATH}`]);
 
-export function mcpOrigin(publicUrl: string, allowedOrigins: readonly string[]): Middleware {
-  const allowed = new Set([new URL(publicUrl).origin, ...allowedOrigins]);
+/** The names of this machine itself: a page can only be served from one by someone already on it. */
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * The origins whose pages may call `/mcp`: PUBLIC_URL's, and MCP_ALLOWED_ORIGINS. A loopback
+ * PUBLIC_URL is one machine under two names, `localhost` and `127.0.0.1` (on the same scheme and
+ * port), and a page of either is the service's own; a name that merely resolves to the loopback
+ * address (the rebinding attack itself) is neither.
+ */
+export function allowedOrigins(publicUrl: string, listed: readonly string[]): Set<string> {
+  const url = new URL(publicUrl);
+  const own = [url.origin];
+  if (LOOPBACK_HOSTS.has(url.hostname)) {
+    const port = url.port ? `:${url.port}` : '';
+    own.push(`${url.protocol}//localhost${port}`, `${url.protocol}//127.0.0.1${port}`);
+  }
+  return new Set([...own, ...listed]);
+}
+
+export function mcpOrigin(publicUrl: string, listed: readonly string[]): Middleware {
+  const allowed = allowedOrigins(publicUrl, listed);
   return async (ctx, next) => {
     const origin = ctx.get('Origin');
     if (origin && MCP_PATHS.has(requestPath(ctx)) && !allowed.has(origin.toLowerCase())) {

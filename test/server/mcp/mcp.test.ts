@@ -361,6 +361,31 @@ describe('the transport', () => {
     }
   });
 
+  it('takes localhost and 127.0.0.1 for one origin when PUBLIC_URL is a loopback address, and refuses every other', async () => {
+    // This app's PUBLIC_URL is the default, http://localhost:8080.
+    const auth = { Authorization: `Bearer ${(await keyFor()).apiKey}` };
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    for (const origin of ['http://localhost:8080', 'http://127.0.0.1:8080']) expect((await post(list, { Origin: origin, ...auth })).status, origin).toBe(200);
+    for (const origin of ['http://127.0.0.1:8081', 'https://127.0.0.1:8080', 'http://localhost', 'http://127.0.0.2:8080', 'http://localhost.evil.example:8080', 'http://evil.example:8080']) {
+      expect((await post(list, { Origin: origin, ...auth })).status, origin).toBe(403);
+    }
+    // A public address has no other name: a loopback page is a foreign one there.
+    const hosted = await startTestApp({ PUBLIC_URL: 'https://prospecta.example.com' });
+    try {
+      const { apiKey } = await hosted.workspace();
+      const send = (origin: string) =>
+        fetch(`${hosted.url}/mcp`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${apiKey}`, Origin: origin },
+          body: list,
+        });
+      expect((await send('https://prospecta.example.com')).status).toBe(200);
+      for (const origin of ['http://localhost:8080', 'http://127.0.0.1:8080', `http://127.0.0.1:${new URL(hosted.url).port}`]) expect((await send(origin)).status, origin).toBe(403);
+    } finally {
+      await hosted.close();
+    }
+  });
+
   it('counts MCP requests against the same rate limit as HTTP', async () => {
     const limited = await startTestApp({ RATE_LIMIT_PER_MINUTE: '2' });
     try {

@@ -12,6 +12,7 @@ import type { Handlers } from './pipeline/handler.ts';
 import { createHandlers } from './handlers.ts';
 import { mcpOrigin } from './mcp/origin.ts';
 import { MCP_PATH, mcpRoute } from './mcp/route.ts';
+import { SERVER_CARD_PATH, serverCard } from './mcp/server-card.ts';
 import { apiReference } from './dashboard/api-reference.ts';
 import { Assets } from './dashboard/assets.ts';
 import { dashboard } from './dashboard/routes.ts';
@@ -59,6 +60,9 @@ export function createApp(services: AppServices, options: AppOptions = {}): Koa<
   // Jobs run their items through this app's pipeline, as its routes do.
   if (options.jobs !== false) services.jobRunner.start(pipeline);
   const resourceMetadata = protectedResourceMetadata(services.config);
+  // RFC 9728 §3.1's address of `/mcp`'s metadata: a 401 names it, and so does the server card.
+  const mcpResourceMetadata = `${services.config.publicUrl}${RESOURCE_METADATA_PATH}${MCP_PATH}`;
+  const card = serverCard(resourceMetadata, mcpResourceMetadata, services.version);
   const router = buildRouter(pipeline, new HeldStreams(options.streams), (r) => {
     r.get('/openapi.json', (ctx) => {
       ctx.state.operation = 'openapi';
@@ -74,6 +78,11 @@ export function createApp(services: AppServices, options: AppOptions = {}): Koa<
       // Clients read it once per authorization; it changes only with the configuration.
       ctx.set('Cache-Control', 'public, max-age=3600');
       ctx.body = resourceMetadata;
+    });
+    r.get(SERVER_CARD_PATH, (ctx) => {
+      ctx.state.operation = 'server_card';
+      ctx.set('Cache-Control', 'public, max-age=3600');
+      ctx.body = card;
     });
   });
 
@@ -97,7 +106,7 @@ export function createApp(services: AppServices, options: AppOptions = {}): Koa<
     mcpRoute({
       pipeline,
       version: services.version,
-      resourceMetadata: `${services.config.publicUrl}/.well-known/oauth-protected-resource${MCP_PATH}`,
+      resourceMetadata: mcpResourceMetadata,
     }),
     unmatchedRoutes(),
   ];

@@ -18,7 +18,7 @@ import { ServiceError } from './errors.ts';
 export const registry = new Registry();
 
 /** What a request is counted under: its registry operation, or one of the few routes outside it. */
-export type RouteLabel = OperationId | 'mcp' | 'openapi' | 'resource_metadata' | 'metrics' | 'dashboard' | 'docs' | 'unmatched';
+export type RouteLabel = OperationId | 'mcp' | 'openapi' | 'resource_metadata' | 'server_card' | 'metrics' | 'dashboard' | 'docs' | 'unmatched';
 
 /** How an operation was reached. */
 export type Binding = 'http' | 'mcp' | 'agent' | 'job';

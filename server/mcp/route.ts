@@ -26,7 +26,8 @@ import { errorHeaders, STATUS_OF } from '../http/error-status.ts';
 import type { AppContext, Middleware } from '../http/state.ts';
 import type { Pipeline } from '../pipeline/pipeline.ts';
 import { tools } from '../tools/tools.ts';
-import { createMcpServer, type McpContext, type Sdk } from './server.ts';
+import type { Sdk } from './sdk.ts';
+import { createMcpServer, type McpContext } from './server.ts';
 
 export const MCP_PATH = '/mcp';
 

@@ -14,6 +14,7 @@ import type { Pipeline } from '../pipeline/pipeline.ts';
 import { mergePages } from '../tools/merge-pages.ts';
 import { tools, visibleTools } from '../tools/tools.ts';
 import type { TraceContext } from '../trace-context.ts';
+import type { Sdk } from './sdk.ts';
 import { createdTask, declaresTasks, registerTaskMethods, TASKS_EXTENSION } from './tasks.ts';
 
 export const INSTRUCTIONS =
@@ -36,8 +37,6 @@ const CACHE_HINTS = {
   'resources/templates/list': { ttlMs: HOUR_MS, cacheScope: 'public' },
 } as const;
 
-/** The SDK, loaded by the route's first request (see route.ts). */
-export type Sdk = typeof import('@modelcontextprotocol/server');
 
 export interface McpContext {
   pipeline: Pipeline;

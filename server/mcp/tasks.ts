@@ -25,7 +25,7 @@ import type { Pipeline } from '../pipeline/pipeline.ts';
 import { toolName } from '../tools/tools.ts';
 import type { TraceContext } from '../trace-context.ts';
 import type { Logger } from 'pino';
-import type { Sdk } from './server.ts';
+import type { Sdk } from './sdk.ts';
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 

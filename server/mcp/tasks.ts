@@ -17,14 +17,13 @@
  * lost) is `completed` with an error result, the extension keeping `failed` for protocol faults.
  */
 import type { CallToolResult, Server, ServerContext, StandardSchemaV1 } from '@modelcontextprotocol/server';
+import type { Logger } from 'pino';
 import type { Caller } from '../auth/principal.ts';
 import { ServiceError } from '../errors.ts';
-import type { JobView } from '../jobs/jobs.ts';
-import { JOB_RETENTION_MS } from '../jobs/jobs.ts';
+import { JOB_RETENTION_MS, type JobView } from '../jobs/jobs.ts';
 import type { Pipeline } from '../pipeline/pipeline.ts';
 import { toolName } from '../tools/tools.ts';
 import type { TraceContext } from '../trace-context.ts';
-import type { Logger } from 'pino';
 import type { Sdk } from './sdk.ts';
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -71,14 +70,14 @@ export function registerTaskMethods(sdk: Sdk, server: Server, context: TaskConte
 
   server.setRequestHandler('tasks/get', params, async ({ taskId }, ctx) => {
     guard(ctx);
-    return taskWithOutcome(await known(sdk, () => readJob(context, taskId, ctx.mcpReq.signal)));
+    return taskWithOutcome(await known(sdk, context, () => readJob(context, taskId, ctx.mcpReq.signal)));
   });
 
   // An empty acknowledgement, also for a task that had already ended: the client reads the
   // outcome with `tasks/get` (what was done before the cancel stays done, and charged).
   server.setRequestHandler('tasks/cancel', params, async ({ taskId }, ctx) => {
     guard(ctx);
-    await known(sdk, async () => {
+    await known(sdk, context, async () => {
       try {
         await context.pipeline.invoke('cancelJob', context.caller, { params: { jobId: taskId } }, invokeOptions(context, ctx.mcpReq.signal));
       } catch (err) {
@@ -91,7 +90,7 @@ export function registerTaskMethods(sdk: Sdk, server: Server, context: TaskConte
   // A job never waits for input, so there is nothing to update: acknowledged, once the task is known.
   server.setRequestHandler('tasks/update', params, async ({ taskId }, ctx) => {
     guard(ctx);
-    await known(sdk, () => readJob(context, taskId, ctx.mcpReq.signal));
+    await known(sdk, context, () => readJob(context, taskId, ctx.mcpReq.signal));
     return {};
   });
 }
@@ -120,13 +119,17 @@ function invokeOptions({ log, trace }: TaskContext, signal: AbortSignal) {
 
 /**
  * Runs `read`, turning "no such job" (unknown, expired, another workspace's, or not an id at all)
- * into the revision's invalid-params error, and any other refusal into a JSON-RPC error that says it.
+ * into the revision's invalid-params error, any other refusal into a JSON-RPC error that says it,
+ * and a fault of ours into an internal error that says no more than tools/call's would.
  */
-async function known<T>({ ProtocolError, ProtocolErrorCode }: Sdk, read: () => Promise<T>): Promise<T> {
+async function known<T>({ ProtocolError, ProtocolErrorCode }: Sdk, { log }: TaskContext, read: () => Promise<T>): Promise<T> {
   try {
     return await read();
   } catch (err) {
-    if (!(err instanceof ServiceError)) throw err;
+    if (!(err instanceof ServiceError)) {
+      log.error({ err }, 'task method failed');
+      throw new ProtocolError(ProtocolErrorCode.InternalError, 'Something went wrong on our side.');
+    }
     if (err.code === 'not_found' || err.code === 'invalid_request') throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Task not found.');
     throw new ProtocolError(ProtocolErrorCode.InvalidRequest, err.message, { error: err.code });
   }

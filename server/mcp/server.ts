@@ -4,7 +4,9 @@
  * tool's operation through the pipeline, exactly as HTTP does: the same validation, plan gate,
  * charges and ledger movement. A ServiceError becomes an `isError` result with the code HTTP
  * would answer and no `structuredContent` (clients validate any `structuredContent` against the
- * tool's output schema, errors included), so a model can read it and correct itself.
+ * tool's output schema, errors included), so a model can read it and correct itself. On the
+ * 2026-07-28 revision it also serves the tasks extension (tasks.ts): a job-starting tool answers a
+ * task to a client that declares it.
  */
 import type { CallToolResult, Server } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
@@ -37,7 +39,6 @@ const CACHE_HINTS = {
   'resources/templates/list': { ttlMs: HOUR_MS, cacheScope: 'public' },
 } as const;
 
-
 export interface McpContext {
   pipeline: Pipeline;
   caller: Caller;
@@ -50,14 +51,15 @@ export interface McpContext {
 }
 
 /** What the server offers, by revision: its card (server-card.ts) says the same. */
-export const CAPABILITIES = { tools: {}, prompts: {}, resources: {} };
+const CAPABILITIES = { tools: {}, prompts: {}, resources: {} };
 export const MODERN_CAPABILITIES = { ...CAPABILITIES, extensions: { [TASKS_EXTENSION]: {} } };
 
 export function createMcpServer(sdk: Sdk, { pipeline, caller, log, trace, version, modern }: McpContext): Server {
   const { Server, ProtocolError, ProtocolErrorCode, ResourceNotFoundError } = sdk;
   const server = new Server(
     { name: 'prospecta', version },
-    { capabilities: modern ? MODERN_CAPABILITIES : CAPABILITIES, instructions: INSTRUCTIONS, cacheHints: CACHE_HINTS },
+    // A copy each: the SDK keeps the object it is given, and may add to it.
+    { capabilities: structuredClone(modern ? MODERN_CAPABILITIES : CAPABILITIES), instructions: INSTRUCTIONS, cacheHints: CACHE_HINTS },
   );
   if (modern) registerTaskMethods(sdk, server, { pipeline, caller, log, trace });
 

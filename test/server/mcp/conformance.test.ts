@@ -99,7 +99,7 @@ describe.skipIf(!installed)('the MCP conformance suite', () => {
     expect(code, output).toBe(0);
   });
 
-  it('passes every check of the tasks extension’s and the unscored scenarios but those needing the suite’s own fixture tools', { timeout: 300_000 }, async () => {
+  it('passes every check of the tasks extension’s and the unscored scenarios but those needing the suite’s own fixture tools', { timeout: 600_000 }, async () => {
     for (const scenario of [...TASK_SCENARIOS, ...UNSCORED_SCENARIOS]) {
       const { code, output } = await conformance(['--scenario', scenario, '--expected-failures', EXPECTED_FAILURES]);
       expect(output, scenario).toContain('Baseline check passed');

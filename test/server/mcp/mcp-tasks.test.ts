@@ -71,7 +71,7 @@ const settled = (client: TasksClient, taskId: string) =>
       const task = await client.request('tasks/get', { taskId });
       return task.status !== 'working' && task;
     },
-    { timeoutMs: 120_000, intervalMs: 200, message: `task ${taskId} to end` },
+    { timeoutMs: 240_000, intervalMs: 200, message: `task ${taskId} to end` },
   );
 
 describe('the tasks extension', () => {
@@ -83,7 +83,7 @@ describe('the tasks extension', () => {
     expect(client.getServerCapabilities()?.extensions).toEqual({ [TASKS_EXTENSION]: {} });
   });
 
-  it('runs a 1,000-item job started by a tool call as a task, followed with tasks/get to its summary and results', { timeout: 180_000 }, async () => {
+  it('runs a 1,000-item job started by a tool call as a task, followed with tasks/get to its summary and results', { timeout: 300_000 }, async () => {
     const { workspaceId, apiKey } = await app.workspace();
     await app.services.credits.credit(workspaceId, 10_000, 'grant', 'tests');
     const client = await connect(app, apiKey);

@@ -45,11 +45,13 @@ export interface McpContext {
   /** The POST's trace: tool calls continue it. */
   trace: TraceContext;
   version: string;
+  /** Why the tool call's arguments were refused as the message was read (route.ts): the call answers that. */
+  refusedArguments?: string;
 }
 
 export function createMcpServer(
   { Server, ProtocolError, ProtocolErrorCode, ResourceNotFoundError }: Sdk,
-  { pipeline, caller, log, trace, version }: McpContext,
+  { pipeline, caller, log, trace, version, refusedArguments }: McpContext,
 ): Server {
   const server = new Server(
     { name: 'prospecta', version },
@@ -77,6 +79,7 @@ export function createMcpServer(
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const tool = tools.get(request.params.name);
     if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+    if (refusedArguments !== undefined) return failure(new ServiceError('invalid_request', refusedArguments));
     const meta = request.params._meta;
     try {
       const outcome = await pipeline.invoke(tool.operationId, caller, tool.split(request.params.arguments ?? {}), {

@@ -293,6 +293,21 @@ describe('POST /api/sourcing/people', () => {
     expect(res.body.sources[0]).toMatchObject({ source: 'apollo', count: 0, error: expect.stringMatching(/Apollo refused the key/) });
   });
 
+  it("cleans Apollo's search rows as its enrichments: no NUL or lone surrogate, no 900,000-character title, no 1e309 headcount (issue 39)", async () => {
+    apollo.next({
+      rewrite: (json) =>
+        json
+          .replaceAll('"title":"Head of Sales"', `"title":"${'x'.repeat(900_000)}"`)
+          .replaceAll('"first_name":"Ana"', '"first_name":"\\u0000\\ud800"')
+          .replaceAll('"estimated_num_employees":120', '"estimated_num_employees":1e309'),
+    });
+    const res = await search({ sourceOrder: ['apollo'], jobTitle: 'Head of Sales' });
+    expect(res.status).toBe(200);
+    const ana = res.body.results.find((p: { name: string }) => p.name === 'Ana Souza');
+    expect(ana).toMatchObject({ title: null, firstName: null, companySize: null, lastName: 'Souza' });
+    expect(JSON.stringify(res.body).length).toBeLessThan(20_000);
+  });
+
   it('refuses Apollo filters it has no parameter for, by name', async () => {
     const res = await search({ sourceOrder: ['apollo'], skills: 'negotiation' });
     expect(res.body.sources).toEqual([{ source: 'apollo', count: 0, error: "Apollo's people search cannot filter by skills" }]);

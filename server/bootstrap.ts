@@ -94,7 +94,7 @@ export async function bootstrap(
       const onError = (err: Error) => log.warn({ err: err.message }, 'brasilapi limiter redis error');
       const limiter = createLimiter('brasilapi', throttleFor(BRASILAPI_LIMITS), config.redisUrl ? { url: config.redisUrl, onError } : undefined);
       closers.unshift(() => closeLimiter(limiter));
-      remoteCompanies = new BrasilApiSource({ baseUrl: config.brasilApi.url, limiter, clock });
+      remoteCompanies = new BrasilApiSource({ baseUrl: config.brasilApi.url, limiter, clock, maxPauseMs: config.providerMaxPauseSeconds * 1000 });
     }
 
     const providerKeys = new WorkspaceProviderKeys(

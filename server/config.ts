@@ -78,6 +78,11 @@ export interface Config {
   cnpjReleases: { url: string; taxRegimesUrl: string; stallMs: number; parallel: number };
   /** Per provider: its key and the operator's overrides of its declared URL, limits and cost. */
   providers: Record<string, ProviderSettings>;
+  /**
+   * PROVIDER_MAX_PAUSE_SECONDS: the longest a provider's `Retry-After` may pause every call made
+   * with one key (a longer one is cut to it), so one answer cannot switch a provider off.
+   */
+  providerMaxPauseSeconds: number;
   /** Encrypts workspaces' own provider keys at rest: 32 bytes, hex or base64 (PROVIDER_KEY_SECRET). */
   providerKeySecret: Buffer | undefined;
   /** The variables this was read from: provider adapters read their own keys (`HUNTER_API_KEY`…) here. */
@@ -255,6 +260,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken: token(env, 'METRICS_TOKEN'),
     keyCacheSeconds: integer(env, 'KEY_CACHE_SECONDS', 5, 0, 3600),
     providers: providerSettings(env),
+    providerMaxPauseSeconds: integer(env, 'PROVIDER_MAX_PAUSE_SECONDS', 300, 1, 86_400),
     providerKeySecret: secret(env, 'PROVIDER_KEY_SECRET'),
     env,
     brasilApi: {

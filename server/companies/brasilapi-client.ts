@@ -313,6 +313,11 @@ export class BrasilApiSource {
     this.outbound = new OutboundClient({ ...outbound, backoffMs, name: PROVIDER, service: 'brasilapi' });
   }
 
+  /** Until when a 429's `Retry-After` holds every lookup; null when it does not. */
+  pausedUntil(): Date | null {
+    return this.outbound.pausedUntil();
+  }
+
   /**
    * The company with this CNPJ (14 characters, normalized), or null when BrasilAPI does not know it.
    * Fails with a `provider_unavailable` ServiceError, or the reason of an abort.

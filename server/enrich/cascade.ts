@@ -11,6 +11,7 @@ import { hasValue, present, type Field, type FieldValues } from '../providers/fi
 import type { ProviderSlot } from '../providers/providers.ts';
 import { ProviderFailure } from '../providers/provider-failure.ts';
 import { answerParts, canRun } from '../providers/data-provider.ts';
+import { cleanFound } from '../providers/clean-found.ts';
 import type { TraceContext } from '../trace-context.ts';
 
 /** One provider reached (or passed over) by the cascade, as enrich and hydrate report it. */
@@ -138,7 +139,9 @@ async function call(
   try {
     const answer = await slot.provider.enrich({ ...record }, { signal: input.signal, http: slot.http, trace: input.trace });
     const { fields, confidence } = answerParts(answer);
-    const data = fields ? present(fields) : null;
+    // What fails the contract (NUL, a lone surrogate, past its length, 1e309) is left out, and
+    // an answer left with nothing is no data: not paid for.
+    const data = fields ? present(cleanFound(fields)) : null;
     // Data that adds nothing still counts as data returned: the provider charged for it.
     return data && Object.keys(data).length > 0
       ? { found: data, attempt: attempt('found'), confidence }

@@ -3,10 +3,10 @@ import { ENRICH_IDENTIFIERS } from '../../shared/schemas/enrichment.ts';
 import type { OutputOf } from '../../shared/operations/index.ts';
 import { ServiceError } from '../errors.ts';
 import type { Handler, HandlerContext } from '../pipeline/handler.ts';
-import { ENRICH_FIELDS, type Field, type FieldValues, type FoundFields } from '../providers/fields.ts';
+import { ENRICH_FIELDS, hasValue, type Field, type FieldValues, type FoundFields } from '../providers/fields.ts';
 import type { Providers, ProviderSlot } from '../providers/providers.ts';
 import { allFailed, cleanKnown, enrichRecord } from './enrich-record.ts';
-import { DEFAULT_MAX_AGE_SECONDS, subjectOf, type EnrichMemory, type Recall, type StoredField } from './memory.ts';
+import { DEFAULT_MAX_AGE_SECONDS, type EnrichMemory, type Recall, type StoredField } from './memory.ts';
 import { NOTHING_RECALLED, recalledRecord, remember } from './memory-answer.ts';
 import { noProviderHint } from './no-provider-hint.ts';
 import { parseProviderOrder } from './provider-order.ts';
@@ -35,23 +35,26 @@ export function createEnrichHandlers({ memory, providers }: EnrichDeps) {
     const order = parseProviderOrder(input.providerOrder);
     const cleaned = cleanKnown(known);
     const goals: readonly Field[] = input.goalFields && input.goalFields.length > 0 ? input.goalFields : ENRICH_FIELDS;
+    // What was sent is nobody's to find: the memory answers for the rest (all of it, with the default goals).
+    const wanted = goals.filter((f) => !hasValue(cleaned[f]));
     const maxAge = input.forceRefresh ? 0 : (input.maxAge ?? DEFAULT_MAX_AGE_SECONDS);
-    const id = memory.idOf(ctx.workspaceId, subjectOf(cleaned));
+    const key = memory.keyOf(ctx.workspaceId, cleaned) ?? { id: memory.idOf(ctx.workspaceId, ''), asked: '' };
+    const answered = (recall: Recall) => maxAge > 0 && wanted.length > 0 && recall.covered.length === wanted.length;
 
     // Fresh data asked for (maxAge 0, forceRefresh): nothing to read, only the memory to refresh.
-    const recalled: Recall = maxAge > 0 ? await memory.recall(id, ctx.workspaceId, goals, maxAge) : NOTHING_RECALLED;
-    if (maxAge > 0 && recalled.covered.length === goals.length) return fromMemory(input, cleaned, recalled, ctx);
+    const recalled: Recall = maxAge > 0 ? await memory.recall(key, ctx.workspaceId, wanted, maxAge) : NOTHING_RECALLED;
+    if (answered(recalled)) return fromMemory(goals, cleaned, recalled, ctx);
 
     const run = async (): Promise<EnrichAnswer> => {
-      const recall = maxAge > 0 ? await memory.recall(id, ctx.workspaceId, goals, maxAge) : recalled;
-      if (maxAge > 0 && recall.covered.length === goals.length) return fromMemory(input, cleaned, recall, ctx);
+      const recall = maxAge > 0 ? await memory.recall(key, ctx.workspaceId, wanted, maxAge) : recalled;
+      if (answered(recall)) return fromMemory(goals, cleaned, recall, ctx);
       const slots = await providers.forWorkspace(ctx.workspaceId);
       const budget = await ctx.budget(input.maxCredits);
       const stored = Object.fromEntries(Object.entries(recall.fields).map(([f, s]) => [f, s!.value])) as FieldValues;
       const result = await enrichRecord(
         {
           known: { ...stored, ...cleaned },
-          goalFields: goals.filter((f) => !recall.covered.includes(f)),
+          goalFields: wanted.filter((f) => !recall.covered.includes(f)),
           providerOrder: order,
           onlyListed: input.onlyListed ?? false,
           budget: budget.credits,
@@ -70,7 +73,8 @@ export function createEnrichHandlers({ memory, providers }: EnrichDeps) {
         const why = result.attempts.map((a) => a.error).filter(Boolean).join('; ');
         throw new ServiceError('provider_unavailable', `Every provider failed: ${why}`);
       }
-      await remember(memory, id, ctx.workspaceId, result, goals, slots);
+      const enrichedAt = new Date();
+      await remember(memory, key, ctx.workspaceId, result, wanted, slots, enrichedAt);
 
       // What came from memory keeps its provenance: it was paid for earlier, not sent now.
       const sources = { ...result.sources };
@@ -80,7 +84,6 @@ export function createEnrichHandlers({ memory, providers }: EnrichDeps) {
         sources[field] = s.source;
         if (s.confidence !== undefined) confidence[field] = s.confidence;
       }
-      const wanted = input.goalFields && input.goalFields.length > 0 ? input.goalFields : null;
       const reached = result.attempts.some((a) => a.error !== 'not configured');
       const hint = reached ? null : noProviderHint(providers.all, slots, result.record, goals);
       const answer: EnrichAnswer = {
@@ -92,19 +95,19 @@ export function createEnrichHandlers({ memory, providers }: EnrichDeps) {
         confidence,
         creditsCharged,
         cached: false,
-        enrichedAt: new Date().toISOString(),
-        ...(wanted ? { missing: wanted.filter((f) => result.record[f] === undefined) } : {}),
+        enrichedAt: enrichedAt.toISOString(),
+        missing: goals.filter((f) => result.record[f] === undefined),
         ...(hint ? { message: hint } : {}),
       };
       return answer;
     };
     // Identical requests at once call the providers once: the others wait, then read what it stored.
     // A request that asked for fresh data (maxAge 0, forceRefresh) waits for nobody.
-    return maxAge > 0 ? memory.exclusive(id, ctx.workspaceId, run, ctx.signal) : run();
+    return maxAge > 0 ? memory.exclusive(key, ctx.workspaceId, run, ctx.signal) : run();
   };
 
   /** The stored answer: charged 0, nobody called; what it spared is counted for the credits page. */
-  async function fromMemory(input: Parameters<Handler<'enrich'>>[0], cleaned: FieldValues, recall: Recall, ctx: HandlerContext): Promise<EnrichAnswer> {
+  async function fromMemory(goals: readonly Field[], cleaned: FieldValues, recall: Recall, ctx: HandlerContext): Promise<EnrichAnswer> {
     const { record, sources, confidence } = recalledRecord(cleaned, recall);
     // What the workspace would have paid again: each provider behind a wanted field, once.
     const paid = new Map<string, number>();
@@ -115,7 +118,6 @@ export function createEnrichHandlers({ memory, providers }: EnrichDeps) {
     const spared = [...paid.values()].reduce((a, b) => a + b, 0);
     // A statistic, not the workspace's data: the answer does not wait for its write (as a key's last use).
     memory.saved(ctx.workspaceId, spared).catch((err) => ctx.log.warn({ err }, 'counting what the enrichment memory saved failed'));
-    const wanted = input.goalFields && input.goalFields.length > 0 ? input.goalFields : null;
     return {
       record: record as FoundFields,
       sources,
@@ -124,7 +126,7 @@ export function createEnrichHandlers({ memory, providers }: EnrichDeps) {
       creditsCharged: 0,
       cached: true,
       enrichedAt: (recall.enrichedAt ?? new Date()).toISOString(),
-      ...(wanted ? { missing: wanted.filter((f) => record[f] === undefined) } : {}),
+      missing: goals.filter((f) => record[f] === undefined),
     };
   }
 

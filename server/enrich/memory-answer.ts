@@ -6,7 +6,7 @@
 import type { Field, FieldValues } from '../providers/fields.ts';
 import type { ProviderSlot } from '../providers/providers.ts';
 import type { enrichRecord } from './enrich-record.ts';
-import type { EnrichMemory, Recall, StoredField } from './memory.ts';
+import type { EnrichMemory, MemoryKey, Recall, StoredField } from './memory.ts';
 
 /** What a request that asked for fresh data (maxAge 0, forceRefresh) recalls: nothing. */
 export const NOTHING_RECALLED: Recall = { fields: {}, covered: [], enrichedAt: null };
@@ -28,17 +28,18 @@ export function recalledRecord(cleaned: FieldValues, recall: Recall): { record: 
 
 /**
  * Stores what the providers found (not what was sent), and the wanted fields looked for in vain
- * when every provider reached answered (a failure or a skip may have hidden a value).
+ * when every provider reached answered (a failure or a skip may have hidden a value), as of `now`
+ * (the answer's `enrichedAt`, which a repeat answered from memory gives again).
  */
 export async function remember(
   memory: EnrichMemory,
-  id: string,
+  key: MemoryKey,
   workspaceId: string,
   result: Awaited<ReturnType<typeof enrichRecord>>,
   goals: readonly Field[],
   slots: Map<string, ProviderSlot>,
+  now: Date,
 ): Promise<void> {
-  const now = new Date();
   const found: Partial<Record<Field, StoredField>> = {};
   for (const [field, source] of Object.entries(result.sources) as Array<[Field, string]>) {
     if (source === 'input') continue;
@@ -47,5 +48,5 @@ export async function remember(
   }
   const clean = result.attempts.length > 0 && result.attempts.every((a) => a.outcome === 'found' || a.outcome === 'not_found');
   const inVain = clean ? goals.filter((f) => result.record[f] === undefined) : [];
-  if (Object.keys(found).length > 0 || inVain.length > 0) await memory.store(id, workspaceId, found, inVain);
+  if (Object.keys(found).length > 0 || inVain.length > 0) await memory.store(key, workspaceId, found, inVain, now);
 }

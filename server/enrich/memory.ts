@@ -7,8 +7,10 @@
  *
  * Each field keeps when it was found, by whom, at what price and with what confidence; each
  * field the cascade looked for and could not find keeps when it looked, so a field nobody has is
- * not paid for with another round of calls either. Documents expire through a TTL index at the
- * largest `maxAge` after their last write.
+ * not paid for with another round of calls either. A not-found is kept only under the identifiers
+ * exactly as the providers were sent them (`asked`), and for 7 days at most: a profile URL with a
+ * query string that nobody knew says nothing of the canonical URL, which the subject's id shares.
+ * Documents expire through a TTL index at the largest `maxAge` after their last write.
  *
  * Two identical requests at once call the providers once: in a process, the others wait for the
  * one running; on MongoDB, where other instances may share the store, the first also claims the
@@ -28,6 +30,8 @@ export const DEFAULT_MAX_AGE_SECONDS = 2_592_000;
 const CLAIM_MS = 30_000;
 /** How often a request waiting on another instance's claim looks again. */
 const POLL_MS = 50;
+/** How long a not-found answers for the identifiers it was asked with (decisions.md: at most 7 days). */
+export const MISS_MAX_AGE_MS = 7 * 86_400_000;
 /** How long savings counts gather before they are written. */
 const SAVINGS_FLUSH_MS = 200;
 
@@ -47,8 +51,8 @@ export interface MemoryDoc {
   _id: string;
   workspaceId: string;
   fields: Partial<Record<Field, StoredField>>;
-  /** Fields looked for and not found, and when. */
-  tried: Partial<Record<Field, Date>>;
+  /** By the identifiers as sent (`asked`): the fields looked for and not found, and when. */
+  tried: Record<string, Partial<Record<Field, Date>>>;
   updatedAt: Date;
   claim?: { id: string; until: Date };
 }
@@ -93,6 +97,27 @@ export function subjectOf(known: FieldValues): string {
   return parts.join('\n');
 }
 
+/**
+ * The identifiers as the cascade sends them to the providers (cleaned), hashed: what a not-found
+ * is an answer to. Only case and spacing are set aside, which no provider's match turns on; what
+ * the subject's normalization drops beyond that (a URL's query, its subdomain, accents, a phone's
+ * punctuation) the provider did read, so it tells two questions apart.
+ */
+export function askedOf(known: FieldValues): string {
+  const parts: string[] = [];
+  for (const field of Object.keys(NORMALIZE) as Field[]) {
+    const value = known[field];
+    if (typeof value === 'string' && value.trim() !== '') parts.push(`${field}=${value.trim().replace(/\s+/g, ' ').toLowerCase()}`);
+  }
+  return createHash('sha256').update(parts.join('\n')).digest('hex').slice(0, 32);
+}
+
+/** Where a subject's answers are kept: its document, and the identifiers as asked. */
+export interface MemoryKey {
+  id: string;
+  asked: string;
+}
+
 /** What the memory holds for a request: the fresh fields, and which wanted fields it covers. */
 export interface Recall {
   fields: Partial<Record<Field, StoredField>>;
@@ -123,10 +148,21 @@ export class EnrichMemory {
     return createHash('sha256').update(`${workspaceId}\n${subject}`).digest('hex');
   }
 
-  /** The fields stored for the subject that are at most `maxAge` seconds old. */
-  async recall(id: string, workspaceId: string, goals: readonly Field[], maxAge: number): Promise<Recall> {
+  /** The key of the subject these identifiers (cleaned) name; null when they name none. */
+  keyOf(workspaceId: string, known: FieldValues): MemoryKey | null {
+    const subject = subjectOf(known);
+    return subject === '' ? null : { id: this.idOf(workspaceId, subject), asked: askedOf(known) };
+  }
+
+  /**
+   * The fields stored for the subject that are at most `maxAge` seconds old, and the wanted
+   * fields it answers: found within `maxAge`, or not found for these very identifiers within
+   * `maxAge` and 7 days.
+   */
+  async recall({ id, asked }: MemoryKey, workspaceId: string, goals: readonly Field[], maxAge: number): Promise<Recall> {
     const doc = await this.docs.findOne({ _id: id, workspaceId });
     const since = this.now() - maxAge * 1000;
+    const missedSince = Math.max(since, this.now() - MISS_MAX_AGE_MS);
     const fields: Recall['fields'] = {};
     const covered: Field[] = [];
     let oldest: number | null = null;
@@ -134,11 +170,13 @@ export class EnrichMemory {
       for (const [field, stored] of Object.entries(doc.fields ?? {}) as Array<[Field, StoredField]>) {
         if (new Date(stored.at).getTime() >= since) fields[field] = stored;
       }
+      const missed = doc.tried?.[asked] ?? {};
       for (const goal of goals) {
-        const at = fields[goal]?.at ?? doc.tried?.[goal];
-        if (at === undefined || new Date(at).getTime() < since) continue;
+        const found = fields[goal]?.at;
+        const at = found !== undefined ? new Date(found).getTime() : missed[goal] !== undefined ? new Date(missed[goal]!).getTime() : null;
+        if (at === null || at < (found !== undefined ? since : missedSince)) continue;
         covered.push(goal);
-        oldest = Math.min(oldest ?? Infinity, new Date(at).getTime());
+        oldest = Math.min(oldest ?? Infinity, at);
       }
     }
     return { fields, covered, enrichedAt: oldest === null ? null : new Date(oldest) };
@@ -148,7 +186,7 @@ export class EnrichMemory {
    * Runs `work` for the subject while no identical request runs: in this process by waiting for
    * the one running, across instances by a claim on the document.
    */
-  async exclusive<T>(id: string, workspaceId: string, work: () => Promise<T>, signal: AbortSignal): Promise<T> {
+  async exclusive<T>({ id }: MemoryKey, workspaceId: string, work: () => Promise<T>, signal: AbortSignal): Promise<T> {
     for (;;) {
       const ahead = this.running.get(id);
       if (!ahead) break;
@@ -195,17 +233,22 @@ export class EnrichMemory {
     }
   }
 
-  /** Keeps what a cascade found, and the wanted fields it looked for in vain. */
-  async store(id: string, workspaceId: string, found: Partial<Record<Field, StoredField>>, triedInVain: readonly Field[]): Promise<void> {
-    const now = new Date(this.now());
-    const set: Record<string, unknown> = { workspaceId, updatedAt: now };
+  /** Keeps what a cascade found, and the wanted fields it looked for in vain (under the identifiers as asked), as of `at`. */
+  async store(
+    { id, asked }: MemoryKey,
+    workspaceId: string,
+    found: Partial<Record<Field, StoredField>>,
+    triedInVain: readonly Field[],
+    at: Date,
+  ): Promise<void> {
+    const set: Record<string, unknown> = { workspaceId, updatedAt: new Date(this.now()) };
     for (const [field, stored] of Object.entries(found)) set[`fields.${field}`] = stored;
-    for (const field of triedInVain) set[`tried.${field}`] = now;
+    for (const field of triedInVain) set[`tried.${asked}.${field}`] = at;
     await this.docs.updateOne({ _id: id }, { $set: set }, { upsert: true });
   }
 
   /** Drops what is stored for the subject: what a request stored, then could not charge for, must not be given free. */
-  async forget(id: string, workspaceId: string): Promise<void> {
+  async forget({ id }: MemoryKey, workspaceId: string): Promise<void> {
     await this.docs.deleteOne({ _id: id, workspaceId });
   }
 

@@ -3,15 +3,17 @@
  * method, the credential and the rate limit are decided before any byte is read or parsed).
  *
  * Every way a body can be wrong is a 4xx that names the cause, never a 500:
- * - another media type or charset → 415; a `Content-Encoding` other than gzip, deflate, br or
+ * - another media type (anything but application/json: application/merge-patch+json too) or
+ *   charset → 415; a `Content-Encoding` other than gzip, deflate, br or
  *   identity → 415;
  * - more than the operation takes (1 MiB unless its entry says more: `bodyLimitOf`), as sent or
  *   once decompressed (no zip bombs) → 413;
  * - a compressed body that does not decompress, bytes that are not UTF-8 → 400;
  * - JSON nested deeper than MAX_JSON_DEPTH or an object of more than MAX_OBJECT_KEYS keys → 400,
  *   found by a scan of the text before `JSON.parse` builds anything;
- * - malformed JSON (V8's message, which says where), a `__proto__` key, a NUL character or a lone
- *   surrogate in any string, a number JSON cannot carry back (1e309) → 400 naming the field.
+ * - malformed JSON (V8's message, which says where), a member name repeated in one object (JSON.parse
+ *   would keep the last silently), a `__proto__` key, a NUL character or a lone surrogate in any
+ *   string, a number JSON cannot carry back (1e309) → 400 naming the field.
  * An empty body is treated as absent, so "all optional" bodies may be omitted.
  */
 import { promisify } from 'node:util';
@@ -46,7 +48,7 @@ function hasBody(ctx: AppContext): boolean {
 /** The parsed body, or undefined when none was sent. Throws a ServiceError (4xx) otherwise. */
 export async function readJsonBody(ctx: AppContext, maxBytes = MAX_BODY_BYTES): Promise<unknown> {
   if (!hasBody(ctx)) return undefined;
-  if (!ctx.is('application/json', '+json')) {
+  if (!ctx.is('application/json')) {
     throw new ServiceError('unsupported_media_type', `Send the body as application/json, not ${ctx.get('Content-Type') || 'without a Content-Type'}.`);
   }
   const charset = ctx.request.charset;
@@ -104,89 +106,154 @@ async function decompress(inflate: Inflate, sent: Buffer, encoding: string, maxB
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
-/** Bytes → JSON value, or a 400 naming what is wrong. Exported for the other binding (MCP). */
+/**
+ * Something in a JSON value no operation may receive, and where: `path` leads from the top
+ * (property names and array indexes), so a binding can tell which part of a message it is in
+ * (MCP answers a problem in a tool's arguments as that tool's error) and name the field from there.
+ */
+export interface ValueProblem {
+  path: Array<string | number>;
+  /** The message, given the name of the field as the binding calls it (`filters.email`, `the body`). */
+  message(field: string): string;
+}
+
+/** `filters.titles[2]`, as the messages name a field; '' for the top. */
+export function fieldOf(path: ReadonlyArray<string | number>): string {
+  let field = '';
+  for (const part of path) field = typeof part === 'number' ? `${field}[${part}]` : field ? `${field}.${part}` : part;
+  return field;
+}
+
+/** Bytes → JSON value, or a 400 naming what is wrong. */
 export function parseJsonBody(bytes: Uint8Array): unknown {
+  const { value, problem } = readJson(bytes);
+  if (problem) throw invalidRequest(problem.message(fieldOf(problem.path) || 'the body'));
+  return value;
+}
+
+/**
+ * Bytes → JSON value and the first value in it no operation may receive (a repeated member name,
+ * `__proto__`, NUL, a lone surrogate, a number past 1e308), for a binding that answers those
+ * itself (MCP); a 400 for what is not a JSON value at all, or is too deep or too wide to read.
+ */
+export function readJson(bytes: Uint8Array): { value: unknown; problem: ValueProblem | null } {
   let text: string;
   try {
     text = utf8.decode(bytes);
   } catch {
     throw invalidRequest('The body is not valid UTF-8: send JSON text encoded in UTF-8.');
   }
-  if (text === '') return undefined;
+  if (text === '') return { value: undefined, problem: null };
   if (text.trim() === '') throw invalidRequest('The body holds only whitespace: send a JSON value, or no body at all.');
-  const limit = scanLimits(text);
-  if (limit) throw invalidRequest(limit);
+  const scanned = scan(text);
+  if (typeof scanned === 'string') throw invalidRequest(scanned);
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
     throw invalidRequest(`The body is not valid JSON: ${printable((err as Error).message)}.`);
   }
-  const problem = checkValues(value, '');
-  if (problem) throw invalidRequest(problem);
-  return value;
+  return { value, problem: scanned ?? checkValues(value, []) };
 }
 
 /**
  * One pass over the text counting nesting and the keys of each open object (a `:` outside a
- * string is a key in valid JSON; invalid JSON is left to JSON.parse). Costs a fraction of the parse.
+ * string is a key in valid JSON; invalid JSON is left to JSON.parse), and noting the first member
+ * name an object repeats, which JSON.parse would silently drop all but the last of. Costs a
+ * fraction of the parse. A limit passed is a message; a repeated name a problem with its path.
  */
-function scanLimits(text: string): string | null {
+function scan(text: string): string | ValueProblem | null {
   const keys = new Int32Array(MAX_JSON_DEPTH + 2);
+  /** Per open container: an array's index so far, or an object's names so far and its current one. */
+  const arrayIndex = new Int32Array(MAX_JSON_DEPTH + 2);
+  const isArray = new Uint8Array(MAX_JSON_DEPTH + 2);
+  const names: Array<Set<string> | undefined> = [];
+  const current: string[] = [];
+  let repeated: ValueProblem | null = null;
   let depth = 0;
+  let stringStart = 0;
+  let stringEnd = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22) {
       // Skip the string, escapes included.
+      stringStart = i + 1;
       for (i++; i < text.length; i++) {
         const s = text.charCodeAt(i);
         if (s === 0x5c) i++;
         else if (s === 0x22) break;
       }
+      stringEnd = i;
     } else if (c === 0x7b || c === 0x5b) {
       if (++depth > MAX_JSON_DEPTH) return `The body is nested too deeply: at most ${MAX_JSON_DEPTH} levels of objects and arrays.`;
       keys[depth] = 0;
+      arrayIndex[depth] = 0;
+      isArray[depth] = c === 0x5b ? 1 : 0;
+      if (c === 0x7b) names[depth]?.clear();
     } else if (c === 0x7d || c === 0x5d) {
       if (depth > 0) depth--;
+    } else if (c === 0x2c && depth > 0 && isArray[depth]) {
+      arrayIndex[depth]!++;
     } else if (c === 0x3a && depth > 0) {
       if (++keys[depth]! > MAX_OBJECT_KEYS) return `The body has an object with more than ${MAX_OBJECT_KEYS} keys.`;
+      if (repeated) continue;
+      const name = memberName(text.slice(stringStart, stringEnd));
+      const seen = (names[depth] ??= new Set());
+      current[depth] = name;
+      if (!seen.has(name)) seen.add(name);
+      else {
+        const path: Array<string | number> = [];
+        for (let d = 1; d <= depth; d++) path.push(isArray[d] ? arrayIndex[d]! : current[d]!);
+        repeated = { path, message: (field) => `${field} is sent more than once in its object: send each property once` };
+      }
     }
   }
-  return null;
+  return repeated;
+}
+
+/** A member name as JSON.parse reads it (`"\u0061"` is `a`); as written when it does not decode (JSON.parse then says why). */
+function memberName(raw: string): string {
+  if (!raw.includes('\\')) return raw;
+  try {
+    return JSON.parse(`"${raw}"`) as string;
+  } catch {
+    return raw;
+  }
 }
 
 const NUL = /\u0000/;
 /** ES2024, in Node 20; the project's lib is older. */
 type WellFormed = string & { isWellFormed(): boolean };
 
-/** The first value no operation may receive, as a message naming where it is; null if none. */
-function checkValues(value: unknown, at: string): string | null {
-  if (typeof value === 'string') return checkText(value, at || 'the body');
+/** The first value no operation may receive, with where it is; null if none. */
+function checkValues(value: unknown, path: Array<string | number>): ValueProblem | null {
+  if (typeof value === 'string') return checkText(value, path);
   if (typeof value === 'number') {
-    return Number.isFinite(value) ? null : `${at || 'the body'} is a number too large to represent`;
+    return Number.isFinite(value) ? null : { path, message: (field) => `${field} is a number too large to represent` };
   }
   if (value === null || typeof value !== 'object') return null;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const problem = checkValues(value[i], `${at}[${i}]`);
+      const problem = checkValues(value[i], [...path, i]);
       if (problem) return problem;
     }
     return null;
   }
   for (const key of Object.keys(value)) {
-    const field = at ? `${at}.${key}` : key;
-    if (key === '__proto__') return `${at || 'the body'} must not have a property named __proto__`;
-    const keyProblem = checkText(key, `the property name ${JSON.stringify(field.slice(0, 80))}`);
-    if (keyProblem) return keyProblem;
-    const problem = checkValues((value as Record<string, unknown>)[key], field);
+    if (key === '__proto__') return { path, message: (field) => `${field} must not have a property named __proto__` };
+    const keyProblem = checkText(key, [...path, key]);
+    if (keyProblem) return { path: keyProblem.path, message: (field) => keyProblem.message(`the property name ${JSON.stringify(field.slice(0, 80))}`) };
+    const problem = checkValues((value as Record<string, unknown>)[key], [...path, key]);
     if (problem) return problem;
   }
   return null;
 }
 
-function checkText(text: string, field: string): string | null {
-  if (NUL.test(text)) return `${field} must not contain a NUL character (\\u0000)`;
-  if (!(text as WellFormed).isWellFormed()) return `${field} must not contain a lone surrogate (an unpaired \\uD800-\\uDFFF escape)`;
+function checkText(text: string, path: Array<string | number>): ValueProblem | null {
+  if (NUL.test(text)) return { path, message: (field) => `${field} must not contain a NUL character (\\u0000)` };
+  if (!(text as WellFormed).isWellFormed()) {
+    return { path, message: (field) => `${field} must not contain a lone surrogate (an unpaired \\uD800-\\uDFFF escape)` };
+  }
   return null;
 }
 

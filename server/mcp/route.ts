@@ -21,7 +21,7 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { requireCredential } from '../auth/principal.ts';
 import { ServiceError } from '../errors.ts';
 import { bodyLimitOf, DEFAULT_BODY_BYTES } from '../../shared/operations/types.ts';
-import { mebibytes, parseJsonBody, readCapped } from '../http/body.ts';
+import { fieldOf, mebibytes, readCapped, readJson, type ValueProblem } from '../http/body.ts';
 import { errorHeaders, STATUS_OF } from '../http/error-status.ts';
 import type { AppContext, Middleware } from '../http/state.ts';
 import type { Pipeline } from '../pipeline/pipeline.ts';
@@ -77,7 +77,7 @@ export function mcpRoute({ pipeline, version, resourceMetadata }: McpRouteOption
     const message = await readMessage(ctx, sdk);
     if ('error' in message) return answer(ctx, message.status, { jsonrpc: '2.0', id: null, error: message.error });
 
-    const context: McpContext = { pipeline, caller, log: ctx.state.log, trace: ctx.state.trace, version, modern: false };
+    const context: McpContext = { pipeline, caller, log: ctx.state.log, trace: ctx.state.trace, version, modern: false, refusedArguments: message.refusedArguments };
     // The client's hang-up aborts the call in progress (the SDK reads the request's signal).
     const hangUp = new AbortController();
     ctx.res.once('close', () => {
@@ -134,14 +134,16 @@ function answer(ctx: AppContext, status: number, body: unknown, headers: Record<
   ctx.body = body;
 }
 
-type Read = { body: unknown } | { status: number; error: { code: number; message: string } };
+type Read = { body: unknown; refusedArguments?: string } | { status: number; error: { code: number; message: string } };
 
 const rpcError = (status: number, code: number, message: string): Read => ({ status, error: { code, message } });
 
 /**
  * The body as one JSON-RPC message, or the JSON-RPC error that says why it is not one: -32700
  * when it is not JSON at all, -32600 when it is JSON but not a JSON-RPC message (the SDK's
- * transport would call both a parse error).
+ * transport would call both a parse error). What no operation may receive inside a tool call's
+ * `arguments` (a `__proto__` or repeated name, NUL, 1e309) is that tool's error, as any invalid
+ * argument is: the arguments go no further, and the message names the field within them.
  */
 async function readMessage(ctx: AppContext, { isJSONRPCRequest, isJSONRPCNotification, isJSONRPCResponse }: Sdk): Promise<Read> {
   if (!ctx.is('application/json')) return rpcError(415, -32000, 'Unsupported Media Type: send the message as application/json.');
@@ -150,16 +152,19 @@ async function readMessage(ctx: AppContext, { isJSONRPCRequest, isJSONRPCNotific
   const tooLarge = (limit: number) => rpcError(413, -32000, `The message is larger than ${mebibytes(limit)}.`);
   if (Number(ctx.get('Content-Length')) > LARGEST_MESSAGE_BYTES) return tooLarge(LARGEST_MESSAGE_BYTES);
   let body: unknown;
+  let problem: ValueProblem | null;
   let size: number;
   try {
     const bytes = await readCapped(ctx, LARGEST_MESSAGE_BYTES);
     size = bytes.length;
-    body = parseJsonBody(bytes);
+    ({ value: body, problem } = readJson(bytes));
   } catch (err) {
     if (!(err instanceof ServiceError)) throw err;
     if (err.code === 'payload_too_large') return tooLarge(LARGEST_MESSAGE_BYTES);
     return rpcError(400, -32700, `Parse error: ${err.message}`);
   }
+  const inArguments = problem && isToolCall(body) && problem.path[0] === 'params' && problem.path[1] === 'arguments';
+  if (problem && !inArguments) return rpcError(400, -32700, `Parse error: ${problem.message(fieldOf(problem.path) || 'the body')}`);
   const limit = messageLimitOf(body);
   if (size > limit) return tooLarge(limit);
   if (Array.isArray(body)) return rpcError(400, -32600, 'Invalid Request: JSON-RPC batches are not supported; send one message per POST.');
@@ -167,7 +172,14 @@ async function readMessage(ctx: AppContext, { isJSONRPCRequest, isJSONRPCNotific
   if (!isJSONRPCRequest(body) && !isJSONRPCNotification(body) && !isJSONRPCResponse(body)) {
     return rpcError(400, -32600, `Invalid Request: not a JSON-RPC 2.0 message (${whatIsWrong(body as Record<string, unknown>)}).`);
   }
-  return { body };
+  if (!problem) return { body };
+  (body as unknown as { params: { arguments: unknown } }).params.arguments = {};
+  return { body, refusedArguments: problem.message(fieldOf(problem.path.slice(2)) || 'arguments') };
+}
+
+function isToolCall(message: unknown): boolean {
+  const { method, params } = message as { method?: unknown; params?: unknown };
+  return method === 'tools/call' && typeof params === 'object' && params !== null && !Array.isArray(params);
 }
 
 /** The largest message: the largest tool call (a job's items), read before the message says what it is. */

@@ -48,13 +48,15 @@ export interface McpContext {
   version: string;
   /** The request is of the 2026-07-28 revision, where the tasks extension lives. */
   modern: boolean;
+  /** Why the tool call's arguments were refused as the message was read (route.ts): the call answers that. */
+  refusedArguments?: string;
 }
 
 /** What the server offers, by revision: its card (server-card.ts) says the same. */
 const CAPABILITIES = { tools: {}, prompts: {}, resources: {} };
 export const MODERN_CAPABILITIES = { ...CAPABILITIES, extensions: { [TASKS_EXTENSION]: {} } };
 
-export function createMcpServer(sdk: Sdk, { pipeline, caller, log, trace, version, modern }: McpContext): Server {
+export function createMcpServer(sdk: Sdk, { pipeline, caller, log, trace, version, modern, refusedArguments }: McpContext): Server {
   const { Server, ProtocolError, ProtocolErrorCode, ResourceNotFoundError } = sdk;
   const server = new Server(
     { name: 'prospecta', version },
@@ -84,6 +86,7 @@ export function createMcpServer(sdk: Sdk, { pipeline, caller, log, trace, versio
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const tool = tools.get(request.params.name);
     if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+    if (refusedArguments !== undefined) return failure(new ServiceError('invalid_request', refusedArguments));
     const meta = request.params._meta;
     try {
       const outcome = await pipeline.invoke(tool.operationId, caller, tool.split(request.params.arguments ?? {}), {

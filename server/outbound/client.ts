@@ -38,7 +38,15 @@ export interface OutboundClientOptions extends RetryPolicy {
   service?: string;
   /** What a 429's pause and the waits between attempts are measured and spent on. @default systemClock */
   clock?: Clock;
+  /**
+   * The longest pause a 429's `Retry-After` may put on every call of the service: a service that
+   * asks for days is called again after this, so one answer cannot switch it off until a restart.
+   * @default 300_000 (PROVIDER_MAX_PAUSE_SECONDS)
+   */
+  maxPauseMs?: number;
 }
+
+export const DEFAULT_MAX_PAUSE_MS = 300_000;
 
 export interface CallOptions {
   /** The caller's: aborting drops a queued attempt, ends the one in flight and any wait. */
@@ -79,6 +87,12 @@ export class OutboundClient {
     if (options.service) watchLimiter(options.service, options.limiter, options.breaker);
   }
 
+  /** Until when the service asked every call to wait; null when it is not paused. */
+  pausedUntil(): Date | null {
+    const now = (this.options.clock ?? systemClock).now();
+    return this.pause && this.pause.until > now ? new Date(this.pause.until) : null;
+  }
+
   /** Runs `attempt` (given a signal that also carries the timeout) until it gives a value or retrying stops. */
   async call<T>(attempt: AttemptFn<T>, { signal, classify, fail, trace }: CallOptions): Promise<T> {
     const { name, limiter, breaker, maxQueueWaitMs = 30_000, maxRetries, backoffMs, maxRetryAfterMs, clock } = this.options;
@@ -112,7 +126,7 @@ export class OutboundClient {
     classify: CallOptions['classify'],
     trace: TraceContext | undefined,
   ): Promise<Attempt<T>> {
-    const { timeoutMs = 10_000, maxRetryAfterMs = RETRY_DEFAULTS.maxRetryAfterMs, clock = systemClock } = this.options;
+    const { timeoutMs = 10_000, maxRetryAfterMs = RETRY_DEFAULTS.maxRetryAfterMs, clock = systemClock, maxPauseMs = DEFAULT_MAX_PAUSE_MS } = this.options;
     // A 429 seen by any call holds every call of this service that got its turn meanwhile; one
     // longer than the caller would wait for its own Retry-After fails the call as that 429 did.
     const pause = this.pause;
@@ -151,8 +165,11 @@ export class OutboundClient {
     }
     this.meter?.attempt(label ?? ('value' in outcome ? 'ok' : OUTCOME_OF[outcome.kind]), seconds());
     if ('kind' in outcome && outcome.kind === 'rate_limited' && outcome.retryAfterMs != null) {
-      const until = clock.now() + outcome.retryAfterMs;
-      if (until > (this.pause?.until ?? 0)) this.pause = { until, said: outcome };
+      // The wait is the service's to ask, within our cap: the message and the pause both say the capped one.
+      const capped = { ...outcome, retryAfterMs: Math.min(outcome.retryAfterMs, maxPauseMs) };
+      const until = clock.now() + capped.retryAfterMs;
+      if (until > (this.pause?.until ?? 0)) this.pause = { until, said: capped };
+      return capped;
     }
     return outcome;
   }

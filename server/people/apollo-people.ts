@@ -3,6 +3,7 @@
  * (the seniority and email-status vocabularies are Apollo's own); a filter with no parameter is
  * refused by name rather than ignored. The search returns no emails, only whether Apollo has one.
  */
+import { cleanFound } from '../providers/clean-found.ts';
 import { textOf } from '../providers/fields.ts';
 import { apolloFields, searchApolloPage, type ApolloPerson, type ApolloSearch } from '../providers/apollo.ts';
 import { ProviderFailure } from '../providers/provider-failure.ts';
@@ -20,7 +21,9 @@ const SUPPORTED: FilterName[] = ['jobTitle', 'seniorities', 'location', 'company
  * and Apollo's own email status, since the search returns no email to verify.
  */
 export function apolloPersonView(person: ApolloPerson): PersonView {
-  const f = apolloFields(person);
+  // Held to the enrichment fields' schemas, as a bulk match's answer is (issue 39): no NUL, no
+  // 900,000-character title, no 1e309 headcount in a row charged a credit.
+  const f = cleanFound(apolloFields(person));
   const str = (value: unknown) => (typeof value === 'string' ? value : null);
   return {
     name: str(f.fullName) ?? '',

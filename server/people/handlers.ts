@@ -3,7 +3,7 @@ import type { StreamEventOf } from '../../shared/operations/index.ts';
 import type { Attempt } from '../enrich/cascade.ts';
 import { allFailed, cleanKnown, enrichRecord } from '../enrich/enrich-record.ts';
 import { NOTHING_RECALLED, recalledRecord, remember } from '../enrich/memory-answer.ts';
-import { DEFAULT_MAX_AGE_SECONDS, subjectOf, type EnrichMemory } from '../enrich/memory.ts';
+import { DEFAULT_MAX_AGE_SECONDS, type EnrichMemory, type MemoryKey } from '../enrich/memory.ts';
 import { ServiceError } from '../errors.ts';
 import type { Handler, HandlerContext } from '../pipeline/handler.ts';
 import { ENRICH_FIELDS, isField, present, type Field, type FieldValues } from '../providers/fields.ts';
@@ -69,10 +69,10 @@ export function createPeopleHandlers({ people, companies, providers, searchCurso
     const maxAge = forceRefresh ? 0 : (asked ?? DEFAULT_MAX_AGE_SECONDS);
     let paid = 0;
     /** Subjects whose new fields this request stored: forgotten if it cannot charge for them. */
-    const storedNow: string[] = [];
+    const storedNow: MemoryKey[] = [];
 
     /** One lead; `id` names its subject in the memory (null: it has no identifier to be known by). */
-    const hydrate = async (i: number, id: string | null): Promise<void> => {
+    const hydrate = async (i: number, id: MemoryKey | null): Promise<void> => {
       const known = knowns[i]!;
       // Every field is wanted, but for those the lead brings.
       const wanted = ENRICH_FIELDS.filter((f) => known[f] === undefined);
@@ -87,7 +87,8 @@ export function createPeopleHandlers({ people, companies, providers, searchCurso
       const stored = Object.fromEntries(Object.entries(recall.fields).map(([f, s]) => [f, s!.value])) as FieldValues;
       const missing = wanted.filter((f) => !recall.covered.includes(f));
       const result = await enrichRecord({ known: { ...stored, ...known }, goalFields: missing, budget: Infinity }, slots, ctx);
-      if (id !== null) await remember(memory, id, ctx.workspaceId, result, missing, slots);
+      const enrichedAt = new Date();
+      if (id !== null) await remember(memory, id, ctx.workspaceId, result, missing, slots, enrichedAt);
       const { sources: recalled } = recalledRecord(known, recall);
       const sources = { ...result.sources };
       for (const [field, source] of Object.entries(recalled)) if (source !== 'input' && sources[field as Field] === 'input') sources[field as Field] = source;
@@ -103,7 +104,7 @@ export function createPeopleHandlers({ people, companies, providers, searchCurso
         sources,
         providers: result.attempts,
         cached: false,
-        enrichedAt: new Date().toISOString(),
+        enrichedAt: enrichedAt.toISOString(),
       };
     };
 
@@ -112,8 +113,7 @@ export function createPeopleHandlers({ people, companies, providers, searchCurso
       while (next < leads.length && budget > 0 && !ctx.signal.aborted) {
         const i = next++;
         budget--; // this lead's price, given back if it is not paid for
-        const subject = subjectOf(knowns[i]!);
-        const id = subject === '' ? null : memory.idOf(ctx.workspaceId, subject);
+        const id = memory.keyOf(ctx.workspaceId, knowns[i]!);
         // Identical people at once call the providers once: the others wait, then read what it stored.
         await (id !== null && maxAge > 0 ? memory.exclusive(id, ctx.workspaceId, () => hydrate(i, id), ctx.signal) : hydrate(i, id));
       }

@@ -1,16 +1,17 @@
 /**
  * `prospecta import people`: a CSV of people (an export from a CRM, LinkedIn or a spreadsheet)
  * into a workspace's lists. Columns are recognised by their header in English, Portuguese or
- * Spanish, case- and accent-insensitively; the file is streamed, written in batches, and every
- * row that cannot be used is reported with its line. Importing the same file again updates the
+ * Spanish, case- and accent-insensitively; the file is streamed (split as the registry import
+ * splits its files, never holding a row past MAX_ROW_CHARS), written in batches, and every row
+ * that cannot be used (a cell past MAX_CELL_CHARS included) is reported with its line. Importing the same file again updates the
  * same people (see personId).
  */
 import { createReadStream } from 'node:fs';
-import Papa from 'papaparse';
 import { headerMeaning } from '../../shared/column-headers.ts';
 import { foldText } from '../../shared/fold-text.ts';
 import { EMAIL_STATUSES } from '../../shared/schemas/search.ts';
 import { normalizeDomain } from '../enrich/enrich-record.ts';
+import { CsvSplitter, MAX_ROW_CHARS, type SplitRow } from '../companies/receita/import/csv-splitter.ts';
 import type { Problem } from '../companies/receita/import/rows.ts';
 import { personDocument, type People, type PersonDoc, type PersonRecord } from './people.ts';
 import { seniorityOfTitle } from './seniority.ts';
@@ -19,6 +20,11 @@ type Column = keyof PersonRecord;
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const BATCH = 500;
+/**
+ * The longest cell kept: far beyond any name, title or list of skills, and short of a 16 MiB
+ * "name" that a search would then answer for a credit. A longer one skips its row, reported.
+ */
+export const MAX_CELL_CHARS = 2_000;
 
 export interface PeopleImportSummary {
   workspaceId: string;
@@ -124,7 +130,7 @@ export async function importPeople(
   try {
     for await (const { cells: row, line: at, malformed } of csvRows(file)) {
       line = at;
-      if (row.every((cell) => cell.trim() === '')) continue;
+      if (!malformed && row.every((cell) => cell.trim() === '')) continue;
       if (malformed) {
         // An unclosed quote swallows the lines after it into one cell: none of it is a person.
         report(line, `${malformed}; row skipped`);
@@ -148,6 +154,12 @@ export async function importPeople(
         const field = fields![i];
         if (field) values[field] = value;
       });
+      const long = Object.entries(values).find(([, value]) => value.length > MAX_CELL_CHARS);
+      if (long) {
+        const header = Object.keys(columns).find((h) => columns[h] === long[0]) ?? long[0];
+        report(line, `column "${header}" holds ${long[1].length.toLocaleString('en')} characters, more than ${MAX_CELL_CHARS.toLocaleString('en')}; row skipped`);
+        continue;
+      }
       const person = personOf(values);
       if (typeof person === 'string') {
         report(line, `${person}; row skipped`);
@@ -170,59 +182,67 @@ interface CsvRow {
   cells: string[];
   /** The line the row starts on (a quoted cell may span lines). */
   line: number;
-  /** What is wrong with the row's quoting, if anything. */
+  /** What is wrong with the row as a whole, if anything: it is then skipped. */
   malformed: string | null;
 }
 
-const QUOTING: Record<string, string> = {
-  MissingQuotes: 'a quoted field is not closed (an unbalanced quote), so the rest of the file was read as one cell',
-  InvalidQuotes: 'a quote inside a quoted field is not doubled',
-};
+const UNCLOSED_QUOTE = 'a quoted field is not closed (an unbalanced quote), so the rest of the file was read as one cell';
+const DELIMITERS = [',', ';', '\t', '|'];
+
+/** The delimiter the header uses most, outside quotes (a CRM's export may use any of these); `,` when none. */
+export function guessDelimiter(header: string): string {
+  const counts = new Map<string, number>(DELIMITERS.map((d) => [d, 0]));
+  let quoted = false;
+  for (const c of header) {
+    if (c === '"') quoted = !quoted;
+    else if (!quoted && counts.has(c)) counts.set(c, counts.get(c)! + 1);
+  }
+  let best = ',';
+  for (const d of DELIMITERS) if (counts.get(d)! > counts.get(best)!) best = d;
+  return best;
+}
 
 /**
- * The rows of a CSV file, streamed, each with its line and its quoting problem. Papaparse's
- * step callback is the one that reports errors per row; the parser is paused while the rows it
- * gave are consumed, so memory stays flat whatever the file's size.
+ * The rows of a CSV file, streamed through the registry import's splitter, each with its line
+ * and what makes it unusable. A row longer than MAX_ROW_CHARS (a 16 MiB cell, a line without a
+ * break, a quote never closed) is never held whole: the splitter drops it up to its next line
+ * break, and it comes here as a malformed row at its line, in order with the others.
  */
 async function* csvRows(file: string): AsyncGenerator<CsvRow> {
-  const input = createReadStream(file, 'utf8');
-  const ready: CsvRow[] = [];
-  let next = 1;
-  let finished = false;
-  let failure: Error | null = null;
-  let parser: Papa.Parser | null = null;
-  let wake: (() => void) | null = null;
-  const signal = () => wake?.();
-  input.on('error', (err) => {
-    failure = err;
-    signal();
-  });
-  Papa.parse<string[]>(input, {
-    delimitersToGuess: [',', ';', '\t', '|'],
-    step(results, handle) {
-      parser = handle;
-      const cells = results.data;
-      // Only quoting is the row's own problem (a guessed delimiter is reported on the first row too).
-      const error = results.errors.find((e) => e.type === 'Quotes');
-      ready.push({ cells, line: next, malformed: error ? (QUOTING[error.code] ?? error.message) : null });
-      next += 1 + cells.reduce((n, cell) => n + (cell.match(/\n/g)?.length ?? 0), 0);
-      handle.pause();
-      signal();
-    },
-    complete() {
-      finished = true;
-      signal();
-    },
-  });
-  for (;;) {
-    if (ready.length > 0) {
-      yield* ready.splice(0);
-      (parser as Papa.Parser | null)?.resume();
+  const input = createReadStream(file, { encoding: 'utf8', highWaterMark: 64 * 1024 });
+  let splitter: CsvSplitter | null = null;
+  let head = '';
+  const overlong: number[] = [];
+  const start = (header: string) =>
+    new CsvSplitter(guessDelimiter(header), { maxRowChars: MAX_ROW_CHARS, onOverlong: (line) => overlong.push(line) });
+  /** The rows and the dropped rows of one piece, by line. */
+  function* inOrder(rows: SplitRow[]): Generator<CsvRow> {
+    const dropped = overlong.splice(0);
+    for (const row of rows) {
+      while (dropped.length > 0 && dropped[0]! < row.line) yield tooLong(dropped.shift()!);
+      yield { cells: row.fields, line: row.line, malformed: row.unclosedQuote ? UNCLOSED_QUOTE : null };
+    }
+    for (const line of dropped) yield tooLong(line);
+  }
+  for await (const chunk of input as AsyncIterable<string>) {
+    if (splitter) {
+      yield* inOrder(splitter.push(chunk));
       continue;
     }
-    if (failure) throw failure;
-    if (finished) return;
-    await new Promise<void>((resolve) => (wake = resolve));
-    wake = null;
+    // The delimiter is guessed from the header line, once it is in (or the row limit reached).
+    head += chunk;
+    const lineEnd = head.indexOf('\n');
+    if (lineEnd < 0 && head.length <= MAX_ROW_CHARS) continue;
+    splitter = start(lineEnd < 0 ? head.slice(0, MAX_ROW_CHARS) : head.slice(0, lineEnd));
+    yield* inOrder(splitter.push(head));
+    head = '';
   }
+  splitter ??= start(head);
+  yield* inOrder(splitter.push(head, true));
 }
+
+const tooLong = (line: number): CsvRow => ({
+  cells: [],
+  line,
+  malformed: `the row is longer than ${MAX_ROW_CHARS.toLocaleString('en')} characters (a line without a break, or a quote never closed)`,
+});

@@ -5,6 +5,7 @@
  */
 export { COMPANY_FIELDS, ENRICH_FIELDS, PERSON_FIELDS } from '../../shared/schemas/enrichment.ts';
 import type { Static } from '@sinclair/typebox';
+import { cleanText } from './clean-text.ts';
 import { ENRICH_FIELDS, type EnrichedFields } from '../../shared/schemas/enrichment.ts';
 
 export type Field = (typeof ENRICH_FIELDS)[number];
@@ -45,5 +46,8 @@ export function present(values: FieldValues): FieldValues {
   return out;
 }
 
-/** A provider's string field, trimmed; null for anything else or blank (providers answer `""`, `null` or nothing alike). */
-export const textOf = (value: unknown): string | null => (typeof value === 'string' && value.trim() ? value.trim() : null);
+/**
+ * A provider's string field, cleaned (no NUL, no lone surrogate) and trimmed; null for anything
+ * else or blank (providers answer `""`, `null` or nothing alike).
+ */
+export const textOf = (value: unknown): string | null => (typeof value === 'string' ? cleanText(value) || null : null);

@@ -65,6 +65,11 @@ export class ProviderHttp {
     this.outbound = new OutboundClient({ ...outbound, name: provider, breaker: breaker ?? new CircuitBreaker() });
   }
 
+  /** Until when a 429's `Retry-After` holds every call made with this key; null when it does not. */
+  pausedUntil(): Date | null {
+    return this.outbound.pausedUntil();
+  }
+
   /**
    * Sends the request and answers any status the adapter should read (2xx, and 4xx other than
    * 429, 401 and 403); throws a {@link ProviderFailure} otherwise.

@@ -68,10 +68,20 @@ export class Providers {
         limits: { perSecond: s.perSecond ?? null, perMinute: s.perMinute ?? null, maxConcurrent: s.maxConcurrent },
         ...(p.keyVariable ? { keyVariable: p.keyVariable } : {}),
         ...(p.switchVariable ? { switchVariable: p.switchVariable } : {}),
+        ...this.paused(p.id),
       };
     });
     const offered = new Set(list.filter((p) => p.configured).flatMap((p) => p.outputs));
     return { providers: list, enrichmentFields: ENRICH_FIELDS.filter((f) => offered.has(f)) };
+  }
+
+  /**
+   * The pause a 429 put on the service's own key, if any. A workspace's own key has a client of
+   * its own, so its pauses are its own and never show here (the catalog is not a workspace's).
+   */
+  private paused(id: string): { pausedUntil?: string } {
+    const until = id === 'brasilapi' ? this.options.lookups.remoteCompanies?.pausedUntil() : this.clients.get(id)?.http.pausedUntil();
+    return until ? { pausedUntil: until.toISOString() } : {};
   }
 
   /** The providers a workspace can call now, keyed by id, with the key and price each call uses. */
@@ -124,6 +134,7 @@ export class Providers {
         timeoutMs: s.timeoutMs,
         ...(this.options.fetch ? { fetch: this.options.fetch } : {}),
         clock: this.options.clock,
+        maxPauseMs: config.providerMaxPauseSeconds * 1000,
       });
       client = { http, limiter };
       this.clients.set(id, client);

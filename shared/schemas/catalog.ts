@@ -50,6 +50,13 @@ export const ProviderInfo = ClosedObject(
     switchVariable: Type.Optional(
       Type.String({ description: 'For an opt-in keyless provider: the variable that must be `true` before it is called.' }),
     ),
+    pausedUntil: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description:
+          "While the provider's own answer (a 429 with `Retry-After`) pauses calls made with the service's key: until when. At most PROVIDER_MAX_PAUSE_SECONDS ahead.",
+      }),
+    ),
     release: Type.Optional(Nullable(RegistryRelease, '`receita_federal` only: the release loaded, null before any import.')),
   },
   { title: 'Provider' },

@@ -118,15 +118,41 @@ export const ForceRefresh = Type.Optional(
   Type.Boolean({ description: 'Run the cascade and charge as usual even when a stored answer is fresh enough.' }),
 );
 
+/**
+ * The longest each text field is, sent or found (issue 39): a provider's longer value is garbage,
+ * left out rather than stored, charged or answered, and an identifier sent longer is a 400.
+ */
+export const TEXT_MAX_LENGTH = {
+  fullName: 200,
+  firstName: 100,
+  lastName: 100,
+  email: 320,
+  emailStatus: 20,
+  personalEmail: 320,
+  phone: 40,
+  linkedinUrl: 500,
+  title: 300,
+  seniority: 50,
+  department: 100,
+  location: 300,
+  country: 100,
+  companyName: 300,
+  companyDomain: 253,
+  companyLinkedinUrl: 500,
+  industry: 200,
+  tradeName: 300,
+  companyEmail: 320,
+} as const;
+
 export const EnrichBody = Type.Object(
   {
-    email: Type.Optional(Type.String({ format: 'email', description: 'Work email.' })),
-    personalEmail: Type.Optional(Type.String({ format: 'email', description: 'Personal email.' })),
-    linkedinUrl: Type.Optional(Type.String({ format: 'uri', description: 'Professional-network profile URL.' })),
-    phone: text('Phone number.'),
-    fullName: text("The person's full name."),
-    companyName: text('Company name.'),
-    companyDomain: text('Company web domain, e.g. `acme.com`.'),
+    email: Type.Optional(Type.String({ format: 'email', maxLength: TEXT_MAX_LENGTH.email, description: 'Work email.' })),
+    personalEmail: Type.Optional(Type.String({ format: 'email', maxLength: TEXT_MAX_LENGTH.personalEmail, description: 'Personal email.' })),
+    linkedinUrl: Type.Optional(Type.String({ format: 'uri', maxLength: TEXT_MAX_LENGTH.linkedinUrl, description: 'Professional-network profile URL.' })),
+    phone: Type.Optional(Type.String({ maxLength: TEXT_MAX_LENGTH.phone, description: 'Phone number.' })),
+    fullName: Type.Optional(Type.String({ maxLength: TEXT_MAX_LENGTH.fullName, description: "The person's full name." })),
+    companyName: Type.Optional(Type.String({ maxLength: TEXT_MAX_LENGTH.companyName, description: 'Company name.' })),
+    companyDomain: Type.Optional(Type.String({ maxLength: TEXT_MAX_LENGTH.companyDomain, description: 'Company web domain, e.g. `acme.com`.' })),
     cnpj: text('Company CNPJ, with or without punctuation.'),
     goalFields: Type.Optional(
       Type.Array(StringEnum(ENRICH_FIELDS), {
@@ -151,35 +177,36 @@ export const EnrichBody = Type.Object(
 
 type Field = (typeof ENRICH_FIELDS)[number];
 
-const textField = (description: string) => Type.String({ description });
+const textField = (field: keyof typeof TEXT_MAX_LENGTH, description: string) =>
+  Type.String({ maxLength: TEXT_MAX_LENGTH[field], description: `${description} At most ${TEXT_MAX_LENGTH[field]} characters.` });
 
 /**
  * Every field a cascade can fill, with the type its value has once found. A field holds a value
  * or is absent: empty values are never kept.
  */
 const fieldSchemas = {
-  fullName: textField("The person's full name."),
-  firstName: textField('First name.'),
-  lastName: textField('Last name.'),
-  email: textField('Work email.'),
-  emailStatus: textField('`verified` (a verifier said valid), `accept_all`, `invalid` or `unverified`.'),
-  personalEmail: textField('Personal email.'),
-  phone: textField('Phone number.'),
-  linkedinUrl: textField('Professional-network profile URL.'),
-  title: textField('Job title.'),
-  seniority: textField('Seniority level.'),
-  department: textField('Job function.'),
-  location: textField("The person's location."),
-  country: textField('Country.'),
-  companyName: textField('Company (legal) name.'),
-  companyDomain: textField('Company web domain.'),
-  companyLinkedinUrl: textField("The company's professional-network page."),
-  industry: textField('Industry.'),
-  companySize: Type.Union([Type.Integer({ minimum: 0 }), Type.String()], {
+  fullName: textField('fullName', "The person's full name."),
+  firstName: textField('firstName', 'First name.'),
+  lastName: textField('lastName', 'Last name.'),
+  email: textField('email', 'Work email.'),
+  emailStatus: textField('emailStatus', '`verified` (a verifier said valid), `accept_all`, `invalid` or `unverified`.'),
+  personalEmail: textField('personalEmail', 'Personal email.'),
+  phone: textField('phone', 'Phone number.'),
+  linkedinUrl: textField('linkedinUrl', 'Professional-network profile URL.'),
+  title: textField('title', 'Job title.'),
+  seniority: textField('seniority', 'Seniority level.'),
+  department: textField('department', 'Job function.'),
+  location: textField('location', "The person's location."),
+  country: textField('country', 'Country.'),
+  companyName: textField('companyName', 'Company (legal) name.'),
+  companyDomain: textField('companyDomain', 'Company web domain.'),
+  companyLinkedinUrl: textField('companyLinkedinUrl', "The company's professional-network page."),
+  industry: textField('industry', 'Industry.'),
+  companySize: Type.Union([Type.Integer({ minimum: 0 }), Type.String({ maxLength: 40 })], {
     description: 'Headcount (Apollo), or a headcount range such as `51-200` (People Data Labs).',
   }),
   cnpj: Cnpj,
-  tradeName: textField('Trade name (nome fantasia).'),
+  tradeName: textField('tradeName', 'Trade name (nome fantasia).'),
   registrationStatus: StringEnum(REGISTRATION_STATUSES, { description: 'Registration status (situação cadastral).' }),
   openingDate: DateOnly('Opening date.'),
   mainActivity: CodeAndDescription,
@@ -190,7 +217,7 @@ const fieldSchemas = {
   simplesOption: Type.Boolean({ description: 'Opted into the Simples Nacional tax regime.' }),
   companyAddress: Address,
   companyPhones: Type.Array(Type.String(), { description: 'Company phone numbers, digits only.' }),
-  companyEmail: textField('Company email, as registered.'),
+  companyEmail: textField('companyEmail', 'Company email, as registered.'),
   partners: Type.Array(Partner, { description: 'Partners (sócios).' }),
 } satisfies Record<Field, TSchema>; // every field of the vocabulary, and no other
 

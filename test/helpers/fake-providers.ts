@@ -40,7 +40,9 @@ export type Fault =
   | { until: Promise<unknown> }
   | { hang: true }
   /** Drops the connection without answering. */
-  | { reset: true };
+  | { reset: true }
+  /** Answers normally with the JSON text rewritten: what JSON.stringify cannot write (`1e309`), hostile values. */
+  | { rewrite: (json: string) => string };
 
 export interface FakeLimits {
   perSecond?: number;
@@ -96,7 +98,7 @@ export interface Reply {
 
 type Route = (req: Recorded) => Reply;
 
-function send(res: ServerResponse, reply: Reply): void {
+function send(res: ServerResponse, reply: Reply, rewrite: (json: string) => string = (json) => json): void {
   if (reply.events) {
     res.writeHead(reply.status, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', ...reply.headers });
     for (const event of reply.events) res.write(`data: ${JSON.stringify(event)}\n\n`);
@@ -104,7 +106,7 @@ function send(res: ServerResponse, reply: Reply): void {
     return;
   }
   res.writeHead(reply.status, { 'Content-Type': 'application/json; charset=utf-8', ...reply.headers });
-  res.end(reply.body === undefined ? '' : JSON.stringify(reply.body));
+  res.end(reply.body === undefined ? '' : rewrite(JSON.stringify(reply.body)));
 }
 
 async function readBody(req: IncomingMessage): Promise<unknown> {
@@ -252,6 +254,7 @@ export async function startFake(options: {
       return;
     }
     if ('garbage' in fault) return answer(() => ({ status: 200, body: '<html>maintenance</html>' }));
+    if ('rewrite' in fault) return send(res, options.route(recorded), fault.rewrite);
     if (fault.status === 401) return send(res, options.unauthorized);
     if (fault.status === 429) {
       const reply = options.tooMany(fault.retryAfter ?? '1');

@@ -111,6 +111,22 @@ function pagesOn(name: string, open: () => Promise<{ env: Record<string, string>
       expect(before - (await balance(env))).toBe(330);
     }, 60_000);
 
+    it('takes cursor: null as the first page (issue 39), for companies and people alike', async () => {
+      for (const [path, filters] of [
+        ['/v1/api/companies/search', { industry: 'padaria', limit: 5 }],
+        ['/v1/api/sourcing/people', { sourceOrder: ['lists'], jobTitle: 'Head of Sales', limit: 5 }],
+      ] as const) {
+        const absent = await env.app.request('POST', path, { key: env.key, body: filters });
+        const nulled = await env.app.request('POST', path, { key: env.key, body: { ...filters, cursor: null } });
+        expect(nulled.status, JSON.stringify(nulled.body)).toBe(200);
+        expect(nulled.body.results).toEqual(absent.body.results);
+        expect(typeof nulled.body.nextCursor).toBe('string');
+        // Its cursor leads on as any first page's does.
+        const second = await env.app.request('POST', path, { key: env.key, body: { ...filters, cursor: nulled.body.nextCursor } });
+        expect(second.status).toBe(200);
+      }
+    });
+
     it('keeps rows that tie on everything but their key apart across pages (twins at every page size)', async () => {
       for (const limit of [1, 3, 7]) {
         const { rows } = await walk(env, '/v1/api/companies/search', { name: 'padaria 20', limit });

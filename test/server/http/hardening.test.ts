@@ -152,6 +152,10 @@ describe('4. every malformed body names its cause', () => {
     ['a raw NUL byte', '{"name": "a\u0000b"}', /not valid JSON: Bad control character/],
     ['trailing garbage', '{"name": "x"} trailing', /not valid JSON: Unexpected non-whitespace character after JSON at position 14/],
     ['a JSON-escaped NUL', '{"name": "a\\u0000b", "offering": "y"}', /name must not contain a NUL character/],
+    // Issue 39: JSON.parse would keep the last silently; the client meant one of them.
+    ['a repeated member name', '{"name": "x", "offering": "y", "name": "z"}', /^name is sent more than once/],
+    ['a repeated member name spelt with an escape', '{"name": "x", "offering": "y", "n\\u0061me": "z"}', /^name is sent more than once/],
+    ['a repeated member name deep inside', '{"leads": [{"name": "a"}, {"name": "b", "email": "x@y.z", "email": "q@y.z"}]}', /^leads\[1\]\.email is sent more than once/],
   ];
   for (const [what, body, cause] of cases) {
     it(what, async () => {
@@ -161,6 +165,16 @@ describe('4. every malformed body names its cause', () => {
     });
   }
   expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+});
+
+describe('4b. only application/json is a JSON body (issue 39)', () => {
+  it('application/merge-patch+json and other +json types are 415; application/json with a charset is JSON', async () => {
+    const template = JSON.stringify({ name: `t-${Date.now()}`, offering: 'y' });
+    for (const type of ['application/merge-patch+json', 'application/vnd.api+json', 'application/problem+json; charset=utf-8']) {
+      expectError(await send(TEMPLATES, template, { 'Content-Type': type }), 415, 'unsupported_media_type', /application\/json/);
+    }
+    expect((await send(TEMPLATES, template, { 'Content-Type': 'application/json; charset=utf-8' })).status).toBe(201);
+  });
 });
 
 describe('7. two Authorization headers', () => {

@@ -16,6 +16,7 @@ import { toolName } from '../../../server/tools/tools.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
 import { assertMatches } from '../../helpers/contract.ts';
+import { envelope } from '../../helpers/mcp.ts';
 
 let app: TestApp;
 const open: Client[] = [];
@@ -300,6 +301,36 @@ describe('the transport', () => {
     const unknown = await post(JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/teleport' }), auth);
     const text = await unknown.text();
     expect(text).toContain('-32601');
+  });
+
+  it('answers a __proto__ or a repeated name in the arguments as a tool error naming it, on both revisions (issue 39)', async () => {
+    const auth = { Authorization: `Bearer ${(await keyFor()).apiKey}` };
+    const cases: Array<[string, RegExp]> = [
+      ['{"name": "x", "__proto__": {"polluted": 1}}', /^arguments must not have a property named __proto__/],
+      ['{"name": "x", "offering": "y", "tone": {"__proto__": 1}}', /^tone must not have a property named __proto__/],
+      ['{"name": "x", "offering": "y", "name": "z"}', /^name is sent more than once/],
+    ];
+    for (const revision of ['2025-11-25', '2026-07-28'] as const) {
+      for (const [args, message] of cases) {
+        const modern = revision === '2026-07-28';
+        const meta = modern ? `, "_meta": ${JSON.stringify(envelope(revision))}` : '';
+        const res = await post(`{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "create_template", "arguments": ${args}${meta}}}`, {
+          ...auth,
+          'MCP-Protocol-Version': revision,
+          ...(modern ? { 'Mcp-Method': 'tools/call', 'Mcp-Name': 'create_template' } : {}),
+        });
+        const text = await res.text();
+        const body = JSON.parse(text.startsWith('{') ? text : text.slice(text.indexOf('{'), text.lastIndexOf('}') + 1));
+        expect(body.error, `${revision} ${args}`).toBeUndefined();
+        const refused = errorOf(body.result);
+        expect(refused.error).toBe('invalid_request');
+        expect(refused.message, `${revision} ${args}`).toMatch(message);
+      }
+    }
+    // Outside a tool's arguments it is still no JSON-RPC message.
+    const outside = await post('{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "method": "tools/call"}', auth);
+    expect(((await outside.json()) as { error: { code: number; message: string } }).error).toMatchObject({ code: -32700, message: /method is sent more than once/ });
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
   it("holds a tool call to its operation's HTTP body limit: start_job's 8 MiB, 1 MiB for the others", async () => {

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCommand } from '../../../server/cli/control.ts';
 import type { CompanyDoc } from '../../../server/companies/company-record.ts';
+import { MAX_ROW_CHARS } from '../../../server/companies/receita/import/csv-splitter.ts';
 import { DEMO_PEOPLE, seedDemoPeople } from '../../../server/seed/demo-people.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj, partner } from '../../helpers/companies.ts';
@@ -141,6 +142,38 @@ describe('import people', () => {
     expect(names).toEqual(['Ana Souza']);
   });
 
+  it('caps a cell at 2,000 characters and a row at the splitter limit, reporting each by line; a 16 MiB breakless cell is never a name (issue 39)', async () => {
+    const { workspaceId, apiKey } = await app.workspace();
+    await app.services.credits.credit(workspaceId, 100, 'grant', 'tests');
+    const file = path.join(dir, 'hostile.csv');
+    const lines = [
+      'Name;Title',
+      'Ana Souza;CEO',
+      `Bruno ${'x'.repeat(2_001)};CTO`,
+      // A line past the row limit, then more rows after it: they are read again once it ends.
+      `Carla ${'y'.repeat(2 * MAX_ROW_CHARS)};CFO`,
+      'Davi Lima;COO',
+      // The last: a 16 MiB cell without a single line break to its end.
+      `Elisa Dias;${'z'.repeat(16 * 1024 * 1024)}`,
+    ];
+    await writeFile(file, lines.join('\n'));
+    const problems: Array<{ line: number; message: string }> = [];
+    const result = await runCommand(app.services, { command: 'import people', args: { workspace: workspaceId, file } }, (e) =>
+      'problem' in e ? problems.push(e.problem as { line: number; message: string }) : undefined,
+    );
+    expect(result).toMatchObject({ ok: true, result: { inserted: 2, problems: 3 } });
+    expect(problems.map(({ line, message }) => ({ line, message }))).toEqual([
+      { line: 3, message: 'column "Name" holds 2,007 characters, more than 2,000; row skipped' },
+      { line: 4, message: expect.stringMatching(/^the row is longer than 1,048,576 characters .*; row skipped$/) },
+      { line: 6, message: expect.stringMatching(/^the row is longer than 1,048,576 characters .*; row skipped$/) },
+    ]);
+    const names = (await app.services.people.collection.find({ workspaceId }).toArray()).map((p) => p.name).sort();
+    expect(names).toEqual(['Ana Souza', 'Davi Lima']);
+    const res = await search({ sourceOrder: ['lists'], limit: 25 }, apiKey);
+    expect(res.status).toBe(200);
+    expect(JSON.stringify(res.body).length).toBeLessThan(10_000);
+  });
+
   it('gives C-level and founder titles a seniority, unless the file says one', async () => {
     const { workspaceId } = await app.workspace();
     const file = path.join(dir, 'titles.csv');
@@ -258,6 +291,21 @@ describe('POST /api/sourcing/people', () => {
     expect(res.status).toBe(200);
     expect(names(res)).toEqual(['Rita Moraes']);
     expect(res.body.sources[0]).toMatchObject({ source: 'apollo', count: 0, error: expect.stringMatching(/Apollo refused the key/) });
+  });
+
+  it("cleans Apollo's search rows as its enrichments: no NUL or lone surrogate, no 900,000-character title, no 1e309 headcount (issue 39)", async () => {
+    apollo.next({
+      rewrite: (json) =>
+        json
+          .replaceAll('"title":"Head of Sales"', `"title":"${'x'.repeat(900_000)}"`)
+          .replaceAll('"first_name":"Ana"', '"first_name":"\\u0000\\ud800"')
+          .replaceAll('"estimated_num_employees":120', '"estimated_num_employees":1e309'),
+    });
+    const res = await search({ sourceOrder: ['apollo'], jobTitle: 'Head of Sales' });
+    expect(res.status).toBe(200);
+    const ana = res.body.results.find((p: { name: string }) => p.name === 'Ana Souza');
+    expect(ana).toMatchObject({ title: null, firstName: null, companySize: null, lastName: 'Souza' });
+    expect(JSON.stringify(res.body).length).toBeLessThan(20_000);
   });
 
   it('refuses Apollo filters it has no parameter for, by name', async () => {

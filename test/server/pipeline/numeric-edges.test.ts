@@ -78,12 +78,10 @@ describe('numeric query parameters', () => {
       });
       const text = await res.text();
       const body = JSON.parse(text.startsWith('{') ? text : text.slice(text.indexOf('{'), text.lastIndexOf('}') + 1));
-      // 1e309 in the JSON text is refused as the body is read, before any tool runs.
-      if (body.error) expect(body.error.message, args).toMatch(/arguments\.limit is a number too large/);
-      else {
-        expect(body.result.isError, args).toBe(true);
-        expect(JSON.stringify(body.result.content), args).toMatch(/(limit|days) must be a finite number/);
-      }
+      // 1e309 in the JSON text is refused as the body is read, before any tool runs: a tool error all the same.
+      expect(body.error, args).toBeUndefined();
+      expect(body.result.isError, args).toBe(true);
+      expect(JSON.stringify(body.result.content), args).toMatch(/(limit|days) (must be a finite number|is a number too large)/);
     }
   });
 });

@@ -135,6 +135,55 @@ function memoryOn(name: string, open: () => Promise<{ env: Record<string, string
       expect(calls()).toBe(before);
     });
 
+    it('with the default goal fields, a repeat is cached with the first enrichedAt, and missing lists what nobody found (issue 39)', async () => {
+      const { apiKey } = await app.workspace();
+      const body = { linkedinUrl: 'https://www.linkedin.com/in/bruno-lima' };
+      const first = await enrich(apiKey, body);
+      expect(first.status).toBe(200);
+      expect(first.body).toMatchObject({ cached: false, record: { fullName: 'Bruno Lima' } });
+      expect(first.body.creditsCharged).toBeGreaterThan(0);
+      // Bruno has no phone anywhere: a wanted field nobody found.
+      expect(first.body.missing).toContain('phone');
+      expect(first.body.missing).not.toContain('fullName');
+      const before = calls();
+      const again = await enrich(apiKey, body);
+      expect(again.body).toMatchObject({ cached: true, creditsCharged: 0, providers: [], enrichedAt: first.body.enrichedAt, missing: first.body.missing });
+      expect(again.body.record).toEqual(first.body.record);
+      expect(again.body).not.toHaveProperty('message');
+      expect(calls()).toBe(before);
+    });
+
+    it('remembers a not-found only under the identifiers as the providers were sent them, for 7 days at most (issue 39)', async () => {
+      const { apiKey } = await app.workspace();
+      // Not what the fakes know (they match the profile as written, query and all): nobody finds it.
+      const odd = { linkedinUrl: 'https://www.linkedin.com/in/carla-mendes/?x=1', goalFields: ['fullName'] };
+      expect((await enrich(apiKey, odd)).body).toMatchObject({ cached: false, creditsCharged: 0, missing: ['fullName'] });
+      const asked = calls();
+      expect(asked).toBeGreaterThan(0);
+      // The same request again is answered from memory...
+      expect((await enrich(apiKey, odd)).body).toMatchObject({ cached: true, missing: ['fullName'] });
+      expect(calls()).toBe(asked);
+      // ...but the canonical profile is another question to the providers: they are asked, and find her.
+      const canonical = await enrich(apiKey, { linkedinUrl: 'https://www.linkedin.com/in/carla-mendes', goalFields: ['fullName'] });
+      expect(canonical.body).toMatchObject({ cached: false, record: { fullName: 'Carla Mendes' }, missing: [] });
+      expect(calls()).toBeGreaterThan(asked);
+
+      // A not-found older than 7 days is asked again, whatever maxAge allows.
+      const nobody = { fullName: 'Nobody Here', companyDomain: 'acme.com.br', goalFields: ['email'] };
+      await enrich(apiKey, nobody);
+      expect((await enrich(apiKey, nobody)).body).toMatchObject({ cached: true, missing: ['email'] });
+      const memory = app.services.store.collection<{ _id: string; tried?: Record<string, Record<string, Date>> }>('enrichMemory');
+      const eightDaysAgo = new Date(Date.now() - 8 * 86_400_000);
+      for (const doc of await memory.find({}).toArray()) {
+        const set: Record<string, Date> = {};
+        for (const [asked, fields] of Object.entries(doc.tried ?? {})) for (const field of Object.keys(fields)) set[`tried.${asked}.${field}`] = eightDaysAgo;
+        if (Object.keys(set).length > 0) await memory.updateOne({ _id: doc._id }, { $set: set });
+      }
+      const later = calls();
+      expect((await enrich(apiKey, nobody)).body).toMatchObject({ cached: false, missing: ['email'] });
+      expect(calls()).toBeGreaterThan(later);
+    });
+
     it('two identical enrichments at the same moment call the providers once and are charged once', async () => {
       const { apiKey } = await app.workspace();
       const before = await balance(apiKey);

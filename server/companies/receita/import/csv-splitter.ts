@@ -30,6 +30,8 @@ export interface SplitRow {
    * the splitting thread a string per field and their trip to that worker.
    */
   quoted?: string;
+  /** A quote opened in this row is never closed: its last field runs to the end of the text (papaparse's reading). */
+  unclosedQuote?: true;
 }
 
 const QUOTED_DELIMITER = '";"';
@@ -147,6 +149,7 @@ export class CsvSplitter {
     const length = s.length;
     const fields: string[] = [];
     let breaks = 0;
+    let unclosed = false;
     let i = start;
     for (;;) {
       let value: string;
@@ -161,6 +164,7 @@ export class CsvSplitter {
             // An unclosed quote runs to the end of the text, as papaparse reads it.
             value += s.slice(from);
             i = length;
+            unclosed = true;
             break;
           }
           if (q + 1 === length && !last) return -1;
@@ -224,7 +228,7 @@ export class CsvSplitter {
       breaks++;
       break;
     }
-    rows.push({ fields, line: this.line });
+    rows.push(unclosed ? { fields, line: this.line, unclosedQuote: true } : { fields, line: this.line });
     this.line += breaks;
     return i;
   }

@@ -5,7 +5,9 @@
  * stopped, paid rows readable, when the balance runs out; another workspace's export not found;
  * bad input refused; and the file removed 7 days after the job ended (the jobs' clock moved).
  */
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CompanyDoc } from '../../../server/companies/company-record.ts';
@@ -182,6 +184,53 @@ describe('exports', () => {
     const lookup = await app.request('POST', '/v1/api/jobs', { key: apiKey, body: { operation: 'lookupCnpjBatch', items: [{ input: { cnpjs: [odd.quoted] } }] } });
     await ended(apiKey, lookup.body.jobId);
     expect((await file(apiKey, lookup.body.jobId)).status).toBe(404);
+  });
+
+  it('resumes a cut run at its checkpoint: the torn tail cut off, rows billed before the cut written free, the file as a whole run writes it', async () => {
+    const { workspaceId, apiKey } = await richWorkspace(5_000);
+    const whole = await run(apiKey, { state: 'RS', format: 'ndjson' });
+    const expected = whole.res.body as string;
+    const stored = (await app.services.jobs.docs.findOne({ _id: whole.job.jobId }))!;
+    const balance = async () => (await app.request('GET', '/v1/api/credits', { key: apiKey })).body.balance as number;
+    const before = await balance();
+
+    // As a run killed mid-page leaves it: 2 rows checkpointed, 5 billed (debited before the kill),
+    // half a row written after the checkpoint, held by a runner that died.
+    const lines = expected.split('\n');
+    const checkpointed = `${lines[0]}\n${lines[1]}\n`;
+    const jobId = randomUUID();
+    await mkdir(join(dataDir, 'exports'), { recursive: true });
+    await writeFile(join(dataDir, 'exports', `${jobId}.ndjson`), checkpointed + lines[2]!.slice(0, 40));
+    const now = new Date();
+    await app.services.jobs.docs.insertOne({
+      ...stored,
+      _id: jobId,
+      workspaceId,
+      status: 'running',
+      done: 2,
+      creditsCharged: 5,
+      createdAt: now,
+      updatedAt: now,
+      finishedAt: null,
+      expiresAt: null,
+      settling: false,
+      export: {
+        ...stored.export!,
+        rows: 2,
+        bytes: Buffer.byteLength(checkpointed),
+        lastCnpj: JSON.parse(lines[1]!).cnpj,
+        billed: 5,
+        owner: 'a-runner-that-died',
+        leaseUntil: new Date(now.getTime() + 3_600_000),
+        attempts: 0,
+      },
+    });
+    app.services.jobRunner.wake();
+    const job = await ended(apiKey, jobId);
+    expect(job).toMatchObject({ status: 'done', done: MATCHING, creditsCharged: MATCHING });
+    expect((await file(apiKey, jobId)).body).toBe(expected);
+    // Rows 3 to 5 were paid before the cut: only the rest is charged now.
+    expect(before - (await balance())).toBe(MATCHING - 5);
   });
 
   // Last: it moves the jobs' clock of this server 7 days on.

@@ -3,17 +3,17 @@
  * anything is queued) and stores an export job; `getJobExport` serves the file such a job wrote,
  * up to its last checkpoint. The job itself is read, cancelled and signed by the jobs API.
  */
-import { EXPORT_MEDIA_TYPES } from '../../shared/schemas/exports.ts';
+import { DEFAULT_EXPORT_ROWS, EXPORT_MEDIA_TYPES } from '../../shared/schemas/exports.ts';
 import { operations } from '../../shared/operations/index.ts';
 import { authorize } from '../auth/principal.ts';
 import type { Companies } from '../companies/companies.ts';
 import { planSearch } from '../companies/search-plan.ts';
-import { notFound } from '../errors.ts';
+import { notFound, ServiceError } from '../errors.ts';
 import { FileAnswer } from '../file-answer.ts';
 import type { Jobs } from '../jobs/jobs.ts';
 import type { JobRunner } from '../jobs/runner.ts';
 import { checkWebhookUrl } from '../jobs/webhook-url.ts';
-import type { Handler } from '../pipeline/handler.ts';
+import type { Handler, HandlerContext } from '../pipeline/handler.ts';
 import type { Exporter } from './exporter.ts';
 import { stat } from 'node:fs/promises';
 
@@ -36,7 +36,7 @@ export function createExportHandlers({ jobs, companies, exporter, runner, webhoo
       : null;
     const job = await jobs.createExport(
       { workspaceId: ctx.workspaceId, webhook, principal: ctx.principal! },
-      { format, filters, maxRows: maxRows ?? operations.exportCompanies.request.body.properties.maxRows.default },
+      { format, filters, maxRows: await rowsWithin(maxRows ?? DEFAULT_EXPORT_ROWS, ctx) },
     );
     runner.wake();
     return { jobId: job._id, status: 'queued' };
@@ -57,4 +57,18 @@ export function createExportHandlers({ jobs, companies, exporter, runner, webhoo
   };
 
   return { exportCompanies, getJobExport };
+}
+
+/**
+ * The rows an export may write: those asked for, and no more than the call's own cap pays for (an
+ * agent message's `maxCredits` left), so an export started by the agent cannot spend past it in
+ * the background. Nothing left to pay with is a 402 now rather than an empty job.
+ */
+async function rowsWithin(asked: number, ctx: HandlerContext): Promise<number> {
+  const { cap } = await ctx.budget();
+  const unit = ctx.price(1);
+  if (cap === undefined || unit === 0) return asked;
+  const rows = Math.min(asked, Math.floor(cap / unit));
+  if (rows < 1) throw new ServiceError('insufficient_credits', `This call may spend at most ${cap} credits, and a row costs ${unit}; nothing was started.`);
+  return rows;
 }

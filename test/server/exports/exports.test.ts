@@ -3,9 +3,12 @@
  * CNPJ order and past the search's 1,000 rows (two pages of the exporter); CSV with one header,
  * formula prefixes and RFC 4180 quoting; NDJSON; the same file twice; charged per row written and
  * stopped, paid rows readable, when the balance runs out; another workspace's export not found;
- * bad input refused; and the file removed 7 days after the job ended (the jobs' clock moved).
+ * bad input refused; its signed job.finished webhook; a cut run resumed at its checkpoint; and the
+ * file removed 7 days after the job ended (the jobs' clock moved).
  */
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -32,7 +35,7 @@ const odd = {
 
 beforeAll(async () => {
   dataDir = await tempDir('exports');
-  app = await startTestApp({ JOBS_POLL_MS: '20' }, { dataDir, jobsNow: () => Date.now() + jobsClockOffset });
+  app = await startTestApp({ JOBS_POLL_MS: '20', WEBHOOK_ALLOW_PRIVATE: 'true' }, { dataDir, jobsNow: () => Date.now() + jobsClockOffset });
   const companies = app.services.store.collection<CompanyDoc>('companies');
   const rs = (cnpj: string, i: number) =>
     companyDoc(cnpj, { address: { ...companyDoc(cnpj).address, state: 'RS', city: 'PORTO ALEGRE' }, capital: 1000 + i });
@@ -184,6 +187,31 @@ describe('exports', () => {
     const lookup = await app.request('POST', '/v1/api/jobs', { key: apiKey, body: { operation: 'lookupCnpjBatch', items: [{ input: { cnpjs: [odd.quoted] } }] } });
     await ended(apiKey, lookup.body.jobId);
     expect((await file(apiKey, lookup.body.jobId)).status).toBe(404);
+  });
+
+  it('signs and sends its job.finished webhook when it ends', async () => {
+    const secret = 'an-export-webhook-secret';
+    const received: Array<{ signature: string; body: string }> = [];
+    const receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        received.push({ signature: String(req.headers['prospecta-signature']), body });
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const { apiKey } = await app.workspace();
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+      const { job } = await run(apiKey, { state: 'AC', format: 'csv', webhook: { url, secret } });
+      const [delivery] = await eventually(() => received.length > 0 && received);
+      const { t, v1 } = Object.fromEntries(delivery!.signature.split(',').map((part) => part.split('=')));
+      expect(v1).toBe(createHmac('sha256', secret).update(`${t}.${delivery!.body}`).digest('hex'));
+      expect(JSON.parse(delivery!.body)).toMatchObject({ type: 'job.finished', jobId: job.jobId, job: { operation: 'exportCompanies', status: 'done', done: 2, total: 2 } });
+    } finally {
+      await new Promise((resolve) => receiver.close(resolve));
+    }
   });
 
   it('resumes a cut run at its checkpoint: the torn tail cut off, rows billed before the cut written free, the file as a whole run writes it', async () => {

@@ -13,7 +13,7 @@ const BINDINGS = ['server/http', 'server/mcp', 'server/agent', 'server/dashboard
 // top-level modules other than the composition roots (app, main, bootstrap, handlers), which
 // build the bindings and hand each area's handler factory what it uses.
 const DOMAIN = [
-  'server/{auth,credits,companies,people,enrich,providers,ai,outreach,outbound,lib,seed}/**',
+  'server/{auth,credits,companies,people,enrich,providers,ai,outreach,exports,outbound,lib,seed}/**',
   'server/!(app|main|bootstrap|handlers).ts',
 ];
 

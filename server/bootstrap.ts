@@ -54,6 +54,8 @@ export type ProcessRole = 'server' | 'command';
 export interface BootstrapOptions {
   /** What calls to the outside wait on (Retry-After, backoff). @default the system's; tests give a virtual one */
   clock?: Clock;
+  /** The time jobs read (leases, retention): tests move it days ahead. @default Date.now */
+  jobsNow?: () => number;
 }
 
 export async function bootstrap(
@@ -61,7 +63,7 @@ export async function bootstrap(
   log: Logger,
   version: string,
   role: ProcessRole = 'server',
-  { clock }: BootstrapOptions = {},
+  { clock, jobsNow }: BootstrapOptions = {},
 ): Promise<Runtime> {
   const indexes = [...indexDeclarations, ...idempotencyIndexes, ...conversationIndexes, ...sessionIndexes, ...signInLinkIndexes, ...oidcSignInIndexes];
   const store = await openStore({
@@ -115,6 +117,7 @@ export async function bootstrap(
       webSearch: webSearchFrom(config),
       version,
       clock,
+      jobsNow,
     });
     const services: AppServices = {
       ...domain,

@@ -10,6 +10,7 @@ import { createAiHandlers } from './ai/handlers.ts';
 import { createKeyHandlers } from './auth/handlers.ts';
 import { createCreditHandlers } from './credits/handlers.ts';
 import { createEnrichHandlers } from './enrich/handlers.ts';
+import { createExportHandlers } from './exports/handlers.ts';
 import { createHealthHandlers } from './health.ts';
 import { createJobHandlers } from './jobs/handlers.ts';
 import { createOutreachHandlers } from './outreach/handlers.ts';
@@ -40,5 +41,12 @@ export function createHandlers(s: Services & { conversations: Conversations }): 
     }),
     ...createAgentHandlers({ llm, conversations: s.conversations, payment: s.payment, limits: config.agent }),
     ...createJobHandlers({ jobs: s.jobs, runner: s.jobRunner, webhookAllowPrivate: config.jobs.webhookAllowPrivate }),
+    ...createExportHandlers({
+      jobs: s.jobs,
+      companies,
+      exporter: s.exporter,
+      runner: s.jobRunner,
+      webhookAllowPrivate: config.jobs.webhookAllowPrivate,
+    }),
   };
 }

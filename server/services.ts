@@ -21,6 +21,7 @@ import { Payment } from './credits/payment.ts';
 import type { Clock } from './outbound/clock.ts';
 import { jobIndexes, Jobs } from './jobs/jobs.ts';
 import { JobRunner } from './jobs/runner.ts';
+import { Exporter } from './exports/exporter.ts';
 import { webhookIndexes, Webhooks } from './jobs/webhooks.ts';
 import { Providers } from './providers/providers.ts';
 import { providerKeyIndexes, type WorkspaceProviderKeys } from './providers/workspace-keys.ts';
@@ -76,6 +77,8 @@ export interface Services {
   /** Background jobs, their webhook deliveries, and this process's runner (started by createApp). */
   jobs: Jobs;
   webhooks: Webhooks;
+  /** Writes export jobs' files under DATA_DIR/exports. */
+  exporter: Exporter;
   jobRunner: JobRunner;
   version: string;
 }
@@ -113,6 +116,8 @@ export function createServices(deps: {
   version: string;
   /** What provider calls wait on. @default the system's */
   clock?: Clock;
+  /** The time jobs read (leases, retention). @default Date.now */
+  jobsNow?: () => number;
 }): Services {
   const workspaces = new Workspaces(deps.store);
   const credits = new Credits(deps.store, workspaces, (err) => deps.log.warn({ err }, 'clearing a recorded credit movement from its outbox failed'));
@@ -120,7 +125,8 @@ export function createServices(deps: {
   const keys = new ApiKeys(deps.store, deps.config.keyCacheSeconds * 1000);
   const members = new Members(deps.store, deps.config.keyCacheSeconds * 1000);
   const oauth = oauthOf(deps.config, deps.log, { members, workspaces, credits });
-  const jobs = new Jobs(deps.store);
+  const jobs = new Jobs(deps.store, deps.jobsNow);
+  const exporter = new Exporter({ jobs, companies, credits, dataDir: deps.config.dataDir, log: deps.log });
   const { pollMs, concurrency, webhookTimeoutMs, webhookAllowPrivate } = deps.config.jobs;
   const webhooks = new Webhooks(deps.store, { timeoutMs: webhookTimeoutMs, allowPrivate: webhookAllowPrivate, now: Date.now, log: deps.log });
   return {
@@ -151,7 +157,17 @@ export function createServices(deps: {
     messageWriter: new MessageWriter(deps.llm),
     jobs,
     webhooks,
-    jobRunner: new JobRunner({ jobs, webhooks, log: deps.log, pollMs, concurrency, exclusive: deps.store.kind === 'embedded', stillActing: stillActingOf({ keys, members }) }),
+    exporter,
+    jobRunner: new JobRunner({
+      jobs,
+      webhooks,
+      exporter,
+      log: deps.log,
+      pollMs,
+      concurrency,
+      exclusive: deps.store.kind === 'embedded',
+      stillActing: stillActingOf({ keys, members }),
+    }),
   };
 }
 

@@ -118,7 +118,9 @@ function responses(op: Operation, components: Components) {
           ? `Server-sent events (${names}; one \`done\` last), or with \`Accept: application/json\` one JSON answer.`
           : `Server-sent events (${names}; one \`done\` last).`,
       headers: RATE_HEADERS,
-      content: !events
+      content: op.file
+        ? Object.fromEntries(op.file.mediaTypes.map((type) => [type, { schema: { type: 'string', description: schema.description } }]))
+        : !events
         ? { 'application/json': { schema: components.schema(schema) } }
         : op.stream?.json
           ? { ...events, 'application/json': { schema: components.schema(schema) } }

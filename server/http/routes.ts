@@ -10,6 +10,7 @@ import { bodyLimitOf, type Operation } from '../../shared/operations/types.ts';
 import type { Logger } from 'pino';
 import { successStatus, type InvokeOptions, type Pipeline } from '../pipeline/pipeline.ts';
 import type { AnswerForm } from '../pipeline/outcome.ts';
+import { FileAnswer } from '../file-answer.ts';
 import { isHoldingRaw, jsonBytes } from '../raw-json.ts';
 import type { TraceContext } from '../trace-context.ts';
 import { readJsonBody } from './body.ts';
@@ -93,7 +94,13 @@ function operationRoute(id: OperationId, operation: Operation, status: number, p
         return sendEventStream(ctx, held, { workspaceId, operationId: id, streamId: outcome.streamId, events: outcome.events, abort: streamAbort ?? new AbortController(), pausable: operation.stream?.pausable !== false });
       }
       ctx.status = status;
-      if (isHoldingRaw(outcome.value)) {
+      if (outcome.value instanceof FileAnswer) {
+        const file = outcome.value;
+        ctx.attachment(file.fileName);
+        ctx.type = file.mediaType;
+        ctx.length = file.length;
+        ctx.body = file.open();
+      } else if (isHoldingRaw(outcome.value)) {
         ctx.type = 'application/json; charset=utf-8';
         ctx.body = jsonBytes(outcome.value);
       } else {

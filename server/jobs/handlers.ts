@@ -1,5 +1,4 @@
 import { operations } from '../../shared/operations/index.ts';
-import type { JobOperation } from '../../shared/schemas/jobs.ts';
 import { authorize, mayCall } from '../auth/principal.ts';
 import { notFound, ServiceError } from '../errors.ts';
 import type { Handler, HandlerContext } from '../pipeline/handler.ts';
@@ -66,7 +65,7 @@ export function createJobHandlers({ jobs, runner, webhookAllowPrivate }: JobDeps
   async function jobOf(jobId: string, ctx: HandlerContext): Promise<JobDoc> {
     const job = await jobs.get(ctx.workspaceId, jobId);
     if (!job) throw notFound('Job');
-    authorize({ principal: ctx.principal, refused: null }, operations[job.operation as JobOperation]);
+    authorize({ principal: ctx.principal, refused: null }, operations[job.operation]);
     return job;
   }
 

@@ -13,7 +13,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { OutputOf } from '../../shared/operations/index.ts';
-import { ENDED_JOB_STATUSES, type JobEvent, type JobOperation, type JobStatus } from '../../shared/schemas/jobs.ts';
+import { ENDED_JOB_STATUSES, type JobEvent, type JobKind, type JobOperation, type JobStatus } from '../../shared/schemas/jobs.ts';
+import type { ExportFormat } from '../../shared/schemas/exports.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { ErrorCode } from '../errors.ts';
 import { isDuplicateKeyError, type Collection, type IndexDeclaration, type Store } from '../store/port.ts';
@@ -33,10 +34,35 @@ export interface JobWebhookDoc {
   events: JobEvent[];
 }
 
+/**
+ * An export's request and where it stands (exports/exporter.ts): what the file holds, up to the
+ * last checkpoint, and which runner writes it. Set whole at each checkpoint.
+ */
+export interface ExportState {
+  format: ExportFormat;
+  /** The company search filters, as validated. */
+  filters: Record<string, unknown>;
+  maxRows: number;
+  /** Rows in the file, up to `bytes`, the last of them `lastCnpj`. */
+  rows: number;
+  bytes: number;
+  lastCnpj: string | null;
+  /**
+   * Rows paid for: written before each debit, so a crash between the debit and the checkpoint
+   * leaves rows that are paid and not yet written, which the resumed run writes without charging.
+   */
+  billed: number;
+  /** The runner writing it, until `leaseUntil`. */
+  owner: string | null;
+  leaseUntil: Date | null;
+  /** Runs that ended in a fault (the store, the disk), retried a few times. */
+  attempts: number;
+}
+
 export interface JobDoc {
   _id: string;
   workspaceId: string;
-  operation: JobOperation;
+  operation: JobKind;
   status: JobStatus;
   total: number;
   done: number;
@@ -57,6 +83,8 @@ export interface JobDoc {
   expiresAt: Date | null;
   /** Ended, and what follows its end (counts, slot, webhook) not yet done: see ending.ts. */
   settling: boolean;
+  /** An export's state (operation `exportCompanies`): it has rows, and no items. */
+  export?: ExportState;
 }
 
 export type ItemStatus = 'pending' | 'ok' | 'error';
@@ -144,8 +172,7 @@ export class Jobs {
    */
   async create(job: NewJob): Promise<JobDoc> {
     const jobId = randomUUID();
-    const now = new Date(this.now());
-    const orphanExpiry = new Date(now.getTime() + UNFINISHED_ITEM_RETENTION_MS);
+    const orphanExpiry = new Date(this.now() + UNFINISHED_ITEM_RETENTION_MS);
     for (let start = 0; start < job.items.length; start += INSERT_BATCH) {
       const batch = job.items.slice(start, start + INSERT_BATCH).map((item, offset) => {
         const index = start + offset;
@@ -166,12 +193,28 @@ export class Jobs {
       });
       await this.items.bulkWrite(batch, { ordered: false });
     }
+    return this.insertJob(jobId, job, job.items.length);
+  }
+
+  /** Stores an export job (queued): it has no items, and its `total` is its `maxRows` until it ends. */
+  async createExport(job: Omit<NewJob, 'operation' | 'items' | 'maxCredits'>, request: Pick<ExportState, 'format' | 'filters' | 'maxRows'>): Promise<JobDoc> {
+    const state: ExportState = { ...request, rows: 0, bytes: 0, lastCnpj: null, billed: 0, owner: null, leaseUntil: null, attempts: 0 };
+    return this.insertJob(randomUUID(), { ...job, operation: 'exportCompanies', maxCredits: null }, request.maxRows, state);
+  }
+
+  private async insertJob(
+    jobId: string,
+    job: Omit<NewJob, 'items' | 'operation'> & { operation: JobKind },
+    total: number,
+    state?: ExportState,
+  ): Promise<JobDoc> {
+    const now = new Date(this.now());
     const doc: JobDoc = {
       _id: jobId,
       workspaceId: job.workspaceId,
       operation: job.operation,
       status: 'queued',
-      total: job.items.length,
+      total,
       done: 0,
       failed: 0,
       creditsCharged: 0,
@@ -185,9 +228,43 @@ export class Jobs {
       finishedAt: null,
       expiresAt: null,
       settling: false,
+      ...(state ? { export: state } : {}),
     };
     await this.docs.insertOne(doc);
     return doc;
+  }
+
+  /**
+   * Gives a running export to `owner` when nobody writes it: never taken, its lease passed, or
+   * (`exclusive`) taken by a process that has since died. Resolves with the job as taken, or null.
+   */
+  async claimExport(jobId: string, owner: string, leaseMs: number, exclusive: boolean): Promise<JobDoc | null> {
+    const now = this.now();
+    const free: object[] = [{ 'export.leaseUntil': null }, { 'export.leaseUntil': { $lt: new Date(now) } }];
+    if (exclusive) free.push({ 'export.owner': { $ne: owner } });
+    return this.docs.findOneAndUpdate(
+      { _id: jobId, status: 'running', operation: 'exportCompanies', $or: free } as never,
+      { $set: { 'export.owner': owner, 'export.leaseUntil': new Date(now + leaseMs) } },
+      { returnDocument: 'after' },
+    );
+  }
+
+  /** Lets an export go after a fault, to be taken again after `delayMs`; resolves with its faults so far. */
+  async retryExport(jobId: string, owner: string, delayMs: number): Promise<number> {
+    const after = await this.docs.findOneAndUpdate(
+      { _id: jobId, 'export.owner': owner } as never,
+      { $set: { 'export.leaseUntil': new Date(this.now() + delayMs) }, $inc: { 'export.attempts': 1 } },
+      { returnDocument: 'after' },
+    );
+    return after?.export?.attempts ?? 0;
+  }
+
+  /**
+   * An export's checkpoint: its state, its progress (`done` counts rows) and its charge, in one
+   * write, whatever its status (rows paid for before a cancel stay counted).
+   */
+  async saveExport(jobId: string, state: ExportState, creditsCharged: number): Promise<void> {
+    await this.docs.updateOne({ _id: jobId }, { $set: { export: state, done: state.rows, creditsCharged, updatedAt: new Date(this.now()) } });
   }
 
   /** The workspace's job, or null (another workspace's job, or one past its retention, is not there). */
@@ -346,6 +423,11 @@ export class Jobs {
    * sooner counted such an item twice once its increment landed.
    */
   async settle(job: JobDoc): Promise<JobDoc | null> {
+    if (job.export) {
+      // An export's counters are its checkpoints (saveExport), written by its one runner: nothing to count again.
+      await this.slots.deleteMany({ jobId: job._id });
+      return job;
+    }
     // Summed here rather than by $group: FerretDB 1.24 summed the credits to 0.
     const totals = { done: 0, failed: 0, creditsCharged: 0 };
     let newest = 0;
@@ -366,10 +448,14 @@ export class Jobs {
     return { ...job, ...totals };
   }
 
-  /** Removes jobs 7 days after they ended, with their items and deliveries' job. */
-  async sweep(): Promise<number> {
+  /**
+   * Removes jobs 7 days after they ended, with their items; `removing` first removes what else a
+   * job keeps (an export's file), so a crash in between leaves the job, to be removed again.
+   */
+  async sweep(removing: (job: JobDoc) => Promise<void> = async () => {}): Promise<number> {
     const expired = await this.docs.find({ expiresAt: { $lt: new Date(this.now()) } }, { limit: 10 }).toArray();
     for (const job of expired) {
+      await removing(job);
       await this.items.deleteMany({ jobId: job._id });
       await this.docs.deleteOne({ _id: job._id });
     }
@@ -387,7 +473,8 @@ export function viewOf(doc: JobDoc): JobView {
     jobId: doc._id,
     operation: doc.operation,
     status: doc.status,
-    total: doc.total,
+    // An export that ended wrote what it wrote: that is its total.
+    total: doc.export && isEnded(doc.status) ? doc.done : doc.total,
     done: doc.done,
     failed: doc.failed,
     creditsCharged: doc.creditsCharged,

@@ -20,6 +20,7 @@ import { ServiceError, type ErrorCode } from '../errors.ts';
 import type { OperationId } from '../../shared/operations/index.ts';
 import type { CreditCap, Outcome, RawInput } from '../pipeline/outcome.ts';
 import { startTrace, type TraceContext } from '../trace-context.ts';
+import { EXPORT_LEASE_MS, type Exporter } from '../exports/exporter.ts';
 import { deliveryId, settleEnded } from './ending.ts';
 import { itemKey, type JobDoc, type JobItemDoc, type Jobs } from './jobs.ts';
 import type { Webhooks } from './webhooks.ts';
@@ -61,7 +62,12 @@ export interface RunnerOptions {
   exclusive: boolean;
   /** Whether the credential that started a job may still act (not revoked, its member not removed). */
   stillActing: StillActing;
+  /** Writes export jobs' files (`exportCompanies`), which have rows rather than items. */
+  exporter: Pick<Exporter, 'run' | 'remove'>;
 }
+
+/** A revoked credential, met by an export between two pages. */
+class Revoked extends Error {}
 
 interface ActiveJob {
   job: JobDoc;
@@ -72,6 +78,8 @@ interface ActiveJob {
   running: number;
   /** The cursor had passed the end when last asked. */
   exhausted: boolean;
+  /** An export: this runner has tried to take it since the last poll (one try a poll, so a claim another holds is not asked for in a loop). */
+  exporting: boolean;
 }
 
 export class JobRunner {
@@ -130,7 +138,7 @@ export class JobRunner {
     try {
       await this.refresh();
       await settleEnded(jobs, webhooks, (jobId) => (this.active.get(jobId)?.running ?? 0) > 0);
-      await jobs.sweep();
+      await jobs.sweep((job) => this.options.exporter.remove(job));
       this.fill();
       await webhooks.sendDue();
     } catch (err) {
@@ -154,8 +162,9 @@ export class JobRunner {
         entry.job = job;
         // Items waiting for a retry, or stranded by another runner, are looked for at every poll.
         if (entry.queue.length === 0) entry.exhausted = false;
+        if (entry.running === 0) entry.exporting = false;
       }
-      else this.active.set(job._id, { job, controller: new AbortController(), queue: [], running: 0, exhausted: false });
+      else this.active.set(job._id, { job, controller: new AbortController(), queue: [], running: 0, exhausted: false, exporting: false });
     }
     for (const [jobId, entry] of this.active) {
       if (seen.has(jobId)) continue;
@@ -174,6 +183,15 @@ export class JobRunner {
       progress = false;
       for (const entry of entries) {
         if (this.running >= this.options.concurrency) break;
+        if (entry.job.operation === 'exportCompanies') {
+          if (entry.exporting) continue;
+          entry.exporting = true;
+          this.running++;
+          entry.running++;
+          progress = true;
+          this.track(this.export(entry));
+          continue;
+        }
         if (entry.queue.length === 0) {
           if (!entry.exhausted) this.track(this.refill(entry));
           continue;
@@ -310,6 +328,36 @@ export class JobRunner {
       const credits = error.details.charged ?? 0;
       const written = await jobs.finishItem(job, item._id, { status: 'error', error: failure, credits });
       if (written) await this.itemEvent(job, item, { status: 'error', error: failure, creditsCharged: credits });
+    }
+  }
+
+  /**
+   * Writes an export (exports/exporter.ts) when no other runner does, from its checkpoint to its
+   * end. A fault (the store, the disk) lets it go for another try after a delay, up to
+   * MAX_ATTEMPTS; then it fails, keeping what it wrote and was paid for.
+   */
+  private async export(entry: ActiveJob): Promise<void> {
+    const { jobs, exporter, exclusive, stillActing, log } = this.options;
+    try {
+      const job = await jobs.claimExport(entry.job._id, this.owner, EXPORT_LEASE_MS, exclusive);
+      if (!job || entry.controller.signal.aborted) return;
+      try {
+        const end = await exporter.run(job, this.owner, entry.controller.signal, async () => {
+          // What is revoked is refused everywhere at once: an export stops with the credential that started it.
+          if (!(await stillActing(job.principal))) throw new Revoked();
+        });
+        if (end) await this.end(entry, end);
+      } catch (err) {
+        if (err instanceof Revoked) return await this.end(entry, 'failed');
+        if (entry.controller.signal.aborted) return;
+        log.error({ err, jobId: job._id }, 'jobs: an export failed');
+        const attempts = await jobs.retryExport(job._id, this.owner, RETRY_DELAY_MS * (job.export!.attempts + 1));
+        if (attempts >= MAX_ATTEMPTS) await this.end(entry, 'failed');
+      }
+    } finally {
+      this.running--;
+      entry.running--;
+      if (entry.controller.signal.aborted && entry.running === 0) this.active.delete(entry.job._id);
     }
   }
 

@@ -147,13 +147,18 @@ function statusOf(job: JobView): TaskStatus {
   }
 }
 
+/** An export job (`export_companies`) counts rows written, and has a file rather than results. */
+const isExport = (job: JobView) => job.operation === 'exportCompanies';
+
 /** The task's own fields, as `tools/call` and `tasks/get` both carry them. */
 function taskOf(job: JobView) {
   const finished = job.done + job.failed;
   return {
     taskId: job.jobId,
     status: statusOf(job),
-    statusMessage: `${job.status}: ${finished} of ${job.total} items finished (${job.failed} failed), ${job.creditsCharged} credits charged`,
+    statusMessage: isExport(job)
+      ? `${job.status}: ${job.done} rows written${job.finishedAt ? '' : ` of at most ${job.total}`}, ${job.creditsCharged} credits charged`
+      : `${job.status}: ${finished} of ${job.total} items finished (${job.failed} failed), ${job.creditsCharged} credits charged`,
     createdAt: job.createdAt,
     lastUpdatedAt: job.updatedAt,
     // A job is kept while it runs and 7 days after it ends: a lifetime known only once it has ended.
@@ -170,7 +175,10 @@ function taskWithOutcome(job: JobView) {
   if (task.status !== 'completed') return task;
   // The job's summary, and where its items' results are read. Text only: the start tool's output
   // schema describes `{jobId}` as it was answered, which a finished job no longer matches.
-  const summary = { ...job, results: { tool: toolName('getJobResults'), arguments: { jobId: job.jobId } } };
+  // An export's rows are a file, which only HTTP serves (no tool answers a file): its path is given.
+  const summary = isExport(job)
+    ? { ...job, file: `/v1/api/jobs/${job.jobId}/export` }
+    : { ...job, results: { tool: toolName('getJobResults'), arguments: { jobId: job.jobId } } };
   const result: CallToolResult = { content: [{ type: 'text', text: JSON.stringify(summary) }], ...(job.status === 'failed' ? { isError: true } : {}) };
   return { ...task, result };
 }

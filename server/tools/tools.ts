@@ -57,7 +57,7 @@ export interface Tool {
  * extension gets that job as a task to follow (mcp/tasks.ts), where others get the answer itself.
  * Adding an operation here is all it takes.
  */
-const TASK_OPERATIONS: ReadonlySet<OperationId> = new Set<OperationId>(['startJob']);
+const TASK_OPERATIONS: ReadonlySet<OperationId> = new Set<OperationId>(['startJob', 'exportCompanies']);
 
 const PARTS = ['params', 'query', 'body'] as const;
 

@@ -3,6 +3,7 @@
  * the operation a job runs, so they carry no scope of their own (`actsFor`): starting a job needs
  * that operation's scope and plan, and reading or cancelling one needs the scope of its operation.
  */
+import { EXPORT_MEDIA_TYPES, ExportFile } from '../schemas/exports.ts';
 import { Job, JobCancelBody, JobList, JobParams, JobResults, JobResultsQuery, JobStartBody, JobStarted } from '../schemas/jobs.ts';
 import { defineOperations } from './types.ts';
 
@@ -76,6 +77,21 @@ export const jobOperations = defineOperations({
     request: { params: JobParams, query: JobResultsQuery },
     responses: { 200: JobResults },
     errors: [400, 401, 403, 404, 429],
+  },
+  getJobExport: {
+    method: 'GET',
+    path: '/api/jobs/{jobId}/export',
+    summary: "An export's file",
+    description:
+      'The file an export job wrote (`POST /api/companies/export`): CSV or NDJSON, every row in CNPJ order. While the job ' +
+      'runs, the rows written so far; once it ends, all it wrote and was paid for. Kept 7 days after the job ends. ' +
+      '404 for a job that is not an export.',
+    ...ofAJob,
+    request: { params: JobParams },
+    responses: { 200: ExportFile },
+    errors: [400, 401, 403, 404, 429],
+    file: { mediaTypes: Object.values(EXPORT_MEDIA_TYPES) },
+    tool: false,
   },
   cancelJob: {
     method: 'POST',

@@ -7,6 +7,7 @@ import {
   CompanyStreamBody,
   CompanyStreamDone,
 } from '../schemas/companies.ts';
+import { ExportBody, ExportStarted } from '../schemas/exports.ts';
 import { HydrateBody, HydrateResults, PeoplePage, PeoplePagedBody, PeopleResults, PeopleSearchBody, StreamDone } from '../schemas/search.ts';
 import { defineOperations } from './types.ts';
 
@@ -87,6 +88,24 @@ export const searchOperations = defineOperations({
     responses: { 200: CompanyPage },
     errors: searchErrors,
     stream: { events: { page: CompanyPage, done: CompanyStreamDone } },
+  },
+  exportCompanies: {
+    method: 'POST',
+    path: '/api/companies/export',
+    summary: 'Export companies',
+    description:
+      'Every establishment matching the filters (up to `maxRows`, at most 1,000,000), written in CNPJ order to a CSV or ' +
+      'NDJSON file by a job: follow it with `GET /api/jobs/{jobId}`, read the file with `GET /api/jobs/{jobId}/export` ' +
+      '(kept 7 days). Costs 1 credit per row, charged as rows are written: when the balance runs out the job stops ' +
+      '(`stopped`) and the rows paid for stay readable.',
+    tag: 'Search',
+    scope: 'search:write',
+    requiresPlan: true,
+    credits: { rule: 'per_result', unit: 'row', cost: 1 },
+    request: { body: ExportBody },
+    responses: { 202: ExportStarted },
+    errors: searchErrors,
+    extension: true,
   },
   lookupCnpjBatch: {
     method: 'POST',

@@ -115,6 +115,11 @@ export interface Operation {
   /** Answers server-sent events instead of JSON: the named events, then one `done`. */
   stream?: StreamSchemas;
   /**
+   * Answers a file instead of JSON, as one of these media types (an export): its handler's value is
+   * a `FileAnswer` (server/file-answer.ts). Such an operation is no tool.
+   */
+  file?: { mediaTypes: readonly string[] };
+  /**
    * false: not an MCP tool, so not offered to the agent either (the agent's own operations: a
    * chat offered to itself would recurse).
    */

@@ -35,7 +35,8 @@ const flag = (description: string) => Type.Optional(Type.Boolean({ description }
 const capital = (description: string) => Type.Optional(Type.Number({ minimum: 0, maximum: 1e15, description }));
 const date = (description: string) => Type.Optional(Type.String({ format: 'date', description }));
 
-const companyFilters = {
+/** The company search's filters: the search, its stream and the export take them. */
+export const companyFilters = {
   name: text('Company name (legal or trade name).'),
   industry: text('Industry or activity; known activities are converted to CNAE codes.'),
   location: text('Location, free text.'),

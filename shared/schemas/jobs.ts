@@ -5,6 +5,9 @@ import { ClosedObject, CreditsCharged, ErrorBody, IdOf, Nullable, StringEnum, Ti
 /** The operations a job may run: each takes one request body per item and is charged per call. */
 export const JOB_OPERATIONS = ['enrich', 'lookupCnpjBatch', 'hydratePeople', 'aiColumn', 'research'] as const;
 export type JobOperation = (typeof JOB_OPERATIONS)[number];
+/** What a stored job may be: one of those, or an export (`exportCompanies`), which has rows rather than items. */
+export const JOB_KINDS = [...JOB_OPERATIONS, 'exportCompanies'] as const;
+export type JobKind = (typeof JOB_KINDS)[number];
 
 export const MAX_JOB_ITEMS = 10_000;
 export const JOB_STATUSES = ['queued', 'running', 'done', 'stopped', 'cancelled', 'failed'] as const;
@@ -48,10 +51,12 @@ export const Job = ClosedObject(
   'A job and its progress.',
   {
     jobId: IdOf('The job.'),
-    operation: StringEnum(JOB_OPERATIONS, { description: 'The operation each item runs as.' }),
-    status: StringEnum(JOB_STATUSES, { description: 'queued, running, or how it ended: done, stopped (maxCredits), cancelled, failed.' }),
-    total: Type.Integer({ minimum: 1, description: 'Items in the job.' }),
-    done: Type.Integer({ minimum: 0, description: 'Items finished with an answer.' }),
+    operation: StringEnum(JOB_KINDS, { description: 'The operation each item runs as; `exportCompanies` for an export.' }),
+    status: StringEnum(JOB_STATUSES, {
+      description: 'queued, running, or how it ended: done, stopped (maxCredits, or the balance ran out), cancelled, failed.',
+    }),
+    total: Type.Integer({ minimum: 0, description: 'Items in the job; for an export, its `maxRows` while it runs and the rows written once it ends.' }),
+    done: Type.Integer({ minimum: 0, description: 'Items finished with an answer; for an export, rows written.' }),
     failed: Type.Integer({ minimum: 0, description: 'Items finished with an error.' }),
     creditsCharged: Type.Integer({ minimum: 0, description: 'Credits its items charged.' }),
     createdAt: Timestamp,

@@ -52,6 +52,8 @@ export async function startTestApp(
     port?: number;
     /** What calls to the outside wait on (`virtualClock()` spends no real time); the system's by default. */
     clock?: Clock;
+    /** The time jobs read (leases, retention); Date.now by default. */
+    jobsNow?: () => number;
   } = {},
 ): Promise<TestApp> {
   // As server/main.ts does: the tests' server calls providers as fast as the real one.
@@ -59,7 +61,7 @@ export async function startTestApp(
   const dataDir = options.dataDir ?? (await tempDir('test'));
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env });
   const log = options.log ?? pino({ level: 'silent' });
-  const runtime: Runtime = await bootstrap(config, log, 'test', 'server', { clock: options.clock });
+  const runtime: Runtime = await bootstrap(config, log, 'test', 'server', { clock: options.clock, jobsNow: options.jobsNow });
   const server = createApp(runtime.services, options).listen(options.port ?? 0, '127.0.0.1');
   answerClientErrors(server, log);
   await new Promise((resolve) => server.once('listening', resolve));

@@ -9,6 +9,7 @@ import { estimatePromptTokens, type ToolChatMessage } from '../../../server/ai/l
 import type { CompanyDoc } from '../../../server/companies/company-record.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
+import { eventually } from '../../helpers/eventually.ts';
 import { scripted, startFakeLlm, type ChatBody, type FakeLlm, type Turn } from '../../helpers/fake-llm.ts';
 
 let app: TestApp;
@@ -85,6 +86,23 @@ describe('a message’s maxCredits', () => {
     const res = await chat(apiKey, { message: 'Look it up', maxCredits: 0 });
     expect(ofType(res.events!, 'tool_result')[0]).toMatchObject({ isError: true, error: 'insufficient_credits', creditsCharged: 0 });
     expect(await debits(apiKey)).toEqual([]);
+  });
+});
+
+describe('an export started by the agent', () => {
+  it('writes no more rows than what is left of the message’s maxCredits pays for', async () => {
+    const apiKey = await keyFor();
+    play([{ calls: [{ name: 'export_companies', arguments: { format: 'ndjson', maxRows: 1000 } }] }, { text: 'Started.' }]);
+    const res = await chat(apiKey, { message: 'Export them all', maxCredits: 1 });
+    const [started] = ofType(res.events!, 'tool_result');
+    expect(started).toMatchObject({ tool: 'export_companies', isError: false });
+    const { jobId } = JSON.parse(bodies()[1]!.messages.filter((m) => m.role === 'tool').at(-1)!.content);
+    // Two companies match; the cap of 1 credit bounds the job to 1 row.
+    const job = await eventually(async () => {
+      const view = (await app.request('GET', `/v1/api/jobs/${jobId}`, { key: apiKey })).body;
+      return view.status === 'done' && view;
+    });
+    expect(job).toMatchObject({ done: 1, total: 1, creditsCharged: 1 });
   });
 });
 

@@ -16,6 +16,7 @@ import type { CreditRule } from '../../../shared/operations/types.ts';
 import type { CompanyDoc } from '../../../server/companies/company-record.ts';
 import { seedDemoPeople } from '../../../server/seed/demo-people.ts';
 import { startTestApp, type TestApp, type TestResponse } from '../../helpers/app.ts';
+import { eventually } from '../../helpers/eventually.ts';
 import { companyDoc, makeCnpj, partner } from '../../helpers/companies.ts';
 import { dataBlocks, startFakeLlm, startFakeWeb, type ChatBody, type FakeLlm, type FakeWeb } from '../../helpers/fake-llm.ts';
 import { startFakeApollo, startFakeHunter, startFakePdl, testWorld, type FakeProvider } from '../../helpers/fake-providers.ts';
@@ -32,6 +33,11 @@ interface ChargeCase<Id extends PaidOperationId> {
    * `provider_sum`.
    */
   units(answer: TestResponse, catalog: Map<string, number>): number;
+  /**
+   * For an operation that charges in the background (an export job): its answer once the work
+   * has ended, read with the workspace's key; `units` then reads that.
+   */
+  finished?(started: TestResponse, key: string): Promise<TestResponse>;
 }
 
 /** Rows of a JSON search's `results`, or of every `page` event of a stream. */
@@ -57,6 +63,16 @@ const cases: { [Id in PaidOperationId]: ChargeCase<Id> } = {
   },
   searchCompanies: { bodies: [{ cnaes: ['6201501'], limit: 20 }], units: rows },
   streamCompanies: { bodies: [{ cnaes: ['6201501'], limit: 25 }], units: rows },
+  exportCompanies: {
+    bodies: [{ cnaes: ['6201501'], format: 'ndjson' }],
+    // Charged as its rows are written: the job once it has ended, which counts them.
+    finished: (started, key) =>
+      eventually(async () => {
+        const job = await app.request('GET', `/v1/api/jobs/${started.body.jobId}`, { key });
+        return job.body.status === 'done' && job;
+      }),
+    units: (job) => job.body.done,
+  },
   lookupCnpjBatch: {
     // Two found, one unknown, one with wrong check digits: only the found are paid for.
     bodies: [{ cnpjs: [makeCnpj('11222333'), makeCnpj('44555666'), makeCnpj('77888999'), '11222333000100'] }],
@@ -182,8 +198,9 @@ describe('charging, checked against the registry', () => {
     for (const body of kase.bodies) {
       const { apiKey } = await app.workspace();
       const before = await ledger(apiKey);
-      const answer = await app.request(entry.method, entry.path, { key: apiKey, body });
-      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+      const started = await app.request(entry.method, entry.path, { key: apiKey, body });
+      expect(started.status, JSON.stringify(started.body)).toBe(Number(Object.keys(entry.responses)[0]));
+      const answer = kase.finished ? await kase.finished(started, apiKey) : started;
       const debit = debitOf(entry.credits, kase.units(answer, catalog), body as Record<string, unknown>);
       expect(debit, 'the case must make the operation charge something').toBeGreaterThan(0);
 

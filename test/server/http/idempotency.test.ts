@@ -57,6 +57,7 @@ describe('which operations take an Idempotency-Key', () => {
         'createSheet',
         'createTemplate',
         'enrich',
+        'exportCompanies',
         'hydratePeople',
         'lookupCnpjBatch',
         'research',

@@ -118,6 +118,8 @@ export const validInputs: Partial<Record<OperationId, ValidInput>> = {
   getJob: { params: { jobId: sheetId } },
   getJobResults: { params: { jobId: sheetId }, query: { cursor: 'abc', limit: 500 } },
   cancelJob: { params: { jobId: sheetId }, body: {} },
+  exportCompanies: { body: { state: 'SP', cnaes: ['5611201'], format: 'csv', maxRows: 1_000_000 } },
+  getJobExport: { params: { jobId: sheetId } },
 };
 
 /** Inputs at the edges of the limits, which must pass. */
@@ -287,6 +289,16 @@ export const validationCases: ValidationCase[] = [
   ),
   ...mutate('streamCompanies', bodies.searchCompanies, [[{ cursor: 'sc1_' }, 'unknown property cursor']]),
   ...mutate('streamPeople', bodies.searchPeople, [[{ cursor: 'sc1_' }, 'unknown property cursor']]),
+
+  ...notAnObject('exportCompanies'),
+  ...missing('exportCompanies', { format: 'csv' }, 'format'),
+  ...mutate('exportCompanies', { format: 'csv' }, [
+    [{ format: 'xlsx' }, 'format must be one of'],
+    [{ maxRows: 0 }, 'maxRows must be >= 1'],
+    [{ maxRows: 1_000_001 }, 'maxRows must be <= 1000000'],
+    [{ companyOrder: ['receita_federal'] }, 'unknown property companyOrder'],
+    [{ webhook: { url: 'https://example.com/hook', secret: 'x'.repeat(16), events: ['job.item'] } }, 'unknown property webhook.events'],
+  ]),
 
   ...notAnObject('lookupCnpjBatch'),
   ...missing('lookupCnpjBatch', bodies.lookupCnpjBatch, 'cnpjs'),

@@ -37,7 +37,9 @@ function counting(calls: Map<string, number>, hold?: Promise<void>): ItemPipelin
 function runner(store: Store, pipeline: ItemPipeline, exclusive: boolean): { jobs: Jobs; runner: JobRunner } {
   const jobs = new Jobs(store);
   const webhooks = new Webhooks(store, { timeoutMs: 1000, allowPrivate: true, now: Date.now, log });
-  const r = new JobRunner({ jobs, webhooks, log, pollMs: 10, concurrency: 4, exclusive, stillActing: async () => true });
+  // No export jobs here: an exporter that is never asked for a file.
+  const exporter = { run: async () => null, remove: async () => {} };
+  const r = new JobRunner({ jobs, webhooks, exporter, log, pollMs: 10, concurrency: 4, exclusive, stillActing: async () => true });
   r.start(pipeline);
   closers.push(() => webhooks.close(), () => r.close());
   return { jobs, runner: r };

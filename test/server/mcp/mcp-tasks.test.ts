@@ -119,6 +119,19 @@ describe('the tasks extension', () => {
     expect((await app.request('GET', `/v1/api/jobs/${taskId}`, { key: apiKey })).body).toMatchObject({ status: 'done', done: 1_000 });
   });
 
+  it('runs an export started by export_companies as a task, completed with its rows counted and the path of its file', async () => {
+    const { apiKey } = await app.workspace();
+    const client = await connect(app, apiKey);
+    const created = await client.request('tools/call', { name: 'export_companies', arguments: { state: 'SP', format: 'ndjson' } });
+    expect(created).toMatchObject({ resultType: 'task', status: 'working' });
+    const ended = await settled(client, created.taskId);
+    expect(ended).toMatchObject({ status: 'completed', statusMessage: 'done: 2 rows written, 2 credits charged' });
+    const summary = JSON.parse(ended.result.content[0].text);
+    expect(summary).toMatchObject({ operation: 'exportCompanies', status: 'done', done: 2, file: `/v1/api/jobs/${created.taskId}/export` });
+    const file = await app.request('GET', summary.file, { key: apiKey });
+    expect((file.body as string).trim().split('\n').map((line) => JSON.parse(line).cnpj)).toEqual([found, gated].sort());
+  });
+
   it('cancels a running job with tasks/cancel, which acknowledges it (again once it has ended) and tasks/get reads as cancelled', async () => {
     const { apiKey } = await app.workspace();
     const client = await connect(app, apiKey);

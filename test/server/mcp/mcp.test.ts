@@ -95,7 +95,9 @@ describe('tools', () => {
       if ((op as { tool?: false }).tool === false) continue;
       const tool = byName.get(toolName(id))!;
       // MCP's defaults left unsaid: readOnlyHint and idempotentHint false, destructiveHint on read-only tools.
-      const readOnly = op.method === 'GET' || (op.method === 'POST' && READ_ONLY_SCOPES.includes(op.scope ?? ''));
+      // A POST that creates something (201, or 202 for a job: the export) is no read.
+      const creates = 201 in op.responses || 202 in op.responses;
+      const readOnly = op.method === 'GET' || (op.method === 'POST' && READ_ONLY_SCOPES.includes(op.scope ?? '') && !creates);
       expect(tool.annotations).toEqual({
         title: op.summary,
         ...(readOnly ? { readOnlyHint: true } : { destructiveHint: op.method === 'DELETE' }),

@@ -1,8 +1,9 @@
 /**
- * Idempotency after a crash, on the embedded store (issue 29): a claim its process left running
- * is known dead when the next process starts, so a retry under its key is answered at once (run,
- * when nothing was charged; else told what was, without paying twice) instead of 409 for the
- * 15 minutes of the lease.
+ * Idempotency after a crash, on the embedded store (issues 29 and 39): a claim its process left
+ * running is known dead when the next process starts, so a retry under its key runs at once
+ * instead of 409 until the lease passes. What the dead run charged pays the retry first, and what
+ * the retry does not use is refunded naming the key: the retry gets the answer (never a 5xx) and
+ * the key costs what one run costs. (The real process killed with -9: idempotency-kill.test.ts.)
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { requestHash } from '../../../server/pipeline/idempotency.ts';
@@ -53,11 +54,28 @@ describe('a claim left running by a dead process', () => {
     expect((await app.services.credits.view(workspaceId))!.balance).toBe(9);
   });
 
-  it('that charged: its retry is told so at once, and nothing is charged again', async () => {
+  it('that charged: its retry gets the answer at once, and the key costs one run', async () => {
     const { apiKey, workspaceId } = await dieUnderClaim('crash-after-charge', 1);
     const res = await retry(apiKey, 'crash-after-charge');
-    expect(res.status).toBe(500);
-    expect(res.body).toEqual({ error: 'internal_error', message: expect.stringMatching(/stopped when the server did, after charging up to 1 credit;/) });
+    expect(res.status).toBe(200);
+    expect(res.body.results).toHaveLength(1);
+    const view = (await app.services.credits.view(workspaceId))!;
+    expect(view.balance).toBe(9);
+    // The one debit is the dead run's: the retry took its charge from it.
+    expect(view.movements.filter((m) => m.amount < 0)).toHaveLength(1);
+    const again = await retry(apiKey, 'crash-after-charge');
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect((await app.services.credits.view(workspaceId))!.balance).toBe(9);
+  });
+
+  it('that charged more than its retry costs: the difference is refunded, naming the key', async () => {
+    const { apiKey, workspaceId } = await dieUnderClaim('crash-charged-more', 3);
+    const res = await retry(apiKey, 'crash-charged-more');
+    expect(res.status).toBe(200);
+    expect(res.body.results).toHaveLength(1);
+    const view = (await app.services.credits.view(workspaceId))!;
+    expect(view.balance).toBe(9);
+    expect(view.movements[0]).toMatchObject({ amount: 2, operation: 'refund:lookupCnpjBatch', detail: expect.stringContaining('Idempotency-Key crash-charged-more') });
   });
 });

@@ -129,7 +129,10 @@ export interface Claim {
 /** A claim taken: fresh (`prepaid` 0), or taken over from a run that died after charging `prepaid`. */
 export interface Claimed {
   claim: Claim;
+  /** What the dead run counted: at most what it charged (counted before each debit). */
   prepaid: number;
+  /** When the key was first claimed: no movement of its runs is older. */
+  since: Date;
 }
 
 export class IdempotencyKeys {
@@ -167,7 +170,7 @@ export class IdempotencyKeys {
           createdAt: new Date(now),
           expiresAt: new Date(now + IDEMPOTENCY_TTL_MS),
         });
-        return { claim: this.claimOf(_id, claimId), prepaid: 0 };
+        return { claim: this.claimOf(_id, claimId), prepaid: 0, since: new Date(now) };
       } catch (err) {
         if (!isDuplicateKeyError(err)) throw err;
       }
@@ -197,7 +200,7 @@ export class IdempotencyKeys {
       // The request that claimed it never finished (its process stopped): this one takes over,
       // with what that one charged already paid.
       const taken = await this.docs.updateOne({ _id, state: 'running', claimId: existing.claimId }, { $set: lease });
-      if (taken.matchedCount === 1) return { claim: this.claimOf(_id, claimId), prepaid: Math.max(0, existing.charged ?? 0) };
+      if (taken.matchedCount === 1) return { claim: this.claimOf(_id, claimId), prepaid: Math.max(0, existing.charged ?? 0), since: existing.createdAt };
     }
     throw new ServiceError('idempotency_key_in_use', 'A request with this Idempotency-Key is still running; retry once it has answered.', {
       retryAfterSeconds: 1,

@@ -135,10 +135,18 @@ export function createPipeline({ payment, idempotency }: PipelineDeps, handlers:
       const hash = requestHash(id, operation.stream?.json ? { ...parts, answer: options.answer ?? 'events' } : parts);
       const held = await idempotency.claim(principal.workspaceId, key, id, hash);
       if ('stored' in held) return replay(operation, held.stored);
-      const { claim, prepaid } = held;
+      const { claim, since } = held;
+      let { prepaid } = held;
+      // The dead run's count may hold a charge whose debit never landed: where its movements name
+      // the key, the ledger says what it really paid.
+      if (prepaid > 0 && named.ledgerNote !== undefined) {
+        const paid = await payment.paidUnder(principal.workspaceId, named.ledgerNote, since);
+        if (paid !== prepaid) await claim.charging(paid - prepaid);
+        prepaid = paid;
+      }
       receipt.charging = claim.charging;
       if (prepaid > 0) receipt.prepaid = prepaid;
-      const refundUnused = () => returnUnused(payment, claim, receipt, principal.workspaceId, id, key);
+      const refundUnused = () => returnUnused(payment, claim, receipt, principal.workspaceId, id, named.ledgerNote ?? `Idempotency-Key ${key}`);
       let outcome: Outcome;
       try {
         outcome = await run();
@@ -167,15 +175,15 @@ export function createPipeline({ payment, idempotency }: PipelineDeps, handlers:
 
 /**
  * A retry of a run a crash cut (idempotency.ts) that cost less than that run had already charged:
- * the difference is refunded by a movement naming the key. The claim's count is lowered first, so
+ * the difference is refunded by a movement naming the key (or the job's item). The claim's count is lowered first, so
  * a crash between the two leaves the customer short of the refund, never credits made from nothing.
  */
-async function returnUnused(payment: Payment, claim: Claim, receipt: Receipt, workspaceId: string, id: OperationId, key: string): Promise<void> {
+async function returnUnused(payment: Payment, claim: Claim, receipt: Receipt, workspaceId: string, id: OperationId, note: string): Promise<void> {
   const unused = receipt.prepaid ?? 0;
   if (unused <= 0) return;
   receipt.prepaid = 0;
   await claim.charging(-unused);
-  await payment.refund(workspaceId, unused, id, `Idempotency-Key ${key}: charged by its first run, which a restart cut, beyond what its retry cost`);
+  await payment.refund(workspaceId, unused, id, `${note}: charged by its first run, which a restart cut, beyond what its retry cost`);
 }
 
 /**

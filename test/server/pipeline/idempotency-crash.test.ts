@@ -32,7 +32,8 @@ async function dieUnderClaim(key: string, charged: number): Promise<{ apiKey: st
   if (!('claim' in held)) throw new Error('expected a fresh claim');
   if (charged > 0) {
     held.claim.charging(charged);
-    await app.services.payment.charge(workspace.workspaceId, charged, 'lookupCnpjBatch', '1 company');
+    // Named as the pipeline names a charge under a client's key.
+    await app.services.payment.charge(workspace.workspaceId, charged, 'lookupCnpjBatch', `1 company (Idempotency-Key ${key})`);
   }
   // The process goes away without settling the claim; the next one opens the same store.
   await app.close();
@@ -67,6 +68,19 @@ describe('a claim left running by a dead process', () => {
     expect(again.status).toBe(200);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect((await app.services.credits.view(workspaceId))!.balance).toBe(9);
+  });
+
+  it('that counted a charge whose debit never landed: its retry pays what the ledger says is unpaid', async () => {
+    const workspace = await app.workspace('active');
+    await app.services.credits.credit(workspace.workspaceId, 10, 'grant', 'ten');
+    const held = await app.services.idempotency.claim(workspace.workspaceId, 'crash-before-debit', 'lookupCnpjBatch', requestHash('lookupCnpjBatch', { body }));
+    if (!('claim' in held)) throw new Error('expected a fresh claim');
+    await held.claim.charging(1);
+    await app.close();
+    app = await startTestApp({}, { dataDir });
+    const res = await retry(workspace.apiKey, 'crash-before-debit');
+    expect(res.status).toBe(200);
+    expect((await app.services.credits.view(workspace.workspaceId))!.balance).toBe(9);
   });
 
   it('that charged more than its retry costs: the difference is refunded, naming the key', async () => {

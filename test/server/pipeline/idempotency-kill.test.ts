@@ -41,7 +41,7 @@ interface Movement {
   detail: string;
 }
 
-async function scenario(env: Record<string, string>, { withJob, companies }: { withJob: boolean; companies: number }): Promise<void> {
+async function scenario(env: Record<string, string>, { withJob, companies, httpCalls = HTTP_CALLS, mcpCalls = MCP_CALLS }: { withJob: boolean; companies: number; httpCalls?: number; mcpCalls?: number }): Promise<void> {
   const cnpjs = Array.from({ length: companies }, (_, i) => makeCnpj(String(52_000_000 + i)));
   const body = { cnpjs };
   const store = await openStore({ mongodbUri: env.MONGODB_URI, dataDir: env.DATA_DIR! });
@@ -72,15 +72,15 @@ async function scenario(env: Record<string, string>, { withJob, companies }: { w
     client.callTool({ name: 'lookup_cnpj_batch', arguments: body, _meta: { idempotencyKey: key } }) as Promise<CallToolResult>;
 
   const run = randomUUID().slice(0, 8);
-  const httpKeys = Array.from({ length: HTTP_CALLS }, (_, i) => `kill-${run}-http-${i}`);
-  const mcpKeys = Array.from({ length: MCP_CALLS }, (_, i) => `kill-${run}-mcp-${i}`);
+  const httpKeys = Array.from({ length: httpCalls }, (_, i) => `kill-${run}-http-${i}`);
+  const mcpKeys = Array.from({ length: mcpCalls }, (_, i) => `kill-${run}-mcp-${i}`);
   const items = Array.from({ length: JOB_ITEMS }, (_, i) => ({ itemId: `item-${i}`, input: { cnpjs: cnpjs.slice(0, 50) } }));
   const started = withJob ? await api('POST', '/jobs', { operation: 'lookupCnpjBatch', items }) : null;
   if (started) expect(started.status, JSON.stringify(started.body)).toBe(202);
   const jobId = started?.body.jobId as string;
 
   // The calls start a few milliseconds apart, so that whenever the process dies some are between
-  // their debit and their stored answer; it dies as the fifth answer arrives.
+  // their debit and their stored answer; it dies as the first eighth of them have answered.
   const client = await mcpClient(server);
   let answered = 0;
   const dying = server;
@@ -88,12 +88,12 @@ async function scenario(env: Record<string, string>, { withJob, companies }: { w
   const inFlight = calls.map(async (call, i) => {
     await new Promise((resolve) => setTimeout(resolve, (i % 2 ? i : calls.length - i) * 2));
     await call().then(
-      () => void (++answered === 5 && dying.child.kill('SIGKILL')),
+      () => void (++answered === Math.ceil(calls.length / 8) && dying.child.kill('SIGKILL')),
       () => {},
     );
   });
   await Promise.allSettled(inFlight);
-  if (answered < 5) server.child.kill('SIGKILL');
+  if (!dying.child.killed) dying.child.kill('SIGKILL');
   await server.exited;
 
   server = await startServer(env);
@@ -160,6 +160,6 @@ describe('kill -9 under Idempotency-Keys', () => {
     const base = new URL(mongo.uri!);
     base.pathname = `/${dbName}`;
     deferCleanup(() => dropDatabase(mongo.uri!, dbName));
-    await scenario({ MONGODB_URI: base.toString(), DATA_DIR: await tempDir('idempotency-kill-mongo'), JOBS_POLL_MS: '50', IDEMPOTENCY_LEASE_SECONDS: '3' }, { withJob: false, companies: MONGO_COMPANIES });
+    await scenario({ MONGODB_URI: base.toString(), DATA_DIR: await tempDir('idempotency-kill-mongo'), JOBS_POLL_MS: '50', IDEMPOTENCY_LEASE_SECONDS: '3' }, { withJob: false, companies: MONGO_COMPANIES, httpCalls: 8, mcpCalls: 2 });
   });
 });

@@ -95,6 +95,7 @@ export class Webhooks {
   private readonly inFlightOf = new Map<string, number>();
   /** Where the round of workspaces starts next, so the first in the list is not always served first. */
   private turn = 0;
+  /** The last list of jobs with due deliveries, and when it was read (`performance.now()`: tests move `now`). */
   private lanes: { at: number; lanes: Lane[] } | null = null;
   private pumping: Promise<number> | null = null;
   private closed = false;
@@ -132,6 +133,8 @@ export class Webhooks {
       // Stored already: the same event enqueued again after a crash.
       if (!isDuplicateKeyError(err)) throw err;
     }
+    // A job not in the list of those with due deliveries is looked for at the next pass, not after the list's age.
+    if (this.lanes && !this.lanes.lanes.some((lane) => lane.jobId === event.jobId)) this.lanes = null;
   }
 
   /**
@@ -193,7 +196,7 @@ export class Webhooks {
 
   /** The jobs with due deliveries, read at most every LANES_TTL_MS (a backlog of 10,000 is not counted at every pass). */
   private async dueLanes(now: number): Promise<Lane[]> {
-    if (this.lanes && now - this.lanes.at < LANES_TTL_MS && now >= this.lanes.at) return this.lanes.lanes;
+    if (this.lanes && performance.now() - this.lanes.at < LANES_TTL_MS) return this.lanes.lanes;
     const groups = await this.deliveries
       .aggregate<{ _id: Lane }>([
         { $match: { status: 'pending', nextAttemptAt: { $lte: new Date(now) } } },
@@ -201,7 +204,7 @@ export class Webhooks {
       ])
       .toArray();
     const lanes = groups.map((g) => g._id);
-    this.lanes = { at: now, lanes };
+    this.lanes = { at: performance.now(), lanes };
     return lanes;
   }
 

@@ -100,7 +100,8 @@ describe('a message’s maxCredits', () => {
     const job = await eventually(
       async () => {
         const [first] = (await app.request('GET', '/v1/api/jobs', { key: apiKey })).body.jobs as Array<{ status: string; creditsCharged: number; done: number }>;
-        return first !== undefined && !['queued', 'running'].includes(first.status) && first;
+        // Ended, and counted: an ended job's counts are settled by the runner's next pass.
+        return first !== undefined && !['queued', 'running'].includes(first.status) && first.creditsCharged > 0 && first;
       },
       { timeoutMs: 30_000, message: 'the job to end' },
     );

@@ -121,7 +121,7 @@ export async function bootstrap(
     });
     const services: AppServices = {
       ...domain,
-      idempotency: new IdempotencyKeys(store),
+      idempotency: new IdempotencyKeys(store, Date.now, config.idempotencyLeaseMs),
       conversations: new Conversations(store),
       sessions: new Sessions(store, domain.members),
       signInLinks: new SignInLinks(store, config.publicUrl),

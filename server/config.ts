@@ -44,6 +44,8 @@ export interface Config {
     /** WEBHOOK_ALLOW_PRIVATE: webhooks may use http: and private or loopback addresses (tests, private networks). */
     webhookAllowPrivate: boolean;
   };
+  /** IDEMPOTENCY_LEASE_SECONDS: how long a dead process's claim on an Idempotency-Key blocks its retries (MongoDB). */
+  idempotencyLeaseMs: number;
   rateLimitPerMinute: number;
   campaignMaxProspects: number;
   /** Synthetic registry companies (establishments) the demo data imports on an empty store. */
@@ -240,6 +242,7 @@ export function loadConfig(env: Env = process.env): Config {
       webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
       webhookAllowPrivate: flag(env, 'WEBHOOK_ALLOW_PRIVATE', false),
     },
+    idempotencyLeaseMs: integer(env, 'IDEMPOTENCY_LEASE_SECONDS', 60, 3, 3600) * 1000,
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 10_000_000),
     campaignMaxProspects: integer(env, 'CAMPAIGN_MAX_PROSPECTS', 1000, 1, 10_000_000),
     // Imports in about a second, and every search filter finds something.

@@ -79,7 +79,7 @@ async function collapse(events: AsyncIterable<AgentEvent>): Promise<OutputOf<'ag
   for await (const { event, data } of events) {
     if (event === 'text') reply += data.delta;
     else if (event === 'tool_call') calls.set(data.callId, { tool: data.tool, input: data.input, isError: false, creditsCharged: 0 });
-    else if (event === 'tool_result') Object.assign(calls.get(data.callId) ?? {}, { isError: data.isError, creditsCharged: data.creditsCharged });
+    else if (event === 'tool_result') Object.assign(calls.get(data.callId) ?? {}, { isError: data.isError, creditsCharged: data.creditsCharged, ...(data.job ? { job: data.job } : {}) });
     else if (event === 'error') error = data;
     else if (event === 'done') {
       return { conversationId: data.conversationId, reply, toolCalls: [...calls.values()], creditsCharged: data.creditsCharged, ...(error ? { error } : {}) };

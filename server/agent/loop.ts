@@ -12,7 +12,7 @@ import type { Tool } from '../tools/tools.ts';
 import type { HandlerContext } from '../pipeline/handler.ts';
 import type { Conversations, StoredMessage } from './conversations.ts';
 import { fitToBudget, systemPrompt } from './prompt.ts';
-import { functionsOf, isPaidTool, offeredTools, parseArguments, refused, runTool, toolCallKey, writes, type ToolCallOutcome } from './tools.ts';
+import { functionsOf, isPaidTool, offeredTools, parseArguments, refused, runTool, startsPaidWork, toolCallKey, writes, type ToolCallOutcome } from './tools.ts';
 
 export type AgentEvent = StreamEventOf<'agentChat'>;
 
@@ -67,7 +67,7 @@ async function runMessage(setup: ChatSetup, emit: (event: AgentEvent) => void): 
   const tools = offeredTools({ principal: ctx.principal, refused: null });
   const functions = functionsOf(tools);
   const current: StoredMessage[] = [{ role: 'user', content: input.message, at: new Date(), ...(input.context ? { context: input.context } : {}) }];
-  const spent = { steps: 0, credits: 0 };
+  const spent: Spent = { steps: 0, credits: 0, committed: 0, jobs: [] };
   let started = false;
   const send = (event: AgentEvent) => {
     started = true;
@@ -115,11 +115,38 @@ async function runMessage(setup: ChatSetup, emit: (event: AgentEvent) => void): 
   // Stored even when the client left: what was asked, answered and charged stays on record.
   await setup.conversations.save(ctx.workspaceId, setup.conversationId, setup.isNew, current);
   if (!ctx.signal.aborted) {
+    spent.credits += await spentByJobs(ctx, spent.jobs);
     send({ event: 'done', data: { conversationId: setup.conversationId, creditsCharged: spent.credits, steps: spent.steps } });
   }
 }
 
 type Call = { id: string; name: string; arguments: string };
+
+/** What a message has used: its steps, what its calls charged, and the jobs they started. */
+interface Spent {
+  steps: number;
+  credits: number;
+  /** The caps of the jobs it started: spent as far as the message's own cap is concerned. */
+  committed: number;
+  jobs: string[];
+}
+
+/**
+ * What the jobs a message started have charged by the time it ends: part of what the message
+ * cost (each job's own cap, taken from the message's, bounds what it spends after).
+ */
+async function spentByJobs(ctx: HandlerContext, jobIds: string[]): Promise<number> {
+  let total = 0;
+  for (const jobId of jobIds) {
+    try {
+      const outcome = await ctx.invoke('getJob', { params: { jobId } }, { signal: ctx.signal });
+      if (outcome.kind === 'value') total += (outcome.value as { creditsCharged: number }).creditsCharged;
+    } catch (err) {
+      ctx.log.warn({ err, jobId }, "agent: a job's charges could not be read");
+    }
+  }
+  return total;
+}
 
 /**
  * The calls of one model turn, each announced, then run: free ones at once; paid ones at once
@@ -133,7 +160,7 @@ async function runCalls(
   calls: Call[],
   tools: Map<string, Tool>,
   setup: ChatSetup,
-  spent: { steps: number; credits: number },
+  spent: Spent,
   send: (event: AgentEvent) => void,
   answerAt: number,
 ): Promise<StoredMessage[]> {
@@ -157,7 +184,7 @@ async function runCalls(
       else {
         const key = toolCallKey(setup.conversationId, answerAt, index, call.id);
         const run = () => runCapped(tool, args, ctx, cap, spent, key);
-        if (cap !== undefined && isPaidTool(tool)) {
+        if (cap !== undefined && spends(tool)) {
           const mine = paidTurn.then(run);
           paidTurn = mine.catch(() => undefined);
           outcome = await mine;
@@ -169,9 +196,20 @@ async function runCalls(
       return null;
     }
     spent.credits += outcome.creditsCharged;
+    if (outcome.job) {
+      spent.jobs.push(outcome.job.jobId);
+      spent.committed += outcome.job.maxCredits ?? 0;
+    }
     send({
       event: 'tool_result',
-      data: { callId: call.id, tool: call.name, isError: outcome.isError, creditsCharged: outcome.creditsCharged, ...(outcome.error ? { error: outcome.error } : {}) },
+      data: {
+        callId: call.id,
+        tool: call.name,
+        isError: outcome.isError,
+        creditsCharged: outcome.creditsCharged,
+        ...(outcome.error ? { error: outcome.error } : {}),
+        ...(outcome.job ? { job: outcome.job } : {}),
+      },
     });
     return { role: 'tool', content: outcome.content, at: new Date(), callId: call.id, tool: call.name };
   });
@@ -180,12 +218,16 @@ async function runCalls(
   return messages.map((m, i) => m ?? { role: 'tool', content: JSON.stringify({ error: 'cancelled', message: 'Not run: the user left.' }), at: new Date(), callId: calls[i]!.id, tool: calls[i]!.name });
 }
 
+/** Whether a call spends credits, now or through the job it starts. */
+const spends = (tool: Tool) => isPaidTool(tool) || startsPaidWork(tool);
+
 /**
- * A call, unless the client left. A paid one runs within what is left of the message's cap, as
- * the pipeline's own limit (`maxCredits`): payment.ts refuses it before it starts once nothing is
- * left, refuses a charge past it, and caps the budget a tool plans its paid work with.
+ * A call, unless the client left. A paid one runs within what is left of the message's cap (less
+ * the caps of the jobs it started), as the pipeline's own limit (`maxCredits`): payment.ts refuses
+ * it before it starts once nothing is left, refuses a charge past it, and caps the budget a tool
+ * plans its paid work with; a job started gets it as its own cap.
  */
-async function runCapped(tool: Tool, args: Record<string, unknown>, ctx: HandlerContext, cap: number | undefined, spent: { credits: number }, key: string): Promise<ToolCallOutcome | null> {
+async function runCapped(tool: Tool, args: Record<string, unknown>, ctx: HandlerContext, cap: number | undefined, spent: Spent, key: string): Promise<ToolCallOutcome | null> {
   if (ctx.signal.aborted) return null;
-  return runTool(tool, args, ctx, key, cap === undefined || !isPaidTool(tool) ? undefined : cap - spent.credits);
+  return runTool(tool, args, ctx, key, cap === undefined || !spends(tool) ? undefined : Math.max(0, cap - spent.credits - spent.committed));
 }

@@ -19,6 +19,8 @@ export interface ToolCallOutcome {
   isError: boolean;
   error?: string;
   creditsCharged: number;
+  /** The job the call started, which goes on spending in the background within its cap. */
+  job?: { jobId: string; maxCredits: number | null };
 }
 
 /** A tool result larger than this reaches the model cut short (still JSON), to leave room for the rest. */
@@ -39,6 +41,13 @@ export function functionsOf(tools: Map<string, Tool>): FunctionTool[] {
 
 /** Whether a tool can charge (the registry's credit rule). */
 export const isPaidTool = (tool: Tool) => isPaid(tool.operation);
+
+/**
+ * Whether a tool starts work that charges after it answers: an operation acting for the one its
+ * input names (`start_job`, whose items are paid calls). Within a message's cap it is run as a
+ * paid call, and the job it starts carries what is left of the cap (jobs/handlers.ts).
+ */
+export const startsPaidWork = (tool: Tool) => tool.operation.actsFor?.field !== undefined;
 
 /**
  * Whether a tool writes: the opposite of its MCP `readOnlyHint` (one rule, in server/tools/), so a
@@ -84,7 +93,7 @@ export async function runTool(tool: Tool, args: Record<string, unknown>, ctx: Ha
     });
     const body = outcome.kind === 'value' ? outcome.value : await mergePages(outcome.events, async () => {});
     charged = outcome.receipt.credits;
-    return { content: limited(JSON.stringify(body)), isError: false, creditsCharged: charged };
+    return { content: limited(JSON.stringify(body)), isError: false, creditsCharged: charged, ...(startsPaidWork(tool) ? { job: startedJob(body) } : {}) };
   } catch (err) {
     if (err instanceof ServiceError) return { ...failure(err), creditsCharged: charged };
     if (ctx.signal.aborted) return refused('internal_error', 'The request was cancelled.');
@@ -102,6 +111,11 @@ export async function runTool(tool: Tool, args: Record<string, unknown>, ctx: Ha
  */
 export function toolCallKey(conversationId: string, answerAt: number, index: number, callId: string): string {
   return `agent-${createHash('sha256').update(`${conversationId}\0${answerAt}\0${index}\0${callId}`).digest('hex')}`;
+}
+
+function startedJob(body: unknown): { jobId: string; maxCredits: number | null } {
+  const { jobId, maxCredits } = body as { jobId: string; maxCredits: number | null };
+  return { jobId, maxCredits };
 }
 
 function limited(json: string): string {

@@ -227,6 +227,25 @@ export class Credits {
     });
   }
 
+  /**
+   * What the movements naming `note` since `since` took in all (debits `… (note)`, refunds
+   * `note: …`), from the ledger and the account's outbox: what a run under an Idempotency-Key
+   * really paid, whatever its own count says.
+   */
+  async paidUnder(workspaceId: string, note: string, since: Date): Promise<number> {
+    const names = (detail: string) => detail.endsWith(`(${note})`) || detail.startsWith(`${note}:`);
+    const seen = new Set<string>();
+    let paid = 0;
+    for await (const row of this.ledger.find({ workspaceId, at: { $gte: since } }, { projection: { amount: 1, detail: 1 } })) {
+      if (!names(row.detail)) continue;
+      seen.add(row._id);
+      paid -= row.amount;
+    }
+    const account = await this.workspaces.get(workspaceId);
+    for (const m of account?.pending ?? []) if (!seen.has(m.movementId) && m.at >= since && names(m.detail)) paid -= m.amount;
+    return Math.max(0, paid);
+  }
+
   /** Copies movements left pending by a crash into the ledger; run at start-up. */
   async recover(): Promise<number> {
     const stranded = await this.accounts.find({ 'pending.0': { $exists: true } }).toArray();

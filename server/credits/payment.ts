@@ -116,6 +116,16 @@ export class Payment {
     return Math.max(0, amount);
   }
 
+  /** What the movements naming `note` since `since` took in all (ledger.ts). */
+  paidUnder(workspaceId: string, note: string, since: Date): Promise<number> {
+    return this.ledger.paidUnder(workspaceId, note, since);
+  }
+
+  /** Gives back `amount` taken earlier (a movement `refund:<operation>` in the ledger). */
+  refund(workspaceId: string, amount: number, operationId: string, detail: string): Promise<void> {
+    return this.ledger.refund(workspaceId, amount, operationId, detail);
+  }
+
   async budget(workspaceId: string, cap?: number): Promise<Budget> {
     const account = await this.workspaces.get(workspaceId);
     return new Budget(account?.balance ?? 0, cap);

@@ -19,6 +19,9 @@ export interface JobDeps {
 export function createJobHandlers({ jobs, runner, webhookAllowPrivate }: JobDeps) {
   const startJob: Handler<'startJob'> = async (input, ctx) => {
     const items = checkItems(input.operation, input.items);
+    // Within what the invocation may still spend (the agent message's cap left), so a job never
+    // spends past the cap of the call that started it.
+    const maxCredits = (await ctx.budget(input.maxCredits)).cap ?? null;
     const webhook = input.webhook
       ? {
           url: (await checkWebhookUrl(input.webhook.url, webhookAllowPrivate)).toString(),
@@ -31,11 +34,11 @@ export function createJobHandlers({ jobs, runner, webhookAllowPrivate }: JobDeps
       operation: input.operation,
       items,
       webhook,
-      maxCredits: input.maxCredits ?? null,
+      maxCredits,
       principal: ctx.principal!,
     });
     runner.wake();
-    return { jobId: job._id, status: 'queued', total: job.total };
+    return { jobId: job._id, status: 'queued', total: job.total, maxCredits };
   };
 
   const listJobs: Handler<'listJobs'> = async (_input, ctx) => {

@@ -294,8 +294,8 @@ export class JobRunner {
       if (outcome.kind !== 'value') throw new ServiceError('internal_error', `${job.operation} answered a stream, which a job cannot keep.`);
       // Replayed (its first run answered, then the process stopped before its result was written): that run's charge.
       const credits = outcome.firstCharged ?? outcome.receipt.credits;
-      const written = await jobs.finishItem(job, item._id, { status: 'ok', output: JSON.stringify(outcome.value), credits });
-      if (written) await this.itemEvent(job, item, { status: 'ok', output: outcome.value, creditsCharged: credits });
+      await this.itemEvent(job, item, { status: 'ok', output: outcome.value, creditsCharged: credits });
+      await jobs.finishItem(job, item._id, { status: 'ok', output: JSON.stringify(outcome.value), credits });
     } catch (err) {
       if (entry.controller.signal.aborted) {
         await jobs.release(item._id, this.owner, 0, false);
@@ -326,8 +326,8 @@ export class JobRunner {
       const failure = { error: error.code, message: error.message };
       // A failure after a charge, replayed, says what it charged; any other charged nothing.
       const credits = error.details.charged ?? 0;
-      const written = await jobs.finishItem(job, item._id, { status: 'error', error: failure, credits });
-      if (written) await this.itemEvent(job, item, { status: 'error', error: failure, creditsCharged: credits });
+      await this.itemEvent(job, item, { status: 'error', error: failure, creditsCharged: credits });
+      await jobs.finishItem(job, item._id, { status: 'error', error: failure, credits });
     }
   }
 
@@ -361,6 +361,12 @@ export class JobRunner {
     }
   }
 
+  /**
+   * Stores an item's `job.item` event before its result: neither is written without the other
+   * having been, so a kill -9 between the two loses no event. A process that dies after the event
+   * leaves the item pending; its retry replays the answer stored under its key and stores the
+   * event again under the same id (derived from the item), which stores nothing new.
+   */
   private async itemEvent(job: JobDoc, item: JobItemDoc, result: { status: 'ok' | 'error'; output?: unknown; error?: object; creditsCharged: number }): Promise<void> {
     if (!job.webhook?.events.includes('job.item')) return;
     await this.options.webhooks.enqueue({

@@ -9,6 +9,13 @@
  * conditional update, so one instance sends it; one that dies mid-attempt leaves it due again
  * then. Redirects are not followed (a 3xx counts as a failure), and connections go through the
  * SSRF guard's lookup unless WEBHOOK_ALLOW_PRIVATE.
+ *
+ * Deliveries are shared fairly: a process sends at most `MAX_IN_FLIGHT` at once, a workspace
+ * holds at most half of them, and free places go round the workspaces with due deliveries, then
+ * round their jobs, each job's oldest first. So one job's backlog to a slow receiver (10,000
+ * events answered after seconds each) never holds up another workspace's, or another job's,
+ * first delivery: it goes out as soon as a place frees, within the receiver's timeout at worst.
+ * Attempts are not waited for by the runner's pass, and each one ended looks for the next.
  */
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
@@ -49,8 +56,23 @@ const DELIVERIES = 'webhookDeliveries';
 
 export const webhookIndexes: IndexDeclaration[] = [
   { collection: DELIVERIES, keys: { status: 1, nextAttemptAt: 1 } },
+  // One job's oldest due deliveries, for the fair share.
+  { collection: DELIVERIES, keys: { jobId: 1, status: 1, nextAttemptAt: 1 } },
   { collection: DELIVERIES, keys: { expiresAt: 1 }, options: { expireAfterSeconds: 0 } },
 ];
+
+/** Attempts one process has out at once (the webhook limiter's concurrency). */
+export const MAX_IN_FLIGHT = 32;
+/** The most of them one workspace holds, so another's delivery always finds a place. */
+const WORKSPACE_SHARE = MAX_IN_FLIGHT / 2;
+/** How long the list of jobs with due deliveries is reused before it is read again. */
+const LANES_TTL_MS = 500;
+
+/** A job with due deliveries, in its workspace. */
+interface Lane {
+  workspaceId: string;
+  jobId: string;
+}
 
 export function signature(secret: string, unixSeconds: number, body: string): string {
   return `t=${unixSeconds},v1=${createHmac('sha256', secret).update(`${unixSeconds}.${body}`).digest('hex')}`;
@@ -66,8 +88,17 @@ export interface WebhookOptions {
 
 export class Webhooks {
   readonly deliveries: Collection<DeliveryDoc>;
-  private readonly limiter = createLimiter('webhooks', { maxConcurrent: 32 });
+  private readonly limiter = createLimiter('webhooks', { maxConcurrent: MAX_IN_FLIGHT });
   private readonly client: OutboundClient;
+  /** Attempts out now, in all and per workspace. */
+  private inFlight = 0;
+  private readonly inFlightOf = new Map<string, number>();
+  /** Where the round of workspaces starts next, so the first in the list is not always served first. */
+  private turn = 0;
+  /** The last list of jobs with due deliveries, and when it was read (`performance.now()`: tests move `now`). */
+  private lanes: { at: number; lanes: Lane[] } | null = null;
+  private pumping: Promise<number> | null = null;
+  private closed = false;
 
   constructor(
     store: Store,
@@ -102,26 +133,106 @@ export class Webhooks {
       // Stored already: the same event enqueued again after a crash.
       if (!isDuplicateKeyError(err)) throw err;
     }
+    // A job not in the list of those with due deliveries is looked for at the next pass, not after the list's age.
+    if (this.lanes && !this.lanes.lanes.some((lane) => lane.jobId === event.jobId)) this.lanes = null;
   }
 
-  /** Sends the deliveries due now, at most `limit`, each at most once across instances. */
-  async sendDue(limit = 20): Promise<number> {
+  /**
+   * Starts attempts of due deliveries in the free places, shared fairly (see the header), each at
+   * most once across instances; resolves with how many it started, without waiting for them.
+   */
+  sendDue(): Promise<number> {
+    // One pass at a time: a pass asked for meanwhile would find the same places.
+    this.pumping ??= this.fill().finally(() => (this.pumping = null));
+    return this.pumping;
+  }
+
+  private async fill(): Promise<number> {
+    let started = 0;
+    if (this.closed || this.inFlight >= MAX_IN_FLIGHT) return 0;
     const now = this.options.now();
-    const due = await this.deliveries.find({ status: 'pending', nextAttemptAt: { $lte: new Date(now) } }, { sort: { nextAttemptAt: 1 }, limit }).toArray();
-    let sent = 0;
-    await Promise.all(
-      due.map(async (delivery) => {
-        // Taken by moving its next attempt past this one's timeout: another runner skips it, and it is due again if this process dies.
-        const taken = await this.deliveries.updateOne(
-          { _id: delivery._id, status: 'pending', nextAttemptAt: delivery.nextAttemptAt },
-          { $set: { nextAttemptAt: new Date(now + this.options.timeoutMs + 30_000), sending: true }, $inc: { attempts: 1 } },
-        );
-        if (taken.matchedCount !== 1) return;
-        sent++;
-        await this.attempt({ ...delivery, attempts: delivery.attempts + 1 });
-      }),
+    const lanes = await this.dueLanes(now);
+    // Each workspace's jobs, in the order the list gave them; the workspaces' round starts at `turn`.
+    const byWorkspace = new Map<string, Lane[]>();
+    for (const lane of lanes) byWorkspace.set(lane.workspaceId, [...(byWorkspace.get(lane.workspaceId) ?? []), lane]);
+    const workspaces = [...byWorkspace.keys()];
+    if (workspaces.length === 0) return 0;
+    this.turn = (this.turn + 1) % workspaces.length;
+    const order = [...workspaces.slice(this.turn), ...workspaces.slice(0, this.turn)];
+    const queues = new Map<string, DeliveryDoc[]>();
+    const free = () => MAX_IN_FLIGHT - this.inFlight;
+    for (let round = 0, progress = true; progress && free() > 0; round++) {
+      progress = false;
+      for (const workspaceId of order) {
+        if (free() <= 0) break;
+        if ((this.inFlightOf.get(workspaceId) ?? 0) >= WORKSPACE_SHARE) continue;
+        const jobs = byWorkspace.get(workspaceId)!;
+        const lane = jobs[round % jobs.length]!;
+        let queue = queues.get(lane.jobId);
+        if (!queue) {
+          queue = await this.deliveries
+            .find({ jobId: lane.jobId, status: 'pending', nextAttemptAt: { $lte: new Date(now) } }, { sort: { nextAttemptAt: 1 }, limit: WORKSPACE_SHARE })
+            .toArray();
+          queues.set(lane.jobId, queue);
+        }
+        const delivery = queue.shift();
+        if (!delivery) continue;
+        progress = true;
+        if (await this.take(delivery, now)) {
+          started++;
+          this.start(delivery);
+        }
+      }
+      // Jobs of a workspace whose queue ran dry are dropped from its round.
+      for (const [workspaceId, jobs] of byWorkspace) {
+        const left = jobs.filter((lane) => (queues.get(lane.jobId)?.length ?? 1) > 0);
+        if (left.length === 0) byWorkspace.delete(workspaceId);
+        else byWorkspace.set(workspaceId, left);
+      }
+      for (let i = order.length - 1; i >= 0; i--) if (!byWorkspace.has(order[i]!)) order.splice(i, 1);
+    }
+    return started;
+  }
+
+  /** The jobs with due deliveries, read at most every LANES_TTL_MS (a backlog of 10,000 is not counted at every pass). */
+  private async dueLanes(now: number): Promise<Lane[]> {
+    if (this.lanes && performance.now() - this.lanes.at < LANES_TTL_MS) return this.lanes.lanes;
+    const groups = await this.deliveries
+      .aggregate<{ _id: Lane }>([
+        { $match: { status: 'pending', nextAttemptAt: { $lte: new Date(now) } } },
+        { $group: { _id: { workspaceId: '$workspaceId', jobId: '$jobId' }, n: { $sum: 1 } } },
+      ])
+      .toArray();
+    const lanes = groups.map((g) => g._id);
+    this.lanes = { at: performance.now(), lanes };
+    return lanes;
+  }
+
+  /** Taken by moving its next attempt past this one's timeout: another runner skips it, and it is due again if this process dies. */
+  private async take(delivery: DeliveryDoc, now: number): Promise<boolean> {
+    const taken = await this.deliveries.updateOne(
+      { _id: delivery._id, status: 'pending', nextAttemptAt: delivery.nextAttemptAt },
+      { $set: { nextAttemptAt: new Date(now + this.options.timeoutMs + 30_000), sending: true }, $inc: { attempts: 1 } },
     );
-    return sent;
+    return taken.matchedCount === 1;
+  }
+
+  /** An attempt out, counted in its workspace's share; once it ends, the place goes to the next due delivery. */
+  private start(delivery: DeliveryDoc): void {
+    const { workspaceId } = delivery;
+    this.inFlight++;
+    this.inFlightOf.set(workspaceId, (this.inFlightOf.get(workspaceId) ?? 0) + 1);
+    void this.attempt({ ...delivery, attempts: delivery.attempts + 1 })
+      .catch((err: unknown) => {
+        if (!this.closed) this.options.log.warn({ err, deliveryId: delivery._id }, 'webhook delivery: its outcome was not stored');
+      })
+      .finally(() => {
+        this.inFlight--;
+        const left = (this.inFlightOf.get(workspaceId) ?? 1) - 1;
+        if (left > 0) this.inFlightOf.set(workspaceId, left);
+        else this.inFlightOf.delete(workspaceId);
+        if (!this.closed) void this.sendDue().catch(() => {});
+      });
   }
 
   private async attempt(delivery: DeliveryDoc): Promise<void> {
@@ -190,6 +301,8 @@ export class Webhooks {
   }
 
   async close(): Promise<void> {
+    // Attempts out are not waited for (up to the receiver's timeout): one a dead process left is sent again (`resumeAbandoned`).
+    this.closed = true;
     await closeLimiter(this.limiter);
   }
 }

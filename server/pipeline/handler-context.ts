@@ -82,23 +82,30 @@ export class InvocationContext implements HandlerContext {
   charge = async (units: number, what: string): Promise<number> => {
     const price = this.price(units);
     const detail = this.options.ledgerNote === undefined ? what : `${what} (${this.options.ledgerNote})`;
-    const { charging } = this.receipt;
+    const { receipt } = this;
+    // A retry of a run a crash cut: what that run charged pays first (idempotency.ts).
+    const prepaid = Math.min(price, Math.max(0, receipt.prepaid ?? 0));
+    if (prepaid > 0) receipt.prepaid! -= prepaid;
+    const owed = price - prepaid;
+    const { charging } = receipt;
     const cap = this.creditsLeft();
     const { creditCap } = this.options;
-    if (charging === undefined) return this.settle(await this.payment.charge(this.workspaceId, price, this.operationId, detail, cap, creditCap));
-    charging(price);
+    if (charging === undefined || owed <= 0) return this.settle(await this.payment.charge(this.workspaceId, owed, this.operationId, detail, cap, creditCap), prepaid);
+    await charging(owed);
     try {
-      return this.settle(await this.payment.charge(this.workspaceId, price, this.operationId, detail, cap, creditCap));
+      return this.settle(await this.payment.charge(this.workspaceId, owed, this.operationId, detail, cap, creditCap), prepaid);
     } catch (err) {
-      charging(-price);
+      await charging(-owed).catch(() => {});
+      if (prepaid > 0) receipt.prepaid! += prepaid;
       throw err;
     }
   };
 
-  private settle(charged: number): number {
+  /** `prepaid`: the part a cut run under the same key had paid, counted in this call's charge but not debited again. */
+  private settle(charged: number, prepaid: number): number {
     creditsDebited(this.operationId, charged);
-    this.receipt.credits += charged;
-    return charged;
+    this.receipt.credits += charged + prepaid;
+    return charged + prepaid;
   }
 
   /** The handler's own cap (its input's `maxCredits`), within what the invocation and its job may still charge. */

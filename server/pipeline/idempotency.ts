@@ -7,16 +7,22 @@
  *
  * The key is claimed by inserting a document whose `_id` is a hash of the workspace and the key:
  * the store's unique `_id` lets exactly one of any number of concurrent duplicates run, in one
- * process or across instances sharing MongoDB. A claim holds a lease; a process that died while
- * running leaves a claim that a retry may take over once the lease has passed.
+ * process or across instances sharing MongoDB. A claim holds a lease, which its request renews
+ * while it runs; a process that died leaves a claim that a retry may take over once the lease has
+ * passed.
  *
  * What is stored: a success's body (or a stream's events), and a failure only when it came after
  * a charge; a failure that charged nothing releases the key, so a retry runs afresh.
  *
- * A claim counts what its request is about to charge (`charging`), so a claim whose process died
- * says whether a retry may run again. On the embedded store one process holds the store, so at
- * start-up every claim still running is known dead (`settleAbandoned`): its retry is answered at
- * once, run afresh if nothing was charged, else told what was, instead of waiting out the lease.
+ * A claim counts what its request is about to charge (`charging`), before each debit, so a claim
+ * whose process died says what it may have charged. The retry that takes it over runs the
+ * operation again with that amount already paid (`prepaid`): its charges are taken from it first,
+ * and what it leaves unused is refunded by a movement naming the key (pipeline.ts). So a key cut
+ * by a crash still gets its answer, never a 5xx, and its total charge is what one run costs.
+ * Counting before the debit errs the customer's way: a count whose debit never landed makes the
+ * retry cheaper, never dearer. On the embedded store one process holds the store, so at start-up
+ * every claim still running is known dead (`settleAbandoned`): its retry runs at once instead of
+ * waiting out the lease.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { OperationId } from '../../shared/operations/index.ts';
@@ -26,8 +32,11 @@ import type { Receipt, StreamEvent } from './outcome.ts';
 
 /** How long an answer is kept and replayed. */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
-/** How long a running claim keeps duplicates out before a retry may take it over (its process died). */
-export const IDEMPOTENCY_LEASE_MS = 15 * 60_000;
+/**
+ * How long a running claim keeps duplicates out before a retry may take it over (its process
+ * died). The request renews it every third of it while it runs, so only a dead one's lapses.
+ */
+export const IDEMPOTENCY_LEASE_MS = 60_000;
 /** The draft leaves the length open; 255 visible ASCII characters hold any UUID, hash or composite key. */
 export const IDEMPOTENCY_KEY_MAX = 255;
 
@@ -109,33 +118,47 @@ export interface Claim {
   complete(answer: StoredAnswer): Promise<void>;
   release(): Promise<void>;
   /**
-   * Counts credits about to be charged (negative: a charge refused). Not waited for: on the
-   * embedded store writes reach the journal in order, so the debit's own durable write makes
-   * this one durable too, without a disk flush of its own.
+   * Counts credits about to be charged (negative: a charge refused, or refunded). On the embedded
+   * store it is not waited for: writes reach the journal in order, so the debit's own durable
+   * write makes this one durable too, without a disk flush of its own. On MongoDB the debit is
+   * another document's write, so the count is waited for before it.
    */
-  charging(credits: number): void;
+  charging(credits: number): Promise<void>;
+}
+
+/** A claim taken: fresh (`prepaid` 0), or taken over from a run that died after charging `prepaid`. */
+export interface Claimed {
+  claim: Claim;
+  /** What the dead run counted: at most what it charged (counted before each debit). */
+  prepaid: number;
+  /** When the key was first claimed: no movement of its runs is older. */
+  since: Date;
 }
 
 export class IdempotencyKeys {
   private readonly docs: Collection<IdempotencyDoc>;
+  /** Whether a write is ordered before the next one without being waited for (see `charging`). */
+  private readonly ordered: boolean;
 
   constructor(
     store: Store,
     private readonly now: () => number = Date.now,
+    private readonly leaseMs = IDEMPOTENCY_LEASE_MS,
   ) {
     this.docs = store.collection<IdempotencyDoc>(COLLECTION);
+    this.ordered = store.kind === 'embedded';
   }
 
   /**
    * Claims `key` for this request, or answers what is stored under it. 422 when the key was used
    * for another request, 409 while the first request under it still runs.
    */
-  async claim(workspaceId: string, key: string, operationId: OperationId, hash: string): Promise<{ claim: Claim } | { stored: Stored }> {
+  async claim(workspaceId: string, key: string, operationId: OperationId, hash: string): Promise<Claimed | { stored: Stored }> {
     const _id = createHash('sha256').update(`${workspaceId}\0${key}`).digest('hex');
     for (let attempt = 0; attempt < 3; attempt++) {
       const now = this.now();
       const claimId = randomUUID();
-      const lease = { claimId, leaseUntil: new Date(now + IDEMPOTENCY_LEASE_MS) };
+      const lease = { claimId, leaseUntil: new Date(now + this.leaseMs) };
       try {
         await this.docs.insertOne({
           _id,
@@ -147,7 +170,7 @@ export class IdempotencyKeys {
           createdAt: new Date(now),
           expiresAt: new Date(now + IDEMPOTENCY_TTL_MS),
         });
-        return { claim: this.claimOf(_id, claimId) };
+        return { claim: this.claimOf(_id, claimId), prepaid: 0, since: new Date(now) };
       } catch (err) {
         if (!isDuplicateKeyError(err)) throw err;
       }
@@ -174,9 +197,10 @@ export class IdempotencyKeys {
           retryAfterSeconds: 1,
         });
       }
-      // The request that claimed it never finished (its process stopped): this one takes over.
+      // The request that claimed it never finished (its process stopped): this one takes over,
+      // with what that one charged already paid.
       const taken = await this.docs.updateOne({ _id, state: 'running', claimId: existing.claimId }, { $set: lease });
-      if (taken.matchedCount === 1) return { claim: this.claimOf(_id, claimId) };
+      if (taken.matchedCount === 1) return { claim: this.claimOf(_id, claimId), prepaid: Math.max(0, existing.charged ?? 0), since: existing.createdAt };
     }
     throw new ServiceError('idempotency_key_in_use', 'A request with this Idempotency-Key is still running; retry once it has answered.', {
       retryAfterSeconds: 1,
@@ -184,16 +208,28 @@ export class IdempotencyKeys {
   }
 
   private claimOf(_id: string, claimId: string): Claim {
+    // The lease is renewed while the request runs (a stream may run for minutes), for at most the key's 24 h.
+    const renewUntil = this.now() + IDEMPOTENCY_TTL_MS;
+    const renewal = setInterval(() => {
+      if (this.now() > renewUntil) return clearInterval(renewal);
+      this.docs.updateOne({ _id, claimId, state: 'running' }, { $set: { leaseUntil: new Date(this.now() + this.leaseMs) } }).catch(() => {});
+    }, this.leaseMs / 3);
+    renewal.unref();
     return {
       complete: async (answer) => {
+        clearInterval(renewal);
         const now = this.now();
         await this.docs.updateOne({ _id, claimId }, { $set: { state: 'done', answer, expiresAt: new Date(now + IDEMPOTENCY_TTL_MS) } });
       },
       release: async () => {
+        clearInterval(renewal);
         await this.docs.deleteOne({ _id, claimId, state: 'running' });
       },
       charging: (credits) => {
-        this.docs.updateOne({ _id, claimId }, { $inc: { charged: credits } }).catch(() => {});
+        const counted = this.docs.updateOne({ _id, claimId }, { $inc: { charged: credits } }).then(() => {});
+        if (!this.ordered) return counted;
+        counted.catch(() => {});
+        return Promise.resolve();
       },
     };
   }
@@ -201,22 +237,14 @@ export class IdempotencyKeys {
   /**
    * Settles every claim still running, for a store only this process uses (the embedded store, at
    * start-up): their requests died with their process. One that charged nothing lets its key go,
-   * so its retry runs; one that charged keeps an answer saying so, so its retry does not pay twice.
+   * so its retry runs afresh; one that charged has its lease ended, so its retry takes it over at
+   * once and runs with that charge already paid.
    */
   async settleAbandoned(): Promise<number> {
     const abandoned = await this.docs.find({ state: 'running' }, { projection: { _id: 1, claimId: 1, charged: 1 } }).toArray();
     for (const { _id, claimId, charged = 0 } of abandoned) {
-      if (charged <= 0) {
-        await this.docs.deleteOne({ _id, claimId, state: 'running' });
-        continue;
-      }
-      const answer: StoredAnswer = {
-        kind: 'error',
-        credits: charged,
-        code: 'internal_error',
-        message: `The first request under this Idempotency-Key stopped when the server did, after charging up to ${charged} credit${charged === 1 ? '' : 's'}; it is not run again under this key. Check the ledger, and use a new key to run it again.`,
-      };
-      await this.docs.updateOne({ _id, claimId, state: 'running' }, { $set: { state: 'done', answer } });
+      if (charged <= 0) await this.docs.deleteOne({ _id, claimId, state: 'running' });
+      else await this.docs.updateOne({ _id, claimId, state: 'running' }, { $set: { leaseUntil: new Date(0) } });
     }
     return abandoned.length;
   }
@@ -237,7 +265,14 @@ function errorOf(err: unknown): { code: ErrorCode; message: string } {
  * failure (stored when something was charged); or, when its client stopped reading before the end,
  * what was sent if anything was charged, else nothing, and the key is let go.
  */
-export async function* recordEvents(events: AsyncIterable<StreamEvent>, claim: Claim, receipt: Receipt, streamId: string): AsyncGenerator<StreamEvent> {
+export async function* recordEvents(
+  events: AsyncIterable<StreamEvent>,
+  claim: Claim,
+  receipt: Receipt,
+  streamId: string,
+  /** Run once the stream has ended, before it is stored: gives back what a cut run's retry left unused. */
+  ended: () => Promise<void> = async () => {},
+): AsyncGenerator<StreamEvent> {
   const log: StreamEvent[] = [];
   let settled = false;
   try {
@@ -246,14 +281,17 @@ export async function* recordEvents(events: AsyncIterable<StreamEvent>, claim: C
       yield event;
     }
     settled = true;
+    await ended();
     await claim.complete({ kind: 'stream', streamId, events: JSON.stringify(log) });
   } catch (err) {
     settled = true;
+    await ended();
     if (receipt.credits > 0) await claim.complete({ kind: 'stream', streamId, events: JSON.stringify(log), error: errorOf(err) });
     else await claim.release();
     throw err;
   } finally {
     if (!settled) {
+      await ended();
       if (receipt.credits > 0) {
         const error = { code: 'internal_error' as const, message: 'The first request under this Idempotency-Key stopped before its end (its client left); this is what it sent.' };
         await claim.complete({ kind: 'stream', streamId, events: JSON.stringify(log), error });

@@ -27,7 +27,12 @@ export interface StreamEvent {
 export interface Receipt {
   credits: number;
   /** Told each price before it is debited (negative when refused), under an Idempotency-Key. */
-  charging?: (credits: number) => void;
+  charging?: (credits: number) => Promise<void>;
+  /**
+   * Credits a run of this key that a crash cut had already charged (idempotency.ts): charges are
+   * taken from them first, and what is left when the run ends is refunded.
+   */
+  prepaid?: number;
 }
 
 export type Outcome =

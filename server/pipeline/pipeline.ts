@@ -15,7 +15,7 @@ import { isStoreUnavailable } from '../store/port.ts';
 import type { Payment } from '../credits/payment.ts';
 import type { HandlerContext, Handlers } from './handler.ts';
 import { InvocationContext } from './handler-context.ts';
-import { checkIdempotencyKey, recordEvents, type IdempotencyKeys, replayEvents, requestHash, settleFailure, type Stored } from './idempotency.ts';
+import { checkIdempotencyKey, recordEvents, type Claim, type IdempotencyKeys, replayEvents, requestHash, settleFailure, type Stored } from './idempotency.ts';
 import type { AnswerForm, CreditCap, Outcome, RawInput, Receipt, StreamEvent } from './outcome.ts';
 import { compileValidators, type RequestPart, type Validate } from './validate.ts';
 import { operationCall, type Binding } from '../metrics.ts';
@@ -103,8 +103,12 @@ export function createPipeline({ payment, idempotency }: PipelineDeps, handlers:
       // The scope and plan that count are those of the operation it acts for.
       const actedFor = operation.actsFor?.field ? operations[input[operation.actsFor.field] as OperationId] : undefined;
       if (actedFor) authorize(caller, actedFor);
+      // A job of paid items is a paid call: not started once the invocation's cap is spent.
+      if (actedFor && options.maxCredits !== undefined) payment.requireRoom(actedFor, options.maxCredits);
       const requiresPlan = (actedFor ?? operation).requiresPlan;
       const receipt: Receipt = { credits: 0 };
+      // Each charge under a client's key names it in the ledger (a job's item and the agent's calls name what they are already).
+      const named = key !== undefined && options.ledgerNote === undefined && options.binding !== 'agent' ? { ...options, ledgerNote: `Idempotency-Key ${key}` } : options;
       const run = async (): Promise<Outcome> => {
         if (requiresPlan && principal) await payment.requirePlan(principal.workspaceId);
         const invokeAgain: HandlerContext['invoke'] = (other, otherRaw, { signal, idempotencyKey, maxCredits }) =>
@@ -116,7 +120,7 @@ export function createPipeline({ payment, idempotency }: PipelineDeps, handlers:
             ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
             ...(maxCredits !== undefined ? { maxCredits } : {}),
           });
-        const ctx = new InvocationContext(id, operation, input, principal, payment, options, receipt, invokeAgain);
+        const ctx = new InvocationContext(id, operation, input, principal, payment, named, receipt, invokeAgain);
         try {
           const result = runners.get(id)!.run(input, ctx);
           if (isStream(result)) return { kind: 'stream', operation, events: result, receipt, streamId: randomUUID() };
@@ -131,19 +135,31 @@ export function createPipeline({ payment, idempotency }: PipelineDeps, handlers:
       const hash = requestHash(id, operation.stream?.json ? { ...parts, answer: options.answer ?? 'events' } : parts);
       const held = await idempotency.claim(principal.workspaceId, key, id, hash);
       if ('stored' in held) return replay(operation, held.stored);
-      const { claim } = held;
+      const { claim, since } = held;
+      let { prepaid } = held;
+      // The dead run's count may hold a charge whose debit never landed: where its movements name
+      // the key, the ledger says what it really paid.
+      if (prepaid > 0 && named.ledgerNote !== undefined) {
+        const paid = await payment.paidUnder(principal.workspaceId, named.ledgerNote, since);
+        if (paid !== prepaid) await claim.charging(paid - prepaid);
+        prepaid = paid;
+      }
       receipt.charging = claim.charging;
+      if (prepaid > 0) receipt.prepaid = prepaid;
+      const refundUnused = () => returnUnused(payment, claim, receipt, principal.workspaceId, id, named.ledgerNote ?? `Idempotency-Key ${key}`);
       let outcome: Outcome;
       try {
         outcome = await run();
       } catch (err) {
-        await settleFailure(claim, err, receipt).catch((storeErr) => options.log.warn({ err: storeErr }, 'idempotency: the failure was not recorded'));
+        await refundUnused()
+          .then(() => settleFailure(claim, err, receipt))
+          .catch((storeErr) => options.log.warn({ err: storeErr }, 'idempotency: the failure was not recorded'));
         throw err;
       }
-      if (outcome.kind === 'stream') return { ...outcome, events: recordEvents(outcome.events, claim, receipt, outcome.streamId) };
+      if (outcome.kind === 'stream') return { ...outcome, events: recordEvents(outcome.events, claim, receipt, outcome.streamId, refundUnused) };
       // The answer is given even if it could not be stored: it was paid for.
-      await claim
-        .complete({ kind: 'value', status: successStatus(operation), body: JSON.stringify(outcome.value), credits: receipt.credits })
+      await refundUnused()
+        .then(() => claim.complete({ kind: 'value', status: successStatus(operation), body: JSON.stringify(outcome.value), credits: receipt.credits }))
         .catch((err) => options.log.warn({ err }, 'idempotency: the answer was not stored'));
       return outcome;
     },
@@ -155,6 +171,19 @@ export function createPipeline({ payment, idempotency }: PipelineDeps, handlers:
   const unmetered = pipeline.invoke;
   pipeline.invoke = (id, caller, raw, options) => operationCall(id, options.binding ?? 'http', unmetered(id, caller, raw, options));
   return pipeline;
+}
+
+/**
+ * A retry of a run a crash cut (idempotency.ts) that cost less than that run had already charged:
+ * the difference is refunded by a movement naming the key (or the job's item). The claim's count is lowered first, so
+ * a crash between the two leaves the customer short of the refund, never credits made from nothing.
+ */
+async function returnUnused(payment: Payment, claim: Claim, receipt: Receipt, workspaceId: string, id: OperationId, note: string): Promise<void> {
+  const unused = receipt.prepaid ?? 0;
+  if (unused <= 0) return;
+  receipt.prepaid = 0;
+  await claim.charging(-unused);
+  await payment.refund(workspaceId, unused, id, `${note}: charged by its first run, which a restart cut, beyond what its retry cost`);
 }
 
 /**

@@ -1,6 +1,6 @@
 /** The built-in agent: its chat (events or one JSON answer) and the conversations it keeps. */
 import { Type } from '@sinclair/typebox';
-import { ClosedObject, ErrorBody, IdOf, StringEnum, Timestamp } from './common.ts';
+import { ClosedObject, ErrorBody, IdOf, Nullable, StringEnum, Timestamp } from './common.ts';
 
 export const AGENT_MESSAGE_MAX = 4000;
 
@@ -62,17 +62,27 @@ export const AgentToolCall = ClosedObject('The agent calls a tool.', {
   }),
 });
 
+/** A job a tool call started: it spends in the background, within its cap. */
+const StartedJob = ClosedObject('The job this call started (`start_job`), and the most it may charge.', {
+  jobId: IdOf('The job.'),
+  maxCredits: Nullable(
+    Type.Integer({ minimum: 0 }),
+    "The job's cap: never more than what was left of the message's `maxCredits`; null when the message has none and the call set none.",
+  ),
+});
+
 export const AgentToolResult = ClosedObject('A tool call ended.', {
   callId: CallId,
   tool: ToolName,
   isError: Type.Boolean({ description: 'Whether the call failed (the model was told why).' }),
   creditsCharged: Charged,
   error: Type.Optional(Type.String({ description: 'When it failed: the error code, e.g. `plan_required`, `invalid_request`.' })),
+  job: Type.Optional(StartedJob),
 });
 
 export const AgentDone = ClosedObject('The last event of a chat answer.', {
   conversationId: IdOf('The conversation, to continue it.'),
-  creditsCharged: Type.Integer({ minimum: 0, description: 'Credits the tools of this message charged in all.' }),
+  creditsCharged: Type.Integer({ minimum: 0, description: 'Credits the tools of this message charged in all, with what the jobs it started charged while it ran.' }),
   steps: Steps,
 });
 
@@ -96,10 +106,11 @@ export const AgentChatResult = ClosedObject(
         input: ToolInput,
         isError: Type.Boolean({ description: 'Whether the call failed.' }),
         creditsCharged: Charged,
+        job: Type.Optional(StartedJob),
       }),
       { description: 'The tool calls, in the order they were made.' },
     ),
-    creditsCharged: Type.Integer({ minimum: 0, description: 'Credits the tools of this message charged in all.' }),
+    creditsCharged: Type.Integer({ minimum: 0, description: 'Credits the tools of this message charged in all, with what the jobs it started charged while it ran.' }),
     // The Error record itself (a copy with its own description would be a second schema named Error).
     error: Type.Optional(ErrorBody),
   },

@@ -43,6 +43,10 @@ export const JobStarted = ClosedObject(
     jobId: IdOf('The job.'),
     status: StringEnum(['queued'] as const, { description: 'Always `queued` at first.' }),
     total: Type.Integer({ minimum: 1, description: 'Items in the job.' }),
+    maxCredits: Nullable(
+      Type.Integer({ minimum: 0 }),
+      "The most its items may charge: the request's `maxCredits`, lowered to what is left of the agent message's cap when the built-in agent started it; null: no cap.",
+    ),
   },
   { title: 'JobStarted' },
 );

@@ -11,6 +11,7 @@ import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { scripted, startFakeLlm, type ChatBody, type FakeLlm, type Turn } from '../../helpers/fake-llm.ts';
+import { latch } from '../../helpers/latch.ts';
 
 let app: TestApp;
 let llm: FakeLlm;
@@ -77,6 +78,46 @@ describe('a message’s maxCredits', () => {
 
     const after = await credits(apiKey);
     expect(before - after.balance).toBe(1);
+    expect((await debits(apiKey)).map((m) => m.amount)).toEqual([-1]);
+  });
+
+  it('covers the jobs it starts: a job of 10 paid items under a cap of 1 gets that cap, is shown with it, and its charge counts in the message', async () => {
+    const apiKey = await keyFor();
+    const before = (await credits(apiKey)).balance;
+    const items = Array.from({ length: 10 }, () => ({ input: { cnpjs: [acme] } }));
+    play([
+      // The model asks for a cap of its own far above the message's: the job gets what is left of the message's.
+      { calls: [{ name: 'start_job', arguments: { operation: 'lookupCnpjBatch', items, maxCredits: 1000 } }] },
+      // A second job once the first holds the whole cap: refused before anything is queued.
+      { calls: [{ name: 'start_job', arguments: { operation: 'lookupCnpjBatch', items } }] },
+      { text: 'Started.' },
+    ]);
+    // The model's last answer waits until the job has ended, so the job spends while the message runs.
+    const jobEnded = latch();
+    llm.next({ until: Promise.resolve() }, 2);
+    llm.next({ until: jobEnded.promise }, 1);
+    const answer = chat(apiKey, { message: 'Look this company up ten times in the background', maxCredits: 1 });
+    const job = await eventually(
+      async () => {
+        const [first] = (await app.request('GET', '/v1/api/jobs', { key: apiKey })).body.jobs as Array<{ status: string; creditsCharged: number; done: number }>;
+        // Ended, and counted: an ended job's counts are settled by the runner's next pass.
+        return first !== undefined && !['queued', 'running'].includes(first.status) && first.creditsCharged > 0 && first;
+      },
+      { timeoutMs: 30_000, message: 'the job to end' },
+    );
+    jobEnded.open();
+    const res = await answer;
+    expect(res.status).toBe(200);
+    // It stopped at its cap: one item paid for, the rest never run.
+    expect(job).toMatchObject({ status: 'stopped', creditsCharged: 1, done: 1 });
+    const results = ofType(res.events!, 'tool_result');
+    expect(results).toHaveLength(2);
+    expect(results[0]).toMatchObject({ tool: 'start_job', isError: false, creditsCharged: 0, job: { jobId: expect.any(String), maxCredits: 1 } });
+    expect(results[1]).toMatchObject({ tool: 'start_job', isError: true, error: 'insufficient_credits' });
+    // The model was told the job's cap too.
+    expect(JSON.parse(bodies()[1]!.messages.find((m) => m.role === 'tool')!.content)).toMatchObject({ status: 'queued', total: 10, maxCredits: 1 });
+    expect(ofType(res.events!, 'done')[0]).toMatchObject({ creditsCharged: 1 });
+    expect(before - (await credits(apiKey)).balance).toBe(1);
     expect((await debits(apiKey)).map((m) => m.amount)).toEqual([-1]);
   });
 

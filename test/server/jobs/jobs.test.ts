@@ -81,7 +81,7 @@ describe('jobs', () => {
       items: [{ itemId: 'first', input: { cnpjs: [found[0]] } }, ...lookups([found[1], absent], [absent], ['00000000000000x'], [found[2], found[3]])],
     });
     expect(res.status).toBe(202);
-    expect(res.body).toEqual({ jobId: expect.any(String), status: 'queued', total: 5 });
+    expect(res.body).toEqual({ jobId: expect.any(String), status: 'queued', total: 5, maxCredits: null });
     const done = await ended(apiKey, res.body.jobId);
     expect(done).toMatchObject({ operation: 'lookupCnpjBatch', status: 'done', total: 5, done: 4, failed: 1, creditsCharged: 4, finishedAt: expect.any(String) });
 

@@ -1,8 +1,9 @@
 /**
- * Idempotency after a crash, on the embedded store (issue 29): a claim its process left running
- * is known dead when the next process starts, so a retry under its key is answered at once (run,
- * when nothing was charged; else told what was, without paying twice) instead of 409 for the
- * 15 minutes of the lease.
+ * Idempotency after a crash, on the embedded store (issues 29 and 39): a claim its process left
+ * running is known dead when the next process starts, so a retry under its key runs at once
+ * instead of 409 until the lease passes. What the dead run charged pays the retry first, and what
+ * the retry does not use is refunded naming the key: the retry gets the answer (never a 5xx) and
+ * the key costs what one run costs. (The real process killed with -9: idempotency-kill.test.ts.)
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { requestHash } from '../../../server/pipeline/idempotency.ts';
@@ -31,7 +32,8 @@ async function dieUnderClaim(key: string, charged: number): Promise<{ apiKey: st
   if (!('claim' in held)) throw new Error('expected a fresh claim');
   if (charged > 0) {
     held.claim.charging(charged);
-    await app.services.payment.charge(workspace.workspaceId, charged, 'lookupCnpjBatch', '1 company');
+    // Named as the pipeline names a charge under a client's key.
+    await app.services.payment.charge(workspace.workspaceId, charged, 'lookupCnpjBatch', `1 company (Idempotency-Key ${key})`);
   }
   // The process goes away without settling the claim; the next one opens the same store.
   await app.close();
@@ -53,11 +55,41 @@ describe('a claim left running by a dead process', () => {
     expect((await app.services.credits.view(workspaceId))!.balance).toBe(9);
   });
 
-  it('that charged: its retry is told so at once, and nothing is charged again', async () => {
+  it('that charged: its retry gets the answer at once, and the key costs one run', async () => {
     const { apiKey, workspaceId } = await dieUnderClaim('crash-after-charge', 1);
     const res = await retry(apiKey, 'crash-after-charge');
-    expect(res.status).toBe(500);
-    expect(res.body).toEqual({ error: 'internal_error', message: expect.stringMatching(/stopped when the server did, after charging up to 1 credit;/) });
+    expect(res.status).toBe(200);
+    expect(res.body.results).toHaveLength(1);
+    const view = (await app.services.credits.view(workspaceId))!;
+    expect(view.balance).toBe(9);
+    // The one debit is the dead run's: the retry took its charge from it.
+    expect(view.movements.filter((m) => m.amount < 0)).toHaveLength(1);
+    const again = await retry(apiKey, 'crash-after-charge');
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect((await app.services.credits.view(workspaceId))!.balance).toBe(9);
+  });
+
+  it('that counted a charge whose debit never landed: its retry pays what the ledger says is unpaid', async () => {
+    const workspace = await app.workspace('active');
+    await app.services.credits.credit(workspace.workspaceId, 10, 'grant', 'ten');
+    const held = await app.services.idempotency.claim(workspace.workspaceId, 'crash-before-debit', 'lookupCnpjBatch', requestHash('lookupCnpjBatch', { body }));
+    if (!('claim' in held)) throw new Error('expected a fresh claim');
+    await held.claim.charging(1);
+    await app.close();
+    app = await startTestApp({}, { dataDir });
+    const res = await retry(workspace.apiKey, 'crash-before-debit');
+    expect(res.status).toBe(200);
+    expect((await app.services.credits.view(workspace.workspaceId))!.balance).toBe(9);
+  });
+
+  it('that charged more than its retry costs: the difference is refunded, naming the key', async () => {
+    const { apiKey, workspaceId } = await dieUnderClaim('crash-charged-more', 3);
+    const res = await retry(apiKey, 'crash-charged-more');
+    expect(res.status).toBe(200);
+    expect(res.body.results).toHaveLength(1);
+    const view = (await app.services.credits.view(workspaceId))!;
+    expect(view.balance).toBe(9);
+    expect(view.movements[0]).toMatchObject({ amount: 2, operation: 'refund:lookupCnpjBatch', detail: expect.stringContaining('Idempotency-Key crash-charged-more') });
   });
 });

@@ -14,6 +14,7 @@ import {
 } from '../../../server/pipeline/idempotency.ts';
 import { openEmbeddedStore } from '../../../server/store/embedded/store.ts';
 import type { Store } from '../../../server/store/port.ts';
+import { eventually } from '../../helpers/eventually.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 import { mongoForTests, throwawayMongoStore } from '../store/mongo-server.ts';
 
@@ -71,6 +72,22 @@ function suite(openFresh: () => Promise<{ store: Store; dispose(): Promise<void>
     if ('claim' in second) await second.claim.complete({ kind: 'value', status: 200, body: '"stale"' });
     await third.claim.complete({ kind: 'value', status: 200, body: '"fresh"' });
     expect(await keys.claim('ws', 'k', 'lookupCnpjBatch', hash)).toEqual({ stored: { answer: { kind: 'value', status: 200, body: '"fresh"' }, charged: 0 } });
+  });
+
+  it('hands a claim taken over the credits its dead run counted, as paid', async () => {
+    const first = await keys.claim('ws', 'k', 'lookupCnpjBatch', hash);
+    if (!('claim' in first)) throw new Error('not claimed');
+    expect(first.prepaid).toBe(0);
+    await first.claim.charging(3);
+    await first.claim.charging(2);
+    // A charge refused gives its count back.
+    await first.claim.charging(-2);
+    await eventually(async () => (await opened.store.collection<{ _id: string; charged?: number }>('idempotencyKeys').findOne({}))?.charged === 3);
+    now += IDEMPOTENCY_LEASE_MS + 1;
+    const taken = await keys.claim('ws', 'k', 'lookupCnpjBatch', hash);
+    if (!('claim' in taken)) throw new Error('not taken over');
+    expect(taken.prepaid).toBe(3);
+    await taken.claim.release();
   });
 }
 

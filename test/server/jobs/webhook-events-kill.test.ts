@@ -1,0 +1,78 @@
+/**
+ * Webhook events are stored with the work they report (issue 39): a job whose `job.item` events
+ * go to a receiver, its server killed with SIGKILL while items run, then restarted on the same
+ * DATA_DIR. Every item's event is delivered at least once, each under one `Prospecta-Delivery` id
+ * however many times it is sent. Before, an item's result was written and its event stored after
+ * it, so the items in flight at the kill kept their results and charges but lost their events.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import type { CompanyDoc } from '../../../server/companies/company-record.ts';
+import { openStore } from '../../../server/store/open.ts';
+import { deferCleanup } from '../../helpers/cleanup.ts';
+import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
+import { eventually } from '../../helpers/eventually.ts';
+import { runCli, startServer } from '../../helpers/processes.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
+
+const ITEMS = 400;
+const SECRET = 'kill-test-webhook-secret';
+const cnpj = makeCnpj('53000000');
+
+describe('kill -9 while a job reports its items', () => {
+  it('every item event is delivered after the restart, each under one delivery id', { timeout: 300_000 }, async () => {
+    const byItem = new Map<string, Set<string>>();
+    const hook = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        const event = JSON.parse(body) as { type: string; item?: { itemId: string } };
+        if (event.type === 'job.item') {
+          const ids = byItem.get(event.item!.itemId) ?? new Set<string>();
+          ids.add(String(req.headers['prospecta-delivery']));
+          byItem.set(event.item!.itemId, ids);
+        }
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
+    deferCleanup(async () => {
+      hook.closeAllConnections();
+      await new Promise((resolve) => hook.close(resolve));
+    });
+    const url = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
+
+    const env = { DATA_DIR: await tempDir('webhook-events-kill'), JOBS_POLL_MS: '50', WEBHOOK_ALLOW_PRIVATE: 'true' };
+    const store = await openStore({ dataDir: env.DATA_DIR });
+    await store.collection<CompanyDoc>('companies').insertOne(companyDoc(cnpj));
+    await store.close();
+    const made = await runCli(['workspace', 'create', '--name', 'events', '--plan', 'active'], env);
+    expect(made.code, made.stderr).toBe(0);
+    const { workspaceId, apiKey } = made.json as { workspaceId: string; apiKey: string };
+    expect((await runCli(['credits', 'grant', '--workspace', workspaceId, '--amount', String(ITEMS)], env)).code).toBe(0);
+
+    let server = await startServer(env);
+    const api = async (method: string, path: string, payload?: unknown): Promise<any> => {
+      const res = await fetch(`${server.url}/v1/api${path}`, {
+        method,
+        headers: { Authorization: `Bearer ${apiKey}`, ...(payload ? { 'Content-Type': 'application/json' } : {}) },
+        ...(payload ? { body: JSON.stringify(payload) } : {}),
+      });
+      return res.json();
+    };
+    const items = Array.from({ length: ITEMS }, (_, i) => ({ itemId: `item-${i}`, input: { cnpjs: [cnpj] } }));
+    const { jobId } = await api('POST', '/jobs', { operation: 'lookupCnpjBatch', items, webhook: { url, secret: SECRET, events: ['job.item'] } });
+    expect(jobId).toBeDefined();
+
+    // Items are being finished and reported: the process dies among them.
+    await eventually(() => byItem.size >= ITEMS / 8, { timeoutMs: 60_000, intervalMs: 1, message: 'some item events delivered' });
+    server.child.kill('SIGKILL');
+    await server.exited;
+    server = await startServer(env);
+
+    await eventually(async () => (await api('GET', `/jobs/${jobId}`)).status === 'done', { timeoutMs: 120_000, message: 'the job to finish' });
+    await eventually(() => byItem.size === ITEMS, { timeoutMs: 60_000, message: `every item's event (${byItem.size} of ${ITEMS} so far)` });
+    for (const [itemId, ids] of byItem) expect(ids.size, itemId).toBe(1);
+  });
+});

@@ -1,0 +1,82 @@
+/**
+ * Deliveries shared fairly (issue 39): one workspace's job leaves a backlog of `job.item` events
+ * for a slow receiver (each answered after seconds), and another workspace's 1-item job then
+ * starts: its `job.finished` reaches its receiver within 10 s, as decisions.md promises, however
+ * long the backlog. Before, one shared queue sent 20 of the oldest at a time and waited for them,
+ * so the small job's delivery waited for the whole backlog (976 s for 10,000 events). A backlog
+ * of a few hundred to a receiver answering in 3 s shows it in a bounded test.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { CompanyDoc } from '../../../server/companies/company-record.ts';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
+import { eventually } from '../../helpers/eventually.ts';
+
+const SECRET = 'a-webhook-secret-of-32-characters';
+const cnpj = makeCnpj('11222333');
+const BACKLOG = 300;
+const SLOW_MS = 3_000;
+
+let app: TestApp | undefined;
+const servers: Server[] = [];
+afterEach(async () => {
+  await app?.close();
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+/** A receiver answering 200 after `delayMs`, recording each delivery's body as it arrives. */
+async function receiver(delayMs: number): Promise<{ url: string; bodies: string[] }> {
+  const bodies: string[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => (body += chunk));
+    req.on('end', () => {
+      bodies.push(body);
+      setTimeout(() => res.writeHead(200).end('ok'), delayMs).unref();
+    });
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, bodies };
+}
+
+describe('webhook deliveries shared fairly', () => {
+  it("another workspace's first delivery arrives within 10 s behind a backlog to a slow receiver", { timeout: 120_000 }, async () => {
+    app = await startTestApp({ JOBS_POLL_MS: '50', WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_TIMEOUT_MS: '10000' });
+    await app.services.store.collection<CompanyDoc>('companies').insertOne(companyDoc(cnpj));
+    const slow = await receiver(SLOW_MS);
+    const fast = await receiver(0);
+    const busy = await app.workspace('active');
+    const quiet = await app.workspace('active');
+    await app.services.credits.credit(busy.workspaceId, BACKLOG, 'grant', 'backlog');
+    await app.services.credits.credit(quiet.workspaceId, 1, 'grant', 'one');
+
+    const items = Array.from({ length: BACKLOG }, () => ({ input: { cnpjs: [cnpj] } }));
+    const big = await app.request('POST', '/v1/api/jobs', {
+      key: busy.apiKey,
+      body: { operation: 'lookupCnpjBatch', items, webhook: { url: slow.url, secret: SECRET, events: ['job.item'] } },
+    });
+    expect(big.status).toBe(202);
+    // The big job has run: its events wait for the slow receiver, which holds every place it is given.
+    await eventually(async () => (await app!.request('GET', `/v1/api/jobs/${big.body.jobId}`, { key: busy.apiKey })).body.status === 'done', {
+      timeoutMs: 60_000,
+      message: 'the big job to finish',
+    });
+    await eventually(() => slow.bodies.length >= 1, { message: 'the backlog to be delivering' });
+
+    const small = await app.request('POST', '/v1/api/jobs', {
+      key: quiet.apiKey,
+      body: { operation: 'lookupCnpjBatch', items: [{ input: { cnpjs: [cnpj] } }], webhook: { url: fast.url, secret: SECRET } },
+    });
+    expect(small.status).toBe(202);
+    await eventually(() => fast.bodies.length >= 1, { timeoutMs: 10_000, message: "the small job's job.finished within 10 s" });
+    expect(JSON.parse(fast.bodies[0]!)).toMatchObject({ type: 'job.finished', jobId: small.body.jobId, job: { status: 'done', done: 1 } });
+    // The backlog was still far from delivered: the small job did not wait for it.
+    expect(slow.bodies.length).toBeLessThan(BACKLOG);
+  });
+});

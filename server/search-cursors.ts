@@ -82,7 +82,8 @@ export class SearchCursors {
   /** The start of the page a request asks for; a cursor that is not this search's is 400 `invalid_cursor`. */
   async start<P>(workspaceId: string, operation: string, input: Record<string, unknown>): Promise<PageStart<P>> {
     const token = input.cursor;
-    if (token === undefined) return { sent: 0, position: undefined, room: MAX_ROWS_PER_SEARCH };
+    // Null is the first page, as the schema says (`SearchCursor`).
+    if (token === undefined || token === null) return { sent: 0, position: undefined, room: MAX_ROWS_PER_SEARCH };
     if (typeof token !== 'string' || !TOKEN.test(token)) throw refused('is not one this service gave (it may have been cut or changed)');
     const doc = await this.docs.findOne({ _id: sha256(token) });
     // Another workspace's cursor reads as unknown: its existence is not this workspace's business.

@@ -46,7 +46,8 @@ export function createOutreachHandlers({ templates, campaigns, prospects, sheets
     const rows: SheetRow[] = sheetId ? await sheetRows(deps, sheetId, rowIds) : [];
 
     // The template's fields, then the fields sent on top; the required ones must come from one of them.
-    const name = input.name?.trim() ?? template?.campaignName;
+    // A template's blank campaignName names nothing: no campaign is stored without a name.
+    const name = input.name?.trim() ?? (template?.campaignName?.trim() || undefined);
     if (name === undefined) throw invalidRequest(template ? 'name is required: the template has no campaignName' : 'name is required');
     const offering = input.offering ?? template?.offering;
     if (offering === undefined) throw invalidRequest('offering is required');

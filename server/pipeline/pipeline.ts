@@ -193,7 +193,8 @@ async function parse(
   for (const part of PARTS) {
     if (!operation.request[part]) continue;
     const value = part === 'body' && raw.readBody ? await raw.readBody() : raw[part];
-    const result = validate(id, part, value ?? {});
+    // Only a part not sent reads as `{}`: a body of `null` is a value, and no object.
+    const result = validate(id, part, value === undefined ? {} : value);
     if (!result.ok) throw invalidRequest(result.message);
     parts[part] = result.value;
     Object.assign(input, result.value);

@@ -23,6 +23,8 @@ const options: Options = { allErrors: false, useDefaults: false, verbose: true, 
 export function newAjv(extra: Options = {}): Ajv {
   const ajv = new Ajv({ ...options, ...extra });
   ajvFormats.default(ajv);
+  // Known, not asserted here: the handlers check a CNPJ so that one `invalid_cnpj` names every bad one.
+  ajv.addFormat('cnpj', true);
   return ajv;
 }
 

@@ -13,6 +13,7 @@ import {
 import {
   Address,
   Cnpj,
+  CnpjInput,
   CodeAndDescription,
   ESTABLISHMENT_TYPES,
   Partner,
@@ -191,7 +192,7 @@ export const CompanyStreamDone = ClosedObject(
 
 export const CnpjBatchBody = Type.Object(
   {
-    cnpjs: Type.Array(Type.String(), {
+    cnpjs: Type.Array(CnpjInput('A CNPJ; one whose check digits are wrong is answered in `invalid`.'), {
       minItems: 1,
       maxItems: 500,
       description: 'CNPJs to look up, 1 to 500, with or without punctuation. Duplicates: the first is kept.',

@@ -4,6 +4,7 @@ import { ClosedObject, CreditsCharged, DateOnly, OptionalText as text, StringEnu
 import {
   Address,
   Cnpj,
+  CnpjInput,
   CodeAndDescription,
   Partner,
   REGISTRATION_STATUSES,
@@ -127,7 +128,7 @@ export const EnrichBody = Type.Object(
     fullName: text("The person's full name."),
     companyName: text('Company name.'),
     companyDomain: text('Company web domain, e.g. `acme.com`.'),
-    cnpj: text('Company CNPJ, with or without punctuation.'),
+    cnpj: Type.Optional(CnpjInput('Company CNPJ, with or without punctuation.')),
     goalFields: Type.Optional(
       Type.Array(StringEnum(ENRICH_FIELDS), {
         description: 'The fields wanted (all when absent); providers that cannot add one of them are not called.',

@@ -52,6 +52,10 @@ describe('prefixes and versioning', () => {
     expect(res.status).toBe(400);
     expectErrorShape(res.body, 'unsupported_version');
     expect(res.headers.get('service-version')).toBe('1');
+    // An empty header names no version: refused, not read as absent (issue 43).
+    const empty = await app.request('GET', '/v1/health', { headers: { 'Service-Version': '' } });
+    expect(empty.status).toBe(400);
+    expectErrorShape(empty.body, 'unsupported_version');
   });
 });
 
@@ -206,9 +210,11 @@ describe('catalog and OpenAPI', () => {
     expect(schemas.CnpjBatchResults.properties.results.items).toEqual(ref('Company'));
     expect(schemas.CampaignDetail.properties.prospects.items).toEqual(ref('Prospect'));
     const stream = doc.paths['/api/companies/search/stream'].post.responses['200'].content['text/event-stream'];
-    // Event payloads are written in place (a component used by an extension alone reads as unused), their records referred to.
-    expect(stream['x-events'].page.properties.results.items).toEqual(ref('Company'));
-    expect(stream['x-events'].done.required).toEqual(expect.arrayContaining(['total', 'sources']));
+    // Each event as what it is (issue 43): the SSE fields, its name, and its data JSON of the payload's schema.
+    const events = Object.fromEntries(stream.schema.oneOf.map((branch: any) => [branch.properties.event.const, branch.properties.data]));
+    expect(Object.keys(events).sort()).toEqual(['done', 'page']);
+    expect(events.page).toEqual({ type: 'string', contentMediaType: 'application/json', contentSchema: ref('CompanyPage') });
+    expect(schemas.CompanyStreamDone.required).toEqual(expect.arrayContaining(['total', 'sources']));
     // Every reference resolves, and every component is used.
     const used = new Set([...JSON.stringify(doc).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]));
     expect([...used].filter((name) => !schemas[name!])).toEqual([]);

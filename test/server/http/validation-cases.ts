@@ -177,7 +177,7 @@ const missing = (op: OperationId, base: Input, ...keys: string[]): ValidationCas
   keys.map((key) => ({ op, part: 'body', input: omit(base, key), field: `${key} is required` }));
 
 const notAnObject = (op: OperationId): ValidationCase[] =>
-  [[], 'text', 42].map((input) => ({ op, part: 'body', input, field: 'body must be a JSON object' }));
+  [[], 'text', 42, null].map((input) => ({ op, part: 'body', input, field: 'body must be a JSON object' }));
 
 const strings = (...keys: string[]): Mutation[] => keys.map((key) => [{ [key]: 42 }, `${key} must be a string`]);
 const stringLists = (...keys: string[]): Mutation[] =>

@@ -36,6 +36,9 @@ const flag = (description: string) => Type.Optional(Type.Boolean({ description }
 const capital = (description: string) => Type.Optional(Type.Number({ minimum: 0, maximum: 1e15, description }));
 const date = (description: string) => Type.Optional(Type.String({ format: 'date', description }));
 
+/** The sources of `companyOrder`: the imported registry, and BrasilAPI (lookups by CNPJ only). */
+export const COMPANY_SOURCES = ['receita_federal', 'brasilapi'] as const;
+
 const companyFilters = {
   name: text('Company name (legal or trade name).'),
   industry: text('Industry or activity; known activities are converted to CNAE codes.'),
@@ -47,7 +50,9 @@ const companyFilters = {
   sizes: texts('Company size ranges.'),
   cnaes: texts('CNAE activity codes.'),
   legalNatureCodes: texts('Legal nature codes (natureza jurídica, 4 digits).'),
-  companyOrder: texts('Data sources to query, in order of preference.'),
+  companyOrder: Type.Optional(
+    Type.Array(StringEnum(COMPANY_SOURCES), { description: 'Data sources to query, in order of preference.' }),
+  ),
   registrationStatuses: Type.Optional(
     Type.Array(StringEnum(REGISTRATION_STATUSES), { description: 'Registration statuses (situação cadastral).' }),
   ),

@@ -72,15 +72,17 @@ export const MaxCredits = Type.Optional(
 );
 
 /**
- * `providerOrder`: one list for every field, or an object giving fields their own lists. The
- * schema only says "a list, or an object of lists", so that the handler can refuse an unknown
- * provider or field with a message naming it in either form (an `anyOf` failure names neither).
+ * `providerOrder`: one list for every field, or an object giving fields their own lists, of the
+ * providers' ids (so that /openapi.json says which names are taken). Validation reports the error
+ * of the branch whose type the value has (validate.ts), so a wrong name is named in either form;
+ * provider-order.ts still checks, as it did before the schema said it.
  */
 const ProviderOrder = Type.Unsafe<ProviderId[] | Partial<Record<(typeof ENRICH_FIELDS)[number], ProviderId[]>>>(
   Type.Union(
     [
-      Type.Array(Type.String(), { description: 'Providers to try first for every field, in this order.' }),
-      Type.Record(Type.String(), Type.Array(Type.String()), {
+      Type.Array(StringEnum(PROVIDER_IDS), { description: 'Providers to try first for every field, in this order.' }),
+      Type.Object(Object.fromEntries(ENRICH_FIELDS.map((field) => [field, Type.Optional(Type.Array(StringEnum(PROVIDER_IDS)))])), {
+        additionalProperties: false,
         description: 'Field → the providers to try first for it, in this order (e.g. `{"email": ["hunter", "apollo"], "phone": ["apollo"]}`).',
       }),
     ],

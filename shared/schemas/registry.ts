@@ -11,7 +11,9 @@ export const ESTABLISHMENT_TYPES = ['MATRIZ', 'FILIAL'] as const;
 
 export const Cnpj = Type.String({
   pattern: CNPJ_PATTERN,
-  description: 'A CNPJ without punctuation: 14 characters, letters allowed in the first 12 (alphanumeric CNPJs, July 2026).',
+  // The check digits, which no pattern can compute: see CnpjInput.
+  format: 'cnpj',
+  description: 'A CNPJ without punctuation: 14 characters, letters allowed in the first 12 (alphanumeric CNPJs, July 2026), then two check digits that match.',
 });
 
 /**

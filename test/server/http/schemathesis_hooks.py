@@ -48,6 +48,6 @@ def map_case(context, case):
     headers = case.headers
     if headers and isinstance(headers.get("Idempotency-Key"), str) and KEY.fullmatch(headers["Idempotency-Key"]):
         headers["Idempotency-Key"] = str(uuid.uuid4())
-    if isinstance(case.body, dict) and isinstance(case.body.get("cursor"), str):
+    if isinstance(case.body, dict) and isinstance(case.body.get("cursor"), str) and "\x00" not in case.body["cursor"]:
         case.body["cursor"] = None
     return case

@@ -195,6 +195,35 @@ describe('catalog and OpenAPI', () => {
     expect(JSON.stringify(doc)).not.toContain('"$id"');
   });
 
+  it('says what the server enforces: every error status, the body reader\'s rules, the key\'s characters (issue 43)', async () => {
+    const doc = (await app.request('GET', '/openapi.json')).body;
+    for (const [path, methods] of Object.entries<Record<string, any>>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(methods)) {
+        // Service-Version is read before anything else, and the rate limit and the store concern every operation.
+        for (const status of ['400', '429', '500', '503']) expect(op.responses[status], `${method} ${path} ${status}`).toBeDefined();
+        if (op.parameters.some((p: { name: string }) => p.name === 'Idempotency-Key')) {
+          expect(op.responses['422'].description, `${method} ${path}`).toContain('idempotency_key_reused');
+        }
+      }
+    }
+    expect(doc.paths['/health'].get.responses['400'].description).toContain('unsupported_version');
+    expect(doc.paths['/api/research'].post.responses['503']).toBeDefined();
+    const key = doc.paths['/api/enrich'].post.parameters.find((p: { name: string }) => p.name === 'Idempotency-Key');
+    expect(new RegExp(key.schema.pattern).test('with space')).toBe(false);
+    // A NUL is refused in every string and property name of a body: the request schemas say so.
+    const schemas = doc.components.schemas;
+    const nulFree = (pattern: string) => new RegExp(pattern).test('a') && !new RegExp(pattern).test('a\u0000b');
+    expect(nulFree(schemas.SheetRowInput.properties.values.propertyNames.pattern)).toBe(true);
+    expect(nulFree(schemas.CadenceStepInput.properties.subject.pattern)).toBe(true);
+    const templateBody = doc.paths['/api/prospecting/templates'].post.requestBody.content['application/json'].schema;
+    expect(nulFree(templateBody.properties.name.pattern)).toBe(true);
+    expect(new RegExp(templateBody.properties.name.pattern).test('   ')).toBe(false);
+    // Answers make no such promise: a provider or a model may send one.
+    expect(schemas.CadenceStep.properties.subject.pattern).toBeUndefined();
+    const batch = doc.paths['/api/companies/cnpj/batch'].post.requestBody.content['application/json'].schema;
+    expect(batch.properties.cnpjs.items.format).toBe('cnpj');
+  });
+
   it('names the records once in components.schemas and refers to them from the operations', async () => {
     const doc = (await app.request('GET', '/openapi.json')).body;
     const schemas = doc.components.schemas;

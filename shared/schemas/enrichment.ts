@@ -1,6 +1,6 @@
 /** Cascade enrichment of one person or company record. */
 import { Type, type TOptional, type TSchema, type TString } from '@sinclair/typebox';
-import { ClosedObject, CreditsCharged, DateOnly, OptionalText as text, StringEnum } from './common.ts';
+import { AnyName, ClosedObject, CreditsCharged, DateOnly, OptionalText as text, StringEnum } from './common.ts';
 import {
   Address,
   Cnpj,
@@ -74,15 +74,15 @@ export const MaxCredits = Type.Optional(
 /**
  * `providerOrder`: one list for every field, or an object giving fields their own lists, of the
  * providers' ids (so that /openapi.json says which names are taken). Validation reports the error
- * of the branch whose type the value has (validate.ts), so a wrong name is named in either form;
- * provider-order.ts still checks, as it did before the schema said it.
+ * of the branch whose type the value has (validate.ts), so a wrong provider is named in either
+ * form. The fields are provider-order.ts's to check, naming them all: a property per field would
+ * weigh on every tool list (tool-list.test.ts).
  */
 const ProviderOrder = Type.Unsafe<ProviderId[] | Partial<Record<(typeof ENRICH_FIELDS)[number], ProviderId[]>>>(
   Type.Union(
     [
       Type.Array(StringEnum(PROVIDER_IDS), { description: 'Providers to try first for every field, in this order.' }),
-      Type.Object(Object.fromEntries(ENRICH_FIELDS.map((field) => [field, Type.Optional(Type.Array(StringEnum(PROVIDER_IDS)))])), {
-        additionalProperties: false,
+      Type.Record(AnyName, Type.Array(StringEnum(PROVIDER_IDS)), {
         description: 'Field → the providers to try first for it, in this order (e.g. `{"email": ["hunter", "apollo"], "phone": ["apollo"]}`).',
       }),
     ],

@@ -68,12 +68,23 @@ function failuresOf(output: string): Failure[] {
   let pending: string[] = [];
   for (const line of section.split('\n')) {
     const header = /^_+ (.+?) _+$/.exec(line);
+    const caseStart = /^\d+\. Test Case ID/.test(line);
+    if ((header || caseStart) && pending.length) {
+      // A case whose answer was no JSON error (a stream, a success): no message to match.
+      failures.push(...pending.map((code) => ({ operation, check: code, message: '' })));
+      pending = [];
+    }
     if (header) operation = header[1]!;
     const check = /^- (ST\d+)/.exec(line);
     if (check) pending.push(check[1]!);
     const body = /^\s+`(\{.*\})`$/.exec(line);
     if (body && pending.length) {
-      const message = String((JSON.parse(body[1]!) as { message?: unknown }).message ?? '');
+      let message = '';
+      try {
+        message = String((JSON.parse(body[1]!) as { message?: unknown }).message ?? '');
+      } catch {
+        // a body cut short in the report: no message to match
+      }
       failures.push(...pending.map((code) => ({ operation, check: code, message })));
       pending = [];
     }

@@ -142,8 +142,9 @@ function responses(op: Operation, components: Components) {
 
 /** Whether an omitted body is a valid one: the pipeline reads a missing body as `{}`. */
 function bodyRequired(body: object): boolean {
-  const required = (body as { required?: unknown[]; type?: unknown }).required;
-  return (body as { type?: unknown }).type !== 'object' || (Array.isArray(required) && required.length > 0);
+  const { required, type, anyOf } = body as { required?: unknown[]; type?: unknown; anyOf?: unknown[] };
+  // An `anyOf` of required properties (a new campaign: `templateId`, or `name` and `offering`) refuses `{}` too.
+  return type !== 'object' || (Array.isArray(required) && required.length > 0) || Array.isArray(anyOf);
 }
 
 /** `publicUrl`: PUBLIC_URL, so that `servers` are absolute, as generated clients need them. */

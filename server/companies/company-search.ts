@@ -5,12 +5,13 @@
  * is accepted and reported as a source that returned nothing.
  */
 import type { InputOf } from '../../shared/operations/index.ts';
+import { COMPANY_SOURCES } from '../../shared/schemas/companies.ts';
 import { ServiceError } from '../errors.ts';
 import type { Activity } from '../../shared/types.ts';
 import type { Companies } from './companies.ts';
 import { companyView, REGISTRY_SOURCE, type CompanyView } from './company-record.ts';
 
-export const COMPANY_SOURCES = [REGISTRY_SOURCE, 'brasilapi'] as const;
+export { COMPANY_SOURCES };
 
 type FilterName = Exclude<keyof InputOf<'searchCompanies'>, 'limit' | 'companyOrder' | 'cursor'>;
 

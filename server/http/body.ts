@@ -222,6 +222,12 @@ function memberName(raw: string): string {
 }
 
 const NUL = /\u0000/;
+/**
+ * The NUL rule as a JSON Schema pattern, for the OpenAPI document (openapi-input.ts): a string
+ * without NUL, and one that is also not blank (the `\S` of names).
+ */
+export const NUL_FREE_PATTERN = '^[^\\x00]*$';
+export const NUL_FREE_NOT_BLANK_PATTERN = '^[^\\x00]*[^\\s\\x00][^\\x00]*$';
 /** ES2024, in Node 20; the project's lib is older. */
 type WellFormed = string & { isWellFormed(): boolean };
 

@@ -4,6 +4,7 @@
  * and a stream's `Last-Event-ID` with its 204.
  */
 import { takesIdempotencyKey, type Operation } from '../../shared/operations/types.ts';
+import { IDEMPOTENCY_KEY_CHARACTERS, IDEMPOTENCY_KEY_MAX } from '../pipeline/idempotency.ts';
 
 export function retryParameters(op: Operation): unknown[] {
   const out: unknown[] = [];
@@ -16,7 +17,7 @@ export function retryParameters(op: Operation): unknown[] {
         'draft-ietf-httpapi-idempotency-key-header: a unique value per request (a UUID), 1 to 255 visible ASCII characters. ' +
         'The first answer is stored for 24 hours in the workspace and replayed (with `Idempotent-Replayed: true`) for the ' +
         'same key and request, never run or charged again; the same key with another request is 422, one still running 409.',
-      schema: { type: 'string', minLength: 1, maxLength: 255 },
+      schema: { type: 'string', minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX, pattern: IDEMPOTENCY_KEY_CHARACTERS },
     });
   }
   if (op.stream) {

@@ -7,22 +7,9 @@ import { operations } from '../../shared/operations/index.ts';
 import type { Operation } from '../../shared/operations/types.ts';
 import { SESSION_COOKIE } from '../dashboard/session-cookie.ts';
 import { ErrorBody } from '../../shared/schemas/common.ts';
+import { errorResponses } from './openapi-errors.ts';
+import { nulFreeInput } from './openapi-input.ts';
 import { retryParameters, retryStatuses } from './openapi-retries.ts';
-
-const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'Invalid parameters; `message` names the field.',
-  401: 'API key missing, invalid or revoked.',
-  402: 'Insufficient credits, or no active plan.',
-  403: 'The credential lacks the scope of this operation.',
-  413: 'The body is larger than 1 MiB.',
-  415: 'The body is not application/json.',
-  404: 'Resource not found.',
-  409: 'Conflict with the current state.',
-  429: 'Rate limit exceeded; see `Retry-After`.',
-  500: 'Internal error.',
-  501: 'Not implemented yet.',
-  503: 'A dependency (AI model or data provider) is unavailable.',
-};
 
 /** What OpenAPI allows as the key of a component. */
 const COMPONENT_NAME = /^[a-zA-Z0-9._-]+$/;
@@ -99,17 +86,30 @@ const RATE_HEADERS = {
   'Service-Version': { schema: { type: 'string' } },
 };
 
+/**
+ * A stream's events as the `text/event-stream` schema of OpenAPI 3.1 reads (each event an object
+ * of the SSE fields, as OpenAPI 3.2's `itemSchema` has it): one branch per event name, its `data`
+ * JSON (`contentMediaType`) of the payload's schema (`contentSchema`).
+ */
+function eventSchema(events: Record<string, object>, components: Components): unknown {
+  return {
+    oneOf: Object.entries(events).map(([name, payload]) => ({
+      type: 'object',
+      required: ['event', 'data'],
+      properties: {
+        event: { const: name },
+        data: { type: 'string', contentMediaType: 'application/json', contentSchema: components.schema(payload) },
+        id: { type: 'string', description: '`<streamId>:<seq>`, to resume after with `Last-Event-ID`.' },
+        retry: { type: 'integer' },
+      },
+    })),
+  };
+}
+
 function responses(op: Operation, components: Components) {
   const out: Record<string, unknown> = {};
   for (const [status, schema] of Object.entries(op.responses)) {
-    const events = op.stream && {
-      'text/event-stream': {
-        schema: { type: 'string' },
-        // OpenAPI 3.1 cannot type the events of a stream: the payload of each event, by name.
-        // Written in place: a component referred to from an extension alone would read as unused.
-        'x-events': Object.fromEntries(Object.entries(op.stream.events).map(([name, payload]) => [name, components.inline(payload)])),
-      },
-    };
+    const events = op.stream && { 'text/event-stream': { schema: eventSchema(op.stream.events, components) } };
     const names = op.stream ? Object.keys(op.stream.events).map((name) => `\`${name}\``).join(', ') : '';
     out[status] = {
       description: !op.stream
@@ -127,19 +127,9 @@ function responses(op: Operation, components: Components) {
           : events,
     };
   }
-  // The interface lists per-operation statuses; these apply to every operation of a kind.
-  const hasInput = Boolean(op.request.params || op.request.query || op.request.body);
-  const errors = new Set([
-    ...op.errors,
-    ...(hasInput ? [400] : []),
-    ...(op.scope || op.actsFor ? [401, 403] : []),
-    ...(op.requiresPlan ? [402] : []),
-    ...(op.request.body ? [413, 415] : []),
-    429,
-  ]);
-  for (const status of [...errors].sort((a, b) => a - b)) {
+  for (const { status, description } of errorResponses(op)) {
     out[status] = {
-      description: ERROR_DESCRIPTIONS[status] ?? 'Error.',
+      description,
       headers: status === 429 ? { ...RATE_HEADERS, 'Retry-After': { schema: { type: 'integer' } } } : RATE_HEADERS,
       content: { 'application/json': { schema: components.schema(ErrorBody) } },
     };
@@ -154,8 +144,9 @@ function responses(op: Operation, components: Components) {
 
 /** Whether an omitted body is a valid one: the pipeline reads a missing body as `{}`. */
 function bodyRequired(body: object): boolean {
-  const required = (body as { required?: unknown[]; type?: unknown }).required;
-  return (body as { type?: unknown }).type !== 'object' || (Array.isArray(required) && required.length > 0);
+  const { required, type, anyOf } = body as { required?: unknown[]; type?: unknown; anyOf?: unknown[] };
+  // An `anyOf` of required properties (a new campaign: `templateId`, or `name` and `offering`) refuses `{}` too.
+  return type !== 'object' || (Array.isArray(required) && required.length > 0) || Array.isArray(anyOf);
 }
 
 /** `publicUrl`: PUBLIC_URL, so that `servers` are absolute, as generated clients need them. */
@@ -178,7 +169,7 @@ export function buildOpenApi(version: string, publicUrl: string) {
         ? {
             requestBody: {
               required: bodyRequired(op.request.body),
-              content: { 'application/json': { schema: components.schema(op.request.body) } },
+              content: { 'application/json': { schema: components.schema(nulFreeInput(op.request.body)) } },
             },
           }
         : {}),

@@ -73,9 +73,11 @@ function operationRoute(id: OperationId, operation: Operation, status: number, p
       const answer = operation.stream?.json && ctx.accepts('text/event-stream', 'application/json') === 'application/json' ? 'value' : 'events';
       const streaming = Boolean(operation.stream) && answer === 'events';
       const lastEventId = ctx.get('Last-Event-ID');
+      const raw = { params: ctx.params, query: ctx.query, readBody: () => readJsonBody(ctx, bodyLimitOf(operation)) };
       if (streaming && lastEventId) {
         // A reconnection is never run again: it resumes the stream it names, or is told there is nothing more.
-        const workspaceId = pipeline.resumer(id, caller);
+        const key = ctx.headers['idempotency-key'] !== undefined ? ctx.get('Idempotency-Key') : undefined;
+        const workspaceId = await pipeline.resumer(id, caller, raw, key);
         return resumeEventStream(ctx, workspaceId ? held.find(workspaceId, id, lastEventId) : null);
       }
       // A stream's work is stopped by its held stream (a client may come back), anything else's when its client leaves.
@@ -85,7 +87,7 @@ function operationRoute(id: OperationId, operation: Operation, status: number, p
       const outcome = await pipeline.invoke(
         id,
         caller,
-        { params: ctx.params, query: ctx.query, readBody: () => readJsonBody(ctx, bodyLimitOf(operation)) },
+        raw,
         new RequestInvocation(ctx, streamAbort ? streamAbort.signal : () => gone.controller.signal, answer),
       );
       if (outcome.replayed) ctx.set('Idempotent-Replayed', 'true');

@@ -46,8 +46,9 @@ export function createOutreachHandlers({ templates, campaigns, prospects, sheets
     const rows: SheetRow[] = sheetId ? await sheetRows(deps, sheetId, rowIds) : [];
 
     // The template's fields, then the fields sent on top; the required ones must come from one of them.
-    const name = input.name?.trim() ?? template?.campaignName;
-    if (name === undefined) throw invalidRequest(template ? 'name is required: the template has no campaignName' : 'name is required');
+    // A template's blank campaignName names nothing, and its own name serves instead: no campaign is stored without a name.
+    const name = input.name?.trim() ?? (template ? template.campaignName?.trim() || template.name : undefined);
+    if (name === undefined) throw invalidRequest('name is required');
     const offering = input.offering ?? template?.offering;
     if (offering === undefined) throw invalidRequest('offering is required');
     const config: CampaignConfig = { name, offering };

@@ -84,6 +84,10 @@ const COLLECTION = 'idempotencyKeys';
 
 export const idempotencyIndexes: IndexDeclaration[] = [{ collection: COLLECTION, keys: { expiresAt: 1 }, options: { expireAfterSeconds: 0 } }];
 
+/** What a key is made of: visible ASCII (the draft's token or string), as OpenAPI's header schema says too. */
+export const IDEMPOTENCY_KEY_CHARACTERS = '^[\\x21-\\x7e]+$';
+const KEY_CHARACTERS = new RegExp(IDEMPOTENCY_KEY_CHARACTERS);
+
 /**
  * The key as sent: a token, or a structured-field string (`"…"`, the draft's form); 1 to 255
  * visible ASCII characters. Anything else is 400.
@@ -93,7 +97,7 @@ export function checkIdempotencyKey(raw: string): string {
   if (key.length >= 2 && key.startsWith('"') && key.endsWith('"')) key = key.slice(1, -1).replace(/\\(["\\])/g, '$1');
   if (key.length === 0) throw new ServiceError('invalid_request', 'Idempotency-Key is empty; send a unique value per request, e.g. a UUID.');
   if (key.length > IDEMPOTENCY_KEY_MAX) throw new ServiceError('invalid_request', `Idempotency-Key must be at most ${IDEMPOTENCY_KEY_MAX} characters.`);
-  if (!/^[\x21-\x7e]+$/.test(key)) throw new ServiceError('invalid_request', 'Idempotency-Key must be visible ASCII characters only (no spaces or control characters).');
+  if (!KEY_CHARACTERS.test(key)) throw new ServiceError('invalid_request', 'Idempotency-Key must be visible ASCII characters only (no spaces or control characters).');
   return key;
 }
 

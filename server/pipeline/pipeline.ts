@@ -61,10 +61,11 @@ export interface Pipeline {
   invoke(id: OperationId, caller: Caller, raw: RawInput, options: InvokeOptions): Promise<Outcome>;
   /**
    * The workspace whose held streams of `id` this caller may resume (a reconnection naming its
-   * last event), authorized as a new call of `id` would be (401/403); null for a caller without a
-   * workspace, who has none to resume.
+   * last event), authorized and validated as a new call of `id` would be (401/403, 400: the
+   * reconnection resends the request, which must still be one the operation takes); null for a
+   * caller without a workspace, who has none to resume.
    */
-  resumer(id: OperationId, caller: Caller): string | null;
+  resumer(id: OperationId, caller: Caller, raw: RawInput, idempotencyKey?: string): Promise<string | null>;
 }
 
 /**
@@ -163,8 +164,11 @@ export function createPipeline({ payment, idempotency }: PipelineDeps, handlers:
         .catch((err) => options.log.warn({ err }, 'idempotency: the answer was not stored'));
       return outcome;
     },
-    resumer(id, caller) {
-      return authorize(caller, operations[id])?.workspaceId ?? null;
+    async resumer(id, caller, raw, idempotencyKey) {
+      const principal = authorize(caller, operations[id]);
+      if (idempotencyKey !== undefined && principal && takesIdempotencyKey(operations[id])) checkIdempotencyKey(idempotencyKey);
+      await parse(validate, id, operations[id], raw);
+      return principal?.workspaceId ?? null;
     },
   };
   // Every call counted by operation, binding and outcome (metrics.ts), the agent's tool calls too.
@@ -222,7 +226,8 @@ async function parse(
   for (const part of PARTS) {
     if (!operation.request[part]) continue;
     const value = part === 'body' && raw.readBody ? await raw.readBody() : raw[part];
-    const result = validate(id, part, value ?? {});
+    // Only a part not sent reads as `{}`: a body of `null` is a value, and no object.
+    const result = validate(id, part, value === undefined ? {} : value);
     if (!result.ok) throw invalidRequest(result.message);
     parts[part] = result.value;
     Object.assign(input, result.value);

@@ -23,6 +23,8 @@ const options: Options = { allErrors: false, useDefaults: false, verbose: true, 
 export function newAjv(extra: Options = {}): Ajv {
   const ajv = new Ajv({ ...options, ...extra });
   ajvFormats.default(ajv);
+  // Known, not asserted here: the handlers check a CNPJ so that one `invalid_cnpj` names every bad one.
+  ajv.addFormat('cnpj', true);
   return ajv;
 }
 
@@ -136,7 +138,8 @@ function describe(error: ErrorObject, part: RequestPart): string {
       return `${field} must be ${String(params.comparison)} ${limit}`;
     case 'anyOf': {
       const alternatives = requiredAlternatives(error.schema);
-      if (alternatives) return `at least one of ${alternatives.map((name) => join(at, name)).join(', ')} is required`;
+      if (alternatives?.every((names) => names.length === 1)) return `at least one of ${alternatives.map(([name]) => join(at, name!)).join(', ')} is required`;
+      if (alternatives) return `${alternatives.map((names) => names.map((name) => join(at, name)).join(' and ')).join(', or ')} is required`;
       const types = typeAlternatives(error.schema);
       if (types) return `${field} must be ${types.join(' or ')}`;
       return `${field} is invalid`;
@@ -187,14 +190,17 @@ function typeAlternatives(branches: unknown): string[] | null {
   return names.every((name) => name !== undefined) ? (names as string[]) : null;
 }
 
-/** The names of an `anyOf` whose branches each only require one property (see the enrich body). */
-function requiredAlternatives(branches: unknown): string[] | null {
+/**
+ * The names of an `anyOf` whose branches each only require properties (the enrich body: one each;
+ * a new campaign: `templateId`, or `name` and `offering`).
+ */
+function requiredAlternatives(branches: unknown): string[][] | null {
   if (!Array.isArray(branches)) return null;
-  const names: string[] = [];
+  const alternatives: string[][] = [];
   for (const branch of branches as Array<Record<string, unknown>>) {
     const required = branch.required;
-    if (Object.keys(branch).length !== 1 || !Array.isArray(required) || required.length !== 1) return null;
-    names.push(String(required[0]));
+    if (Object.keys(branch).length !== 1 || !Array.isArray(required) || required.length === 0) return null;
+    alternatives.push(required.map(String));
   }
-  return names;
+  return alternatives;
 }

@@ -14,7 +14,7 @@ import { defineOperations } from './types.ts';
 const searchErrors = [400, 401, 402, 429, 500];
 const streamDescription =
   ' Answers `text/event-stream`: a `page` event each time a source adds rows, then one `done` event with the ' +
-  "totals per source; both payloads' schemas are under `x-events` of the 200 response.";
+  "totals per source; each event's `data` is JSON of its payload's schema (`contentSchema`).";
 
 export const searchOperations = defineOperations({
   searchPeople: {

@@ -1,6 +1,6 @@
 /** The built-in agent: its chat (events or one JSON answer) and the conversations it keeps. */
 import { Type } from '@sinclair/typebox';
-import { ClosedObject, ErrorBody, IdOf, Nullable, StringEnum, Timestamp } from './common.ts';
+import { AnyName, ClosedObject, ErrorBody, IdOf, Nullable, StringEnum, Timestamp } from './common.ts';
 
 export const AGENT_MESSAGE_MAX = 4000;
 
@@ -41,7 +41,7 @@ export const AgentChatBody = ClosedObject('A message to the agent.', {
 const CallId = Type.String({ description: 'Pairs a `tool_call` with its `tool_result`.' });
 const ToolName = Type.String({ description: 'The tool: an operation id in snake_case, as MCP names it.' });
 // Any tool's arguments: every property name is allowed (the pattern), so none is left unsaid.
-const ToolInput = Type.Record(Type.String(), Type.Unknown(), {
+const ToolInput = Type.Record(AnyName, Type.Unknown(), {
   additionalProperties: false,
   description: 'The arguments the model gave the tool (empty when they were not a JSON object).',
 });

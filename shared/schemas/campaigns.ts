@@ -31,8 +31,11 @@ export const CampaignCreateBody = Type.Object(
   },
   {
     additionalProperties: false,
+    // A template always holds an offering and a name (its campaignName, else its own name).
+    anyOf: [{ required: ['templateId'] }, { required: ['name', 'offering'] }],
     description:
-      'A new draft campaign, with one prospect per selected row. `name` and `offering` are required unless the template holds them (`campaignName`, `offering`).',
+      'A new draft campaign, with one prospect per selected row. `name` and `offering` are required without a template; ' +
+      "with one, they default to its `offering` and its `campaignName` (else the template's own name).",
   },
 );
 

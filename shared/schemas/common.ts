@@ -10,6 +10,13 @@ import {
   type TSchema,
 } from '@sinclair/typebox';
 
+/**
+ * The key of a map whose every property name is allowed (`Type.Record(AnyName, …)`): TypeBox's
+ * default `^(.*)$` leaves out names holding a line break in JavaScript (`.`), though not in every
+ * regex dialect a client validates with.
+ */
+export const AnyName = Type.String({ pattern: '^[\\s\\S]*$' });
+
 export const Uuid = Type.String({ format: 'uuid', description: 'A UUID.' });
 
 /** A UUID that says what it identifies, e.g. a path parameter. */

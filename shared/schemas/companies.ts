@@ -13,6 +13,7 @@ import {
 import {
   Address,
   Cnpj,
+  CnpjInput,
   CodeAndDescription,
   ESTABLISHMENT_TYPES,
   Partner,
@@ -35,6 +36,9 @@ const flag = (description: string) => Type.Optional(Type.Boolean({ description }
 const capital = (description: string) => Type.Optional(Type.Number({ minimum: 0, maximum: 1e15, description }));
 const date = (description: string) => Type.Optional(Type.String({ format: 'date', description }));
 
+/** The sources of `companyOrder`: the imported registry, and BrasilAPI (lookups by CNPJ only). */
+export const COMPANY_SOURCES = ['receita_federal', 'brasilapi'] as const;
+
 /** The company search's filters: the search, its stream and the export take them. */
 export const companyFilters = {
   name: text('Company name (legal or trade name).'),
@@ -47,7 +51,9 @@ export const companyFilters = {
   sizes: texts('Company size ranges.'),
   cnaes: texts('CNAE activity codes.'),
   legalNatureCodes: texts('Legal nature codes (natureza jurídica, 4 digits).'),
-  companyOrder: texts('Data sources to query, in order of preference.'),
+  companyOrder: Type.Optional(
+    Type.Array(StringEnum(COMPANY_SOURCES), { description: 'Data sources to query, in order of preference.' }),
+  ),
   registrationStatuses: Type.Optional(
     Type.Array(StringEnum(REGISTRATION_STATUSES), { description: 'Registration statuses (situação cadastral).' }),
   ),
@@ -192,7 +198,7 @@ export const CompanyStreamDone = ClosedObject(
 
 export const CnpjBatchBody = Type.Object(
   {
-    cnpjs: Type.Array(Type.String(), {
+    cnpjs: Type.Array(CnpjInput('A CNPJ; one whose check digits are wrong is answered in `invalid`.'), {
       minItems: 1,
       maxItems: 500,
       description: 'CNPJs to look up, 1 to 500, with or without punctuation. Duplicates: the first is kept.',

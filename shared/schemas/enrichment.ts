@@ -1,9 +1,10 @@
 /** Cascade enrichment of one person or company record. */
 import { Type, type TOptional, type TSchema, type TString } from '@sinclair/typebox';
-import { ClosedObject, CreditsCharged, DateOnly, OptionalText as text, StringEnum } from './common.ts';
+import { AnyName, ClosedObject, CreditsCharged, DateOnly, OptionalText as text, StringEnum } from './common.ts';
 import {
   Address,
   Cnpj,
+  CnpjInput,
   CodeAndDescription,
   Partner,
   REGISTRATION_STATUSES,
@@ -71,15 +72,17 @@ export const MaxCredits = Type.Optional(
 );
 
 /**
- * `providerOrder`: one list for every field, or an object giving fields their own lists. The
- * schema only says "a list, or an object of lists", so that the handler can refuse an unknown
- * provider or field with a message naming it in either form (an `anyOf` failure names neither).
+ * `providerOrder`: one list for every field, or an object giving fields their own lists, of the
+ * providers' ids (so that /openapi.json says which names are taken). Validation reports the error
+ * of the branch whose type the value has (validate.ts), so a wrong provider is named in either
+ * form. The fields are provider-order.ts's to check, naming them all: a property per field would
+ * weigh on every tool list (tool-list.test.ts).
  */
 const ProviderOrder = Type.Unsafe<ProviderId[] | Partial<Record<(typeof ENRICH_FIELDS)[number], ProviderId[]>>>(
   Type.Union(
     [
-      Type.Array(Type.String(), { description: 'Providers to try first for every field, in this order.' }),
-      Type.Record(Type.String(), Type.Array(Type.String()), {
+      Type.Array(StringEnum(PROVIDER_IDS), { description: 'Providers to try first for every field, in this order.' }),
+      Type.Record(AnyName, Type.Array(StringEnum(PROVIDER_IDS)), {
         description: 'Field → the providers to try first for it, in this order (e.g. `{"email": ["hunter", "apollo"], "phone": ["apollo"]}`).',
       }),
     ],
@@ -153,7 +156,7 @@ export const EnrichBody = Type.Object(
     fullName: Type.Optional(Type.String({ maxLength: TEXT_MAX_LENGTH.fullName, description: "The person's full name." })),
     companyName: Type.Optional(Type.String({ maxLength: TEXT_MAX_LENGTH.companyName, description: 'Company name.' })),
     companyDomain: Type.Optional(Type.String({ maxLength: TEXT_MAX_LENGTH.companyDomain, description: 'Company web domain, e.g. `acme.com`.' })),
-    cnpj: text('Company CNPJ, with or without punctuation.'),
+    cnpj: Type.Optional(CnpjInput('Company CNPJ, with or without punctuation.')),
     goalFields: Type.Optional(
       Type.Array(StringEnum(ENRICH_FIELDS), {
         description: 'The fields wanted (all when absent); providers that cannot add one of them are not called.',

@@ -1,7 +1,7 @@
 /** Prospects: one person of a campaign with a generated message and a pipeline status. */
 import { Type, type TProperties } from '@sinclair/typebox';
 import { Cadence } from './cadences.ts';
-import { ClosedObject, IdOf, Nullable, StringEnum, Timestamp } from './common.ts';
+import { AnyName, ClosedObject, IdOf, Nullable, StringEnum, Timestamp } from './common.ts';
 
 export const PROSPECT_STATUSES = ['ready', 'sending', 'awaiting_reply', 'replied', 'paused', 'failed'] as const;
 export const EVENT_TYPES = ['created', 'message_edited', 'status_changed', 'cadence_edited'] as const;
@@ -47,7 +47,7 @@ export const Prospect = ClosedObject(
     ...messageFields,
     writer: StringEnum(WRITERS, { description: 'Who wrote the message: the configured model, or the built-in writer.' }),
     cadence: Nullable(Cadence, "Its own cadence, or null to follow the campaign's."),
-    context: Type.Record(Type.String(), Type.String(), {
+    context: Type.Record(AnyName, Type.String(), {
       additionalProperties: false, // every key matches the pattern: says only that this map is all strings
       description: 'The source row when captured: column label → cell value.',
     }),

@@ -11,8 +11,18 @@ export const ESTABLISHMENT_TYPES = ['MATRIZ', 'FILIAL'] as const;
 
 export const Cnpj = Type.String({
   pattern: CNPJ_PATTERN,
-  description: 'A CNPJ without punctuation: 14 characters, letters allowed in the first 12 (alphanumeric CNPJs, July 2026).',
+  // The check digits, which no pattern can compute: see CnpjInput.
+  format: 'cnpj',
+  description: 'A CNPJ without punctuation: 14 characters, letters allowed in the first 12 (alphanumeric CNPJs, July 2026), then two check digits that match.',
 });
+
+/**
+ * A CNPJ as a client writes it: punctuation allowed (`12.ABC.345/01DE-35`), any case. Its format
+ * `cnpj` (14 characters once unpunctuated, letters or digits then two check digits that match) is
+ * checked by the handler rather than by schema validation, so that one 400 `invalid_cnpj` names
+ * every malformed identifier; JSON Schema cannot compute check digits anyway.
+ */
+export const CnpjInput = (description: string) => Type.String({ format: 'cnpj', maxLength: 64, description });
 
 /** Registry size codes (porte) as stored: `00` is "not informed". */
 export const STORED_FISCAL_SIZES = ['00', '01', '03', '05'] as const;

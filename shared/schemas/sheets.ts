@@ -1,6 +1,6 @@
 /** Sheets: prospecta's extension holding the rows campaigns are created from. */
 import { Type } from '@sinclair/typebox';
-import { ClosedObject, IdOf, Timestamp } from './common.ts';
+import { AnyName, ClosedObject, IdOf, Timestamp } from './common.ts';
 import { NOT_BLANK } from './templates.ts';
 
 export const RowId = Type.String({ minLength: 1, maxLength: 64, description: 'Row identifier, 1 to 64 characters.' });
@@ -9,7 +9,7 @@ export const SheetRow = ClosedObject(
   'One row of a sheet.',
   {
     rowId: RowId,
-    values: Type.Record(Type.String(), Type.String({ maxLength: 5000 }), {
+    values: Type.Record(AnyName, Type.String({ maxLength: 5000 }), {
       additionalProperties: false, // every key matches the pattern: says only that this map is all strings
       description: 'Column label → cell value (at most 5000 characters).',
     }),

@@ -201,6 +201,11 @@ function pagesOn(name: string, open: () => Promise<{ env: Record<string, string>
         expect(res.status, why).toBe(400);
         expect(res.body.error, why).toBe('invalid_cursor');
       }
+      // Null is the first page, as the schema says (issue 43), for both searches.
+      const first = await env.app.request('POST', '/v1/api/companies/search', { key: env.key, body: { ...body, cursor: null } });
+      expect(first.status).toBe(200);
+      expect(first.body.results).toEqual(page.results);
+      expect((await env.app.request('POST', '/v1/api/sourcing/people', { key: env.key, body: { cursor: null } })).status).toBe(200);
       // A company cursor is no people cursor.
       const people = await env.app.request('POST', '/v1/api/sourcing/people', { key: env.key, body: { cursor } });
       expect(people.body.error).toBe('invalid_cursor');

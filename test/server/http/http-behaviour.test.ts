@@ -52,6 +52,10 @@ describe('prefixes and versioning', () => {
     expect(res.status).toBe(400);
     expectErrorShape(res.body, 'unsupported_version');
     expect(res.headers.get('service-version')).toBe('1');
+    // An empty header names no version: refused, not read as absent (issue 43).
+    const empty = await app.request('GET', '/v1/health', { headers: { 'Service-Version': '' } });
+    expect(empty.status).toBe(400);
+    expectErrorShape(empty.body, 'unsupported_version');
   });
 });
 
@@ -191,6 +195,35 @@ describe('catalog and OpenAPI', () => {
     expect(JSON.stringify(doc)).not.toContain('"$id"');
   });
 
+  it('says what the server enforces: every error status, the body reader\'s rules, the key\'s characters (issue 43)', async () => {
+    const doc = (await app.request('GET', '/openapi.json')).body;
+    for (const [path, methods] of Object.entries<Record<string, any>>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(methods)) {
+        // Service-Version is read before anything else, and the rate limit and the store concern every operation.
+        for (const status of ['400', '429', '500', '503']) expect(op.responses[status], `${method} ${path} ${status}`).toBeDefined();
+        if (op.parameters.some((p: { name: string }) => p.name === 'Idempotency-Key')) {
+          expect(op.responses['422'].description, `${method} ${path}`).toContain('idempotency_key_reused');
+        }
+      }
+    }
+    expect(doc.paths['/health'].get.responses['400'].description).toContain('unsupported_version');
+    expect(doc.paths['/api/research'].post.responses['503']).toBeDefined();
+    const key = doc.paths['/api/enrich'].post.parameters.find((p: { name: string }) => p.name === 'Idempotency-Key');
+    expect(new RegExp(key.schema.pattern).test('with space')).toBe(false);
+    // A NUL is refused in every string and property name of a body: the request schemas say so.
+    const schemas = doc.components.schemas;
+    const nulFree = (pattern: string) => new RegExp(pattern).test('a') && !new RegExp(pattern).test('a\u0000b');
+    expect(nulFree(schemas.SheetRowInput.properties.values.propertyNames.pattern)).toBe(true);
+    expect(nulFree(schemas.CadenceStepInput.properties.subject.pattern)).toBe(true);
+    const templateBody = doc.paths['/api/prospecting/templates'].post.requestBody.content['application/json'].schema;
+    expect(nulFree(templateBody.properties.name.pattern)).toBe(true);
+    expect(new RegExp(templateBody.properties.name.pattern).test('   ')).toBe(false);
+    // Answers make no such promise: a provider or a model may send one.
+    expect(schemas.CadenceStep.properties.subject.pattern).toBeUndefined();
+    const batch = doc.paths['/api/companies/cnpj/batch'].post.requestBody.content['application/json'].schema;
+    expect(batch.properties.cnpjs.items.format).toBe('cnpj');
+  });
+
   it('names the records once in components.schemas and refers to them from the operations', async () => {
     const doc = (await app.request('GET', '/openapi.json')).body;
     const schemas = doc.components.schemas;
@@ -206,9 +239,11 @@ describe('catalog and OpenAPI', () => {
     expect(schemas.CnpjBatchResults.properties.results.items).toEqual(ref('Company'));
     expect(schemas.CampaignDetail.properties.prospects.items).toEqual(ref('Prospect'));
     const stream = doc.paths['/api/companies/search/stream'].post.responses['200'].content['text/event-stream'];
-    // Event payloads are written in place (a component used by an extension alone reads as unused), their records referred to.
-    expect(stream['x-events'].page.properties.results.items).toEqual(ref('Company'));
-    expect(stream['x-events'].done.required).toEqual(expect.arrayContaining(['total', 'sources']));
+    // Each event as what it is (issue 43): the SSE fields, its name, and its data JSON of the payload's schema.
+    const events = Object.fromEntries(stream.schema.oneOf.map((branch: any) => [branch.properties.event.const, branch.properties.data]));
+    expect(Object.keys(events).sort()).toEqual(['done', 'page']);
+    expect(events.page).toEqual({ type: 'string', contentMediaType: 'application/json', contentSchema: ref('CompanyPage') });
+    expect(schemas.CompanyStreamDone.required).toEqual(expect.arrayContaining(['total', 'sources']));
     // Every reference resolves, and every component is used.
     const used = new Set([...JSON.stringify(doc).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]));
     expect([...used].filter((name) => !schemas[name!])).toEqual([]);

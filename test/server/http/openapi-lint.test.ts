@@ -40,7 +40,9 @@ it('lints clean under redocly recommended-strict, with absolute servers from PUB
   const doc = (await app.request('GET', '/openapi.json')).body;
   expect(doc.servers.map((s: { url: string }) => s.url)).toEqual(['https://prospecta.test/v1', 'https://prospecta.test']);
   expect(doc.components.schemas.Error.required).toEqual(['error', 'message']);
-  expect(doc.paths['/api/prospecting/campaigns'].post.requestBody.required).toBe(false);
+  expect(doc.paths['/api/prospecting/templates/{templateId}'].patch.requestBody.required).toBe(false);
+  // `templateId`, or `name` and `offering`: an omitted body is no valid one (issue 43).
+  expect(doc.paths['/api/prospecting/campaigns'].post.requestBody.required).toBe(true);
   expect(doc.paths['/api/companies/cnpj/batch'].post.requestBody.required).toBe(true);
   const file = path.join(await tempDir('openapi'), 'openapi.json');
   await writeFile(file, JSON.stringify(doc));

@@ -182,4 +182,14 @@ describe('a reconnection', () => {
     const res = await post(STREAM_COMPANIES, 'service_live_wrong', {}, { 'Last-Event-ID': 'x' });
     expect(res.status).toBe(401);
   });
+
+  it('is still a request the operation takes: an invalid body or Idempotency-Key is 400, as on a first call (issue 43)', async () => {
+    const { apiKey } = await app.workspace();
+    const body = await post(STREAM_COMPANIES, apiKey, { limit: 'many' }, { 'Last-Event-ID': 'x' });
+    expect(body.status).toBe(400);
+    expect(JSON.parse(body.text).message).toContain('limit');
+    const key = await post(STREAM_COMPANIES, apiKey, {}, { 'Last-Event-ID': 'x', 'Idempotency-Key': 'with space' });
+    expect(key.status).toBe(400);
+    expect(JSON.parse(key.text).message).toContain('Idempotency-Key');
+  });
 });

@@ -5,6 +5,7 @@
  */
 import type { RequestPart } from '../../../server/pipeline/validate.ts';
 import { ENRICH_FIELDS, PROVIDER_IDS } from '../../../shared/schemas/enrichment.ts';
+import { COMPANY_SOURCES } from '../../../shared/schemas/companies.ts';
 import { COMPANY_SIZES, PEOPLE_SOURCES, ROLES, SENIORITIES } from '../../../shared/schemas/search.ts';
 import type { OperationId } from '../../../shared/types.ts';
 
@@ -127,7 +128,7 @@ export const validEdgeCases: Array<{ op: OperationId; part: RequestPart; input: 
   { op: 'searchPeople', part: 'body', input: { limit: 25, emailStatuses: ['verified', 'likely to engage'] } },
   { op: 'streamPeople', part: 'body', input: { ...bodies.searchPeople, limit: 1, sourceOrder: ['apollo'] } },
   { op: 'searchCompanies', part: 'body', input: { limit: 1, capitalMin: 0, openingDateMin: '2020-01-31' } },
-  { op: 'streamCompanies', part: 'body', input: { name: 'Acme', limit: 25, companyOrder: ['registry'] } },
+  { op: 'streamCompanies', part: 'body', input: { name: 'Acme', limit: 25, companyOrder: ['receita_federal'] } },
   { op: 'hydratePeople', part: 'body', input: { leads: list(25, (i) => ({ name: `Lead ${i}` })) } },
   { op: 'lookupCnpjBatch', part: 'body', input: { cnpjs: list(500, (i) => cnpj(11222333 + i)) } },
   { op: 'enrich', part: 'body', input: { companyDomain: 'acme.com.br', goalFields: ['phone'], onlyListed: true } },
@@ -179,7 +180,7 @@ const missing = (op: OperationId, base: Input, ...keys: string[]): ValidationCas
   keys.map((key) => ({ op, part: 'body', input: omit(base, key), field: `${key} is required` }));
 
 const notAnObject = (op: OperationId): ValidationCase[] =>
-  [[], 'text', 42].map((input) => ({ op, part: 'body', input, field: 'body must be a JSON object' }));
+  [[], 'text', 42, null].map((input) => ({ op, part: 'body', input, field: 'body must be a JSON object' }));
 
 const strings = (...keys: string[]): Mutation[] => keys.map((key) => [{ [key]: 42 }, `${key} must be a string`]);
 const stringLists = (...keys: string[]): Mutation[] =>
@@ -261,7 +262,8 @@ const companyCases = (op: OperationId, maxLimit: number): ValidationCase[] => [
     [{ cnpj: '11222333000181' }, 'unknown property cnpj'],
     ...booleans('simpleOption', 'hasPhone', 'hasEmail'),
     ...strings('name', 'industry', 'location', 'partnerName', 'partnerDocument', 'city', 'state'),
-    ...stringLists('keywords', 'sizes', 'cnaes', 'legalNatureCodes', 'companyOrder'),
+    ...stringLists('keywords', 'sizes', 'cnaes', 'legalNatureCodes'),
+    ...enumLists({ companyOrder: COMPANY_SOURCES }),
   ]),
 ];
 
@@ -328,10 +330,11 @@ export const validationCases: ValidationCase[] = [
     [{ linkedin: 'https://www.linkedin.com/in/ana' }, 'unknown property linkedin'],
     ...strings('phone', 'fullName', 'companyName', 'companyDomain', 'cnpj'),
     ...enumLists({ goalFields: ENRICH_FIELDS }),
-    // providerOrder: a list for every field, or an object giving fields their own lists (issue 32); unknown
-    // names are the handler's to refuse (test/server/providers/enrich-memory.test.ts).
+    // providerOrder: a list for every field, or an object giving fields their own lists (issue 32), of the
+    // providers' ids: unknown names are refused by the schema too (issue 43).
     [{ providerOrder: PROVIDER_IDS[0] }, 'providerOrder must be an array or a JSON object'],
-    [{ providerOrder: [PROVIDER_IDS[0], 2] }, 'providerOrder[1] must be a string'],
+    [{ providerOrder: [PROVIDER_IDS[0], 2] }, 'providerOrder[1] must be'],
+    [{ providerOrder: [PROVIDER_IDS[0], 'nonsense'] }, `providerOrder[1] must be one of: ${PROVIDER_IDS.join(', ')}`],
     [{ providerOrder: { email: PROVIDER_IDS[0] } }, 'providerOrder.email must be an array'],
     [{ maxAge: -1 }, 'maxAge must be >= 0'],
     [{ maxAge: 31_536_001 }, 'maxAge must be <= 31536000'],
@@ -388,6 +391,8 @@ export const validationCases: ValidationCase[] = [
   notUuid('deleteTemplate', 'templateId'),
 
   ...notAnObject('createCampaign'),
+  // Without a template, both are required: the schema says so (issue 43).
+  { op: 'createCampaign', part: 'body', input: { offering: 'Outbound SDR as a service' }, field: 'templateId, or name and offering is required' },
   // name and offering may come from the template: the handler requires them (outreach.test.ts).
   ...mutate('createCampaign', bodies.createCampaign, [
     ...maxLengths(campaignLimits),

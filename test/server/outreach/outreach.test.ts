@@ -133,12 +133,19 @@ describe('templates', () => {
     const named = await call('POST', '/prospecting/campaigns', { name: 'c', templateId });
     expect((await call('GET', `/prospecting/campaigns/${named.body.campaignId}`)).body).toMatchObject({ name: 'c', offering: 'From the template' });
 
-    const unnamed = (await call('POST', '/prospecting/templates', { name: 'No campaign name', offering: 'x' })).body.templateId;
-    const refused = await call('POST', '/prospecting/campaigns', { templateId: unnamed });
-    expect(refused.status).toBe(400);
-    expect(refused.body.message).toBe('name is required: the template has no campaignName');
-    expect((await call('POST', '/prospecting/campaigns', { name: 'c' })).body.message).toBe('offering is required');
-    expect((await call('POST', '/prospecting/campaigns', { offering: 'o' })).body.message).toBe('name is required');
+    // Without a campaignName, or with a blank one, the template's own name serves: no campaign is named "" (issue 43).
+    for (const campaignName of [undefined, '', '   ']) {
+      const unnamed = (await call('POST', '/prospecting/templates', { name: `No campaign name ${JSON.stringify(campaignName)}`, offering: 'x', campaignName })).body.templateId;
+      const created = await call('POST', '/prospecting/campaigns', { templateId: unnamed });
+      expect(created.status).toBe(201);
+      expect(created.body.campaignName).toBe(`No campaign name ${JSON.stringify(campaignName)}`);
+    }
+    // Without a template, the schema requires both.
+    for (const body of [{ name: 'c' }, { offering: 'o' }, {}]) {
+      const refused = await call('POST', '/prospecting/campaigns', body);
+      expect(refused.status).toBe(400);
+      expect(refused.body.message).toBe('templateId, or name and offering is required');
+    }
   });
 
   it('deleting a template leaves the campaigns made from it untouched', async () => {

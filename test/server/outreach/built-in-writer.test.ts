@@ -15,7 +15,7 @@ const OFFERINGS = {
   es: 'un sistema de gestión de pedidos para panaderías',
 };
 
-const ROWS = [
+const ROWS: Array<Record<string, string>> = [
   { Nome: 'Ana Souza', Empresa: 'PADARIA PÃO QUENTE LTDA', Cargo: 'Sócia', Cidade: 'Recife' },
   { Nome: 'Bruno Lima', Empresa: 'Padaria Central', Cidade: 'Curitiba' },
   { Name: 'Carla Mendes', Company: 'Initech', Title: 'CTO' },

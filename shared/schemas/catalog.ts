@@ -18,7 +18,8 @@ export const Health = ClosedObject(
   'Health of the service.',
   {
     status: StringEnum(['ok'], { description: '`ok` while the service answers.' }),
-    version: Type.String({ description: 'The server version.' }),
+    version: Type.String({ description: 'The build of the server (its package version).' }),
+    interfaceVersion: Type.String({ description: 'The version of the documented interface, as `/openapi.json` says (`info.version`).' }),
     store: StringEnum(['embedded', 'mongodb'], { description: 'The store in use: the embedded one in DATA_DIR, or MongoDB.' }),
     registry: Nullable(RegistryRelease, 'The Receita Federal release the registry holds; null before any import.'),
   },

@@ -61,6 +61,10 @@ export const ProviderCatalog = ClosedObject(
   {
     providers: Type.Array(ProviderInfo, { description: 'Every provider, configured or not.' }),
     enrichmentFields: Type.Array(Field, { description: 'Fields at least one configured provider can return.' }),
+    languageModel: ClosedObject('The language model the AI operations (AI column, research, agent) and the message writer use.', {
+      configured: Type.Boolean({ description: 'Whether one is configured; without it the AI operations answer 503 `ai_unavailable` and campaigns get the built-in writer.' }),
+      variable: Type.Literal('LLM_BASE_URL', { description: 'The environment variable that configures it.' }),
+    }),
   },
   { title: 'ProviderCatalog' },
 );

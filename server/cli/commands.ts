@@ -20,6 +20,7 @@ import { generateRelease } from '../seed/release-generator.ts';
 import { MissingSecretError } from '../providers/workspace-keys.ts';
 import type { AppServices } from '../bootstrap.ts';
 import { seedDemo } from '../seed/demo.ts';
+import { checkBackup } from '../store/embedded/restore.ts';
 
 export class UsageError extends Error {}
 /** A well-formed command refused for what it found (exit 1, one line, nothing logged): not a fault. */
@@ -362,7 +363,12 @@ export const commands: Record<string, Command> = {
       if (!services.store.backup) throw new UsageError('backup copies the embedded store; with MONGODB_URI, use mongodump');
       if (existsSync(out)) throw new UsageError(`${out} exists: choose a new file, so no backup is overwritten`);
       try {
-        return await services.store.backup(out);
+        const written = await services.store.backup(out);
+        // Counted as `restore` will count them, from the file itself (the store also knows
+        // collections that hold nothing, which a backup does not carry): the two always agree,
+        // and the backup is known to read back before anyone relies on it.
+        const { collections, documents } = await checkBackup(out);
+        return { ...written, collections, documents };
       } catch (err) {
         // The temporary file beside it, or the name itself since the check: never followed or replaced.
         const { code, path: at, dest } = err as NodeJS.ErrnoException & { dest?: string };

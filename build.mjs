@@ -17,6 +17,11 @@ export async function buildServer() {
     outdir: 'dist',
     outExtension: { '.js': '.mjs' },
     bundle: true,
+    // Dynamic imports become chunks of their own, beside the entry points (a module finds files
+    // from its own URL: package.json one level up, the document worker beside it): the CLI loads
+    // only what a command needs, so `--help` answers without the server's modules.
+    splitting: true,
+    chunkNames: '[name]-[hash]',
     platform: 'node',
     format: 'esm',
     target: 'node20',

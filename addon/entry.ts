@@ -266,6 +266,8 @@ export function sidebarState() {
   let providers: ProviderChoice[] = [];
   let balance: string | null = null;
   let templates: Array<{ templateId: string; name: string }> = [];
+  /** Null until the server says (no settings yet, or it could not be reached). */
+  let languageModel: { configured: boolean; variable: string } | null = null;
   if (settings) {
     const client = api();
     try {
@@ -275,6 +277,7 @@ export function sidebarState() {
       const catalog = client.call('listProviders', {});
       fields = catalog.enrichmentFields;
       providers = catalog.providers.filter((p) => p.configured).map((p) => ({ id: p.id, name: p.name, cost: p.cost, outputs: p.outputs }));
+      languageModel = catalog.languageModel;
     } catch (err) {
       balance = plainError(err);
     }
@@ -294,6 +297,7 @@ export function sidebarState() {
     detected: detectedColumns(all),
     selectedRows: Math.max(0, last - first + 1),
     templates,
+    languageModel,
     prices: prices(),
     searchLimits: { ...searchLimits(), rows: MAX_ROWS_PER_SEARCH },
     agentLimits: agentLimits(),

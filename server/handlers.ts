@@ -24,7 +24,7 @@ export function createHandlers(s: Services & { conversations: Conversations }): 
   const { config, companies, providers, searchCursors, enrichMemory: memory, llm } = s;
   return {
     ...createHealthHandlers({ version: s.version, store: s.store, companies }),
-    ...createProviderHandlers({ providers, companies }),
+    ...createProviderHandlers({ providers, companies, modelConfigured: llm !== null }),
     ...createCreditHandlers({ credits: s.credits, memory }),
     ...createKeyHandlers({ keys: s.keys, members: s.members }),
     ...createCompanyHandlers({ companies, searchCursors, remoteCompanies: s.remoteCompanies, lookupsPerRequest: config.brasilApi.lookupsPerRequest }),

@@ -30,6 +30,8 @@ interface SidebarState {
   detected: Record<string, string>;
   selectedRows: number;
   templates: Array<{ templateId: string; name: string }>;
+  /** Whether the server has a language model (the AI column, Research and Agent tabs need one); null when unknown. */
+  languageModel: { configured: boolean; variable: string } | null;
   /** Credits, from the operation registry: per search row, per CNPJ found, per AI value, per research row (with the web). */
   prices: { companyRow: number; personRow: number; cnpj: number; aiColumn: number; research: number; researchWithWeb: number };
   /** The most results a page of each search may ask for, and the most rows a search gives across its pages. */
@@ -240,11 +242,27 @@ function render(next: SidebarState): void {
   $('web-price').textContent = ` (${credits(p.researchWithWeb)} a row instead of ${p.research})`;
   $('agent-rows').textContent = rows ? `: ${Math.min(rows, next.agentLimits.rows)} of ${rows} selected row(s)` : ': no rows selected';
   $('server-url').hidden = next.serverFixed;
+  noModelNotices(next.languageModel);
   $<HTMLInputElement>('safe-mode').checked = next.safeMode;
   $('safe-mode-note').textContent = next.safeMode
     ? 'A formula not yet paid for shows an error until you select it and click Refresh selected, the only thing that spends.'
     : 'Formulas buy what they lack when Sheets calculates them, each input once.';
   renderJobs(next.jobs);
+}
+
+/** The tabs a model serves, and their run buttons: said before anything is typed when the server has none. */
+const MODEL_TABS = { ai: ['run-ai', 'try-ai'], research: ['run-research', 'try-research'], agent: ['run-agent'] } as const;
+
+function noModelNotices(model: SidebarState['languageModel']): void {
+  const missing = model !== null && !model.configured;
+  for (const [tab, buttons] of Object.entries(MODEL_TABS)) {
+    const notice = $(`${tab}-no-model`);
+    notice.hidden = !missing;
+    notice.textContent = missing
+      ? `No language model is configured on the server, so this tab cannot run: its operator sets ${model.variable} (an OpenAI-compatible endpoint).${tab === 'agent' ? '' : ' Nothing is charged meanwhile.'}`
+      : '';
+    for (const id of buttons) $<HTMLButtonElement>(id).disabled = missing;
+  }
 }
 
 /** A new element with its class and text. */

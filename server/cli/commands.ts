@@ -20,6 +20,8 @@ import { generateRelease } from '../seed/release-generator.ts';
 import { MissingSecretError } from '../providers/workspace-keys.ts';
 import type { AppServices } from '../bootstrap.ts';
 import { seedDemo } from '../seed/demo.ts';
+import { usage, type CommandName } from './usage.ts';
+import { checkBackup } from '../store/embedded/restore.ts';
 
 export class UsageError extends Error {}
 /** A well-formed command refused for what it found (exit 1, one line, nothing logged): not a fault. */
@@ -40,7 +42,6 @@ export type Args = Record<string, string | undefined>;
 export type CommandEvent = { progress: ImportProgress } | { problem: Problem } | { download: DownloadProgress } | { warning: string };
 
 interface Command {
-  usage: string;
   /** `signal`: aborted when the command line that asked for it goes away (through a server). */
   run(services: AppServices, args: Args, notify: (event: CommandEvent) => void, signal?: AbortSignal): Promise<unknown>;
   /** A command that needs no store runs from the configuration alone, never through a running server. */
@@ -140,9 +141,8 @@ async function importCnpj(services: AppServices, args: Args, notify: (event: Com
   }
 }
 
-export const commands: Record<string, Command> = {
+export const commands: Record<CommandName, Command> = {
   'workspace create': {
-    usage: 'workspace create --name NAME [--plan trial|active|none]',
     async run(services, args) {
       const name = required(args, 'name');
       const workspace = await services.workspaces.create(name, plan(args, 'trial'));
@@ -152,7 +152,6 @@ export const commands: Record<string, Command> = {
     },
   },
   'workspace list': {
-    usage: 'workspace list  (every workspace: id, name, plan, balance, created)',
     async run(services) {
       const docs = await services.workspaces.collection
         .find({}, { sort: { createdAt: 1 }, projection: { name: 1, plan: 1, balance: 1, createdAt: 1 } })
@@ -163,7 +162,6 @@ export const commands: Record<string, Command> = {
     },
   },
   'key create': {
-    usage: `key create --workspace ID [--name NAME]  (a name says what uses the key, at most ${MAX_KEY_NAME} characters)`,
     async run(services, args) {
       const workspace = await existingWorkspace(services, args);
       const name = typeof args.name === 'string' ? args.name : undefined;
@@ -172,14 +170,12 @@ export const commands: Record<string, Command> = {
     },
   },
   'key list': {
-    usage: 'key list --workspace ID',
     async run(services, args) {
       const workspace = await existingWorkspace(services, args);
       return { keys: await services.keys.list(workspace._id) };
     },
   },
   'key revoke': {
-    usage: 'key revoke --workspace ID --key KEY_ID',
     async run(services, args) {
       const workspace = await existingWorkspace(services, args);
       const keyId = required(args, 'key');
@@ -191,14 +187,12 @@ export const commands: Record<string, Command> = {
     },
   },
   'dashboard link': {
-    usage: 'dashboard link --workspace ID  (a one-time sign-in link to the dashboard, valid for 10 minutes)',
     async run(services, args) {
       const workspace = await existingWorkspace(services, args);
       return services.signInLinks.issue(workspace._id);
     },
   },
   'member add': {
-    usage: 'member add --workspace ID --subject SUB [--issuer ISS]  (an OAuth subject acts for the workspace; issuer: OAUTH_ISSUER)',
     async run(services, args) {
       const workspace = await existingWorkspace(services, args);
       const subject = required(args, 'subject');
@@ -211,14 +205,12 @@ export const commands: Record<string, Command> = {
     },
   },
   'member list': {
-    usage: 'member list --workspace ID',
     async run(services, args) {
       const workspace = await existingWorkspace(services, args);
       return { workspaceId: workspace._id, members: await services.members.list(workspace._id) };
     },
   },
   'member remove': {
-    usage: 'member remove --workspace ID --subject SUB [--issuer ISS]  (its tokens and dashboard sessions end at once, and the keys it created on the dashboard are revoked)',
     async run(services, args) {
       const workspace = await existingWorkspace(services, args);
       const subject = required(args, 'subject');
@@ -229,7 +221,6 @@ export const commands: Record<string, Command> = {
     },
   },
   'plan set': {
-    usage: 'plan set --workspace ID --plan trial|active|none',
     async run(services, args) {
       const workspace = await existingWorkspace(services, args);
       const updated = await services.workspaces.setPlan(workspace._id, plan(args));
@@ -237,7 +228,6 @@ export const commands: Record<string, Command> = {
     },
   },
   'credits grant': {
-    usage: 'credits grant --workspace ID --amount N [--note TEXT]',
     async run(services, args) {
       const workspace = await existingWorkspace(services, args);
       const amount = Number(required(args, 'amount'));
@@ -250,8 +240,6 @@ export const commands: Record<string, Command> = {
     },
   },
   'import cnpj': {
-    usage:
-      'import cnpj --dir DIR [--release YYYY-MM] [--force]  |  import cnpj --download [--release YYYY-MM|latest] [--dir DIR] [--force]  (--force: over a newer release)',
     async run(services, args, notify, signal) {
       if (importing) {
         throw new CommandRefused(`an import is already running (of ${importing.dir}, since ${importing.since.toISOString()}): wait for it to finish, or stop its command`);
@@ -265,12 +253,10 @@ export const commands: Record<string, Command> = {
     },
   },
   'download cnpj': {
-    usage: `download cnpj [--release YYYY-MM|latest] [--dir DIR]  (into DIR/YYYY-MM, DIR ./cnpj-releases by default; source: CNPJ_RELEASES_URL)`,
     run: (services, args, notify) => download(services.config, args, notify),
     runLocal: download,
   },
   'import people': {
-    usage: 'import people --workspace ID --file people.csv [--list NAME]  (columns recognised by header, en/pt/es)',
     async run(services, args, notify) {
       const workspace = await existingWorkspace(services, args);
       const file = required(args, 'file');
@@ -289,7 +275,6 @@ export const commands: Record<string, Command> = {
     },
   },
   'provider-key set': {
-    usage: 'provider-key set --workspace ID --provider ID [--key KEY]  (the workspace’s own key: calls cost no data credits; without --key, read from stdin, out of shell history)',
     async run(services, args) {
       const workspace = await existingWorkspace(services, args);
       const provider = keyedProvider(services, args);
@@ -308,14 +293,12 @@ export const commands: Record<string, Command> = {
     },
   },
   'provider-key list': {
-    usage: 'provider-key list --workspace ID',
     async run(services, args) {
       const workspace = await existingWorkspace(services, args);
       return { workspaceId: workspace._id, keys: await services.providerKeys.list(workspace._id) };
     },
   },
   'provider-key delete': {
-    usage: 'provider-key delete --workspace ID --provider ID',
     async run(services, args) {
       const workspace = await existingWorkspace(services, args);
       const provider = keyedProvider(services, args);
@@ -326,7 +309,6 @@ export const commands: Record<string, Command> = {
     },
   },
   'generate cnpj': {
-    usage: 'generate cnpj --dir DIR [--establishments N] [--seed N] [--release YYYY-MM]  (a synthetic release, to try the importer)',
     async run(_services, args) {
       const establishments = Number(args.establishments ?? 10_000);
       if (!Number.isInteger(establishments) || establishments < 1 || establishments > 100_000_000) {
@@ -346,7 +328,6 @@ export const commands: Record<string, Command> = {
     },
   },
   'seed demo': {
-    usage: 'seed demo  (a demo workspace with credits, synthetic companies and people; again: a new key for it)',
     async run(services, _args, notify) {
       const seeded = await seedDemo(services, (progress) => notify({ progress }));
       if (seeded.created) return seeded;
@@ -356,13 +337,17 @@ export const commands: Record<string, Command> = {
     },
   },
   backup: {
-    usage: 'backup --out FILE  (the embedded store, consistent, also while the server runs; MongoDB: use mongodump)',
     async run(services, args) {
       const out = required(args, 'out');
       if (!services.store.backup) throw new UsageError('backup copies the embedded store; with MONGODB_URI, use mongodump');
       if (existsSync(out)) throw new UsageError(`${out} exists: choose a new file, so no backup is overwritten`);
       try {
-        return await services.store.backup(out);
+        const written = await services.store.backup(out);
+        // Counted as `restore` will count them, from the file itself (the store also knows
+        // collections that hold nothing, which a backup does not carry): the two always agree,
+        // and the backup is known to read back before anyone relies on it.
+        const { collections, documents } = await checkBackup(out);
+        return { ...written, collections, documents };
       } catch (err) {
         // The temporary file beside it, or the name itself since the check: never followed or replaced.
         const { code, path: at, dest } = err as NodeJS.ErrnoException & { dest?: string };
@@ -372,7 +357,6 @@ export const commands: Record<string, Command> = {
     },
   },
   restore: {
-    usage: 'restore --from FILE  (replaces the embedded store in DATA_DIR; refused while the server runs)',
     run() {
       // The CLI runs it without opening the store (cli/main.ts); a server never does.
       return Promise.reject(new UsageError('restore needs the store closed: stop the server, then run it from the command line'));
@@ -380,6 +364,4 @@ export const commands: Record<string, Command> = {
   },
 };
 
-export function usage(): string {
-  return ['Usage: prospecta <command> [options]', '', ...Object.values(commands).map((c) => `  ${c.usage}`)].join('\n');
-}
+export { usage };

@@ -3,6 +3,7 @@
  * can use it) through which `prospecta` commands reach a running server that holds the embedded
  * store. One JSON line in; out, a JSON line per progress event, then the reply's line.
  */
+import { isCommand } from './usage.ts';
 import { chmod, rm } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
@@ -26,7 +27,7 @@ export async function runCommand(
   notify: (event: CommandEvent) => void = () => undefined,
   signal?: AbortSignal,
 ): Promise<ControlReply> {
-  const command = commands[request.command];
+  const command = isCommand(request.command) ? commands[request.command] : undefined;
   if (!command) return { ok: false, usage: true, message: `unknown command: ${request.command}` };
   try {
     return { ok: true, result: await command.run(services, request.args, notify, signal) };

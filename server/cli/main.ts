@@ -2,18 +2,15 @@
  * `npx prospecta <command>`: JSON on stdout, errors on stderr with a non-zero exit code.
  * When a running server holds the embedded store, the command is sent to it over the control
  * socket instead of being refused.
+ *
+ * Only what parsing needs is imported up front: `--help`, an unknown command or a bad option
+ * answer without loading the server (a second or more on a busy machine); a command loads
+ * what it runs on (the build splits these imports into chunks of their own).
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import pino from 'pino';
-import { bootstrap } from '../bootstrap.ts';
-import { ConfigError, loadConfig } from '../config.ts';
-import { patchBottleneckYield } from '../outbound/bottleneck-yield.ts';
-import { VERSION } from '../version.ts';
-import { commands, usage, UsageError } from './commands.ts';
-import { controlSocketPath, runCommand, sendControl, type ControlReply, type ControlRequest } from './control.ts';
-import { progressDisplay } from './progress.ts';
-import { BadBackupError, restoreBackup } from '../store/embedded/restore.ts';
+import type { ControlReply, ControlRequest } from './control.ts';
+import { isCommand, usage } from './usage.ts';
 
 function fail(message: string, code = 1): never {
   process.stderr.write(`prospecta: ${message}\n`);
@@ -79,7 +76,7 @@ function parseCommand(argv: string[]): ControlRequest {
     process.stdout.write(`${usage()}\n`);
     process.exit(0);
   }
-  if (!commands[command]) fail(`${command ? `unknown command "${command}"\n` : ''}${usage()}`, 2);
+  if (!isCommand(command)) fail(`${command ? `unknown command "${command}"\n` : ''}${usage()}`, 2);
   const { help: _help, ...args } = values;
   // A running server may execute the command, from its own working directory.
   if (args.dir) args.dir = path.resolve(args.dir);
@@ -106,6 +103,7 @@ async function readSecretLine(option: string): Promise<string> {
 
 /** `restore`: on the closed embedded store, never through a server (it would be replacing its own store). */
 async function restore(request: ControlRequest): Promise<ControlReply> {
+  const [{ loadConfig }, { BadBackupError, restoreBackup }] = await Promise.all([import('../config.ts'), import('../store/embedded/restore.ts')]);
   const config = loadConfig();
   if (config.mongodbUri) return { ok: false, usage: true, message: 'restore replaces the embedded store; with MONGODB_URI, use mongorestore' };
   const from = request.args.from;
@@ -123,10 +121,16 @@ async function restore(request: ControlRequest): Promise<ControlReply> {
 
 async function execute(request: ControlRequest): Promise<ControlReply> {
   if (request.command === 'restore') return restore(request);
+  const [{ default: pino }, { loadConfig }, { commands, UsageError }, { progressDisplay }] = await Promise.all([
+    import('pino'),
+    import('../config.ts'),
+    import('./commands.ts'),
+    import('./progress.ts'),
+  ]);
   const config = loadConfig();
   const log = pino({ level: 'warn' }, pino.destination(2));
   const display = progressDisplay();
-  const local = commands[request.command]?.runLocal;
+  const local = isCommand(request.command) ? commands[request.command].runLocal : undefined;
   if (local) {
     // Needs no store: runs here even while a server holds it.
     try {
@@ -137,6 +141,11 @@ async function execute(request: ControlRequest): Promise<ControlReply> {
       display.stop();
     }
   }
+  const [{ bootstrap }, { VERSION }, { controlSocketPath, runCommand, sendControl }] = await Promise.all([
+    import('../bootstrap.ts'),
+    import('../version.ts'),
+    import('./control.ts'),
+  ]);
   try {
     const runtime = await bootstrap(config, log, VERSION, 'command');
     try {
@@ -157,7 +166,6 @@ async function execute(request: ControlRequest): Promise<ControlReply> {
 }
 
 async function main(): Promise<void> {
-  patchBottleneckYield();
   let request: ControlRequest;
   try {
     request = parse(process.argv.slice(2));
@@ -170,12 +178,12 @@ async function main(): Promise<void> {
     if (!secret) fail(`--${secretOption} is required, on the command line or as the first line of stdin`, 2);
     request.args[secretOption] = secret;
   }
+  (await import('../outbound/bottleneck-yield.ts')).patchBottleneckYield();
   try {
     const reply = await execute(request);
     if (!reply.ok) fail(reply.message, reply.usage ? 2 : 1);
     process.stdout.write(JSON.stringify(reply.result, null, 2) + '\n');
   } catch (err) {
-    if (err instanceof ConfigError || ['STORE_LOCKED', 'STORE_CORRUPT'].includes((err as { code?: string }).code ?? '')) fail((err as Error).message);
     fail(err instanceof Error ? err.message : String(err));
   }
 }

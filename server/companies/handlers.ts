@@ -63,7 +63,7 @@ export function createCompanyHandlers({ companies, searchCursors, remoteCompanie
 
     const results = valid.flatMap((cnpj) => found.get(cnpj) ?? []);
     await ctx.charge(results.length, `${results.length} of ${valid.length} CNPJs found`);
-    const answer = { results, notFound: valid.filter((cnpj) => !found.has(cnpj)), invalid, sources };
+    const answer = { results, notFound: valid.filter((cnpj) => !found.has(cnpj)), invalid, sources, creditsCharged: ctx.creditsCharged };
     return ctx.rawJson ? holdsRaw(answer) : answer;
   };
 
@@ -82,7 +82,7 @@ export function createCompanyHandlers({ companies, searchCursors, remoteCompanie
     }
     const position = run.more === null ? null : { after: run.more };
     const nextCursor = await searchCursors.next(ctx.workspaceId, 'searchCompanies', input, start.sent + results.length, position);
-    return { results, activities: run.activities, nameTerms: run.nameTerms, sources, nextCursor };
+    return { results, activities: run.activities, nameTerms: run.nameTerms, sources, nextCursor, creditsCharged: ctx.creditsCharged };
   };
 
   /** The company search as server-sent events: a `page` per source, then `done` with the totals. */
@@ -97,7 +97,7 @@ export function createCompanyHandlers({ companies, searchCursors, remoteCompanie
         sources.push({ source: page.source, count: page.results.length, ...(page.error ? { error: page.error } : {}) });
         yield { event: 'page', data: { source: page.source, results: page.results } };
       }
-      yield { event: 'done', data: { total, sources, activities: run.activities, nameTerms: run.nameTerms } };
+      yield { event: 'done', data: { total, sources, activities: run.activities, nameTerms: run.nameTerms, creditsCharged: ctx.creditsCharged } };
     })();
 
   return { lookupCnpjBatch, searchCompanies, streamCompanies };

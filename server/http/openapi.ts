@@ -3,6 +3,7 @@
  * that validate requests and that the tests hold every answer to describe them here, so the
  * document cannot drift from the server.
  */
+import { INTERFACE_VERSION } from '../version.ts';
 import { operations } from '../../shared/operations/index.ts';
 import type { Operation } from '../../shared/operations/types.ts';
 import { SESSION_COOKIE } from '../dashboard/session-cookie.ts';
@@ -185,7 +186,7 @@ export function buildOpenApi(version: string, publicUrl: string) {
     openapi: '3.1.0',
     info: {
       title: 'prospecta',
-      version: '1.0.0',
+      version: INTERFACE_VERSION,
       description:
         'B2B people and company search, CNPJ lookup, cascade enrichment, AI columns and outreach reviewed before sending.',
       'x-server-version': version,

@@ -9,6 +9,9 @@ import { isIP } from 'node:net';
 import { BlockedAddressError, checkUrl, isPublicAddress } from '../ai/web/ssrf-guard.ts';
 import { invalidRequest } from '../errors.ts';
 
+/** What a refusal for a private or plain-http address adds: the variable that allows it. */
+const ALLOW = 'set WEBHOOK_ALLOW_PRIVATE=true on the server to allow private addresses and http:';
+
 export async function checkWebhookUrl(raw: string, allowPrivate: boolean): Promise<URL> {
   let url: URL;
   try {
@@ -16,10 +19,10 @@ export async function checkWebhookUrl(raw: string, allowPrivate: boolean): Promi
   } catch (err) {
     if (!(err instanceof BlockedAddressError)) throw err;
     if (allowPrivate && /not a public address/.test(err.message)) return new URL(raw);
-    throw invalidRequest(`webhook.url: ${err.message}`);
+    throw invalidRequest(/not a public address/.test(err.message) ? `webhook.url: ${err.message} (${ALLOW})` : `webhook.url: ${err.message}`);
   }
   if (allowPrivate) return url;
-  if (url.protocol !== 'https:') throw invalidRequest('webhook.url must be an https: URL');
+  if (url.protocol !== 'https:') throw invalidRequest(`webhook.url must be an https: URL (${ALLOW})`);
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (isIP(host)) return url;
   let addresses: Array<{ address: string }>;
@@ -29,6 +32,6 @@ export async function checkWebhookUrl(raw: string, allowPrivate: boolean): Promi
     throw invalidRequest(`webhook.url: ${host} does not resolve`);
   }
   const bad = addresses.find((a) => !isPublicAddress(a.address));
-  if (bad) throw invalidRequest(`webhook.url: ${host} resolves to ${bad.address}, not a public address`);
+  if (bad) throw invalidRequest(`webhook.url: ${host} resolves to ${bad.address}, not a public address (${ALLOW})`);
   return url;
 }

@@ -5,7 +5,7 @@
  * get its own.
  */
 import type { CadenceStep } from '../../shared/types.ts';
-import { languageOf } from './message-writer.ts';
+import { languageOf } from './writer-language.ts';
 
 export type { CadenceStep };
 

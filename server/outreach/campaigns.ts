@@ -8,12 +8,13 @@ import { randomUUID } from 'node:crypto';
 import { PROSPECT_STATUSES } from '../../shared/schemas/prospects.ts';
 import type { Collection, IndexDeclaration, Store } from '../store/port.ts';
 import type { CadenceStep, Campaign, StatusCounts } from '../../shared/types.ts';
+import { languageNote } from './writer-language.ts';
 
 /** What a campaign is configured with: the contract's campaign fields a client writes. */
 export type CampaignConfig = Pick<Campaign, 'name' | 'offering' | 'senderName' | 'tone' | 'businessContext' | 'language'>;
 
 /** A stored campaign: the contract's Campaign, less what is computed when it is read (`counts`). */
-export type CampaignDoc = Omit<Campaign, 'campaignId' | 'counts' | 'createdAt' | 'updatedAt'> & {
+export type CampaignDoc = Omit<Campaign, 'campaignId' | 'counts' | 'languageNote' | 'createdAt' | 'updatedAt'> & {
   _id: string;
   workspaceId: string;
   /** Prospects in the campaign, reserved before they are inserted. */
@@ -29,7 +30,8 @@ export const campaignIndexes: IndexDeclaration[] = [{ collection: 'campaigns', k
 export const emptyCounts = (): StatusCounts => Object.fromEntries(PROSPECT_STATUSES.map((s) => [s, 0])) as StatusCounts;
 
 export function campaignView({ _id, workspaceId, prospectCount, createdAt, updatedAt, ...doc }: CampaignDoc, counts: StatusCounts): Campaign {
-  return { campaignId: _id, ...doc, counts, createdAt: createdAt.toISOString(), updatedAt: updatedAt.toISOString() };
+  const note = languageNote(doc.language);
+  return { campaignId: _id, ...doc, ...(note ? { languageNote: note } : {}), counts, createdAt: createdAt.toISOString(), updatedAt: updatedAt.toISOString() };
 }
 
 export class Campaigns {

@@ -9,6 +9,7 @@ import type { Handler, HandlerContext } from '../pipeline/handler.ts';
 import { checkRoom, placeProspects, sheetRows, writeProspects, type AddRowsDeps } from './add-rows.ts';
 import { campaignView, emptyCounts, type CampaignConfig, type Campaigns } from './campaigns.ts';
 import type { MessageWriter } from './message-writer.ts';
+import { languageNote } from './writer-language.ts';
 import { eventView, prospectView, type Prospects } from './prospects.ts';
 import type { SheetRow, Sheets } from './sheets.ts';
 import { templateView, type Templates } from './templates.ts';
@@ -60,10 +61,12 @@ export function createOutreachHandlers({ templates, campaigns, prospects, sheets
     // Messages first: the campaign is only stored once every row has one.
     const written = rows.length > 0 ? await writeProspects(deps, config, sheetId!, rows) : [];
     const campaign = await campaigns.create(ctx.workspaceId, config, template?._id ?? null);
-    if (written.length === 0) return { campaignId: campaign._id, campaignName: campaign.name, created: 0 };
+    const note = languageNote(campaign.language);
+    const answer = (created: number) => ({ campaignId: campaign._id, campaignName: campaign.name, created, ...(note ? { languageNote: note } : {}) });
+    if (written.length === 0) return answer(0);
     try {
       const { added } = await placeProspects(deps, campaign, written);
-      return { campaignId: campaign._id, campaignName: campaign.name, created: added };
+      return answer(added);
     } catch (err) {
       // All or nothing: a campaign whose prospects could not all be stored is not left behind.
       await campaigns.remove(campaign._id);

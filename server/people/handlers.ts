@@ -163,7 +163,7 @@ export function createPeopleHandlers({ people, companies, providers, searchCurso
     // A page of repeats only (people given earlier) still moves on; one that moved nowhere ends the search.
     const moved = next !== null && (results.length > 0 || JSON.stringify(next.sources) !== JSON.stringify(start.position?.sources ?? {}));
     const nextCursor = await searchCursors.next(ctx.workspaceId, 'searchPeople', input, start.sent + results.length, moved ? next : null);
-    return { results, sources, nextCursor };
+    return { results, sources, nextCursor, creditsCharged: ctx.creditsCharged };
   };
 
   /**
@@ -189,7 +189,7 @@ export function createPeopleHandlers({ people, companies, providers, searchCurso
         yield { event: 'page', data: { source: answer.source, results: fresh } };
         if (merge.rows.length === run.limit) run.cancel();
       }
-      yield { event: 'done', data: { total: merge.rows.length, sources } };
+      yield { event: 'done', data: { total: merge.rows.length, sources, creditsCharged: ctx.creditsCharged } };
     })();
 
   return { hydratePeople, searchPeople, streamPeople };

@@ -77,6 +77,10 @@ export class InvocationContext implements HandlerContext {
     return this.abortSignal;
   }
 
+  get creditsCharged(): number {
+    return this.receipt.credits;
+  }
+
   price = (units: number): number => priceOf(this.operation.credits, units, this.input);
 
   charge = async (units: number, what: string): Promise<number> => {

@@ -34,6 +34,8 @@ export interface HandlerContext {
    * nothing when the balance does not cover it. Resolves with the credits charged.
    */
   charge(units: number, detail: string): Promise<number>;
+  /** What this invocation has charged so far: the `creditsCharged` its answer reports, equal to its ledger movements. */
+  readonly creditsCharged: number;
   /** What `units` would cost under the operation's credit rule, for budgeting before any charge. */
   price(units: number): number;
   /** What this request may spend: the balance, capped by the caller's `maxCredits`. */

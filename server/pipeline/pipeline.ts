@@ -17,7 +17,7 @@ import type { HandlerContext, Handlers } from './handler.ts';
 import { InvocationContext } from './handler-context.ts';
 import { checkIdempotencyKey, recordEvents, type Claim, type IdempotencyKeys, replayEvents, requestHash, settleFailure, type Stored } from './idempotency.ts';
 import type { AnswerForm, CreditCap, Outcome, RawInput, Receipt, StreamEvent } from './outcome.ts';
-import { compileValidators, type RequestPart, type Validate } from './validate.ts';
+import { compileValidators, invalidRequestMessage, type RequestPart, type Validate } from './validate.ts';
 import { operationCall, type Binding } from '../metrics.ts';
 import type { TraceContext } from '../trace-context.ts';
 
@@ -223,15 +223,21 @@ async function parse(
 ): Promise<{ input: Record<string, unknown>; parts: Partial<Record<RequestPart, unknown>> }> {
   const input: Record<string, unknown> = {};
   const parts: Partial<Record<RequestPart, unknown>> = {};
+  // Every part is checked before refusing, so the 400 names every violation of the request.
+  const problems: string[] = [];
   for (const part of PARTS) {
     if (!operation.request[part]) continue;
     const value = part === 'body' && raw.readBody ? await raw.readBody() : raw[part];
     // Only a part not sent reads as `{}`: a body of `null` is a value, and no object.
     const result = validate(id, part, value === undefined ? {} : value);
-    if (!result.ok) throw invalidRequest(result.message);
+    if (!result.ok) {
+      problems.push(...result.problems);
+      continue;
+    }
     parts[part] = result.value;
     Object.assign(input, result.value);
   }
+  if (problems.length > 0) throw invalidRequest(invalidRequestMessage(problems));
   return { input, parts };
 }
 

@@ -1,6 +1,8 @@
 /**
  * Request validation from the registry: one compiled validator per operation and request part,
  * and messages that name the field in plain words (Ajv's own format never reaches a client).
+ * Every violation is named at once (up to 10, in `invalidRequestMessage`), so a client fixes its
+ * request in one go; an unknown property names the known one it most resembles.
  */
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import ajvFormats from 'ajv-formats';
@@ -8,7 +10,19 @@ import type { Operation } from '../../shared/operations/types.ts';
 
 export type RequestPart = 'params' | 'query' | 'body';
 
-export type Validation = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
+/** A failure names each violation (`problems`) and all of them in one sentence (`message`). */
+export type Validation = { ok: true; value: Record<string, unknown> } | { ok: false; message: string; problems: string[] };
+
+/** At most this many violations are named in one 400; the rest are counted. */
+export const MAX_PROBLEMS = 10;
+
+/** One `message` for a 400 `invalid_request` naming every violation: "a; b; c and 2 more problems". */
+export function invalidRequestMessage(problems: string[]): string {
+  const unique = [...new Set(problems)];
+  const named = unique.slice(0, MAX_PROBLEMS).join('; ');
+  const more = unique.length - MAX_PROBLEMS;
+  return more > 0 ? `${named}; and ${plural(more, 'more problem')}` : named;
+}
 
 export type Validate = (operationId: string, part: RequestPart, value: unknown) => Validation;
 
@@ -16,8 +30,9 @@ const PARTS: RequestPart[] = ['params', 'query', 'body'];
 
 // `verbose` keeps the failing schema on each error: "exactly 2 characters" and the identifier list
 // of an `anyOf` are read from it. `strictRequired` is off because the enrich body's `anyOf`
-// branches each require a property that the parent schema, not the branch, declares.
-const options: Options = { allErrors: false, useDefaults: false, verbose: true, strict: true, strictRequired: false };
+// branches each require a property that the parent schema, not the branch, declares. `allErrors`
+// collects every violation, not just the first (a request's size is bounded by its schema).
+const options: Options = { allErrors: true, useDefaults: false, verbose: true, strict: true, strictRequired: false };
 
 /** An Ajv configured as the server validates, with the JSON Schema formats the registry uses. */
 export function newAjv(extra: Options = {}): Ajv {
@@ -61,13 +76,29 @@ export function compileValidators(operations: Record<string, Operation>): Valida
     const data = part === 'body' ? value : { ...(value as object) };
     if (check(data)) {
       const infinite = part === 'body' ? null : nonFinite(data, '');
-      return infinite === null ? { ok: true, value: data as Record<string, unknown> } : { ok: false, message: `${fieldPath(infinite) || part} must be a finite number` };
+      return infinite === null ? { ok: true, value: data as Record<string, unknown> } : failure([`${fieldPath(infinite) || part} must be a finite number`]);
     }
-    // Without allErrors, the last error is the one that failed; those before it come from the
-    // rejected branches of an `anyOf`.
-    const error = check.errors ? branchError(check.errors) : undefined;
-    return { ok: false, message: error ? describe(error, part) : `${part} is invalid` };
+    const errors = reported(check.errors ?? []);
+    return failure(errors.length > 0 ? errors.map((error) => describe(error, part)) : [`${part} is invalid`]);
   };
+}
+
+const failure = (problems: string[]): Validation => ({ ok: false, message: invalidRequestMessage(problems), problems: [...new Set(problems)] });
+
+/**
+ * The errors to report, in order: each failed `anyOf` once (by the branch that says most, see
+ * `branchErrors`), never the errors of its rejected branches on their own.
+ */
+function reported(errors: ErrorObject[]): ErrorObject[] {
+  const anyOfs = errors.filter((e) => e.keyword === 'anyOf');
+  const inBranch = (e: ErrorObject) => anyOfs.some((a) => a !== e && within(e, a, ''));
+  return errors.flatMap((e) => (inBranch(e) ? [] : e.keyword === 'anyOf' ? branchErrors(errors, e) : [e]));
+}
+
+/** Whether `e` comes from the schema under `a` (at `branch`) and from the value `a` checked. */
+function within(e: ErrorObject, a: ErrorObject, branch: string): boolean {
+  const value = e.instancePath === a.instancePath || e.instancePath.startsWith(`${a.instancePath}/`);
+  return value && e.schemaPath.startsWith(`${a.schemaPath}/${branch}`);
 }
 
 /**
@@ -114,8 +145,12 @@ function describe(error: ErrorObject, part: RequestPart): string {
   switch (error.keyword) {
     case 'required':
       return `${join(at, String(params.missingProperty))} is required`;
-    case 'additionalProperties':
-      return `unknown property ${join(at, String(params.additionalProperty))}`;
+    case 'additionalProperties': {
+      const unknown = String(params.additionalProperty);
+      const known = Object.keys((parent.properties ?? {}) as object);
+      const like = closest(unknown, known);
+      return `unknown property ${join(at, unknown)}${like ? `: did you mean ${join(at, like)}?` : ''}`;
+    }
     case 'type':
       return `${field} must be ${TYPE_NAMES[String(params.type)] ?? String(params.type)}`;
     case 'enum':
@@ -168,19 +203,47 @@ function plural(count: number, noun: string): string {
 }
 
 /**
- * The error to report. When an `anyOf` failed whose branches differ by type and the value has the
+ * The known name an unknown one most resembles (`simplesOption` → `simpleOption`), if one is
+ * close: case ignored, at most a third of its letters (and at least 1, at most 3) edited.
+ */
+export function closest(unknown: string, known: string[]): string | undefined {
+  const wanted = unknown.toLowerCase();
+  let best: { name: string; distance: number } | undefined;
+  for (const name of known) {
+    const distance = editDistance(wanted, name.toLowerCase());
+    if (!best || distance < best.distance) best = { name, distance };
+  }
+  const allowed = Math.min(3, Math.max(1, Math.floor(unknown.length / 3)));
+  return best && best.distance <= allowed ? best.name : undefined;
+}
+
+/** Levenshtein distance, with an adjacent swap counting as one edit. */
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 3 || a.length > 100 || b.length > 100) return Infinity;
+  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+    }
+  }
+  return d[a.length]![b.length]!;
+}
+
+/**
+ * The error to report for a failed `anyOf`. When its branches differ by type and the value has the
  * type of one of them (an array where a list or an object of lists is allowed), that branch's own
  * error says more (`providerOrder[1] must be a string`) than "must be an array or a JSON object".
  */
-function branchError(errors: ErrorObject[]): ErrorObject | undefined {
-  const last = errors.at(-1);
-  if (!last || last.keyword !== 'anyOf' || !Array.isArray(last.schema)) return last;
-  const value = last.data;
+function branchErrors(errors: ErrorObject[], anyOf: ErrorObject): ErrorObject[] {
+  if (!Array.isArray(anyOf.schema)) return [anyOf];
+  const value = anyOf.data;
   const kind = Array.isArray(value) ? 'array' : value === null ? 'null' : typeof value;
-  const at = (last.schema as Array<Record<string, unknown>>).findIndex((branch) => branch.type === kind);
-  if (at === -1) return last;
-  const inner = errors.filter((e) => e !== last && e.schemaPath.startsWith(`${last.schemaPath}/${at}/`));
-  return inner.at(-1) ?? last;
+  const at = (anyOf.schema as Array<Record<string, unknown>>).findIndex((branch) => branch.type === kind);
+  if (at === -1) return [anyOf];
+  const inner = reported(errors.filter((e) => e !== anyOf && within(e, anyOf, `${at}/`)));
+  return inner.length > 0 ? inner : [anyOf];
 }
 
 /** `a string or null`, for an `anyOf` of types (a nullable field), when a value is none of them. */

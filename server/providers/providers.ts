@@ -54,7 +54,7 @@ export class Providers {
   }
 
   /** `GET /api/providers`: every provider, whether it can be called here, and the fields on offer. */
-  catalog(): ProviderCatalog {
+  catalog(): Omit<ProviderCatalog, 'languageModel'> {
     const list = this.all.map((p) => {
       const s = this.settings(p.id);
       return {

@@ -6,6 +6,12 @@ import { PROSPECT_STATUSES, Prospect } from './prospects.ts';
 import { RowId } from './sheets.ts';
 import { BusinessContext, Language, Name, Offering, SenderName, Tone } from './templates.ts';
 
+/** Present only when the campaign's language is one the built-in writer does not know. */
+const LanguageNote = Type.String({
+  minLength: 1,
+  description: 'Present when `language` is one the built-in writer does not know: its messages and the default cadence are then in Portuguese.',
+});
+
 export const CampaignParams = Type.Object({ campaignId: IdOf('The campaign.') }, { additionalProperties: false });
 
 const editableFields = {
@@ -45,6 +51,7 @@ export const CampaignCreated = ClosedObject(
     campaignId: IdOf('The new campaign.'),
     campaignName: Type.String({ description: 'Its name.' }),
     created: Type.Integer({ minimum: 0, description: 'Prospects created.' }),
+    languageNote: Type.Optional(LanguageNote),
   },
   { title: 'CampaignCreated' },
 );
@@ -104,6 +111,7 @@ const campaignProperties = {
   campaignId: IdOf('The campaign.'),
   ...editableFields,
   language: Type.Optional(Language),
+  languageNote: Type.Optional(LanguageNote),
   status: StringEnum(['draft'], { description: 'A campaign is created as a draft.' }),
   templateId: Nullable(IdOf('The template it was created from.'), 'The template it was created from, or null.'),
   cadence: Nullable(Cadence, 'Null until the campaign first receives prospects.'),

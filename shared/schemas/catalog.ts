@@ -18,7 +18,8 @@ export const Health = ClosedObject(
   'Health of the service.',
   {
     status: StringEnum(['ok'], { description: '`ok` while the service answers.' }),
-    version: Type.String({ description: 'The server version.' }),
+    version: Type.String({ description: 'The build of the server (its package version).' }),
+    interfaceVersion: Type.String({ description: 'The version of the documented interface, as `/openapi.json` says (`info.version`).' }),
     store: StringEnum(['embedded', 'mongodb'], { description: 'The store in use: the embedded one in DATA_DIR, or MongoDB.' }),
     registry: Nullable(RegistryRelease, 'The Receita Federal release the registry holds; null before any import.'),
   },
@@ -67,6 +68,10 @@ export const ProviderCatalog = ClosedObject(
   {
     providers: Type.Array(ProviderInfo, { description: 'Every provider, configured or not.' }),
     enrichmentFields: Type.Array(Field, { description: 'Fields at least one configured provider can return.' }),
+    languageModel: ClosedObject('The language model the AI operations (AI column, research, agent) and the message writer use.', {
+      configured: Type.Boolean({ description: 'Whether one is configured; without it the AI operations answer 503 `ai_unavailable` and campaigns get the built-in writer.' }),
+      variable: Type.Literal('LLM_BASE_URL', { description: 'The environment variable that configures it.' }),
+    }),
   },
   { title: 'ProviderCatalog' },
 );

@@ -2,6 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import {
   ClosedObject,
+  CreditsCharged,
   DateOnly,
   Nullable,
   NullableText,
@@ -180,6 +181,7 @@ export const CompanyResults = ClosedObject(
     ...understood,
     sources: Type.Array(SourceCount, { description: 'What each source added, in `companyOrder`.' }),
     nextCursor: NextCursor,
+    creditsCharged: CreditsCharged,
   },
   { title: 'CompanyResults' },
 );
@@ -223,6 +225,7 @@ const CnpjSource = ClosedObject(
     notFound: Type.Array(Cnpj, { description: 'Valid CNPJs that were not found.' }),
     invalid: Type.Array(Type.String(), { description: 'CNPJs whose check digits are wrong (digits only).' }),
     sources: Type.Array(CnpjSource, { description: 'What each source found.' }),
+    creditsCharged: CreditsCharged,
   },
   { title: 'CnpjBatchResults' },
 );

@@ -160,6 +160,7 @@ export const PeopleResults = ClosedObject(
     results: Type.Array(Person, { description: 'The people, by source in `sourceOrder`, duplicates merged.' }),
     sources: Type.Array(SourceCount, { description: 'What each source added, in `sourceOrder`.' }),
     nextCursor: NextCursor,
+    creditsCharged: CreditsCharged,
   },
   { title: 'PeopleResults' },
 );
@@ -250,6 +251,7 @@ export const PeoplePage = StreamPage(Person, 'PeoplePage');
 export const streamDoneProperties = {
   total: Type.Integer({ minimum: 0, description: 'Rows sent in all pages.' }),
   sources: Type.Array(SourceCount, { description: 'What each source added, in the order the pages went out.' }),
+  creditsCharged: CreditsCharged,
 };
 
 /** The payload of the single `done` event that ends the people stream. */

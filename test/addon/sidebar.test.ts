@@ -32,6 +32,7 @@ const baseState = {
   detected: { fullName: 'Nome', companyName: 'Empresa', companyDomain: 'Site' },
   selectedRows: 12,
   templates: [{ templateId: 't-1', name: 'Clínicas Recife' }],
+  languageModel: { configured: true, variable: 'LLM_BASE_URL' } as { configured: boolean; variable: string } | null,
   prices: prices(),
   searchLimits: { ...searchLimits(), rows: MAX_ROWS_PER_SEARCH },
   agentLimits: agentLimits(),
@@ -177,6 +178,22 @@ describe.skipIf(!chromiumPath)('sidebar', () => {
     expect(await page.locator('#error').textContent()).toBe('The state is its two letters, e.g. SP.');
     expect(await page.locator('#search-state.invalid').count()).toBe(1);
     expect((await calls(page)).map(([name]) => name)).toEqual(['sidebarState']);
+  });
+
+  it('says on the AI column, Research and Agent tabs that the server has no model, before anything is typed', async () => {
+    const page = await open({ sidebarState: { ...baseState, languageModel: { configured: false, variable: 'LLM_BASE_URL' } } });
+    for (const [tab, run] of [['ai', 'run-ai'], ['research', 'run-research'], ['agent', 'run-agent']] as const) {
+      await page.click(`nav button[data-tab="${tab}"]`);
+      const notice = page.locator(`#${tab}-no-model`);
+      await notice.waitFor({ state: 'visible' });
+      expect(await notice.textContent()).toMatch(/No language model is configured.*LLM_BASE_URL/);
+      expect(await page.locator(`#${run}`).isDisabled()).toBe(true);
+    }
+    // With a model, nothing is said and the tabs run.
+    const ready = await open({ sidebarState: baseState });
+    await ready.click('nav button[data-tab="agent"]');
+    expect(await ready.locator('#agent-no-model').isHidden()).toBe(true);
+    expect(await ready.locator('#run-agent').isDisabled()).toBe(false);
   });
 
   it('opens on Settings when not configured, and refuses empty fields without calling the add-on', async () => {

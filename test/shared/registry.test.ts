@@ -161,6 +161,7 @@ describe('InputOf and OutputOf', () => {
       campaignId: string;
       campaignName: string;
       created: number;
+      languageNote?: string;
     }>();
   });
 });

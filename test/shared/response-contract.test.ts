@@ -68,7 +68,7 @@ describe('the response checker', () => {
 
   it('checks each stream event against the stream schema of its kind', () => {
     const page = { event: 'page', data: { source: 'demo', results: [] } };
-    const done = { event: 'done', data: { total: 0, sources: [{ source: 'demo', count: 0 }] } };
+    const done = { event: 'done', data: { total: 0, sources: [{ source: 'demo', count: 0 }], creditsCharged: 0 } };
     expect(() => checkResponse('POST', '/v1/api/sourcing/people/stream', 200, '', [page, done])).not.toThrow();
     expect(() => checkResponse('POST', '/v1/api/sourcing/people/stream', 200, '', [page, { event: 'done', data: { total: 0 } }])).toThrow(
       /event 1 \(`done`\) of streamPeople.*must have required property 'sources'/,

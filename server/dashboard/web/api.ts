@@ -26,6 +26,7 @@ const routes = {
   listJobs: { method: 'GET', path: '/api/jobs' },
   getJobResults: { method: 'GET', path: '/api/jobs/{jobId}/results' },
   cancelJob: { method: 'POST', path: '/api/jobs/{jobId}/cancel' },
+  listProviders: { method: 'GET', path: '/api/providers' },
 } as const satisfies { [Id in OperationId]?: Pick<Operations[Id], 'method' | 'path'> };
 
 export type Out<Id extends OperationId> = OutputOf<Id>;

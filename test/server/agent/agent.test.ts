@@ -103,7 +103,7 @@ describe('the chat', () => {
         calls: [
           { name: 'lookup_cnpj_batch', arguments: '{"cnpjs": [' },
           { name: 'drop_database', arguments: {} },
-          { name: 'lookup_cnpj_batch', arguments: { cnpjs: 'not a list' } },
+          { name: 'lookup_cnpj_batch', arguments: { cnpjs: 'not a list', cnpj: '11222333000181' } },
         ],
       },
       { text: 'Sorry.' },
@@ -118,7 +118,8 @@ describe('the chat', () => {
     expect(toolMessages.map((m) => m.error)).toEqual(['invalid_request', 'invalid_request', 'invalid_request']);
     expect(toolMessages[0].message).toMatch(/JSON/);
     expect(toolMessages[1].message).toMatch(/no tool named drop_database/);
-    expect(toolMessages[2].message).toMatch(/cnpjs/);
+    // Every violation at once, with the property meant.
+    expect(toolMessages[2].message).toBe('unknown property cnpj: did you mean cnpjs?; cnpjs must be an array');
   });
 
   it('keeps a tool result that carries an injection as data: no DELETE tool, system prompt unchanged', async () => {

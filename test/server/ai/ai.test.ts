@@ -284,6 +284,9 @@ describe('without a model', () => {
         expect(res.status).toBe(503);
         expect(res.body).toMatchObject({ error: 'ai_unavailable', message: expect.stringMatching(/LLM_BASE_URL.*LLM_MODEL/) });
       }
+      // The catalog says so up front, for the dashboard and the add-on to tell before anything is typed.
+      expect((await bare.request('GET', '/v1/api/providers', { key: apiKey })).body.languageModel).toEqual({ configured: false, variable: 'LLM_BASE_URL' });
+      expect((await app.request('GET', '/v1/api/providers')).body.languageModel).toEqual({ configured: true, variable: 'LLM_BASE_URL' });
     } finally {
       await bare.close();
     }

@@ -4,7 +4,8 @@
  * own, and the ledger must have moved exactly as the rule says: per row, per company found, per
  * provider that answered, or a fixed price. The units are read from the answer here, and the
  * price from the registry entry by this file's own reading of the rule (not the server's
- * `priceOf`), so a handler charging the wrong count, or not at all, fails.
+ * `priceOf`), so a handler charging the wrong count, or not at all, fails; and the answer's
+ * `creditsCharged` (a stream's `done`) must say exactly what the ledger moved.
  *
  * A paid operation without a case fails twice: the compiler refuses `cases` (it is keyed by every
  * paid id), and the walk of the registry below fails at run time. Adding one is one entry: a body
@@ -217,7 +218,9 @@ describe('charging, checked against the registry', () => {
         balance = movement.balanceAfter;
       }
       expect(balance).toBe(after.balance);
-      if (answer.body && typeof answer.body === 'object' && 'creditsCharged' in answer.body) expect(answer.body.creditsCharged).toBe(debit);
+      // Every paid answer says what it cost, the ledger's movement: in its body, or a stream's `done` event.
+      const reported = answer.events ? (answer.events.find((e) => e.event === 'done')?.data as { creditsCharged?: number } | undefined)?.creditsCharged : answer.body.creditsCharged;
+      expect(reported, 'creditsCharged in the answer').toBe(debit);
     }
   });
 });

@@ -23,6 +23,10 @@ describe('prefixes and versioning', () => {
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ status: 'ok', store: 'embedded', version: 'test' });
     }
+    // The build and the interface are two versions: /health says both, /docs (from /openapi.json) the interface's.
+    const [health, openapi] = [(await app.request('GET', '/health')).body, (await app.request('GET', '/openapi.json')).body];
+    expect(health.interfaceVersion).toBe('1.0.0');
+    expect(openapi.info).toMatchObject({ version: health.interfaceVersion, 'x-server-version': health.version });
     const v1 = await app.request('GET', '/v1/api/credits', { key });
     const root = await app.request('GET', '/api/credits', { key });
     expect(v1.status).toBe(200);

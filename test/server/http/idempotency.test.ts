@@ -27,7 +27,7 @@ async function* gatedPages(_input: InputOf<'streamPeople'>, ctx: HandlerContext)
   await ctx.charge(1, 'one person');
   yield { event: 'page', data: { source: 'lists', results: [{ name: 'Ana', emailStatus: 'unavailable', source: 'lists' }] } };
   await people.gate.promise;
-  yield { event: 'done', data: { total: 1, sources: [{ source: 'lists', count: 1 }] } };
+  yield { event: 'done', data: { total: 1, sources: [{ source: 'lists', count: 1 }], creditsCharged: ctx.creditsCharged } };
 }
 
 beforeAll(async () => {

@@ -47,7 +47,7 @@ beforeAll(async () => {
           (async function* (): AsyncGenerator<StreamEventOf<'streamCompanies'>> {
             yield { event: 'page', data: { source: 'receita_federal', results: [] } };
             await streamHeld.promise;
-            yield { event: 'done', data: { total: 0, sources: [], activities: [], nameTerms: [] } };
+            yield { event: 'done', data: { total: 0, sources: [], activities: [], nameTerms: [], creditsCharged: 0 } };
           })(),
       },
     },

@@ -19,7 +19,7 @@ async function* pages(_input: InputOf<'streamPeople'>, _ctx: HandlerContext): As
       yield { event: 'page', data: { source: `s${i}`, results: [{ name: `p${i}`, emailStatus: 'unavailable', source: `s${i}` }] } };
       seen.pagesSent++;
     }
-    yield { event: 'done', data: { total: 3, sources: [] } };
+    yield { event: 'done', data: { total: 3, sources: [], creditsCharged: 0 } };
   } finally {
     seen.finished = true;
   }

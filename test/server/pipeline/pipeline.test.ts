@@ -25,7 +25,7 @@ const spies: Partial<Handlers> = {
     ran.push('searchPeople');
     const rows = Array.from({ length: input.limit ?? 3 }, (_, i) => person(`Person ${i}`, 'demo'));
     await ctx.charge(rows.length, `${rows.length} people`);
-    return { results: rows, sources: [{ source: 'demo', count: rows.length }], nextCursor: null };
+    return { results: rows, sources: [{ source: 'demo', count: rows.length }], nextCursor: null, creditsCharged: ctx.creditsCharged };
   },
   async *streamPeople(_input, ctx) {
     ran.push('streamPeople');
@@ -33,7 +33,7 @@ const spies: Partial<Handlers> = {
       await ctx.charge(2, `2 people from ${source}`);
       yield { event: 'page', data: { source, results: [person(`A ${source}`, source), person(`B ${source}`, source)] } };
     }
-    yield { event: 'done', data: { total: 4, sources: [] } };
+    yield { event: 'done', data: { total: 4, sources: [], creditsCharged: ctx.creditsCharged } };
   },
 };
 

@@ -45,7 +45,34 @@ describe('request validation', () => {
     const check = compileValidators({ listThings });
     expect(check('listThings', 'params', { page: '2' })).toEqual({ ok: true, value: { page: 2 } });
     expect(check('listThings', 'query', { page: '2' })).toEqual({ ok: true, value: { page: 2 } });
-    expect(check('listThings', 'body', { page: '2' })).toEqual({ ok: false, message: 'page must be an integer' });
+    expect(check('listThings', 'body', { page: '2' })).toEqual({ ok: false, message: 'page must be an integer', problems: ['page must be an integer'] });
+  });
+
+  it('names every violation at once, up to 10, and the known property an unknown one resembles', () => {
+    expect(validate('searchCompanies', 'body', { limit: 100, state: 'Sao Paulo' })).toMatchObject({
+      ok: false,
+      message: 'state must be exactly 2 characters; limit must be <= 20',
+    });
+    expect(validate('searchCompanies', 'body', { simplesOption: true })).toMatchObject({ message: 'unknown property simplesOption: did you mean simpleOption?' });
+    expect(validate('searchCompanies', 'body', { SIMPLEOPTION: true, stat: 'SP', zzz: 1 })).toMatchObject({
+      message: 'unknown property SIMPLEOPTION: did you mean simpleOption?; unknown property stat: did you mean state?; unknown property zzz',
+    });
+    // Nested: the resemblance is to the properties of the object the name is in.
+    expect(validate('createSheet', 'body', { name: 'S', rows: [{ rowId: 'r1', valeus: {} }] })).toMatchObject({
+      message: expect.stringContaining('unknown property rows[0].valeus: did you mean rows[0].values?'),
+    });
+    const many = Object.fromEntries(Array.from({ length: 14 }, (_, i) => [`unknown${i}`, 1]));
+    const result = validate('searchCompanies', 'body', many);
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.message.split('; ')).toHaveLength(11);
+      expect(result.message).toMatch(/unknown property unknown9; and 4 more problems$/);
+    }
+  });
+
+  it('reports a failed anyOf once, by the branch of the value\'s type, for each item it failed', () => {
+    const result = validate('enrich', 'body', { fullName: 'Ana', providerOrder: ['hunter', 7, 8] });
+    expect(result).toMatchObject({ ok: false, message: 'providerOrder[1] must be a string; providerOrder[2] must be a string' });
   });
 
   it('does not rewrite the object it is given', () => {

@@ -63,6 +63,10 @@ function turnsOf(messages: Array<{ role: 'user' | 'assistant' | 'tool'; content:
 
 export function Agent() {
   const conversations = useLoad(() => call('listConversations'), []);
+  // Said before anything is typed: without a model the agent cannot answer (issue 43).
+  const catalog = useLoad(() => call('listProviders'), []);
+  const model = catalog.state.status === 'ok' ? catalog.state.data.languageModel : null;
+  const noModel = model !== null && !model.configured;
   const [conversationId, setConversationId] = useState<string | null>(null);
   const [turns, setTurns] = useState<Turn[]>([]);
   const [message, setMessage] = useState('');
@@ -207,6 +211,12 @@ export function Agent() {
 
         <section class="chat" aria-labelledby="chat-heading">
           <h2 id="chat-heading">{conversationId ? 'Conversation' : 'New conversation'}</h2>
+          {model && !model.configured && (
+            <p class="notice" role="status">
+              <strong>No language model is configured on this server</strong>, so the agent cannot answer. The operator sets{' '}
+              <code>{model.variable}</code> (an OpenAI-compatible endpoint) to enable it; campaigns still get messages from the built-in writer.
+            </p>
+          )}
           {opening !== null && <Problem error={opening} />}
           {turns.length === 0 ? (
             <p class="muted">
@@ -227,6 +237,7 @@ export function Agent() {
               ref={input}
               rows={3}
               maxLength={MAX_MESSAGE}
+              disabled={noModel}
               value={message}
               aria-describedby="agent-hint"
               onInput={(e) => setMessage(e.currentTarget.value)}
@@ -237,7 +248,7 @@ export function Agent() {
             <p id="agent-hint" class="muted small">
               Enter sends; Shift+Enter starts a new line.
             </p>
-            <button type="submit" class="primary" disabled={busy || !message.trim()}>
+            <button type="submit" class="primary" disabled={busy || noModel || !message.trim()}>
               {busy ? 'Answering…' : 'Send'}
             </button>
           </form>

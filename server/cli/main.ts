@@ -13,7 +13,8 @@ import { VERSION } from '../version.ts';
 import { commands, usage, UsageError } from './commands.ts';
 import { controlSocketPath, runCommand, sendControl, type ControlReply, type ControlRequest } from './control.ts';
 import { progressDisplay } from './progress.ts';
-import { BadBackupError, restoreBackup } from '../store/embedded/restore.ts';
+import { BadBackupError, restoreBackup } from '../store/embedded/backup.ts';
+import { DATABASE_FILE } from '../store/embedded/store.ts';
 
 function fail(message: string, code = 1): never {
   process.stderr.write(`prospecta: ${message}\n`);
@@ -111,7 +112,7 @@ async function restore(request: ControlRequest): Promise<ControlReply> {
   const from = request.args.from;
   if (!from) return { ok: false, usage: true, message: '--from is required' };
   try {
-    return { ok: true, result: await restoreBackup(config.dataDir, from) };
+    return { ok: true, result: await restoreBackup(config.dataDir, from, DATABASE_FILE) };
   } catch (err) {
     if (err instanceof BadBackupError) return { ok: false, usage: false, message: err.message };
     if ((err as { code?: string }).code === 'STORE_LOCKED') {
@@ -138,18 +139,19 @@ async function execute(request: ControlRequest): Promise<ControlReply> {
     }
   }
   try {
+    // A running server runs the command itself, so its caches (keys, members, plans) see it at once.
+    if (!config.mongodbUri) {
+      const reply = await sendControl(controlSocketPath(config.dataDir), request, display.notify).catch((err: NodeJS.ErrnoException) => {
+        if (['ENOENT', 'ECONNREFUSED'].includes(err.code ?? '')) return undefined;
+        throw err;
+      });
+      if (reply) return reply;
+    }
     const runtime = await bootstrap(config, log, VERSION, 'command');
     try {
       return await runCommand(runtime.services, request, display.notify);
     } finally {
       await runtime.close();
-    }
-  } catch (err) {
-    if ((err as { code?: string }).code !== 'STORE_LOCKED') throw err;
-    try {
-      return await sendControl(controlSocketPath(config.dataDir), request, display.notify);
-    } catch {
-      throw err;
     }
   } finally {
     display.stop();

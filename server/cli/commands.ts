@@ -20,6 +20,7 @@ import { generateRelease } from '../seed/release-generator.ts';
 import { MissingSecretError } from '../providers/workspace-keys.ts';
 import type { AppServices } from '../bootstrap.ts';
 import { seedDemo } from '../seed/demo.ts';
+import { migrateDataDir } from '../store/embedded/migrate.ts';
 
 export class UsageError extends Error {}
 /** A well-formed command refused for what it found (exit 1, one line, nothing logged): not a fault. */
@@ -369,6 +370,16 @@ export const commands: Record<string, Command> = {
         if (code === 'EEXIST') throw new CommandRefused(`${dest ?? at ?? out} exists (a file, or a symlink): nothing was written. Remove it, or choose another --out`);
         throw err;
       }
+    },
+  },
+  migrate: {
+    usage: 'migrate  (converts a DATA_DIR written by the journal store of earlier versions to SQLite; a server does it at start too)',
+    run() {
+      return Promise.reject(new UsageError('migrate runs from the command line'));
+    },
+    async runLocal(config) {
+      if (config.mongodbUri) throw new UsageError('migrate converts the embedded store; with MONGODB_URI there is nothing to convert');
+      return migrateDataDir(config.dataDir);
     },
   },
   restore: {

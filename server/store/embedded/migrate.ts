@@ -15,6 +15,7 @@ import { mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
+import { holdServerLock, type ServerLock } from './lock.ts';
 import { ident, Schema } from './schema.ts';
 
 export const OLD_DIR = 'journal-store.old';
@@ -194,5 +195,16 @@ async function readFileLines(file: OldFile, newest: boolean, writer: Writer): Pr
   }
   if (file.kind === 'snapshot' && trailer !== documents) {
     throw new ConversionError(`The journal store cannot be converted: the snapshot ${file.path} is incomplete`);
+  }
+}
+
+/** `npx prospecta migrate`: the conversion alone, under the server's lock while it runs. */
+export async function migrateDataDir(dir: string): Promise<{ converted: boolean; dataDir: string; collections?: Record<string, number>; documents?: number; oldFiles?: string }> {
+  let lock: ServerLock | undefined;
+  try {
+    const converted = await convertJournalStore(dir, () => (lock ??= holdServerLock(dir)));
+    return converted ? { converted: true, dataDir: dir, collections: converted.collections, documents: converted.documents, oldFiles: join(dir, OLD_DIR) } : { converted: false, dataDir: dir };
+  } finally {
+    lock?.release();
   }
 }

@@ -18,6 +18,7 @@ import { jsonOf, memberPrefixes } from './json-members.ts';
 import { holdServerLock, type ServerLock } from './lock.ts';
 import { convertJournalStore } from './migrate.ts';
 import { Tables } from './tables.ts';
+import { watchStore } from '../../metrics.ts';
 
 /** The database file in DATA_DIR (with its `-wal` and `-shm` beside it while open). */
 export const DATABASE_FILE = 'store.db';
@@ -65,6 +66,7 @@ class EmbeddedStore implements Store {
   readonly kind = 'embedded';
   private readonly collections = new Map<string, EmbeddedCollection<BaseDoc>>();
   private readonly ttlTimer: NodeJS.Timeout;
+  private readonly unwatch: () => void;
   private closed = false;
   readonly tables: Tables;
   readonly bulkLoader: (<T extends BaseDoc>(collection: string, fields?: Array<keyof T & string>) => BulkLoader<T>) | undefined;
@@ -81,6 +83,7 @@ class EmbeddedStore implements Store {
     this.bulkLoader = options.oneShot ? <T extends BaseDoc>(name: string, fields: Array<keyof T & string> = []) => new DatabaseLoader<T>(this.tables, name, fields) : undefined;
     this.ttlTimer = setInterval(() => this.removeExpired(), options.ttlSweepIntervalMs);
     this.ttlTimer.unref();
+    this.unwatch = watchStore({ databaseBytes: () => (db.pragma('page_count', { simple: true }) as number) * (db.pragma('page_size', { simple: true }) as number) });
   }
 
   collection<T extends BaseDoc>(name: string): Collection<T> {
@@ -119,6 +122,7 @@ class EmbeddedStore implements Store {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.ttlTimer);
+    this.unwatch();
     try {
       this.db.close();
     } finally {

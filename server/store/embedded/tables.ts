@@ -4,6 +4,7 @@
  * the caller's transaction (`transaction`), so a document and its keys change together.
  */
 import type { Database, Statement } from 'better-sqlite3';
+import { storeWritten } from '../../metrics.ts';
 import type { Document } from '../port.ts';
 import { decode, encode, type Doc } from './codec.ts';
 import { conditionsOf, keysAt, type Condition, type KeyTable, type SqlValue } from './keys.ts';
@@ -46,6 +47,7 @@ export class Tables {
   /** Runs `change` in one immediate write transaction, with the layout as it is now. */
   transaction<R>(collection: string, change: () => R): R {
     this.assertWritable();
+    const started = performance.now();
     try {
       return this.db
         .transaction(() => {
@@ -55,6 +57,8 @@ export class Tables {
         .immediate();
     } catch (err) {
       throw this.translate(err, collection);
+    } finally {
+      storeWritten((performance.now() - started) / 1000);
     }
   }
 

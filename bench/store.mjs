@@ -37,7 +37,7 @@ function cli(dir, args, env) {
 async function start(dir, dataDir) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const env = { DATA_DIR: dataDir, PORT: String(port), PUBLIC_URL: url, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '100000000' };
+  const env = { DATA_DIR: dataDir, PORT: String(port), PUBLIC_URL: url, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '10000000' };
   await cli(dir, ['seed', 'demo'], env);
   const { workspaceId, apiKey } = await cli(dir, ['workspace', 'create', '--name', 'bench', '--plan', 'active'], env);
   await cli(dir, ['credits', 'grant', '--workspace', workspaceId, '--amount', '100000000'], env);

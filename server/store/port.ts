@@ -109,7 +109,8 @@ export interface FindOneAndUpdateOptions {
 /**
  * No sparse or partial indexes (FerretDB has neither). A unique index must not rely on how
  * documents lacking its field count: MongoDB files them all under null (so one at most), FerretDB
- * lets many lack it.
+ * lets many lack it. A unique index's fields hold scalars: the embedded store compares an array
+ * whole, and finds a document by equalities on all of them through that index.
  */
 export interface IndexOptions {
   name?: string;

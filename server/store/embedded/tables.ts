@@ -125,6 +125,20 @@ export class Tables {
         }
       }
     }
+    // Equalities on every field of a unique index find at most one document through its SQLite
+    // index (the expression must be written as the index's own; see Schema#createIndex).
+    const conditions = conditionsOf(filter);
+    for (const index of layout.indexes) {
+      if (!index.unique) continue;
+      const values = index.fields.map((field) => conditions.find((c) => c.path === field && c.plain && c.values === 1)?.params[0]);
+      if (values.some((value) => value === undefined)) continue;
+      index.fields.forEach((field, i) => {
+        where.push(`coalesce(doc -> '${jsonPath(field).replaceAll("'", "''")}', 'null') = ?`);
+        params.push(JSON.stringify(values[i]));
+      });
+      keyed.length = 0;
+      break;
+    }
     // The condition finding the fewest keys leads; the others are looked up per document.
     if (keyed.length > 1) {
       const sized = keyed.map((k) => ({ ...k, size: this.estimate(k.table, k.condition) }));

@@ -1,7 +1,7 @@
 /**
  * Every Prometheus series prospecta exports, in one registry, each behind a typed function that
  * the code calls where the event happens (the request's end, a debit, a provider's answer, a
- * journal sync…). No other module names a series or a label, so the set stays bounded and
+ * store writes…). No other module names a series or a label, so the set stays bounded and
  * documented (docs/operations.md, "Metrics"): label values are operation ids, provider ids,
  * bindings, outcomes and status codes, never workspace ids, paths, keys or personal data.
  *
@@ -232,31 +232,19 @@ export function llmTokensUsed(prompt: number, completion: number): void {
 
 const storeWrite = new Histogram({
   name: 'prospecta_store_write_seconds',
-  help: 'Embedded store: one group commit, the journal append and its fdatasync, which every write waiting in it shares.',
+  help: 'Embedded store: one write transaction, from its start to its commit (a WAL append).',
   buckets: SECONDS_FSYNC,
   registers,
 });
-const compactions = new Counter({
-  name: 'prospecta_store_compactions_total',
-  help: 'Embedded store: compactions (a new snapshot and journal generation), by outcome (ok, failed).',
-  labelNames: ['outcome'] as const,
-  registers,
-});
-const lastCompaction = new Gauge({
-  name: 'prospecta_store_last_compaction_timestamp_seconds',
-  help: 'Embedded store: when the last compaction in this process finished (Unix time); 0 before the first.',
-  registers,
-});
-lastCompaction.set(0);
 
-const stores = new Set<{ journalBytes(): number }>();
+const stores = new Set<{ databaseBytes(): number }>();
 new Gauge({
-  name: 'prospecta_store_journal_bytes',
-  help: 'Embedded store: bytes in the current journal (what a compaction would fold into a snapshot, and what start-up replays).',
+  name: 'prospecta_store_database_bytes',
+  help: 'Embedded store: the SQLite database\'s size (its pages; the WAL beside it aside).',
   registers,
   collect() {
     let bytes = 0;
-    for (const store of stores) bytes += store.journalBytes();
+    for (const store of stores) bytes += store.databaseBytes();
     this.set(bytes);
   },
 });
@@ -265,13 +253,8 @@ export function storeWritten(seconds: number): void {
   storeWrite.observe(seconds);
 }
 
-export function storeCompacted(ok: boolean): void {
-  compactions.labels(ok ? 'ok' : 'failed').inc();
-  if (ok) lastCompaction.set(Date.now() / 1000);
-}
-
-/** An open embedded store, shown in the journal gauge; call the result when it closes. */
-export function watchStore(store: { journalBytes(): number }): () => void {
+/** An open embedded store, shown in the size gauge; call the result when it closes. */
+export function watchStore(store: { databaseBytes(): number }): () => void {
   stores.add(store);
   return () => stores.delete(store);
 }

@@ -21,7 +21,8 @@ import { MissingSecretError } from '../providers/workspace-keys.ts';
 import type { AppServices } from '../bootstrap.ts';
 import { seedDemo } from '../seed/demo.ts';
 import { usage, type CommandName } from './usage.ts';
-import { checkBackup } from '../store/embedded/restore.ts';
+import { checkBackup } from '../store/embedded/backup.ts';
+import { migrateDataDir } from '../store/embedded/migrate.ts';
 
 export class UsageError extends Error {}
 /** A well-formed command refused for what it found (exit 1, one line, nothing logged): not a fault. */
@@ -354,6 +355,15 @@ export const commands: Record<CommandName, Command> = {
         if (code === 'EEXIST') throw new CommandRefused(`${dest ?? at ?? out} exists (a file, or a symlink): nothing was written. Remove it, or choose another --out`);
         throw err;
       }
+    },
+  },
+  migrate: {
+    run() {
+      return Promise.reject(new UsageError('migrate runs from the command line'));
+    },
+    async runLocal(config) {
+      if (config.mongodbUri) throw new UsageError('migrate converts the embedded store; with MONGODB_URI there is nothing to convert');
+      return migrateDataDir(config.dataDir);
     },
   },
   restore: {

@@ -103,13 +103,17 @@ async function readSecretLine(option: string): Promise<string> {
 
 /** `restore`: on the closed embedded store, never through a server (it would be replacing its own store). */
 async function restore(request: ControlRequest): Promise<ControlReply> {
-  const [{ loadConfig }, { BadBackupError, restoreBackup }] = await Promise.all([import('../config.ts'), import('../store/embedded/restore.ts')]);
+  const [{ loadConfig }, { BadBackupError, restoreBackup }, { DATABASE_FILE }] = await Promise.all([
+    import('../config.ts'),
+    import('../store/embedded/backup.ts'),
+    import('../store/embedded/store.ts'),
+  ]);
   const config = loadConfig();
   if (config.mongodbUri) return { ok: false, usage: true, message: 'restore replaces the embedded store; with MONGODB_URI, use mongorestore' };
   const from = request.args.from;
   if (!from) return { ok: false, usage: true, message: '--from is required' };
   try {
-    return { ok: true, result: await restoreBackup(config.dataDir, from) };
+    return { ok: true, result: await restoreBackup(config.dataDir, from, DATABASE_FILE) };
   } catch (err) {
     if (err instanceof BadBackupError) return { ok: false, usage: false, message: err.message };
     if ((err as { code?: string }).code === 'STORE_LOCKED') {
@@ -147,18 +151,19 @@ async function execute(request: ControlRequest): Promise<ControlReply> {
     import('./control.ts'),
   ]);
   try {
+    // A running server runs the command itself, so its caches (keys, members, plans) see it at once.
+    if (!config.mongodbUri) {
+      const reply = await sendControl(controlSocketPath(config.dataDir), request, display.notify).catch((err: NodeJS.ErrnoException) => {
+        if (['ENOENT', 'ECONNREFUSED'].includes(err.code ?? '')) return undefined;
+        throw err;
+      });
+      if (reply) return reply;
+    }
     const runtime = await bootstrap(config, log, VERSION, 'command');
     try {
       return await runCommand(runtime.services, request, display.notify);
     } finally {
       await runtime.close();
-    }
-  } catch (err) {
-    if ((err as { code?: string }).code !== 'STORE_LOCKED') throw err;
-    try {
-      return await sendControl(controlSocketPath(config.dataDir), request, display.notify);
-    } catch {
-      throw err;
     }
   } finally {
     display.stop();

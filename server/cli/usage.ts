@@ -26,6 +26,7 @@ const USAGES = {
   'generate cnpj': 'generate cnpj --dir DIR [--establishments N] [--seed N] [--release YYYY-MM]  (a synthetic release, to try the importer)',
   'seed demo': 'seed demo  (a demo workspace with credits, synthetic companies and people; again: a new key for it)',
   'backup': 'backup --out FILE  (the embedded store, consistent, also while the server runs; MongoDB: use mongodump)',
+  'migrate': 'migrate  (converts a DATA_DIR written by the journal store of earlier versions to SQLite; a server does it at start too)',
   'restore': 'restore --from FILE  (replaces the embedded store in DATA_DIR; refused while the server runs)',
 } as const;
 

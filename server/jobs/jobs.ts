@@ -132,7 +132,7 @@ export const jobIndexes: IndexDeclaration[] = [
   { collection: JOBS, keys: { status: 1 } },
   { collection: JOBS, keys: { settling: 1 } },
   { collection: JOBS, keys: { expiresAt: 1 } },
-  { collection: ITEMS, keys: { jobId: 1, index: 1 }, onlyOn: 'mongodb' },
+  { collection: ITEMS, keys: { jobId: 1, index: 1 } },
   { collection: ITEMS, keys: { expiresAt: 1 }, options: { expireAfterSeconds: 0 } },
 ];
 

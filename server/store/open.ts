@@ -8,13 +8,13 @@ export interface StoreConfig {
   mongodbUri?: string | undefined;
   /** The embedded store's directory, used when there is no MongoDB URI. */
   dataDir: string;
-  /** Where failures of background work (compaction, TTL sweeps) are reported. */
+  /** Where failures of background work (TTL sweeps) are reported. */
   onBackgroundError?: (err: Error) => void;
   /** Opened by a one-shot command (see the embedded store's `oneShot`). */
   oneShot?: boolean;
-  /** Where start-up repairs of the embedded store are reported. */
+  /** Where what the embedded store did by itself at start-up (a conversion) is reported. */
   onWarning?: (message: string) => void;
-  /** The indexes `ensureIndexes` will be given: the embedded store builds them as it reads its files. */
+  /** The indexes `ensureIndexes` will be given. */
   indexes?: IndexDeclaration[];
 }
 

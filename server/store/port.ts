@@ -2,7 +2,7 @@
  * The storage port: the narrow subset of the official `mongodb` driver's Collection API that
  * repositories may use, down to the operators and options (an allow-list: what the embedded
  * store, MongoDB and FerretDB 1.24 all honour; see docs/architecture.md, Storage). The MongoDB adapter passes calls straight to the driver; the embedded
- * store implements the same subset with mingo. `check-driver.ts` proves at compile time that the
+ * store implements the same subset on SQLite (candidates by SQL, the filter by its own test and mingo). `check-driver.ts` proves at compile time that the
  * driver's own Collection type satisfies this interface, so repository code runs on both.
  *
  * Every document has a string `_id` (a UUID or a natural key) so both adapters agree on identity.
@@ -109,7 +109,8 @@ export interface FindOneAndUpdateOptions {
 /**
  * No sparse or partial indexes (FerretDB has neither). A unique index must not rely on how
  * documents lacking its field count: MongoDB files them all under null (so one at most), FerretDB
- * lets many lack it.
+ * lets many lack it. A unique index's fields hold scalars: the embedded store compares an array
+ * whole, and finds a document by equalities on all of them through that index.
  */
 export interface IndexOptions {
   name?: string;
@@ -171,8 +172,9 @@ export interface IndexDeclaration {
 
 /**
  * Documents as the embedded store encodes them for a bulk load (`encodeDocuments`): their ids,
- * their encodings joined by commas as UTF-8, and what it keeps beside them so that start-up need
- * not parse them (see embedded/block.ts): where each ends, and their values of the indexed fields.
+ * their encodings joined by commas as UTF-8, and where each ends. `keys`, `fields`, `multi` and
+ * `single` carried the journal store's index values and are now always empty (kept so the registry
+ * import's worker protocol is unchanged; issue 41 replaces that path).
  */
 export interface EncodedDocuments {
   ids: string[];
@@ -229,7 +231,7 @@ export interface Store {
    * (`npx prospecta backup`). MongoDB has its own tools (mongodump).
    */
   backup?(path: string): Promise<{ path: string; collections: number; documents: number; bytes: number }>;
-  /** Makes every acknowledged write durable and releases the store (lock file, connections). */
+  /** Releases the store (the database and the server's lock, connections). */
   close(): Promise<void>;
 }
 

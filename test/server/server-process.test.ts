@@ -65,7 +65,7 @@ describe('npm start', () => {
     const dataDir = await freshDataDir();
     const first = await startServer({ DATA_DIR: dataDir });
     try {
-      await expect(startServer({ DATA_DIR: dataDir })).rejects.toThrow(/in use by process \d+/);
+      await expect(startServer({ DATA_DIR: dataDir })).rejects.toThrow(/in use by another server process/);
     } finally {
       first.child.kill('SIGTERM');
       await first.exited;

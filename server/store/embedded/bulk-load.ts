@@ -1,38 +1,33 @@
 /**
- * A bulk load (see BulkLoader in port.ts) on the embedded store: each batch of documents becomes
- * one journal line, a block (see block.ts) that carries their indexed values beside them, durable
- * like any write, and is never kept in memory. The table lets go of
- * the documents it held when the load starts (Table#unload); nothing in the process reads it
- * any more, and the next process replays the journal, where the load's lines come last.
+ * A bulk load (see BulkLoader in port.ts) on the embedded store: each batch is one transaction,
+ * its documents written as the text they arrive in. The registry import builds and encodes its
+ * documents in worker threads (`encodeUntaggedDocuments`), so the writing thread receives bytes,
+ * not objects; it parses a document again only to file it in the collection's key tables.
  */
 import type { BaseDoc, BulkLoader, EncodedDocuments } from '../port.ts';
-import { blockLine, KeyCollector } from './block.ts';
-import { encode, encodeUntagged, type Doc, type Untagged } from './codec.ts';
-import type { Committer } from './collection.ts';
-import { journalLineBytes } from './journal-line.ts';
-import type { Table } from './table.ts';
+import { decode, encode, encodeUntagged, type Doc, type Untagged } from './codec.ts';
+import type { Tables } from './tables.ts';
 
 /** Initial room for a batch's bytes; it doubles as needed. */
 const INITIAL_BYTES = 1 << 20;
 const COMMA = 0x2c;
 
 /**
- * Documents encoded one at a time into UTF-8, so that neither a batch of documents nor one
- * long string of them ever exists: only each document's own text, briefly. The bytes are
- * their own buffer, so a worker thread can transfer them. Their values of the `indexed` fields
- * (the loader's `indexed`) go beside them, so no process has to parse them to index them.
+ * Documents encoded one at a time into UTF-8, so that neither a batch of documents nor one long
+ * string of them ever exists: only each document's own text, briefly. The bytes are their own
+ * buffer, so a worker thread can transfer them. (`indexed` is the loader's: SQLite files the keys
+ * itself, so nothing is kept beside the documents.)
  */
-export function encodeDocuments<T extends BaseDoc>(docs: Iterable<T>, indexed: readonly string[] = []): EncodedDocuments {
-  return encodeEach(docs, encode, new KeyCollector(indexed));
+export function encodeDocuments<T extends BaseDoc>(docs: Iterable<T>, _indexed: readonly string[] = []): EncodedDocuments {
+  return encodeEach(docs, encode);
 }
 
 /** As {@link encodeDocuments}, for documents that hold no tagged value (see codec.ts's encodeUntagged). */
-export function encodeUntaggedDocuments<T extends BaseDoc>(docs: Iterable<T & Untagged<T>>, indexed: readonly string[] = []): EncodedDocuments {
-  // Their indexed values are parts of them, so those need no tag scan either.
-  return encodeEach(docs, encodeUntagged<T>, new KeyCollector(indexed, JSON.stringify));
+export function encodeUntaggedDocuments<T extends BaseDoc>(docs: Iterable<T & Untagged<T>>, _indexed: readonly string[] = []): EncodedDocuments {
+  return encodeEach(docs, encodeUntagged<T>);
 }
 
-function encodeEach<T extends BaseDoc>(docs: Iterable<T>, textOf: (doc: T) => string, keys: KeyCollector): EncodedDocuments {
+function encodeEach<T extends BaseDoc>(docs: Iterable<T>, textOf: (doc: T) => string): EncodedDocuments {
   const ids: string[] = [];
   const ends: number[] = [];
   const encoder = new TextEncoder();
@@ -51,44 +46,45 @@ function encodeEach<T extends BaseDoc>(docs: Iterable<T>, textOf: (doc: T) => st
     length += encoder.encodeInto(text, bytes.subarray(length)).written;
     ids.push(doc._id);
     ends.push(length);
-    keys.add(doc as unknown as Doc);
   }
-  return { ids, bytes: bytes.subarray(0, length), ends, ...keys.finish() };
+  return { ids, bytes: bytes.subarray(0, length), ends, keys: '', fields: {}, multi: [], single: [] };
 }
 
-export class TableLoader<T extends BaseDoc> implements BulkLoader<T> {
+export class DatabaseLoader<T extends BaseDoc> implements BulkLoader<T> {
   readonly stored: ReadonlyMap<string, Partial<T>>;
-  readonly indexed: string[];
+  readonly indexed: string[] = [];
 
   constructor(
-    private readonly table: Table,
-    private readonly store: Committer,
+    private readonly tables: Tables,
+    private readonly collection: string,
     fields: Array<keyof T & string>,
   ) {
-    // Declared indexes are let go with the documents, so their fields are taken first.
-    this.indexed = table.indexedFields();
-    this.stored = table.unload(fields) as Map<string, Partial<T>>;
+    this.stored = tables.storedFields(collection, fields) as Map<string, Partial<T>>;
   }
 
-  put(docs: Iterable<T>): Promise<void> {
-    this.store.assertWritable();
-    // All are encoded before anything changes: a document the journal cannot hold refuses the batch.
-    return this.putEncoded(encodeDocuments(docs, this.indexed));
+  async put(docs: Iterable<T>): Promise<void> {
+    const list = [...docs] as unknown as Doc[];
+    this.tables.transaction(this.collection, () => {
+      for (const doc of list) this.tables.put(this.collection, doc);
+    });
   }
 
-  putEncoded(encoded: EncodedDocuments): Promise<void> {
-    this.store.assertWritable();
-    return this.commit(encoded.ids, blockLine(this.table.name, encoded));
+  async putEncoded({ ids, bytes, ends }: EncodedDocuments): Promise<void> {
+    const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const keyed = this.tables.layout(this.collection).keyTables.size > 0;
+    this.tables.transaction(this.collection, () => {
+      let start = 0;
+      for (const [i, id] of ids.entries()) {
+        const json = text.toString('utf8', start, ends[i]);
+        start = ends[i]! + 1;
+        this.tables.put(this.collection, keyed ? (decode(json) as Doc) : { _id: id }, json);
+      }
+    });
   }
 
-  remove(ids: string[]): Promise<void> {
-    this.store.assertWritable();
-    return this.commit(ids, journalLineBytes(this.table.name, new Uint8Array(0), ids));
-  }
-
-  private commit(ids: string[], line: Uint8Array): Promise<void> {
-    let superseded = 0;
-    for (const id of ids) if (this.table.forget(id)) superseded++;
-    return this.store.commit({ line, documents: ids.length, superseded });
+  async remove(ids: string[]): Promise<void> {
+    this.tables.transaction(this.collection, () => {
+      for (const _id of ids) this.tables.remove(this.collection, { _id });
+    });
   }
 }

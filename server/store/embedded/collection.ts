@@ -1,10 +1,11 @@
 /**
- * The storage port over one table. Every write runs to completion synchronously (evaluate,
- * check constraints, apply to memory, queue its journal line) before the first await, so a
- * conditional update cannot interleave with another write: Node runs one at a time. The promise
- * then waits for the journal line to reach the disk.
+ * The storage port over one SQLite table. better-sqlite3 is synchronous, so each write is one
+ * immediate transaction run to its end before the call returns: a conditional update reads,
+ * decides and writes with no other write between (in this process, which runs one at a time, or
+ * another, which SQLite's write lock keeps out), and it is committed before it is acknowledged.
  */
 import { Aggregator, ProcessingMode } from 'mingo';
+import type { IndexSpecification, OptionalUnlessRequiredId } from 'mongodb';
 import type {
   AnyBulkWriteOperation,
   BaseDoc,
@@ -21,24 +22,12 @@ import type {
   UpdateResultLike,
   WithId,
 } from '../port.ts';
-import type { IndexSpecification, OptionalUnlessRequiredId } from 'mongodb';
-import { cloneValue, encode, type Doc } from './codec.ts';
-import { indexSpec } from './indexes.ts';
-import { Mutation, type JournalEntry } from './mutation.ts';
-import { arrange, ArrayCursor, matching, project } from './query.ts';
-import type { Table } from './table.ts';
+import { encode, type Doc } from './codec.ts';
+import { compilePredicate } from './predicate.ts';
+import { arrange, ArrayCursor, project, sortSpec } from './query.ts';
+import { indexSpec } from './schema.ts';
+import type { Tables } from './tables.ts';
 import { inserted, replaced, updated, upserted } from './update.ts';
-
-/** What a collection needs from its store to make writes durable. */
-export interface Committer {
-  /** Throws when the store accepts no writes (closed, or its journal failed). */
-  assertWritable(): void;
-  commit(entry: JournalEntry): Promise<void>;
-  /** Every table, for `$lookup` and friends. */
-  table(name: string): Table;
-  /** Whether non-unique indexes wait for the first query that can use them (see Table#createIndex). */
-  readonly deferIndexes: boolean;
-}
 
 export class BulkWriteError extends Error {
   readonly code: unknown;
@@ -59,96 +48,80 @@ const NO_UPDATE: UpdateCounts = { matchedCount: 0, modifiedCount: 0, upsertedCou
 
 export class EmbeddedCollection<T extends BaseDoc> implements Collection<T> {
   constructor(
-    private readonly table: Table,
-    private readonly store: Committer,
+    readonly collectionName: string,
+    private readonly tables: Tables,
   ) {}
 
-  get collectionName(): string {
-    return this.table.name;
-  }
-
-  /** Applies `change` to memory, undoing it all if it throws, then waits until it is durable. */
-  private async write<R>(change: (mutation: Mutation) => R): Promise<R> {
-    this.store.assertWritable();
-    const mutation = new Mutation(this.table);
-    let result: R;
-    try {
-      result = change(mutation);
-    } catch (err) {
-      mutation.rollback();
-      throw err;
-    }
-    const entry = mutation.journalEntry();
-    if (entry) await this.store.commit(entry);
+  /**
+   * Runs `change` as one write transaction; a throw undoes all of it. The caller resumes after
+   * pending I/O has had its turn, as it would after a disk write: a loop of writes (a job runner
+   * working through thousands of items) would otherwise hold the event loop, since nothing here
+   * waits for anything, and requests would wait until it ends.
+   */
+  private async write<R>(change: () => R): Promise<R> {
+    const result = this.tables.transaction(this.collectionName, change);
+    await new Promise((resolve) => setImmediate(resolve));
     return result;
   }
 
-  /** The first matching stored document in `sort` order (or natural order). */
+  /** Matching stored documents, in `_id` order when `order` is given; stop reading to stop the query. */
+  private *matching(filter: Document, order?: 1 | -1): Generator<Doc> {
+    const test = compilePredicate(filter);
+    for (const doc of this.tables.candidates(this.collectionName, filter, order)) if (test(doc)) yield doc;
+  }
+
   private first(filter: Document, sort: FindOptions['sort']): Doc | undefined {
-    const docs = sort === undefined ? [...take(matching(this.table, filter), 1)] : [...matching(this.table, filter)];
-    return arrange(docs, { sort, limit: 1 })[0];
+    if (sort === undefined) return take(this.matching(filter), 1)[0];
+    return arrange([...this.matching(filter)], { sort, limit: 1 })[0];
   }
 
   async insertOne(doc: OptionalUnlessRequiredId<T>): Promise<{ insertedId: unknown }> {
     const copy = inserted(doc as Document);
     // The driver also writes a generated _id back into the caller's document.
     (doc as Document)._id ??= copy._id;
-    return this.write((mutation) => {
-      mutation.insert(copy);
+    return this.write(() => {
+      this.tables.insert(this.collectionName, copy);
       return { insertedId: copy._id };
     });
   }
 
   async findOne(filter: Filter<T>, options: FindOptions = {}): Promise<WithId<T> | null> {
-    // Most reads name one document by its id: straight to the table, without compiling a filter,
-    // planning, or the cursor's generators (about 6 % of bench:http's busy time, issue 35).
-    const id = soleId(filter as Document);
-    if (id !== undefined && !options.skip) {
-      const stored = this.table.get(id);
-      return stored ? (project([stored], options.projection)[0] as unknown as WithId<T>) : null;
-    }
     const [doc] = await this.find(filter, { ...options, limit: 1 }).toArray();
     return doc ?? null;
   }
 
   find(filter: Filter<T>, options: FindOptions = {}): Cursor<WithId<T>> {
     return new ArrayCursor(() => {
-      const found = matching(this.table, filter as Document, options);
-      // Without a sort, only the first skip + limit matches are needed.
-      const enough = options.sort === undefined && options.limit ? (options.skip ?? 0) + Math.abs(options.limit) : Infinity;
-      const docs = arrange([...take(found, enough)], options);
-      return project(docs, options.projection) as unknown as WithId<T>[];
+      const order = idOrder(options.sort);
+      // In `_id` order (or none asked), only the first skip + limit matches are needed.
+      const enough = (options.sort === undefined || order) && options.limit ? (options.skip ?? 0) + Math.abs(options.limit) : Infinity;
+      const docs = take(this.matching(filter as Document, order), enough);
+      const arranged = arrange(docs, order ? { skip: options.skip, limit: options.limit } : options);
+      return project(arranged, options.projection) as unknown as WithId<T>[];
     });
   }
 
   updateOne(filter: Filter<T>, update: UpdateFilter<T>, options: UpdateOptions = {}): Promise<UpdateResultLike> {
-    return this.write((mutation) => this.updateIn(mutation, filter as Document, update as Document, options.upsert, false));
+    return this.write(() => this.updateIn(filter as Document, update as Document, options.upsert, false));
   }
 
   updateMany(filter: Filter<T>, update: UpdateFilter<T>, options: UpdateOptions = {}): Promise<UpdateResultLike> {
-    return this.write((mutation) => this.updateIn(mutation, filter as Document, update as Document, options.upsert, true));
+    return this.write(() => this.updateIn(filter as Document, update as Document, options.upsert, true));
   }
 
-  private updateIn(
-    mutation: Mutation,
-    filter: Document,
-    update: Document,
-    upsert: boolean | undefined,
-    many: boolean,
-    arrayFilters?: Document[],
-  ): UpdateCounts {
-    const targets = many ? [...matching(this.table, filter)] : [...take(matching(this.table, filter), 1)];
+  private updateIn(filter: Document, update: Document, upsert: boolean | undefined, many: boolean, arrayFilters?: Document[]): UpdateCounts {
+    const targets = take(this.matching(filter), many ? Infinity : 1);
     if (targets.length === 0) {
       if (!upsert) return NO_UPDATE;
       const doc = upserted(filter, update, arrayFilters);
-      mutation.insert(doc);
+      this.tables.insert(this.collectionName, doc);
       return { ...NO_UPDATE, upsertedCount: 1, upsertedId: doc._id };
     }
     let modifiedCount = 0;
     for (const target of targets) {
       const next = updated(target, update, filter, arrayFilters);
       if (next) {
-        mutation.put(next);
+        this.tables.replace(this.collectionName, target, next);
         modifiedCount++;
       }
     }
@@ -156,16 +129,16 @@ export class EmbeddedCollection<T extends BaseDoc> implements Collection<T> {
   }
 
   findOneAndUpdate(filter: Filter<T>, update: UpdateFilter<T>, options: FindOneAndUpdateOptions): Promise<WithId<T> | null> {
-    return this.write((mutation) => {
+    return this.write(() => {
       const before = this.first(filter as Document, options.sort);
       let after: Doc;
       if (before) {
         const next = updated(before, update as Document, filter as Document);
-        if (next) mutation.put(next);
+        if (next) this.tables.replace(this.collectionName, before, next);
         after = next ?? before;
       } else if (options.upsert) {
         after = upserted(filter as Document, update as Document);
-        mutation.insert(after);
+        this.tables.insert(this.collectionName, after);
       } else {
         return null;
       }
@@ -176,25 +149,25 @@ export class EmbeddedCollection<T extends BaseDoc> implements Collection<T> {
   }
 
   deleteOne(filter: Filter<T>): Promise<{ deletedCount: number }> {
-    return this.write((mutation) => {
+    return this.write(() => {
       const target = this.first(filter as Document, undefined);
-      if (target) mutation.remove(target._id);
+      if (target) this.tables.remove(this.collectionName, target);
       return { deletedCount: target ? 1 : 0 };
     });
   }
 
   deleteMany(filter: Filter<T>): Promise<{ deletedCount: number }> {
-    return this.write((mutation) => {
-      const targets = [...matching(this.table, filter as Document)];
-      for (const target of targets) mutation.remove(target._id);
+    return this.write(() => {
+      const targets = [...this.matching(filter as Document)];
+      for (const target of targets) this.tables.remove(this.collectionName, target);
       return { deletedCount: targets.length };
     });
   }
 
   async countDocuments(filter: Filter<T> = {}): Promise<number> {
-    if (Object.keys(filter).length === 0) return this.table.size;
+    if (Object.keys(filter).length === 0) return this.tables.count(this.collectionName);
     let count = 0;
-    for (const _ of matching(this.table, filter as Document)) count++;
+    for (const _ of this.matching(filter as Document)) count++;
     return count;
   }
 
@@ -203,64 +176,59 @@ export class EmbeddedCollection<T extends BaseDoc> implements Collection<T> {
       for (const stage of pipeline) {
         if ('$out' in stage || '$merge' in stage) throw new Error('The embedded store does not support $out or $merge');
       }
-      // A leading $match can use the indexes; the rest of the pipeline runs in mingo on copies.
+      // A leading $match can use the indexes; the rest of the pipeline runs in mingo.
       const [head, ...rest] = pipeline;
       const leadingMatch = head && Object.keys(head).length === 1 && '$match' in head;
-      const source = leadingMatch ? [...matching(this.table, head.$match as Document)] : [...this.table.all()];
+      const source = [...this.matching(leadingMatch ? (head.$match as Document) : {})];
       const stages = leadingMatch ? rest : pipeline;
       if (stages.length === 1) {
         const counted = countGroups(stages[0]!, source);
         if (counted) return counted as R[];
       }
-      // A pipeline that starts by grouping or counting only reads the stored documents: it can
-      // run on them directly (no copy of every input) as long as its few outputs are copied.
-      const readOnly = stages[0] !== undefined && ('$group' in stages[0] || '$count' in stages[0]);
+      // Every input was parsed for this run alone, so mingo may use them as they are.
       const aggregator = new Aggregator(stages, {
-        processingMode: readOnly ? ProcessingMode.CLONE_OFF : ProcessingMode.CLONE_INPUT,
-        collectionResolver: (name) => [...this.store.table(name).all()].map(cloneValue),
+        processingMode: ProcessingMode.CLONE_OFF,
+        collectionResolver: (name) => [...this.tables.candidates(name, {})],
       });
-      const results = aggregator.run<R>(source);
-      return readOnly ? results.map((doc) => cloneValue(doc) as R) : results;
+      return aggregator.run<R>(source);
     });
   }
 
-  bulkWrite(operations: AnyBulkWriteOperation<T>[], options: { ordered?: boolean } = {}): Promise<BulkWriteResultLike> {
+  async bulkWrite(operations: AnyBulkWriteOperation<T>[], options: { ordered?: boolean } = {}): Promise<BulkWriteResultLike> {
     const ordered = options.ordered ?? true;
     const result: BulkWriteResultLike = { insertedCount: 0, matchedCount: 0, modifiedCount: 0, deletedCount: 0, upsertedCount: 0 };
     const writeErrors: BulkWriteError['writeErrors'] = [];
-    const done = this.write((mutation) => {
+    await this.write(() => {
       for (const [index, operation] of operations.entries()) {
-        const savepoint = mutation.savepoint();
+        const before = { ...result };
         try {
-          this.applyBulk(mutation, operation as Document, result);
+          // A savepoint: one operation fails whole; those before it stay applied, as in MongoDB.
+          this.tables.nested(() => this.applyBulk(operation as Document, result));
         } catch (err) {
-          // One operation fails whole; those before it stay applied, as in MongoDB.
-          mutation.rollback(savepoint);
+          Object.assign(result, before);
           writeErrors.push({ index, code: (err as { code?: unknown }).code, errmsg: (err as Error).message });
           if (ordered) break;
         }
       }
     });
-    return done.then(() => {
-      if (writeErrors.length > 0) throw new BulkWriteError(writeErrors, result);
-      return result;
-    });
+    if (writeErrors.length > 0) throw new BulkWriteError(writeErrors, result);
+    return result;
   }
 
-  private applyBulk(mutation: Mutation, operation: Document, result: BulkWriteResultLike): void {
+  private applyBulk(operation: Document, result: BulkWriteResultLike): void {
     const [kind, spec] = Object.entries(operation)[0] ?? [];
     const op = spec as Document;
     switch (kind) {
       case 'insertOne': {
         const copy = inserted(op.document as Document);
         (op.document as Document)._id ??= copy._id;
-        mutation.insert(copy);
+        this.tables.insert(this.collectionName, copy);
         result.insertedCount++;
         return;
       }
       case 'updateOne':
       case 'updateMany': {
-        const counts = this.updateIn(mutation, op.filter, op.update, op.upsert, kind === 'updateMany', op.arrayFilters);
+        const counts = this.updateIn(op.filter, op.update, op.upsert, kind === 'updateMany', op.arrayFilters);
         result.matchedCount += counts.matchedCount;
         result.modifiedCount += counts.modifiedCount;
         result.upsertedCount += counts.upsertedCount;
@@ -272,20 +240,19 @@ export class EmbeddedCollection<T extends BaseDoc> implements Collection<T> {
         const next = replaced(op.replacement as Document, target?._id, op.filter);
         if (target) {
           const changed = encode(next) !== encode(target);
-          if (changed) mutation.put(next);
+          if (changed) this.tables.replace(this.collectionName, target, next);
           result.matchedCount++;
           result.modifiedCount += changed ? 1 : 0;
         } else {
-          mutation.insert(next);
+          this.tables.insert(this.collectionName, next);
           result.upsertedCount++;
         }
         return;
       }
       case 'deleteOne':
       case 'deleteMany': {
-        const found = matching(this.table, op.filter);
-        for (const target of [...(kind === 'deleteOne' ? take(found, 1) : found)]) {
-          mutation.remove(target._id);
+        for (const target of take(this.matching(op.filter), kind === 'deleteOne' ? 1 : Infinity)) {
+          this.tables.remove(this.collectionName, target);
           result.deletedCount++;
         }
         return;
@@ -296,35 +263,36 @@ export class EmbeddedCollection<T extends BaseDoc> implements Collection<T> {
   }
 
   async createIndex(keys: IndexSpecification, options: IndexOptions = {}): Promise<string> {
-    return this.table.createIndex(indexSpec(keys, options), this.store.deferIndexes);
+    const spec = indexSpec(keys, options);
+    return this.write(() => this.tables.createIndex(this.collectionName, spec));
   }
 
-  /** Deletes documents whose TTL index says they have expired; returns how many. */
+  /** Deletes the documents a TTL index says have expired; returns how many. */
   removeExpired(now: Date): Promise<number> {
-    return this.write((mutation) => {
-      const ids = this.table.expired(now.getTime());
-      for (const id of ids) mutation.remove(id);
-      return ids.length;
+    return this.write(() => {
+      const expired = this.tables.expired(this.collectionName, now.getTime());
+      for (const doc of expired) this.tables.remove(this.collectionName, doc);
+      return expired.length;
     });
   }
 }
 
-/** The id a filter names when it is exactly `{ _id: "…" }` (stored ids are always strings). */
-function soleId(filter: Document): string | undefined {
-  let id: unknown;
-  for (const key in filter) {
-    if (key !== '_id' || id !== undefined) return undefined;
-    id = filter[key];
-  }
-  return typeof id === 'string' ? id : undefined;
+/** The direction of a sort on `_id` alone, which SQL gives by reading in key order. */
+function idOrder(sort: FindOptions['sort']): 1 | -1 | undefined {
+  if (sort === undefined) return undefined;
+  const spec = Object.entries(sortSpec(sort));
+  return spec.length === 1 && spec[0]![0] === '_id' ? spec[0]![1] : undefined;
 }
 
-function* take<T>(items: Iterable<T>, count: number): Generator<T> {
-  let taken = 0;
+/** The first `count` items (all of them for Infinity); a generator left early closes its query. */
+function take<T>(items: Iterable<T>, count: number): T[] {
+  const taken: T[] = [];
+  if (count <= 0) return taken;
   for (const item of items) {
-    yield item;
-    if (++taken >= count) return;
+    taken.push(item);
+    if (taken.length >= count) break;
   }
+  return taken;
 }
 
 const isFieldRef = (v: unknown): v is string => typeof v === 'string' && /^\$[^$.]+$/.test(v);
@@ -360,3 +328,4 @@ function countGroups(stage: Document, docs: Doc[]): Document[] | undefined {
     ...Object.fromEntries(Object.keys(counters).map((name) => [name, n])),
   }));
 }
+

@@ -1,13 +1,12 @@
 /**
  * A stored document's JSON without some of its top-level fields, cut from its bytes rather than
- * parsed and written again: how the embedded store answers `jsonByIds` (see port.ts) for a
- * document still encoded in its block. The bytes are as `JSON.stringify` writes them (the codec's
+ * parsed and written again: how the embedded store answers `jsonByIds` (see port.ts) from the
+ * text the database holds. The bytes are as `JSON.stringify` writes them (the codec's
  * encoding, no whitespace); the scan only tells strings and nesting apart, so it costs a pass over
  * the bytes, a fraction of parsing them (issue 35: parsing 500 registry documents and writing
  * them again was most of a CNPJ batch).
  */
-import { EncodedDoc } from './block.ts';
-import type { Held } from './table.ts';
+import { decode, type Doc } from './codec.ts';
 
 const QUOTE = 0x22;
 const DOLLAR = 0x24;
@@ -97,17 +96,16 @@ const CLOSE = Buffer.from('}');
 const SEPARATOR = Buffer.from(',');
 
 /**
- * A stored document as `JSON.stringify` writes it without the `omit` members (names, and their
- * `memberPrefixes`): cut from its block's bytes when it is still encoded and holds no tagged value
- * (a Date, NaN, which plain JSON spells differently); else written from the object.
+ * A stored document's text as `JSON.stringify` writes it without the `omit` members (names, and
+ * their `memberPrefixes`): cut from its bytes when it holds no tagged value (a Date, NaN, which
+ * plain JSON spells differently); else parsed and written again.
  */
-export function jsonOf(held: Held, omit: { names: ReadonlySet<string>; prefixes: readonly Buffer[] }): Buffer {
-  if (held instanceof EncodedDoc) {
-    const [start, end] = held.block.span(held.at);
-    const cut = withoutMembers(held.block.line, start, end, omit.prefixes);
-    return cut ?? jsonOf(held.decode(), omit);
-  }
+export function jsonOf(text: string, omit: { names: ReadonlySet<string>; prefixes: readonly Buffer[] }): Buffer {
+  const bytes = Buffer.from(text);
+  const cut = withoutMembers(bytes, 0, bytes.length, omit.prefixes);
+  if (cut) return cut;
+  const doc = decode(text) as Doc;
   const kept: Record<string, unknown> = {};
-  for (const key in held) if (!omit.names.has(key)) kept[key] = held[key];
+  for (const key in doc) if (!omit.names.has(key)) kept[key] = doc[key];
   return Buffer.from(JSON.stringify(kept));
 }

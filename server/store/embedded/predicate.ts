@@ -15,7 +15,12 @@
  */
 import { Query } from 'mingo';
 import type { Doc } from './codec.ts';
-import { safeString } from './sorted-keys.ts';
+
+/**
+ * A string whose order against any other is the same in JavaScript (UTF-16 code units) and in
+ * MongoDB (UTF-8 bytes): it has no code unit from U+D800 up.
+ */
+const safeString = (value: unknown): value is string => typeof value === 'string' && !/[\uD800-\uFFFF]/.test(value);
 
 /** Whether a document matches; undefined when the native check cannot tell. */
 type Verdict = boolean | undefined;

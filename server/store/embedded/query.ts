@@ -1,34 +1,10 @@
 /**
- * Reading: which stored documents match a filter (the table's planned candidates, then the filter
- * test), and how a find shapes them (sort, skip, limit, projection). Results are copies; stored
- * documents never leave.
+ * How a find shapes the documents it read (sort, skip, limit, projection). Every document was
+ * parsed from the database for this read alone, so it is the caller's own: nothing is copied.
  */
 import { Query } from 'mingo';
 import type { Cursor, Document, FindOptions, Sort } from '../port.ts';
-import { cloneValue, type Doc } from './codec.ts';
-import { isUnshared } from './block.ts';
-import { compilePredicate } from './predicate.ts';
-import type { Table } from './table.ts';
-
-/**
- * Stored documents matching `filter`, lazily, so a caller wanting the first stops early. Given a
- * sort on `_id` alone and a limit, it may yield just the first skip + limit in that order (for
- * the caller to arrange as usual), found by walking the ids in order.
- */
-export function* matching(
-  table: Table,
-  filter: Document,
-  options: Pick<FindOptions, 'sort' | 'skip' | 'limit'> = {},
-): Generator<Doc> {
-  const test = compilePredicate(filter);
-  const plan = table.plan(filter);
-  const spec = options.limit && options.sort !== undefined ? Object.entries(sortSpec(options.sort)) : [];
-  if (spec.length === 1 && spec[0]![0] === '_id') {
-    const first = plan.firstById(test, (options.skip ?? 0) + Math.abs(options.limit!), spec[0]![1] === -1);
-    if (first) return yield* first;
-  }
-  for (const doc of plan.docs()) if (test(doc)) yield doc;
-}
+import type { Doc } from './codec.ts';
 
 const DIRECTIONS: Record<string, 1 | -1> = { '1': 1, '-1': -1, asc: 1, desc: -1, ascending: 1, descending: -1 };
 
@@ -39,7 +15,7 @@ function direction(field: string, value: unknown): 1 | -1 {
 }
 
 /** Reads a sort in any of the driver's forms into mingo's `{ field: 1 | -1 }`. */
-function sortSpec(sort: Sort): Record<string, 1 | -1> {
+export function sortSpec(sort: Sort): Record<string, 1 | -1> {
   const spec: Record<string, 1 | -1> = {};
   const isDirection = (v: unknown) => typeof v === 'number' || (typeof v === 'string' && v.toLowerCase() in DIRECTIONS);
   const isPair = (x: unknown): x is readonly [string, unknown] =>
@@ -147,16 +123,14 @@ export function arrange(docs: Doc[], options: Pick<FindOptions, 'sort' | 'skip' 
   return skip || limit ? sorted.slice(skip, limit ? skip + limit : undefined) : sorted;
 }
 
-/** Copies of documents for a caller, projected (a document parsed for this read alone is its own copy). */
+/** Documents projected as `projection` says (the inputs are the caller's own, see above). */
 export function project(docs: Doc[], projection: Document | undefined): Doc[] {
-  const own = (doc: Doc) => (isUnshared(doc) ? doc : cloneValue(doc));
-  if (!projection || Object.keys(projection).length === 0) return docs.map(own);
+  if (!projection || Object.keys(projection).length === 0) return docs;
   const fields = topLevelFields(projection);
-  if (!fields) return new Query({}).find<Doc>(docs, projection).all().map(cloneValue);
+  if (!fields) return new Query({}).find<Doc>(docs, projection).all();
   return docs.map((doc) => {
-    const unshared = isUnshared(doc);
     const copy: Record<string, unknown> = {};
-    for (const key in doc) if (fields.has(key) === fields.include) copy[key] = unshared ? doc[key] : cloneValue(doc[key]);
+    for (const key in doc) if (fields.has(key) === fields.include) copy[key] = doc[key];
     return copy as Doc;
   });
 }

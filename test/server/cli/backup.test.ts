@@ -1,7 +1,8 @@
 /**
- * Issue 20: backups of the embedded store. `backup` writes a consistent copy through the running
- * server; `restore` refuses a store in use, checks the file before replacing anything, and the
- * restored store starts with exactly what the backup held.
+ * Issue 20, on SQLite (issue 40): backups of the embedded store. `backup` writes a consistent copy
+ * (a SQLite database, its SHA-256 in FILE.sha256) while the server runs and writes; `restore`
+ * refuses a store in use, checks the file whole before replacing anything (a truncated or edited
+ * copy is refused), and the restored store starts with exactly what the backup held.
  */
 import { copyFile, readdir, readFile, stat, symlink, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -32,7 +33,7 @@ describe('backup and restore of the embedded store', () => {
       }
       return n;
     })();
-    const file = join(await tempDir('backup'), 'store.jsonl');
+    const file = join(await tempDir('backup'), 'store.db');
     const backup = await runCli(['backup', '--out', file], env);
     writing = false;
     await writes;
@@ -49,14 +50,15 @@ describe('backup and restore of the embedded store', () => {
 
     const refused = await runCli(['restore', '--from', file], env);
     expect(refused.code).not.toBe(0);
-    expect(refused.stderr).toMatch(/in use by process .*Nothing was changed/s);
+    expect(refused.stderr).toMatch(/in use by another server process.*Nothing was changed/s);
 
     await stopChild(server.child);
     const filesBefore = (await readdir(dataDir)).sort();
 
     // A damaged backup is refused before anything is replaced.
-    const damaged = join(await tempDir('backup'), 'damaged.jsonl');
+    const damaged = join(await tempDir('backup'), 'damaged.db');
     await copyFile(file, damaged);
+    await copyFile(`${file}.sha256`, `${damaged}.sha256`);
     await truncate(damaged, Math.floor((await stat(damaged)).size / 2));
     const bad = await runCli(['restore', '--from', damaged], env);
     expect(bad.code).not.toBe(0);
@@ -87,27 +89,31 @@ describe('backup and restore of the embedded store', () => {
     // Someone who can write beside the backup plants FILE.tmp pointing at a file it wants overwritten.
     const victim = join(dir, 'victim.txt');
     await writeFile(victim, 'keep me');
-    const file = join(dir, 'store.jsonl');
+    const file = join(dir, 'store.db');
     await symlink(victim, `${file}.tmp`);
     const planted = await runCli(['backup', '--out', file], env);
     expect(planted.code).toBe(1);
     expect(planted.stderr).toBe(`prospecta: ${file}.tmp exists (a file, or a symlink): nothing was written. Remove it, or choose another --out\n`);
     expect(await readFile(victim, 'utf8')).toBe('keep me');
 
-    const other = join(dir, 'other.jsonl');
+    const other = join(dir, 'other.db');
     const backup = await runCli(['backup', '--out', other], env);
     expect(backup.code, backup.stderr).toBe(0);
-    const text = await readFile(other, 'utf8');
-    expect(text).toMatch(/"sha256":"[0-9a-f]{64}"\}\n$/);
-    const edited = join(dir, 'edited.jsonl');
-    const richer = text.replace(/"balance":500\b/, '"balance":900');
-    expect(richer).not.toBe(text);
-    await writeFile(edited, richer);
-    const filesBefore = (await readdir(env.DATA_DIR)).sort();
+    expect(await readFile(`${other}.sha256`, 'utf8')).toMatch(/^[0-9a-f]{64} {2}other\.db\n$/);
+    const bytes = await readFile(other);
+    const at = bytes.indexOf('"balance":500');
+    expect(at).toBeGreaterThan(0);
+    const edited = join(dir, 'edited.db');
+    bytes.write('"balance":900', at);
+    await writeFile(edited, bytes);
+    await copyFile(`${other}.sha256`, `${edited}.sha256`);
+    // The server's lock file (which restore takes) aside, nothing changes.
+    const storeFiles = async () => (await readdir(env.DATA_DIR)).filter((name) => name !== 'server.lock').sort();
+    const filesBefore = await storeFiles();
     const refused = await runCli(['restore', '--from', edited], env);
     expect(refused.code).not.toBe(0);
-    expect(refused.stderr).toMatch(/^prospecta: .*edited\.jsonl is not a usable backup: its contents do not match its checksum .*Nothing was changed\.\n$/);
-    expect((await readdir(env.DATA_DIR)).sort()).toEqual(filesBefore);
+    expect(refused.stderr).toMatch(/^prospecta: .*edited\.db is not a usable backup: its contents do not match its checksum .*Nothing was changed\.\n$/);
+    expect(await storeFiles()).toEqual(filesBefore);
     expect((await runCli(['restore', '--from', other], env)).code).toBe(0);
   });
 });

@@ -1,12 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Credits } from '../../../server/credits/ledger.ts';
 import { Workspaces, type WorkspaceDoc } from '../../../server/workspaces.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
-import { embeddedStorePerTest } from '../../helpers/embedded-store.ts';
-import { eventually } from '../../helpers/eventually.ts';
 
 let app: TestApp;
 
@@ -168,29 +164,5 @@ describe('ledger', () => {
     expect(view.balance).toBe(497);
     expect(view.movements[0]).toMatchObject({ movementId, amount: -3, balanceAfter: 497 });
     expect((await accounts.findOne({ _id: workspaceId }))!.pending).toEqual([]);
-  });
-});
-
-describe('on the embedded store', () => {
-  const db = embeddedStorePerTest('credits-flushes');
-  /** The journal's ledger lines on disk now, read without yielding to the event loop (so no flush can land meanwhile). */
-  const ledgerLinesOnDisk = () =>
-    readdirSync(db.dir)
-      .filter((name) => name.endsWith('.jsonl'))
-      .flatMap((name) => readFileSync(join(db.dir, name), 'utf8').split('\n'))
-      .filter((line) => line.startsWith('{"c":"ledger"'));
-
-  it('a debit waits on one disk flush: its ledger row is read at once and reaches the disk after (issue 35)', async () => {
-    const workspaces = new Workspaces(db.store);
-    const credits = new Credits(db.store, workspaces);
-    const workspace = await workspaces.create('flushes', 'trial');
-    await credits.flushPending(workspace);
-    await eventually(() => expect(ledgerLinesOnDisk()).toHaveLength(1));
-    expect(await credits.debit(workspace._id, 3, 'test', 'one flush')).toEqual({ ok: true });
-    // The balance is durable, the row is not yet: the debit answered after the first flush.
-    expect(ledgerLinesOnDisk()).toHaveLength(1);
-    expect((await credits.page(workspace._id, { limit: 10 })).movements[0]).toMatchObject({ amount: -3, balanceAfter: 497, seq: 2 });
-    await eventually(() => expect(ledgerLinesOnDisk()).toHaveLength(2));
-    await eventually(async () => expect((await workspaces.get(workspace._id))!.pending).toEqual([]));
   });
 });

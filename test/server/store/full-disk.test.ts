@@ -1,39 +1,28 @@
 /**
- * Issue 20: a full disk. ENOSPC is injected at the file layer (the FileHandle methods the store
- * writes with): the write that hits it still lands, on the space its ballast gives back, then
- * writes are refused with 507 while reads go on, and they are accepted again once space returns.
+ * Issue 20, on SQLite (issue 40): a full disk. SQLite reports a full disk as SQLITE_FULL, which it
+ * also gives when the database reaches its `max_page_count`: the test sets that limit on the
+ * server's own connection to the pages it has, so the next write needing a page fails as on a full
+ * disk. The write is refused with 507 and leaves nothing behind (its transaction is undone), reads
+ * go on, and writes are accepted again once there is room.
  */
-import { existsSync } from 'node:fs';
-import { open, readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
-import { eventually } from '../../helpers/eventually.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 
 let app: TestApp;
 let key: string;
 let dataDir: string;
-
-/**
- * The simulated disk: while full, the ballast's room is all there is, so a journal append fails
- * until the ballast is deleted, and writing the ballast again fails until space returns.
- */
-const disk = { full: false };
-const noSpace = () => Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28 });
+/** The server's connection, caught as it opens. */
+let connection: Database.Database | undefined;
 
 beforeAll(async () => {
   dataDir = await tempDir('full-disk');
-  const probe = await open(join(dataDir, 'probe'), 'w');
-  const FileHandle = Object.getPrototypeOf(probe) as { appendFile: (...args: unknown[]) => Promise<void>; writeFile: (...args: unknown[]) => Promise<void> };
-  await probe.close();
-  for (const method of ['appendFile', 'writeFile'] as const) {
-    const real = FileHandle[method];
-    vi.spyOn(FileHandle, method).mockImplementation(function (this: unknown, ...args: unknown[]) {
-      if (disk.full && (method === 'writeFile' || existsSync(join(dataDir, 'space-reserve')))) return Promise.reject(noSpace());
-      return real.apply(this, args);
-    });
-  }
+  const pragma = Database.prototype.pragma;
+  vi.spyOn(Database.prototype, 'pragma').mockImplementation(function (this: Database.Database, source: string, options?: Database.PragmaOptions) {
+    if (this.name.startsWith(dataDir) && this.name.endsWith('store.db')) connection = this;
+    return pragma.call(this, source, options);
+  });
   app = await startTestApp({ RATE_LIMIT_PER_MINUTE: '100000' }, { dataDir });
   key = (await app.workspace()).apiKey;
 });
@@ -42,40 +31,32 @@ afterAll(async () => {
   vi.restoreAllMocks();
 });
 
-const save = (name: string) => app.request('POST', '/v1/api/prospecting/templates', { key, body: { name, offering: 'x' } });
+/** A template whose offering (2,000 characters, 4,000 bytes) needs a page of its own. */
+const save = (name: string) => app.request('POST', '/v1/api/prospecting/templates', { key, body: { name, offering: 'é'.repeat(2000) } });
 const names = async () => ((await app.request('GET', '/v1/api/prospecting/templates', { key })).body.templates as Array<{ name: string }>).map((t) => t.name).sort();
+const fill = () => connection!.pragma(`max_page_count = ${connection!.pragma('page_count', { simple: true }) as number}`);
+const makeRoom = () => connection!.pragma('max_page_count = 4294967294');
 
 describe('a full disk', () => {
-  it('keeps a ballast beside the data', async () => {
-    expect(await readdir(dataDir)).toContain('space-reserve');
-  });
-
-  it('acknowledges the write that filled it, refuses later writes with 507, serves reads, and recovers', async () => {
+  it('refuses writes with 507 and writes nothing of them, serves reads, and accepts writes once there is room', async () => {
     expect((await save('before')).status).toBe(201);
 
-    // The disk fills: the next append fails, and lands once the ballast is given back.
-    disk.full = true;
-    const filling = await save('the write that filled the disk');
-    expect(filling.status).toBe(201);
-    expect(await readdir(dataDir)).not.toContain('space-reserve');
-
+    fill();
     const refused = await save('refused');
     expect(refused.status).toBe(507);
     expect(refused.body).toEqual({ error: 'insufficient_storage', message: expect.stringMatching(/disk .* is full/) });
     expect(refused.headers.get('retry-after')).toBe('5');
-    expect(await names()).toEqual(['before', 'the write that filled the disk']);
+    expect(await names()).toEqual(['before']);
     expect((await app.request('GET', '/v1/api/credits', { key })).status).toBe(200);
 
-    // Space returns: within a few seconds the ballast is written again and writes are accepted.
-    disk.full = false;
-    await eventually(async () => expect((await save('after')).status).toBe(201), { message: 'writes to be accepted again' });
-    expect(await readdir(dataDir)).toContain('space-reserve');
-    expect(await names()).toEqual(['after', 'before', 'the write that filled the disk']);
+    makeRoom();
+    expect((await save('after')).status).toBe(201);
+    expect(await names()).toEqual(['after', 'before']);
   });
 
   it('kept every acknowledged write on disk', async () => {
     await app.close();
     app = await startTestApp({}, { dataDir });
-    expect(await names()).toEqual(['after', 'before', 'the write that filled the disk']);
+    expect(await names()).toEqual(['after', 'before']);
   });
 });

@@ -9,6 +9,6 @@ try {
   await store.close();
   console.log(JSON.stringify({ opened: true }));
 } catch (err) {
-  const { code, pid, message } = err as { code?: unknown; pid?: unknown; message: string };
-  console.log(JSON.stringify({ opened: false, code, pid, message }));
+  const { code, message } = err as { code?: unknown; message: string };
+  console.log(JSON.stringify({ opened: false, code, message }));
 }

@@ -1,7 +1,7 @@
 /**
  * Child process for the crash test: writes for ever from several concurrent loops and prints
  * each write once it is acknowledged, until the test kills it with SIGKILL.
- * Usage: node write-until-killed.mjs DATA_DIR COMPACTION_THRESHOLD_BYTES
+ * Usage: node write-until-killed.mjs DATA_DIR [one-shot]
  */
 import { openEmbeddedStore } from '../../../../server/store/embedded/store.ts';
 
@@ -15,8 +15,9 @@ interface Counter {
   value: number;
 }
 
-const [dir, threshold] = process.argv.slice(2);
-const store = await openEmbeddedStore(dir!, { compactionThresholdBytes: Number(threshold) });
+const [dir, oneShot] = process.argv.slice(2);
+// `oneShot`: opened as a CLI command is, beside a server holding the store.
+const store = await openEmbeddedStore(dir!, { oneShot: oneShot === 'one-shot' });
 const items = store.collection<Item>('items');
 const counters = store.collection<Counter>('counters');
 const LOOPS = 4;

@@ -82,6 +82,10 @@ class EmbeddedStore implements Store, Committer {
   readonly deferIndexes: boolean;
   readonly bulkLoader: (<T extends BaseDoc>(collection: string, fields?: Array<keyof T & string>) => BulkLoader<T>) | undefined;
 
+  get dataDir(): string {
+    return this.dir;
+  }
+
   constructor(
     private readonly dir: string,
     private readonly lock: DirLock,

@@ -14,6 +14,7 @@ import type { Store } from '../../../server/store/port.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj, partner } from '../../helpers/companies.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
+import { putReleaseFile } from '../../helpers/release-file.ts';
 import { mongoForTests, throwawayMongoStore } from '../store/mongo-server.ts';
 
 const micro = makeCnpj('10000001');
@@ -91,14 +92,21 @@ const CASES: Array<[string, CompanyFilters, string[]]> = [
   ['every new filter at once', { fiscalSizes: ['03'], simpleOption: true, partnerAgeBands: ['9'], taxRegime: { regime: 'lucro_presumido', year: 2022 } }, [small]],
 ];
 
-function searches(open: () => Promise<{ store: Store; dispose: () => Promise<void> }>): void {
+function searches(
+  open: () => Promise<{ store: Store; dispose: () => Promise<void> }>,
+  /** Where the documents go; by default the collections. */
+  put?: (store: Store) => void,
+): void {
   let opened: { store: Store; dispose: () => Promise<void> };
   let companies: Companies;
 
   beforeAll(async () => {
     opened = await open();
-    await opened.store.collection<CompanyDoc>('companies').bulkWrite(docs().map((document) => ({ insertOne: { document } })));
-    await opened.store.collection<TaxRegimeDoc>('tax_regimes').bulkWrite(regimes.map((document) => ({ insertOne: { document } })));
+    if (put) put(opened.store);
+    else {
+      await opened.store.collection<CompanyDoc>('companies').bulkWrite(docs().map((document) => ({ insertOne: { document } })));
+      await opened.store.collection<TaxRegimeDoc>('tax_regimes').bulkWrite(regimes.map((document) => ({ insertOne: { document } })));
+    }
     companies = new Companies(opened.store);
   });
   afterAll(() => opened?.dispose());
@@ -118,11 +126,18 @@ function searches(open: () => Promise<{ store: Store; dispose: () => Promise<voi
   });
 }
 
-describe('issue 22 filters on the embedded store', () => {
+describe('issue 22 filters on the embedded store (its collections, before release files)', () => {
   searches(async () => {
     const store = await openEmbeddedStore(await tempDir('registry-search'));
     return { store, dispose: () => store.close() };
   });
+});
+
+describe('issue 22 filters on the embedded store\'s release files', () => {
+  searches(async () => {
+    const store = await openEmbeddedStore(await tempDir('registry-search'));
+    return { store, dispose: () => store.close() };
+  }, (store) => putReleaseFile(store, docs(), regimes));
 });
 
 const mongo = await mongoForTests();

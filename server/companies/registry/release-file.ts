@@ -95,9 +95,13 @@ export class ReleaseFile {
     });
   }
 
-  /** The CNPJs of the first `limit` establishments matching `filter` after `after` (from it, when `inclusive`), in CNPJ order. */
-  search(filter: Filter<CompanyDoc>, limit: number, after?: string, inclusive = false): string[] {
-    const query = searchQuery(filter, this.meta.establishments, after === undefined ? undefined : afterKey(after, inclusive));
+  /**
+   * The CNPJs of the first `limit` establishments matching `filter` after `after` (from it, when
+   * `inclusive`), in CNPJ order. `driverCap`: see registry-query.ts (tests set it, to read the
+   * file both ways).
+   */
+  search(filter: Filter<CompanyDoc>, limit: number, after?: string, inclusive = false, driverCap?: number): string[] {
+    const query = searchQuery(filter, this.meta.establishments, after === undefined ? undefined : afterKey(after, inclusive), driverCap);
     return query.run(this.db, limit).map(cnpjOfKey);
   }
 

@@ -14,7 +14,7 @@ import type { Store } from '../../../server/store/port.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj, partner } from '../../helpers/companies.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
-import { putReleaseFile } from '../../helpers/release-file.ts';
+import { putReleaseFile } from '../../helpers/release-in-service.ts';
 import { mongoForTests, throwawayMongoStore } from '../store/mongo-server.ts';
 
 const micro = makeCnpj('10000001');

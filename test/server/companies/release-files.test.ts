@@ -20,7 +20,7 @@ import { openEmbeddedStore } from '../../../server/store/embedded/store.ts';
 import type { Store } from '../../../server/store/port.ts';
 import { RawJson } from '../../../server/raw-json.ts';
 import { companyDoc, makeCnpj, partner } from '../../helpers/companies.ts';
-import { putReleaseFile } from '../../helpers/release-file.ts';
+import { putReleaseFile } from '../../helpers/release-in-service.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 
 /** A small deterministic generator, so that a failing case can be replayed. */

@@ -89,6 +89,8 @@ const CASES: Array<[string, CompanyFilters, string[]]> = [
   ['tax regime from a combined form', { taxRegime: { regime: 'lucro_arbitrado', year: 2023 } }, [alnum]],
   ['immune', { taxRegime: { regime: 'imune' } }, [city]],
   ['no such year', { taxRegime: { regime: 'lucro_presumido', year: 2019 } }, []],
+  ['partner by a word\'s prefix (issue 41)', { partnerName: 'bru*' }, [small]],
+  ['partner by prefix and word', { partnerName: 'cai* bruno' }, []],
   ['every new filter at once', { fiscalSizes: ['03'], simpleOption: true, partnerAgeBands: ['9'], taxRegime: { regime: 'lucro_presumido', year: 2022 } }, [small]],
 ];
 

@@ -386,6 +386,11 @@ try {
     console.log('\nHow cost grows with the registry\n');
     console.table(rows);
   }
+  // decisions.md's line, last: one JSON object per size.
+  for (const m of measured) {
+    console.log(`server memory ready / after queries at ${m.establishments.toLocaleString('en')}: ${m.readyRss.toFixed(0)} / ${m.servedRss.toFixed(0)} MiB`);
+  }
+  for (const m of measured) console.log(JSON.stringify(m.line));
 } finally {
   await rm(work, { recursive: true, force: true });
 }

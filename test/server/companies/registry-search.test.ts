@@ -90,7 +90,8 @@ const CASES: Array<[string, CompanyFilters, string[]]> = [
   ['immune', { taxRegime: { regime: 'imune' } }, [city]],
   ['no such year', { taxRegime: { regime: 'lucro_presumido', year: 2019 } }, []],
   ['partner by a word\'s prefix (issue 41)', { partnerName: 'bru*' }, [small]],
-  ['partner by prefix and word', { partnerName: 'cai* bruno' }, []],
+  ['partner by prefix and word', { partnerName: 'cai* bruno' }, [small]],
+  ['partner by prefix and word of different companies', { partnerName: 'cai* ana' }, []],
   ['every new filter at once', { fiscalSizes: ['03'], simpleOption: true, partnerAgeBands: ['9'], taxRegime: { regime: 'lucro_presumido', year: 2022 } }, [small]],
 ];
 

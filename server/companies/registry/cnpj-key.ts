@@ -1,10 +1,11 @@
-import { cnpjCheckDigits } from '../../../shared/cnpj.ts';
 /**
  * A CNPJ as the 64-bit integer key of the registry's files: its first 12 characters (digits, or
  * from July 2026 also letters) read in base 36. Digits come before letters in both, so keys sort
  * as CNPJs do, and the check digits, which the 12 determine, need no room. An integer key makes the
  * documents' table SQLite's own B-tree (a lookup is one probe) and doubles as full-text rowid.
  */
+import { cnpjCheckDigits } from '../../../shared/cnpj.ts';
+
 const RADIX6 = 36 ** 6;
 
 function value(code: number): number {

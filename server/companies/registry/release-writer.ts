@@ -13,6 +13,7 @@
  */
 import Database from 'better-sqlite3';
 import { rmSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { TaxRegimeDoc } from '../tax-regimes.ts';
 import { companyDocument, type CompanyRecord, type StoredRecord } from '../company-record.ts';
 import { RecordDecoder, RecordEncoder, type CodecTables } from './record-codec.ts';
@@ -78,18 +79,35 @@ export class ReleaseWriter {
 
   /** The rows of one batch, in one transaction. */
   put(rows: StagedRow[]): void {
-    this.db.transaction(() => {
+    this.guarded(() => {
       for (const row of rows) this.insert.run(row);
-    })();
+    });
   }
 
   putTaxRegimes(docs: Array<Pick<TaxRegimeDoc, 'cnpj' | 'year' | 'scpCnpj' | 'form' | 'bookkeepingEntries'>>): void {
-    this.db.transaction(() => {
+    this.guarded(() => {
       for (const doc of docs) {
         const key = cnpjKey(doc.cnpj);
         if (key !== null) this.insertRegime.run(key, doc.year, doc.scpCnpj ?? '0', doc.form, doc.bookkeepingEntries);
       }
-    })();
+    });
+  }
+
+  /**
+   * `run` in one transaction. A full disk stops the import with one line saying what it means:
+   * the transaction is rolled back, the release in service untouched, and a rerun resumes.
+   */
+  private guarded(run: () => void): void {
+    try {
+      this.db.transaction(run)();
+    } catch (err) {
+      if ((err as { code?: string }).code === 'SQLITE_FULL') {
+        throw new Error(
+          `the disk holding ${dirname(this.path)} is full: the import stopped, and the release in service is untouched; free space and run the import again, it resumes`,
+        );
+      }
+      throw err;
+    }
   }
 
   /** The end of the import: the release's tables from the staged rows; what it counts; resumable step by step. */
@@ -160,10 +178,10 @@ export class ReleaseWriter {
 
   private step(name: string, run: () => void): void {
     if (this.metaValue(`step ${name}`) === 'done') return;
-    this.db.transaction(() => {
+    this.guarded(() => {
       run();
       this.setMeta(`step ${name}`, 'done');
-    })();
+    });
   }
 
   private metaValue(name: string): string | undefined {

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Companies } from '../../../server/companies/companies.ts';
 import type { CompanyDoc } from '../../../server/companies/company-record.ts';
-import type { CompanyFilters } from '../../../server/companies/search-plan.ts';
+import { planSearch, type CompanyFilters } from '../../../server/companies/search-plan.ts';
 import { importRelease } from '../../../server/companies/receita/import/importer.ts';
 import { Registry } from '../../../server/companies/registry/registry.ts';
 import { generateRelease } from '../../../server/seed/release-generator.ts';
@@ -124,9 +124,6 @@ describe('the search on a release file', () => {
     expect(await pages(inFiles, filters, 7)).toEqual(expected);
     // Both ways the file can be read: walking it in CNPJ order, and from the most selective index.
     const file = inFiles.registry!.current()!;
-    const plan = await inFiles.search(filters, 1);
-    void plan;
-    const { planSearch } = await import('../../../server/companies/search-plan.ts');
     const { filter } = planSearch(filters, await inFiles.activities());
     for (const driverCap of [0, Infinity]) expect(file.search(filter, 1000, undefined, false, driverCap)).toEqual(expected);
   });

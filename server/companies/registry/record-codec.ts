@@ -77,12 +77,17 @@ export function withDictionary(tables: CodecTables, samples: unknown[]): CodecTa
 }
 
 export class RecordEncoder {
-  private readonly shapes = new Map<string, number>();
+  /** Per first member name, the shapes starting with it (compared name by name: no string is built per object). */
+  private readonly shapes = new Map<string, Array<{ id: number; names: string[] }>>();
   private readonly strings = new Map<string, number>();
   private readonly lz: DictionaryLz;
 
   constructor(tables: CodecTables) {
-    tables.shapes.forEach((shape, i) => this.shapes.set(shape.join(','), i));
+    tables.shapes.forEach((names, id) => {
+      const list = this.shapes.get(names[0] ?? '') ?? [];
+      list.push({ id, names });
+      this.shapes.set(names[0] ?? '', list);
+    });
     tables.strings.forEach((text, i) => this.strings.set(text, i));
     this.lz = new DictionaryLz(Buffer.from(tables.dictionary, 'base64'));
   }
@@ -113,13 +118,26 @@ export class RecordEncoder {
       for (const item of value) this.write(item, out);
     } else if (typeof value === 'object') {
       const record = value as Record<string, unknown>;
-      const names = Object.keys(record).filter((name) => record[name] !== undefined);
-      const shape = this.shapes.get(names.join(','));
+      let names = Object.keys(record);
+      if (names.some((name) => record[name] === undefined)) names = names.filter((name) => record[name] !== undefined);
+      const shape = this.shapeOf(names);
       out.push(shape !== undefined ? `{${shape}` : `K${JSON.stringify(names)}`);
       for (const name of names) this.write(record[name], out);
     } else {
       throw new TypeError(`a registry document cannot hold a ${typeof value}`);
     }
+  }
+
+  private shapeOf(names: string[]): number | undefined {
+    const candidates = this.shapes.get(names[0] ?? '');
+    if (!candidates) return undefined;
+    for (const { id, names: known } of candidates) {
+      if (known.length !== names.length) continue;
+      let same = true;
+      for (let i = 1; same && i < names.length; i++) same = known[i] === names[i];
+      if (same) return id;
+    }
+    return undefined;
   }
 }
 

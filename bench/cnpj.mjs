@@ -16,7 +16,7 @@
 // With MONGODB_URI set, each size imports into a database of its own on that server (dropped at
 // the end) instead of the embedded store; there is no store file to read, so no ready ratio.
 import { spawn } from 'node:child_process';
-import { readFile, mkdtemp, rm, readdir, writeFile } from 'node:fs/promises';
+import { readFile, mkdtemp, rm, readdir, stat, writeFile } from 'node:fs/promises';
 import { createReadStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -31,6 +31,7 @@ const BATCH_RUNS = 200;
 const SEARCH_RUNS = 100;
 /** Batch lookups sent in turn to prospecta and to the bare Koa floor answering the same bodies. */
 const FLOOR_RUNS = 100;
+const LOOKUP_RUNS = 500;
 const mongoUri = process.env.MONGODB_URI;
 if (mongoUri) console.log(`on the MongoDB-wire server at ${mongoUri.replace(/\/\/[^@/]*@/, '//***@')}, a database per size`);
 const work = await mkdtemp(path.join(tmpdir(), 'prospecta-bench-cnpj-'));
@@ -97,6 +98,10 @@ function percentiles(samples) {
   return { p50: +pct(samples, 0.5).toFixed(1), p99: +pct(samples, 0.99).toFixed(1) };
 }
 
+/** The end-to-end samples `timed` measured, kept for a finer percentile than its one decimal. */
+const kept = new WeakMap();
+const lookupSamples = (timing) => kept.get(timing);
+
 async function timed(runs, send) {
   const samples = [];
   const server = [];
@@ -109,7 +114,9 @@ async function timed(runs, send) {
     rows += body.results.length;
   }
   const inServer = percentiles(server);
-  return { ...percentiles(samples), 'server p50': inServer.p50, 'server p99': inServer.p99, rows: Math.round(rows / runs) };
+  const timing = { ...percentiles(samples), 'server p50': inServer.p50, 'server p99': inServer.p99, rows: Math.round(rows / runs) };
+  kept.set(timing, samples);
+  return timing;
 }
 
 /** Resident memory of a process now, in MiB. */
@@ -136,6 +143,15 @@ async function importFloor(releaseDir) {
   });
   const { importFloor: floor } = await import(pathToFileURL(outfile).href);
   return floor(releaseDir);
+}
+
+/** Bytes of the files under `dir`. */
+async function bytesUnder(dir) {
+  let bytes = 0;
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (entry.isFile()) bytes += (await stat(path.join(entry.parentPath ?? entry.path, entry.name))).size;
+  }
+  return bytes;
 }
 
 /** Seconds to read every file under `dir` once and throw the bytes away, as `cat` to /dev/null. */
@@ -235,6 +251,8 @@ async function measure(establishments) {
   console.log(`generated ${generated.json.establishments.toLocaleString('en')} establishments in ${generated.seconds.toFixed(1)} s`);
 
   const imported = await cli(['import', 'cnpj', '--dir', releaseDir]);
+  // Everything the store holds on disk after the import: the registry's files and the store's own.
+  const storeBytes = mongoUri ? NaN : await bytesUnder(env.DATA_DIR);
   const rate = imported.json.establishments / imported.seconds;
   console.log(
     `imported ${imported.json.establishments.toLocaleString('en')} establishments in ${imported.seconds.toFixed(1)} s: ` +
@@ -307,6 +325,10 @@ async function measure(establishments) {
     await timed(10, () => post('/v1/api/companies/search', body));
     results.push({ query: `search: ${name}`, ...(await timed(SEARCH_RUNS, () => post('/v1/api/companies/search', body))), target: 'p99 <= 50 ms' });
   }
+  // One CNPJ per request, one request at a time: the key check, the charge and the lookup.
+  await timed(20, (i) => post('/v1/api/companies/cnpj/batch', { cnpjs: [cnpjs[(i * 7919) % cnpjs.length]] }));
+  const lookup = await timed(LOOKUP_RUNS, (i) => post('/v1/api/companies/cnpj/batch', { cnpjs: [cnpjs[(i * 104729) % cnpjs.length]] }));
+  results.push({ query: 'lookup, 1 CNPJ', ...lookup, target: 'p50 <= 0.8 ms' });
   const batchVsFloor = await batchFloor(url, account.apiKey, (i) => ({ cnpjs: cnpjs.slice(...batchRange(i)) }));
   const servedRss = await rssMiB(server.pid);
   server.kill('SIGTERM');
@@ -325,7 +347,23 @@ async function measure(establishments) {
     await client.db().dropDatabase();
     await client.close();
   }
-  return { establishments, rate, importPeakGiB: imported.peakMiB / 1024, readySeconds, readyRss, servedRss, results, importRatio, readyRatio, batchVsFloor };
+  const searchP99 = Math.max(...results.filter((r) => r.query.startsWith('search')).map((r) => r.p99));
+  const line = {
+    establishments: imported.json.establishments,
+    importSeconds: +imported.seconds.toFixed(1),
+    importPerSecond: Math.round(rate),
+    importPeakMiB: Math.round(imported.peakMiB),
+    storeBytes,
+    bytesPerEstablishment: Math.round(storeBytes / imported.json.establishments),
+    readyMs: Math.round(readySeconds * 1000),
+    serverRssMiB: Math.round(servedRss),
+    batchP50Ms: results[0].p50,
+    batchP99Ms: results[0].p99,
+    batchP99RatioToBareKoa: +batchVsFloor.p99.toFixed(2),
+    searchP99Ms: searchP99,
+    lookupP50Ms: +pct(lookupSamples(lookup), 0.5).toFixed(2),
+  };
+  return { establishments, rate, importPeakGiB: imported.peakMiB / 1024, readySeconds, readyRss, servedRss, results, importRatio, readyRatio, batchVsFloor, line };
 }
 
 try {
@@ -348,6 +386,11 @@ try {
     console.log('\nHow cost grows with the registry\n');
     console.table(rows);
   }
+  // decisions.md's line, last: one JSON object per size.
+  for (const m of measured) {
+    console.log(`server memory ready / after queries at ${m.establishments.toLocaleString('en')}: ${m.readyRss.toFixed(0)} / ${m.servedRss.toFixed(0)} MiB`);
+  }
+  for (const m of measured) console.log(JSON.stringify(m.line));
 } finally {
   await rm(work, { recursive: true, force: true });
 }

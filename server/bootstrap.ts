@@ -158,6 +158,11 @@ export async function bootstrap(
       await services.idempotency.settleAbandoned();
       await services.webhooks.resumeAbandoned();
     }
+    // Only the release file's meta is read: a damaged file is named now, not at the first lookup.
+    const registryProblem = services.companies.registry?.problem();
+    if (registryProblem) log.error(registryProblem);
+    const registry = services.companies.registry;
+    if (registry) closers.push(async () => registry.close());
     return {
       services,
       async close() {

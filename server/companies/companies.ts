@@ -1,6 +1,11 @@
 /**
  * The repository of Brazil's public registry: one document per establishment, keyed by its CNPJ,
  * written by the Receita Federal importer and read by the batch lookup and the search.
+ *
+ * On MongoDB it is the `companies` collection (with `tax_regimes`). On the embedded store it is
+ * the release file in service (registry/): on disk, read page by page, never held in memory; the
+ * collections answer only until the first import into files (a store imported before them), and
+ * that import empties them.
  */
 import type { Collection, Filter, FindOptions, IndexDeclaration, Store } from '../store/port.ts';
 import { ActivityMatcher, type CnaeDoc } from './activities.ts';
@@ -9,6 +14,7 @@ import { REGISTRY_SOURCE, type CompanyDoc, type CompanyRecord, type CompanyView 
 import { planSearch, type CompanyFilters, type SearchPlan } from './search-plan.ts';
 import { TaxRegimes, taxRegimeIndexes } from './tax-regimes.ts';
 import { Releases } from './releases.ts';
+import { registryOf, type Registry } from './registry/registry.ts';
 
 /**
  * What the search filters need: an index per field it can narrow on. The embedded store picks
@@ -47,11 +53,22 @@ export class Companies {
   private readonly cnaes: Collection<CnaeDoc>;
   private matcher: { value: Promise<ActivityMatcher>; at: number } | undefined;
 
+  /** The embedded store's release files; none on MongoDB. */
+  readonly registry: Registry | undefined;
+
   constructor(private readonly store: Store) {
     this.collection = store.collection<CompanyDoc>('companies');
     this.cnaes = store.collection<CnaeDoc>('cnaes');
     this.taxRegimes = new TaxRegimes(store);
-    this.releases = new Releases(store);
+    this.registry = registryOf(store);
+    this.releases = new Releases(store, this.registry);
+  }
+
+  /** Whether no establishment is held (the demo seeds an empty registry only). */
+  async isEmpty(): Promise<boolean> {
+    const file = this.registry?.current();
+    if (file) return file.meta.establishments === 0;
+    return (await this.collection.findOne({})) === null;
   }
 
   /**
@@ -60,6 +77,8 @@ export class Companies {
    */
   async byCnpj(cnpjs: string[]): Promise<Map<string, CompanyRecord>> {
     if (cnpjs.length === 0) return new Map();
+    const file = this.registry?.current();
+    if (file) return new Map(file.records(cnpjs).map((record) => [record.cnpj, record]));
     const records = await this.records({ _id: { $in: cnpjs } });
     return new Map(records.map((record) => [record.cnpj, record]));
   }
@@ -77,6 +96,16 @@ export class Companies {
       return records as Map<string, CompanyView>;
     }
     if (cnpjs.length === 0) return new Map();
+    const file = this.registry?.current();
+    if (file) {
+      // One release for the whole answer: a switch during it does not reach a file already taken.
+      const regimes = file.taxRegimes(cnpjs);
+      const views = new Map<string, CompanyView>();
+      for (const [cnpj, json] of file.json(cnpjs)) {
+        views.set(cnpj, RawJson.withFields(Buffer.from(json), { taxRegimes: regimes.get(cnpj) ?? [], source: REGISTRY_SOURCE }) as unknown as CompanyView);
+      }
+      return views;
+    }
     const [docs, regimes] = await Promise.all([
       this.store.jsonByIds('companies', cnpjs, INTERNAL_FIELD_NAMES),
       this.taxRegimes.byCnpj(cnpjs),
@@ -114,6 +143,8 @@ export class Companies {
    */
   async search(filters: CompanyFilters, limit: number, after?: string, inclusive = false): Promise<SearchPlan & { companies: CompanyRecord[] }> {
     const plan = planSearch(filters, await this.activities());
+    const file = this.registry?.current();
+    if (file) return { ...plan, companies: file.records(file.search(plan.filter, limit, after, inclusive)) };
     const filter = after === undefined ? plan.filter : { $and: [plan.filter, { _id: inclusive ? { $gte: after } : { $gt: after } }] };
     return { ...plan, companies: await this.records(filter, { sort: { _id: 1 }, limit }) };
   }

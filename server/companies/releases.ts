@@ -4,6 +4,7 @@
  * `receita_federal` entry, and the importer's refusal to put an older release over a newer one.
  */
 import type { Store } from '../store/port.ts';
+import type { Registry } from './registry/registry.ts';
 
 export interface LoadedRelease {
   /** `YYYY-MM`. */
@@ -44,9 +45,22 @@ const TTL_MS = 30_000;
 export class Releases {
   private cached: { value: Promise<LoadedRelease | null>; at: number } | undefined;
 
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    /** The embedded store's release files: the one in service is the release loaded. */
+    private readonly registry?: Registry,
+  ) {}
 
   loaded(): Promise<LoadedRelease | null> {
+    let inFiles;
+    try {
+      inFiles = this.registry?.meta();
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+    if (inFiles) {
+      return Promise.resolve({ release: inFiles.release, importedAt: new Date(inFiles.importedAt), complete: inFiles.complete, synthetic: inFiles.synthetic });
+    }
     if (!this.cached || Date.now() - this.cached.at > TTL_MS) {
       const value = loadedRelease(this.store);
       value.catch(() => (this.cached = undefined));

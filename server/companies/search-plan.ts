@@ -74,15 +74,33 @@ function parseLocation(location: string): { city?: string; state?: string } {
   return { ...(state ? { state: state.toUpperCase() } : {}), ...(city ? { city: foldText(city) } : {}) };
 }
 
+/**
+ * The words of a name to search, and the prefixes among them: a word written with a trailing `*`
+ * (`padar*`), folded as the words are (letters and digits only, so a prefix is safe in a regular
+ * expression). A prefix of one letter would match most of the registry: it counts as no word.
+ */
+function wordsAndPrefixes(text: string): { words: string[]; prefixes: string[] } {
+  const prefixes: string[] = [];
+  const plain = text.replace(/(\S+)\*(?=\s|$)/g, (_, stem: string) => {
+    const stemWords = words(stem);
+    const last = stemWords.pop();
+    if (last !== undefined) prefixes.push(last);
+    return ` ${stemWords.join(' ')} `;
+  });
+  return { words: words(plain), prefixes: [...new Set(prefixes)] };
+}
+
 export function planSearch(input: CompanyFilters, matcher: ActivityMatcher): SearchPlan {
   const filter: Record<string, unknown> = {};
   const nameWords = new Set<string>();
   const nameTerms: string[] = [];
 
+  const namePrefixes: string[] = [];
   if (input.name !== undefined) {
-    const found = words(input.name);
-    if (found.length === 0) invalid('name must contain at least one word');
-    found.forEach((w) => nameWords.add(w));
+    const found = wordsAndPrefixes(input.name);
+    if (found.words.length + found.prefixes.length === 0) invalid('name must contain at least one word');
+    found.words.forEach((w) => nameWords.add(w));
+    namePrefixes.push(...found.prefixes);
   }
 
   const activities = new Map<string, Activity>();
@@ -99,6 +117,9 @@ export function planSearch(input: CompanyFilters, matcher: ActivityMatcher): Sea
   // Explicit codes that stand for no known subclass must still narrow the search (to nothing).
   if (activities.size > 0 || input.cnaes) filter['search.activities'] = { $in: [...activities.keys()] };
   if (nameWords.size > 0) filter['search.name'] = { $all: [...nameWords] };
+  const prefixed: Array<Record<string, unknown>> = [];
+  // A prefix is a condition of its own: MongoDB's `$all` takes words, a regular expression per prefix matches any word of the array.
+  for (const prefix of namePrefixes) prefixed.push({ 'search.name': { $regex: `^${prefix}` } });
 
   if (input.registrationStatuses) filter.registrationStatus = { $in: input.registrationStatuses };
   if (input.establishmentTypes) filter.establishment = { $in: input.establishmentTypes };
@@ -159,10 +180,12 @@ export function planSearch(input: CompanyFilters, matcher: ActivityMatcher): Sea
   if (city ?? location.city) filter['search.city'] = city ?? location.city;
 
   if (input.partnerName !== undefined) {
-    const found = words(input.partnerName);
-    if (found.length === 0) invalid('partnerName must contain at least one word');
-    filter['search.partners'] = { $all: found };
+    const found = wordsAndPrefixes(input.partnerName);
+    if (found.words.length + found.prefixes.length === 0) invalid('partnerName must contain at least one word');
+    if (found.words.length > 0) filter['search.partners'] = { $all: found.words };
+    for (const prefix of found.prefixes) prefixed.push({ 'search.partners': { $regex: `^${prefix}` } });
   }
+  if (prefixed.length > 0) filter.$and = prefixed;
   if (input.partnerDocument !== undefined) filter['search.partnerDocuments'] = partnerDocument(input.partnerDocument);
   if (input.legalNatureCodes) {
     filter['legalNature.code'] = {

@@ -53,7 +53,7 @@ export async function demoWorkspaceId(services: Pick<Services, 'store' | 'worksp
  * returns how many.
  */
 async function seedCompanies(services: DemoDeps, onProgress?: (progress: ImportProgress) => void): Promise<number> {
-  if ((await services.companies.collection.findOne({})) !== null) return 0;
+  if (!(await services.companies.isEmpty())) return 0;
   const dir = await mkdtemp(path.join(tmpdir(), 'prospecta-demo-release-'));
   try {
     await generateRelease({ dir, establishments: services.config.demoSeedCompanies });

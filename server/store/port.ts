@@ -212,6 +212,11 @@ export interface BulkLoader<T extends BaseDoc> {
 
 export interface Store {
   readonly kind: 'embedded' | 'mongodb';
+  /**
+   * The embedded store's directory: the registry keeps its release files under it (see
+   * server/companies/registry/), beside the store rather than in it.
+   */
+  readonly dataDir?: string;
   collection<T extends BaseDoc>(name: string): Collection<T>;
   /**
    * Only where holding documents costs the process memory (the embedded store, opened for a

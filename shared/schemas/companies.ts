@@ -42,10 +42,10 @@ export const COMPANY_SOURCES = ['receita_federal', 'brasilapi'] as const;
 
 /** The company search's filters: the search, its stream and the export take them. */
 export const companyFilters = {
-  name: text('Company name (legal or trade name).'),
+  name: text('Company name (legal or trade name): every word, accents and case ignored; a word ending in `*` is a prefix (`padar*`).'),
   industry: text('Industry or activity; known activities are converted to CNAE codes.'),
   location: text('Location, free text.'),
-  partnerName: text('Name of a partner (sócio).'),
+  partnerName: text('Name of a partner (sócio): every word, accents and case ignored; a word ending in `*` is a prefix.'),
   partnerDocument: text('Document of a partner (sócio).'),
   city: text('City.'),
   keywords: texts('Keywords.'),

@@ -75,9 +75,10 @@ class EmbeddedStore implements Store {
     private readonly db: Database.Database,
     private readonly lock: ServerLock | undefined,
     private readonly options: Required<EmbeddedStoreOptions>,
-    where: string,
+    /** The store's folder: the registry keeps its release files beside the database (registry/). */
+    readonly dataDir: string,
   ) {
-    this.tables = new Tables(db, where, () => {
+    this.tables = new Tables(db, dataDir, () => {
       if (this.closed) throw new StoreClosedError('The embedded store is closed');
     });
     this.bulkLoader = options.oneShot ? <T extends BaseDoc>(name: string, fields: Array<keyof T & string> = []) => new DatabaseLoader<T>(this.tables, name, fields) : undefined;

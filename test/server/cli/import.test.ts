@@ -56,7 +56,7 @@ describe('prospecta import cnpj', () => {
     expect(result.stderr).toContain('Estabelecimentos9.zip done');
   });
 
-  it('finishes a killed import on the next run, with no duplicates and no missing rows', { timeout: 60_000 }, async () => {
+  it('finishes a killed import on the next run, with no duplicates and no missing rows', { timeout: 180_000 }, async () => {
     const env = { DATA_DIR: path.join(work, 'killed') };
     await importKilledAfter(3, env);
     const resumed = await runCli(['import', 'cnpj', '--dir', release], env);

@@ -7,7 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { encodeDocuments, encodeUntaggedDocuments } from '../../../server/store/embedded/bulk-load.ts';
-import { DocumentThread } from '../../../server/companies/receita/import/document-thread.ts';
+import { DocumentThread, type Built } from '../../../server/companies/receita/import/document-thread.ts';
 import { companyDocuments, type DocumentContext, type EstablishmentBatch } from '../../../server/companies/receita/import/documents.ts';
 import { MemoryStaging } from '../../../server/companies/receita/import/staging.ts';
 import { companyIndexes } from '../../../server/companies/companies.ts';
@@ -57,7 +57,7 @@ describe('the document worker thread', () => {
     const thread = new DocumentThread(WORKER, context, indexed);
     try {
       const batches = await Promise.all([batchOf(300), batchOf(1), batchOf(50)]);
-      const built = await Promise.all(batches.map((batch) => thread.build(batch)));
+      const built = (await Promise.all(batches.map((batch) => thread.build(batch)))) as Array<Extract<Built, { encoded: unknown }>>;
       built.forEach(({ encoded }, i) => expect(encoded).toEqual(encodeDocuments(companyDocuments(batches[i]!, context), indexed)));
       expect(JSON.parse(`[${Buffer.from(built[1]!.encoded.bytes).toString()}]`)[0]).toMatchObject({
         name: 'PADARIA SÃO JOÃO LTDA',

@@ -14,6 +14,7 @@ import type { Store } from '../../../server/store/port.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj, partner } from '../../helpers/companies.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
+import { putReleaseFile } from '../../helpers/release-in-service.ts';
 import { mongoForTests, throwawayMongoStore } from '../store/mongo-server.ts';
 
 const micro = makeCnpj('10000001');
@@ -88,17 +89,27 @@ const CASES: Array<[string, CompanyFilters, string[]]> = [
   ['tax regime from a combined form', { taxRegime: { regime: 'lucro_arbitrado', year: 2023 } }, [alnum]],
   ['immune', { taxRegime: { regime: 'imune' } }, [city]],
   ['no such year', { taxRegime: { regime: 'lucro_presumido', year: 2019 } }, []],
+  ['partner by a word\'s prefix (issue 41)', { partnerName: 'bru*' }, [small]],
+  ['partner by prefix and word', { partnerName: 'cai* bruno' }, [small]],
+  ['partner by prefix and word of different companies', { partnerName: 'cai* ana' }, []],
   ['every new filter at once', { fiscalSizes: ['03'], simpleOption: true, partnerAgeBands: ['9'], taxRegime: { regime: 'lucro_presumido', year: 2022 } }, [small]],
 ];
 
-function searches(open: () => Promise<{ store: Store; dispose: () => Promise<void> }>): void {
+function searches(
+  open: () => Promise<{ store: Store; dispose: () => Promise<void> }>,
+  /** Where the documents go; by default the collections. */
+  put?: (store: Store) => void,
+): void {
   let opened: { store: Store; dispose: () => Promise<void> };
   let companies: Companies;
 
   beforeAll(async () => {
     opened = await open();
-    await opened.store.collection<CompanyDoc>('companies').bulkWrite(docs().map((document) => ({ insertOne: { document } })));
-    await opened.store.collection<TaxRegimeDoc>('tax_regimes').bulkWrite(regimes.map((document) => ({ insertOne: { document } })));
+    if (put) put(opened.store);
+    else {
+      await opened.store.collection<CompanyDoc>('companies').bulkWrite(docs().map((document) => ({ insertOne: { document } })));
+      await opened.store.collection<TaxRegimeDoc>('tax_regimes').bulkWrite(regimes.map((document) => ({ insertOne: { document } })));
+    }
     companies = new Companies(opened.store);
   });
   afterAll(() => opened?.dispose());
@@ -118,11 +129,18 @@ function searches(open: () => Promise<{ store: Store; dispose: () => Promise<voi
   });
 }
 
-describe('issue 22 filters on the embedded store', () => {
+describe('issue 22 filters on the embedded store (its collections, before release files)', () => {
   searches(async () => {
     const store = await openEmbeddedStore(await tempDir('registry-search'));
     return { store, dispose: () => store.close() };
   });
+});
+
+describe('issue 22 filters on the embedded store\'s release files', () => {
+  searches(async () => {
+    const store = await openEmbeddedStore(await tempDir('registry-search'));
+    return { store, dispose: () => store.close() };
+  }, (store) => putReleaseFile(store, docs(), regimes));
 });
 
 const mongo = await mongoForTests();

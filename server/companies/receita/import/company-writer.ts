@@ -15,6 +15,12 @@ import { DocumentThread } from './document-thread.ts';
 import { companyDocuments, type DocumentContext, type EstablishmentBatch } from './documents.ts';
 import { Interner } from './interner.ts';
 import { addUnknown, type UnknownCodes } from './records.ts';
+import { basename, join } from 'node:path';
+import { registryOf, type Registry } from '../../registry/registry.ts';
+import { ReleaseWriter, type FinishOptions } from '../../registry/release-writer.ts';
+import { codecTables, RecordEncoder, withDictionary } from '../../registry/record-codec.ts';
+import { stagedRow } from '../../registry/staged-row.ts';
+import type { TaxRegimeDoc } from '../../tax-regimes.ts';
 
 export interface CompanyWriter {
   /** Stores the batch's documents, each under its CNPJ, replacing what was there; resolves once durable. */
@@ -25,6 +31,11 @@ export interface CompanyWriter {
   readonly threads: readonly DocumentThread[];
   /** Removes the documents the current run has not written; how many. */
   removeUnwritten(): Promise<number>;
+  /**
+   * Writing into a release file of its own (registry/): builds it and puts it in service, in
+   * place of `removeUnwritten`; how many establishments of the replaced release it lacks.
+   */
+  readonly release?: ReleaseFileWriter;
   close(): Promise<void>;
 }
 
@@ -37,6 +48,8 @@ const REMOVALS_PER_WRITE = 10_000;
 const DOCUMENT_THREADS = Math.min(4, Math.max(2, availableParallelism()));
 
 export async function companyWriter(store: Store, context: DocumentContext, workerScript?: URL): Promise<CompanyWriter> {
+  const registry = registryOf(store);
+  if (registry) return new ReleaseFileWriter(registry, context, workerScript);
   const companies = store.collection<CompanyDoc>('companies');
   if (!store.bulkLoader) return new UpsertWriter(companies, context, store.kind === 'embedded');
   const loader = store.bulkLoader<CompanyDoc>('companies', ['importRun']);
@@ -95,7 +108,7 @@ class LoadWriter implements CompanyWriter {
     if (this.threads.length === 0) return this.loader.put(companyDocuments(batch, this.context, this.unknown));
     const built = await this.threads[this.turn++ % this.threads.length]!.build(batch);
     addUnknown(this.unknown, built.unknown);
-    await this.loader.putEncoded(built.encoded);
+    if ('encoded' in built) await this.loader.putEncoded(built.encoded);
   }
 
   async removeUnwritten(): Promise<number> {
@@ -109,5 +122,76 @@ class LoadWriter implements CompanyWriter {
 
   async close(): Promise<void> {
     await Promise.all(this.threads.map((thread) => thread.close()));
+  }
+}
+
+/**
+ * The embedded store's registry: a release file of its own (registry/release-writer.ts), built
+ * beside the one in service and switched to at the end. Documents are built and encoded as
+ * staged rows in the worker threads when there are any; this thread only stores them.
+ */
+export class ReleaseFileWriter implements CompanyWriter {
+  readonly unknown: UnknownCodes = {};
+  readonly threads: DocumentThread[];
+  readonly release = this;
+  private readonly file: ReleaseWriter;
+  private encoder: RecordEncoder | undefined;
+  private turn = 0;
+
+  constructor(
+    private readonly registry: Registry,
+    private readonly context: DocumentContext,
+    workerScript?: URL,
+  ) {
+    const path = registry.pathFor(context.release, context.run);
+    // What an earlier import left (killed, or replaced) goes, except this run's own file and the one in service.
+    registry.removeAllBut(basename(path));
+    this.file = new ReleaseWriter(path);
+    this.threads = workerScript ? Array.from({ length: DOCUMENT_THREADS }, () => new DocumentThread(workerScript, context, [])) : [];
+  }
+
+  async write(batch: EstablishmentBatch): Promise<void> {
+    if (!this.encoder) {
+      // The first batch is built here: the compression's dictionary is made of its documents.
+      const docs = [...companyDocuments(batch, this.context, this.unknown)];
+      this.file.codec ??= withDictionary(this.tables(), docs.map(({ _id, search, importRun, ...record }) => record));
+      const encoder = (this.encoder = new RecordEncoder(this.file.codec));
+      for (const thread of this.threads) thread.useCodec(this.file.codec);
+      return this.file.put(docs.map((doc) => stagedRow(doc, encoder)));
+    }
+    if (this.threads.length === 0) {
+      const encoder = this.encoder;
+      return this.file.put(Array.from(companyDocuments(batch, this.context, this.unknown), (doc) => stagedRow(doc, encoder)));
+    }
+    const built = await this.threads[this.turn++ % this.threads.length]!.build(batch);
+    addUnknown(this.unknown, built.unknown);
+    if ('rows' in built) this.file.put(built.rows);
+    else throw new Error('the import\'s worker thread encoded documents for the journal, not for a release file');
+  }
+
+  putTaxRegimes(docs: TaxRegimeDoc[]): void {
+    this.file.putTaxRegimes(docs);
+  }
+
+  /** Builds the file and puts it in service; how many establishments of the replaced release it lacks. */
+  finish(options: Omit<FinishOptions, 'previous' | 'codec'>): number {
+    const inService = this.registry.inService();
+    const previous = inService && inService !== basename(this.file.path) ? join(this.registry.dir, inService) : null;
+    const { removed } = this.file.finish({ ...options, previous, codec: () => this.tables() });
+    if (inService !== basename(this.file.path)) this.registry.switchTo(this.file.path);
+    return removed;
+  }
+
+  async removeUnwritten(): Promise<number> {
+    return 0;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.threads.map((thread) => thread.close()));
+    this.file.close();
+  }
+
+  private tables() {
+    return codecTables(this.context.lookups, this.context.release);
   }
 }

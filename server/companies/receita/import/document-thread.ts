@@ -15,6 +15,8 @@ import type { UnknownCodes } from './records.ts';
 import type { ReleaseFile } from './release-files.ts';
 import type { Problem } from './rows.ts';
 import type { StagedRows } from './staged-rows.ts';
+import type { StagedRow } from '../../registry/schema.ts';
+import type { CodecTables } from '../../registry/record-codec.ts';
 
 export type BuildRequest =
   | { kind: 'context'; context: DocumentContext; indexed: string[] }
@@ -22,7 +24,9 @@ export type BuildRequest =
   /** Reads a per-company file, its first `skip` rows left out (already staged durably). */
   | { kind: 'stage'; id: number; file: ReleaseFile; skip: number }
   /** The importer took one of the request's staged blocks: the worker may read one more ahead. */
-  | { kind: 'taken'; id: number };
+  | { kind: 'taken'; id: number }
+  /** From now on, batches become a release file's staged rows, encoded with these tables (registry/). */
+  | { kind: 'codec'; codec: CodecTables };
 
 /** A block of a per-company file: its rows read (skipped and refused ones too), what they stage, and the problems met. */
 export interface StagedBlock extends StagedRows {
@@ -40,10 +44,12 @@ export interface StagedEnd {
 /** A batch's documents, encoded, with the codes of its rows the release's tables lack. */
 export type BuildReply =
   | { id: number; encoded: EncodedDocuments; unknown: UnknownCodes }
+  | { id: number; rows: StagedRow[]; unknown: UnknownCodes }
   | { id: number; staged: StagedBlock }
   | { id: number; end: StagedEnd }
   | { id: number; error: string };
-export type Built = { encoded: EncodedDocuments; unknown: UnknownCodes };
+/** Encoded for the store's bulk load, or staged rows for a registry file (when the context has a codec). */
+export type Built = { encoded: EncodedDocuments; unknown: UnknownCodes } | { rows: StagedRow[]; unknown: UnknownCodes };
 
 /**
  * A batch's documents die young, but with V8's default young generation (16 MiB semispaces)
@@ -89,6 +95,7 @@ export class DocumentThread {
         reply: (reply) => {
           this.pending.delete(id);
           if ('encoded' in reply) resolve({ encoded: reply.encoded, unknown: reply.unknown });
+          else if ('rows' in reply) resolve({ rows: reply.rows, unknown: reply.unknown });
         },
         reject,
       });
@@ -119,6 +126,11 @@ export class DocumentThread {
     });
     this.send({ kind: 'stage', id, file, skip });
     return read;
+  }
+
+  /** Batches sent after this become staged rows of a release file encoded with `codec`. */
+  useCodec(codec: CodecTables): void {
+    this.send({ kind: 'codec', codec });
   }
 
   async close(): Promise<void> {

@@ -1,7 +1,7 @@
 /**
  * The worker thread of a bulk-loaded import (see document-thread.ts). It reads per-company files
  * into staged blocks, and builds each batch's documents and encodes them as the embedded store's
- * journal holds them, while the importer's thread joins and writes. Encoded bytes are
+ * journal holds them (or as a registry file stages them), while the importer's thread joins and writes. Encoded bytes are
  * transferred, not copied.
  */
 import { parentPort } from 'node:worker_threads';
@@ -13,12 +13,16 @@ import { openReleaseFile, readRowBatches, type Problem } from './rows.ts';
 import { rowLayoutOf } from './row-layout.ts';
 import { stageRows, type CompanyFileKind } from './staged-rows.ts';
 import type { ReleaseFile } from './release-files.ts';
+import { RecordEncoder } from '../../registry/record-codec.ts';
+import { stagedRow } from '../../registry/staged-row.ts';
 
 /** Staged blocks a file's reading may run ahead of the importer taking them. */
 const BLOCKS_AHEAD = 4;
 
 let context: DocumentContext | undefined;
 let indexed: string[] = [];
+/** For a release file (registry/), once its codec is known. */
+let encoder: RecordEncoder | undefined;
 /** Per stage request, the blocks sent and not taken yet, and the reading waiting for room. */
 const ahead = new Map<number, { sent: number; room?: () => void }>();
 
@@ -29,6 +33,9 @@ parentPort!.on('message', (request: BuildRequest) => {
     case 'context':
       context = request.context;
       indexed = request.indexed;
+      return;
+    case 'codec':
+      encoder = new RecordEncoder(request.codec);
       return;
     case 'taken': {
       const reading = ahead.get(request.id);
@@ -45,6 +52,10 @@ parentPort!.on('message', (request: BuildRequest) => {
     case 'batch':
       try {
         const unknown = {};
+        if (encoder) {
+          const rows = Array.from(companyDocuments(request.batch, context!, unknown), (doc) => stagedRow(doc, encoder!));
+          return reply({ id: request.id, rows, unknown });
+        }
         const encoded = encodeUntaggedDocuments(companyDocuments(request.batch, context!, unknown), indexed);
         reply({ id: request.id, encoded, unknown }, [encoded.bytes.buffer as ArrayBuffer]);
       } catch (err) {

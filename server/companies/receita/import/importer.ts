@@ -231,12 +231,22 @@ class Run {
     }
     this.progress.phase = 'finishing';
     this.options.onProgress?.(this.progress);
-    if (whole) {
+    // Tax regimes are replaced only by a release that has them, read whole.
+    const regimesReplaced = this.regimesWhole && this.files.some((f) => f.kind === 'regimes');
+    const { release } = this.companies;
+    if (release) {
+      // A release file of its own: built from what was written, then put in service in one step.
+      this.summary.removed = release.finish({
+        meta: { release: this.release, complete: whole, synthetic: this.options.synthetic === true },
+        keepUnwritten: !whole,
+        keepTaxRegimes: !regimesReplaced,
+      });
+      await this.clearCollectionsBeforeFiles();
+    } else if (whole) {
       // Whatever this import did not write is no longer published (or came from another source).
       this.summary.removed = await this.companies.removeUnwritten();
     }
-    // Tax regimes are replaced only by a release that has them, read whole.
-    if (this.regimesWhole && this.files.some((f) => f.kind === 'regimes')) await this.regimes.removeUnwritten();
+    if (regimesReplaced) await this.regimes.removeUnwritten();
     this.summary.taxRegimes = { rows: this.regimes.rows, withoutEstablishment: this.regimes.withoutEstablishment() };
     await this.regimes.close();
     addUnknown(this.unknown, this.companies.unknown);
@@ -263,7 +273,18 @@ class Run {
     await this.resumeOrStart();
     const context = { lookups: this.lookups, release: this.release, run: this.state!.run };
     this.companies = await companyWriter(this.store, context, this.options.documentWorker);
-    this.regimes = new TaxRegimeWriter(this.store, context, this.staging.durable);
+    this.regimes = new TaxRegimeWriter(this.store, context, this.staging.durable, this.companies.release);
+  }
+
+  /**
+   * A store that held the registry in its collections (before release files) has it in its
+   * files now: the collections are emptied, so that the store stops holding them in memory.
+   */
+  private async clearCollectionsBeforeFiles(): Promise<void> {
+    for (const name of ['companies', 'tax_regimes']) {
+      const collection = this.store.collection(name);
+      if ((await collection.findOne({})) !== null) await collection.deleteMany({});
+    }
   }
 
   private async resumeOrStart(): Promise<void> {

@@ -31,10 +31,12 @@ export class TaxRegimeWriter {
     private readonly store: Store,
     private readonly context: DocumentContext,
     durableStaging: boolean,
+    /** Where the rows go instead of the collection: the release file being written (registry/). */
+    private readonly releaseFile?: { putTaxRegimes(docs: TaxRegimeDoc[]): void },
   ) {
     this.collection = store.collection<TaxRegimeDoc>('tax_regimes');
     // A bulk-loaded collection cannot be read back by the process loading it.
-    this.keys = durableStaging && !store.bulkLoader ? undefined : new Map();
+    this.keys = durableStaging && !store.bulkLoader && !releaseFile ? undefined : new Map();
   }
 
   /** Whether the keys of rows already written survive the process (read back from the collection). */
@@ -55,6 +57,7 @@ export class TaxRegimeWriter {
     }
     this.rows += docs.length;
     if (docs.length === 0) return;
+    if (this.releaseFile) return this.releaseFile.putTaxRegimes(docs);
     if (this.store.bulkLoader) {
       const loader = this.startLoad();
       for (const doc of docs) this.unwritten!.delete(doc._id);
@@ -117,6 +120,8 @@ export class TaxRegimeWriter {
 
   /** After every tax-regime file was read whole: rows of earlier imports this one did not write are gone. */
   async removeUnwritten(): Promise<number> {
+    // A release file holds this import's rows only.
+    if (this.releaseFile) return 0;
     if (this.store.bulkLoader) {
       const loader = this.startLoad();
       const ids = [...this.unwritten!];

@@ -1,0 +1,129 @@
+/**
+ * A small LZ77 compressor whose window starts with a dictionary trained on the release (like a
+ * zstd dictionary), for documents of a few hundred bytes that share most of their text with
+ * each other but little within themselves. Without entropy coding, so decompressing is a loop of
+ * copies (a few µs per document, where node:zlib's inflate costs 25 to 80 µs per call, most of it
+ * setting up its context). The format, LZ4's: per sequence a byte of literal length (high 4
+ * bits) and match length less 4 (low 4), each 15 continued by bytes of 255 and a last byte;
+ * the literals; then the match's offset back from the position, 2 bytes little-endian (into the
+ * dictionary when it reaches before the document). The last sequence has literals only.
+ */
+const MIN_MATCH = 4;
+const HASH_BITS = 16;
+/** A document's own positions: it is short, and the table is cleared for each. */
+const DOC_HASH_BITS = 12;
+const MAX_OFFSET = 65_535;
+
+const hash4 = (b: Uint8Array, i: number, bits: number) =>
+  Math.imul(b[i]! | (b[i + 1]! << 8) | (b[i + 2]! << 16) | (b[i + 3]! << 24), 2654435761) >>> (32 - bits);
+
+/** How many bytes from `a` and `b` are the same, `b` staying before `a`. */
+function matchLength(w: Uint8Array, a: number, b: number, end: number): number {
+  let n = 0;
+  while (a + n < end && b + n < a && w[b + n] === w[a + n]) n++;
+  return n;
+}
+
+export class DictionaryLz {
+  /** The dictionary, then room for one document (its window). */
+  private window: Uint8Array;
+  private readonly dictHash: Int32Array;
+  private readonly docHash = new Int32Array(1 << DOC_HASH_BITS);
+  private readonly dictLength: number;
+
+  constructor(dictionary: Uint8Array) {
+    this.dictLength = Math.min(dictionary.length, MAX_OFFSET);
+    this.window = new Uint8Array(this.dictLength + 64 * 1024);
+    this.window.set(dictionary.subarray(dictionary.length - this.dictLength));
+    this.dictHash = new Int32Array(1 << HASH_BITS).fill(-1);
+    for (let i = 0; i + MIN_MATCH <= this.dictLength; i++) this.dictHash[hash4(this.window, i, HASH_BITS)] = i;
+  }
+
+  compress(input: Uint8Array): Uint8Array {
+    const d = this.dictLength;
+    this.ensure(input.length);
+    const w = this.window;
+    w.set(input, d);
+    const end = d + input.length;
+    const out = new Uint8Array(input.length + (input.length >> 4) + 16);
+    let o = 0;
+    let anchor = d;
+    this.docHash.fill(-1);
+    let i = d;
+    const limit = end - MIN_MATCH;
+    while (i <= limit) {
+      const h = hash4(w, i, DOC_HASH_BITS);
+      let best = 0;
+      let from = -1;
+      const own = this.docHash[h]!;
+      if (own >= 0) (best = matchLength(w, i, own, end)), (from = own);
+      const shared = this.dictHash[hash4(w, i, HASH_BITS)]!;
+      if (shared >= 0 && i - shared <= MAX_OFFSET) {
+        const n = matchLength(w, i, shared, end);
+        if (n > best) (best = n), (from = shared);
+      }
+      this.docHash[h] = i;
+      if (best < MIN_MATCH) {
+        i++;
+        continue;
+      }
+      o = this.sequence(out, o, w, anchor, i, best, i - from);
+      for (let j = i + 1; j < i + best && j <= limit; j++) this.docHash[hash4(w, j, DOC_HASH_BITS)] = j;
+      i += best;
+      anchor = i;
+    }
+    o = this.sequence(out, o, w, anchor, end, 0, 0);
+    return out.subarray(0, o);
+  }
+
+  /** Decompresses into the window; answers the document's end there (it starts at `start`). */
+  decompress(input: Uint8Array): { bytes: Uint8Array; start: number; end: number } {
+    let w = this.window;
+    let o = this.dictLength;
+    let i = 0;
+    while (i < input.length) {
+      const token = input[i++]!;
+      let literals = token >> 4;
+      if (literals === 15) for (let b = 255; b === 255; literals += b) b = input[i++]!;
+      if (o + literals + 64 > w.length) w = this.ensure(o + literals - this.dictLength + 64);
+      for (let n = 0; n < literals; n++) w[o++] = input[i++]!;
+      if (i >= input.length) break;
+      let length = (token & 15) + MIN_MATCH;
+      if ((token & 15) === 15) for (let b = 255; b === 255; length += b) b = input[i++]!;
+      const offset = input[i]! | (input[i + 1]! << 8);
+      i += 2;
+      if (offset === 0 || offset > o) throw new Error('a compressed registry document is damaged');
+      if (o + length + 64 > w.length) w = this.ensure(o + length - this.dictLength + 64);
+      for (let from = o - offset, n = 0; n < length; n++) w[o++] = w[from + n]!;
+    }
+    return { bytes: w, start: this.dictLength, end: o };
+  }
+
+  private sequence(out: Uint8Array, o: number, w: Uint8Array, anchor: number, at: number, length: number, offset: number): number {
+    const literals = at - anchor;
+    const extra = length - MIN_MATCH;
+    out[o++] = (Math.min(literals, 15) << 4) | (length === 0 ? 0 : Math.min(extra, 15));
+    if (literals >= 15) o = lengthBytes(out, o, literals - 15);
+    out.set(w.subarray(anchor, at), o);
+    o += literals;
+    if (length === 0) return o;
+    if (extra >= 15) o = lengthBytes(out, o, extra - 15);
+    out[o++] = offset & 255;
+    out[o++] = offset >> 8;
+    return o;
+  }
+
+  private ensure(size: number): Uint8Array {
+    if (this.dictLength + size <= this.window.length) return this.window;
+    const grown = new Uint8Array(this.dictLength + Math.max(size, this.window.length * 2));
+    grown.set(this.window.subarray(0, this.dictLength));
+    this.window = grown;
+    return grown;
+  }
+}
+
+function lengthBytes(out: Uint8Array, o: number, rest: number): number {
+  for (; rest >= 255; rest -= 255) out[o++] = 255;
+  out[o++] = rest;
+  return o;
+}

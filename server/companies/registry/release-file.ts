@@ -1,0 +1,118 @@
+/**
+ * One release of the registry, as its file holds it (schema.ts), opened read-only: documents by
+ * CNPJ as their JSON (decoded from the compact encoding, never parsed), their tax regimes, and the
+ * search's keyset pages (registry-query.ts). Opening reads only the file's small `meta` table, so
+ * a server starts in the same time whatever the registry's size; SQLite reads pages as asked, and
+ * the process keeps a bounded cache of them.
+ */
+import Database from 'better-sqlite3';
+import type { TaxRegime } from '../../../shared/types.ts';
+import type { CompanyRecord } from '../company-record.ts';
+import type { Filter } from '../../store/port.ts';
+import type { CompanyDoc } from '../company-record.ts';
+import { cnpjKey, cnpjOfKey } from './cnpj-key.ts';
+import { RecordDecoder, type CodecTables } from './record-codec.ts';
+import { searchQuery } from './registry-query.ts';
+
+/** What a release file says of itself (its `meta` table), and what the pointer to it repeats. */
+export interface ReleaseMeta {
+  release: string;
+  establishments: number;
+  importedAt: string;
+  complete: boolean;
+  synthetic: boolean;
+}
+
+/** Pages the process may keep per open release file (SQLite's page cache; the OS caches the rest, outside the process). */
+const CACHE_KIB = 32 * 1024;
+
+export class DamagedReleaseFile extends Error {}
+
+export class ReleaseFile {
+  readonly meta: ReleaseMeta;
+  private readonly db: Database.Database;
+  private readonly decoder: RecordDecoder;
+  private readonly body: Database.Statement<[bigint], Buffer | undefined>;
+  private readonly regimes: Database.Statement<[bigint], { year: number; scp: string; form: string; entries: number | null }>;
+
+  constructor(readonly path: string) {
+    let db: Database.Database | undefined;
+    try {
+      this.db = db = new Database(path, { readonly: true, fileMustExist: true });
+      this.db.pragma(`cache_size = -${CACHE_KIB}`);
+      const meta = new Map(
+        (this.db.prepare('SELECT name, value FROM meta').all() as Array<{ name: string; value: string }>).map((row) => [row.name, row.value]),
+      );
+      if (meta.get('state') !== 'ready') throw new Error('its import did not finish');
+      this.meta = JSON.parse(meta.get('release')!) as ReleaseMeta;
+      this.decoder = new RecordDecoder(JSON.parse(meta.get('codec')!) as CodecTables);
+      this.body = this.db.prepare('SELECT body FROM doc WHERE k = ?').pluck() as Database.Statement<[bigint], Buffer | undefined>;
+      this.regimes = this.db.prepare('SELECT year, scp, form, entries FROM tax_regime WHERE k = ?');
+    } catch (err) {
+      db?.close();
+      throw new DamagedReleaseFile(`the registry file ${path} cannot be read (${(err as Error).message}): import the release again`);
+    }
+  }
+
+  /**
+   * Each CNPJ found, as the JSON of its record (without tax regimes). The document's own CNPJ is
+   * checked against the one asked, so a damaged page never answers another company.
+   */
+  json(cnpjs: readonly string[]): Map<string, string> {
+    const found = new Map<string, string>();
+    for (const cnpj of cnpjs) {
+      const key = cnpjKey(cnpj);
+      const body = key === null ? undefined : this.body.get(key);
+      if (body === undefined) continue;
+      const json = this.decoder.decode(body);
+      if (!json.startsWith(`{"cnpj":"${cnpj}"`)) throw new DamagedReleaseFile(`the registry file ${this.path} holds another document under ${cnpj}: import the release again`);
+      found.set(cnpj, json);
+    }
+    return found;
+  }
+
+  /** Each CNPJ's tax regimes, newest year first (those with any). */
+  taxRegimes(cnpjs: readonly string[]): Map<string, TaxRegime[]> {
+    const found = new Map<string, TaxRegime[]>();
+    for (const cnpj of cnpjs) {
+      const key = cnpjKey(cnpj);
+      if (key === null) continue;
+      const rows = this.regimes.all(key);
+      if (rows.length === 0) continue;
+      const list = rows.map((r) => ({ year: r.year, form: r.form, scpCnpj: r.scp === '0' ? null : r.scp, bookkeepingEntries: r.entries }));
+      found.set(cnpj, list.sort((a, b) => b.year - a.year || a.form.localeCompare(b.form)));
+    }
+    return found;
+  }
+
+  /** The records, each with its tax regimes. */
+  records(cnpjs: readonly string[]): CompanyRecord[] {
+    const regimes = this.taxRegimes(cnpjs);
+    return [...this.json(cnpjs).entries()].map(([cnpj, json]) => {
+      const record = JSON.parse(json) as CompanyRecord;
+      record.taxRegimes = regimes.get(cnpj) ?? [];
+      return record;
+    });
+  }
+
+  /**
+   * The CNPJs of the first `limit` establishments matching `filter` after `after` (from it, when
+   * `inclusive`), in CNPJ order. `driverCap`: see registry-query.ts (tests set it, to read the
+   * file both ways).
+   */
+  search(filter: Filter<CompanyDoc>, limit: number, after?: string, inclusive = false, driverCap?: number): string[] {
+    const query = searchQuery(filter, this.meta.establishments, after === undefined ? undefined : afterKey(after, inclusive), driverCap);
+    return query.run(this.db, limit).map(cnpjOfKey);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}
+
+/** The key to continue from: the cursors of search pages hold the last CNPJ given. */
+function afterKey(after: string, inclusive: boolean): { value: bigint; inclusive: boolean } {
+  const key = cnpjKey(after);
+  if (key === null) throw new Error(`a search continues after a CNPJ, not ${JSON.stringify(after)}`);
+  return { value: key, inclusive };
+}

@@ -1,0 +1,200 @@
+/**
+ * Writes one release file (schema.ts) for an import, beside the release in service, which goes on
+ * answering from its own file. Rows are appended to a staging file as they come, each batch one
+ * transaction (so a killed import loses at most the batches its checkpoint had not counted, which
+ * it writes again: the later copy wins); at the end they move into the release's tables in key
+ * order, the full-text and filter indexes are built from sorted data, and only then does the
+ * registry switch to the file (registry.ts).
+ *
+ * Every step of the end is one transaction recorded in `meta`, so a kill during it leaves the step
+ * undone (SQLite's rollback journal), and the next run does it again. Durability against power loss
+ * is not sought (`synchronous = OFF`): what the import wrote is only served once finished, and a
+ * damaged file is named on opening; a kill of the process is what must be survived.
+ */
+import Database from 'better-sqlite3';
+import { rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { TaxRegimeDoc } from '../tax-regimes.ts';
+import { companyDocument, type CompanyRecord, type StoredRecord } from '../company-record.ts';
+import { RecordDecoder, RecordEncoder, type CodecTables } from './record-codec.ts';
+import { FACT_COLUMNS, FACT_INDEXES, RELEASE_SCHEMA, STAGE_COLUMNS, STAGE_SCHEMA, type StagedRow } from './schema.ts';
+import { stagedRow } from './staged-row.ts';
+import type { ReleaseMeta } from './release-file.ts';
+import { cnpjKey } from './cnpj-key.ts';
+
+/** The import's page cache: bounds its memory whatever the release's size (sorting spills to temporary files). */
+const CACHE_KIB = 256 * 1024;
+
+export interface FinishOptions {
+  meta: Omit<ReleaseMeta, 'establishments' | 'importedAt'>;
+  /** The release file in service, if any: what this one keeps from it, and what it replaces. */
+  previous: string | null;
+  /** Not every file was read whole: establishments of the previous release this import did not write are kept. */
+  keepUnwritten: boolean;
+  /** This import read no tax-regime file whole: the previous release's tax regimes are kept. */
+  keepTaxRegimes: boolean;
+  /** The encoding's tables, should no batch have set them. */
+  codec: () => CodecTables;
+}
+
+export class ReleaseWriter {
+  private readonly db: Database.Database;
+  private readonly insert: Database.Statement;
+  private readonly insertRegime: Database.Statement;
+  private codecTables: CodecTables | undefined;
+
+  constructor(readonly path: string) {
+    this.db = new Database(path);
+    this.db.pragma('journal_mode = TRUNCATE');
+    this.db.pragma('synchronous = OFF');
+    this.db.pragma(`cache_size = -${CACHE_KIB}`);
+    this.db.exec(RELEASE_SCHEMA);
+    this.db.prepare('ATTACH DATABASE ? AS stage').run(stagePath(path));
+    this.db.pragma('stage.journal_mode = TRUNCATE');
+    this.db.pragma('stage.synchronous = OFF');
+    this.db.exec(STAGE_SCHEMA);
+    this.insert = this.db.prepare(`INSERT INTO stage.rows (${STAGE_COLUMNS.join(', ')}) VALUES (${STAGE_COLUMNS.map(() => '?').join(', ')})`);
+    this.insertRegime = this.db.prepare('INSERT OR REPLACE INTO tax_regime (k, year, scp, form, entries) VALUES (?, ?, ?, ?, ?)');
+  }
+
+  /** The tables of the file's encoding (record-codec.ts), once set: a resumed import reads them back. */
+  get codec(): CodecTables | undefined {
+    if (!this.codecTables) {
+      const saved = this.metaValue('codec');
+      if (saved) this.codecTables = JSON.parse(saved) as CodecTables;
+    }
+    return this.codecTables;
+  }
+
+  set codec(tables: CodecTables) {
+    this.setMeta('codec', JSON.stringify(tables));
+    this.codecTables = tables;
+  }
+
+  /** Whether a previous run of this import finished the file (it was killed after, before recording it). */
+  get finished(): ReleaseMeta | null {
+    const release = this.metaValue('release');
+    return this.metaValue('state') === 'ready' && release ? (JSON.parse(release) as ReleaseMeta) : null;
+  }
+
+  /** The rows of one batch, in one transaction. */
+  put(rows: StagedRow[]): void {
+    this.guarded(() => {
+      for (const row of rows) this.insert.run(row);
+    });
+  }
+
+  putTaxRegimes(docs: Array<Pick<TaxRegimeDoc, 'cnpj' | 'year' | 'scpCnpj' | 'form' | 'bookkeepingEntries'>>): void {
+    this.guarded(() => {
+      for (const doc of docs) {
+        const key = cnpjKey(doc.cnpj);
+        if (key !== null) this.insertRegime.run(key, doc.year, doc.scpCnpj ?? '0', doc.form, doc.bookkeepingEntries);
+      }
+    });
+  }
+
+  /**
+   * `run` in one transaction. A full disk stops the import with one line saying what it means:
+   * the transaction is rolled back, the release in service untouched, and a rerun resumes.
+   */
+  private guarded(run: () => void): void {
+    try {
+      this.db.transaction(run)();
+    } catch (err) {
+      if ((err as { code?: string }).code === 'SQLITE_FULL') {
+        throw new Error(
+          `the disk holding ${dirname(this.path)} is full: the import stopped, and the release in service is untouched; free space and run the import again, it resumes`,
+        );
+      }
+      throw err;
+    }
+  }
+
+  /** The end of the import: the release's tables from the staged rows; what it counts; resumable step by step. */
+  finish(options: FinishOptions): { meta: ReleaseMeta; removed: number } {
+    const done = this.finished;
+    // An import that wrote no establishment (its files unreadable) has no dictionary: documents it keeps are compressed without.
+    this.codec ??= options.codec();
+    if (done) return { meta: done, removed: Number(this.metaValue('removed') ?? 0) };
+    if (options.previous) this.db.prepare('ATTACH DATABASE ? AS old').run(options.previous);
+    if (options.previous && options.keepUnwritten) this.step('keep unwritten', () => this.keepUnwritten());
+    if (options.previous && options.keepTaxRegimes) this.step('keep tax regimes', () => this.db.exec('INSERT OR IGNORE INTO tax_regime SELECT * FROM old.tax_regime'));
+    const facts = FACT_COLUMNS.join(', ');
+    this.step('documents', () => this.db.exec('INSERT OR REPLACE INTO doc (k, body) SELECT k, body FROM stage.rows ORDER BY k, rowid'));
+    this.step('facts', () => this.db.exec(`INSERT OR REPLACE INTO facts (k, ${facts}) SELECT k, ${facts} FROM stage.rows ORDER BY k, rowid`));
+    for (const [table, column] of [['activity', 'activities'], ['partner_doc', 'pdocs']] as const) {
+      this.step(table, () =>
+        this.db.exec(`INSERT OR IGNORE INTO ${table} SELECT j.value, s.k FROM stage.rows s, json_each(s.${column}) j WHERE s.${column} IS NOT NULL ORDER BY 1, 2`),
+      );
+    }
+    for (const [table, column] of [['names', 'name'], ['partners', 'partners']] as const) {
+      this.step(table, () => {
+        this.db.exec(`INSERT INTO ${table} (rowid, words) SELECT k, ${column} FROM stage.rows WHERE ${column} IS NOT NULL GROUP BY k ORDER BY k`);
+        this.db.exec(`INSERT INTO ${table} (${table}) VALUES ('optimize')`);
+      });
+    }
+    for (const [name, on] of Object.entries(FACT_INDEXES)) this.step(`index ${name}`, () => this.db.exec(`CREATE INDEX IF NOT EXISTS facts_${name} ON facts (${on})`));
+    const removed = options.previous
+      ? (this.db.prepare('SELECT count(*) FROM old.facts o WHERE NOT EXISTS (SELECT 1 FROM main.facts f WHERE f.k = o.k)').pluck().get() as number)
+      : 0;
+    const meta: ReleaseMeta = {
+      ...options.meta,
+      establishments: this.db.prepare('SELECT count(*) FROM facts').pluck().get() as number,
+      importedAt: new Date().toISOString(),
+    };
+    this.db.transaction(() => {
+      this.setMeta('removed', String(removed));
+      this.setMeta('release', JSON.stringify(meta));
+      this.setMeta('state', 'ready');
+    })();
+    return { meta, removed };
+  }
+
+  /** Closes the file; once finished, the staging file goes. */
+  close(): void {
+    const finished = this.db.open && this.finished !== null;
+    // The rollback journal, empty between transactions, goes too: the file is only read from now on.
+    if (finished) this.db.pragma('journal_mode = DELETE');
+    if (this.db.open) this.db.close();
+    if (finished) removeStage(this.path);
+  }
+
+  /**
+   * Establishments of the previous release this import did not write, staged as they were: an
+   * import that could not read every file must not drop what it could not read.
+   */
+  private keepUnwritten(): void {
+    const decoder = new RecordDecoder(JSON.parse(this.db.prepare("SELECT value FROM old.meta WHERE name = 'codec'").pluck().get() as string) as CodecTables);
+    const encoder = new RecordEncoder(this.codec!);
+    const old = this.db
+      .prepare('SELECT d.body, f.regimes FROM old.doc d JOIN old.facts f ON f.k = d.k WHERE d.k NOT IN (SELECT k FROM stage.rows)')
+      .all() as Array<{ body: Buffer; regimes: string | null }>;
+    for (const { body, regimes } of old) {
+      const { release, ...record } = JSON.parse(decoder.decode(body)) as CompanyRecord & { release: string };
+      const keys = regimes ? regimes.trim().split(' ') : [];
+      this.insert.run(stagedRow(companyDocument(record as StoredRecord, { release, importRun: '' }, keys), encoder));
+    }
+  }
+
+  private step(name: string, run: () => void): void {
+    if (this.metaValue(`step ${name}`) === 'done') return;
+    this.guarded(() => {
+      run();
+      this.setMeta(`step ${name}`, 'done');
+    });
+  }
+
+  private metaValue(name: string): string | undefined {
+    return this.db.prepare('SELECT value FROM meta WHERE name = ?').pluck().get(name) as string | undefined;
+  }
+
+  private setMeta(name: string, value: string): void {
+    this.db.prepare('INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)').run(name, value);
+  }
+}
+
+export const stagePath = (path: string) => path.replace(/\.sqlite$/, '.stage.sqlite');
+
+function removeStage(path: string): void {
+  for (const file of [stagePath(path), `${stagePath(path)}-journal`]) rmSync(file, { force: true });
+}

@@ -1,0 +1,58 @@
+/**
+ * The layout of one release file (DATA_DIR/registry/<release>-<run>.sqlite): made once by an
+ * import, then only read. Documents and the columns the search filters on are two tables keyed
+ * by the CNPJ's integer key (cnpj-key.ts), so that a lookup reads only the document's pages and a
+ * scan in CNPJ order only the small rows; the filters with many values per establishment (CNAEs,
+ * partners' documents) have tables of their own, and names and partners' names full-text indexes
+ * (words folded: accents and case ignored, as the search folds them).
+ */
+/** `opened` is the opening date as the number YYYYMMDD (4 bytes where its text takes 10). */
+export const FACT_COLUMNS = [
+  'state', 'city', 'status', 'kind', 'size', 'capital', 'opened', 'simples', 'mei', 'nature', 'phone', 'email', 'entity', 'ages', 'regimes',
+] as const;
+
+export const RELEASE_SCHEMA = `
+  CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+  CREATE TABLE IF NOT EXISTS doc (k INTEGER PRIMARY KEY, body BLOB NOT NULL);
+  CREATE TABLE IF NOT EXISTS facts (
+    k INTEGER PRIMARY KEY, state TEXT, city TEXT, status TEXT, kind TEXT, size TEXT, capital REAL, opened INTEGER,
+    simples INTEGER, mei INTEGER, nature TEXT, phone INTEGER, email INTEGER, entity TEXT, ages TEXT, regimes TEXT
+  );
+  CREATE TABLE IF NOT EXISTS activity (cnae INTEGER NOT NULL, k INTEGER NOT NULL, PRIMARY KEY (cnae, k)) WITHOUT ROWID;
+  CREATE TABLE IF NOT EXISTS partner_doc (doc TEXT NOT NULL, k INTEGER NOT NULL, PRIMARY KEY (doc, k)) WITHOUT ROWID;
+  CREATE TABLE IF NOT EXISTS tax_regime (
+    k INTEGER NOT NULL, year INTEGER NOT NULL, scp TEXT NOT NULL, form TEXT NOT NULL, entries INTEGER,
+    PRIMARY KEY (k, year, scp, form)
+  ) WITHOUT ROWID;
+  CREATE VIRTUAL TABLE IF NOT EXISTS names USING fts5 (words, content='', detail=none, columnsize=0, tokenize='unicode61 remove_diacritics 2');
+  CREATE VIRTUAL TABLE IF NOT EXISTS partners USING fts5 (words, content='', detail=none, columnsize=0, tokenize='unicode61 remove_diacritics 2');
+`;
+
+/**
+ * The indexes of the single-valued filters that can narrow a search to a few rows, built last from
+ * sorted data: what each holds (the federative entity is set on public bodies only). Capital has
+ * none: its ranges mostly match many rows, which a walk in key order finds soon (issue 41 kept
+ * the release under 500 bytes an establishment).
+ */
+export const FACT_INDEXES: Record<string, string> = {
+  state: 'state',
+  city: 'city',
+  nature: 'nature',
+  opened: 'opened',
+  entity: 'entity) WHERE (entity IS NOT NULL',
+};
+
+/**
+ * Where an import's rows wait until the end (a file of its own beside the release, removed then):
+ * appended as they come, so a resumed import may add a row twice (the later wins), and moved into
+ * the release's tables in key order, which leaves their B-tree pages full.
+ */
+export const STAGE_SCHEMA = `
+  CREATE TABLE IF NOT EXISTS stage.rows (
+    k INTEGER NOT NULL, body BLOB NOT NULL, ${FACT_COLUMNS.join(', ')}, name TEXT, partners TEXT, activities TEXT, pdocs TEXT
+  );
+`;
+
+export const STAGE_COLUMNS = ['k', 'body', ...FACT_COLUMNS, 'name', 'partners', 'activities', 'pdocs'] as const;
+/** One establishment as staged, in STAGE_COLUMNS's order. */
+export type StagedRow = Array<string | number | bigint | Uint8Array | null>;

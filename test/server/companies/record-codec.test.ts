@@ -1,0 +1,46 @@
+/**
+ * Issue 41: a release file's documents are encoded without member names, with the release's
+ * repeated texts as numbers, and compressed against a dictionary; decoding writes exactly the
+ * JSON text `JSON.stringify` writes of the document, whatever it holds.
+ */
+import { describe, expect, it } from 'vitest';
+import { codecTables, RecordDecoder, RecordEncoder, withDictionary } from '../../../server/companies/registry/record-codec.ts';
+import { companyDoc, makeCnpj, partner } from '../../helpers/companies.ts';
+
+const record = (cnpj: string, overrides = {}) => {
+  const { _id, search, importRun, ...rest } = companyDoc(cnpj, overrides);
+  return rest;
+};
+
+describe('the record codec', () => {
+  const lookups = { naturezas: new Map([['2062', 'Sociedade Empresária Limitada']]) };
+  const samples = [record(makeCnpj('11222333')), record(makeCnpj('44555666'), { partners: [partner({ name: 'MARIA SOUZA' })] })];
+  const tables = withDictionary(codecTables(lookups, '2026-10'), samples);
+  const encoder = new RecordEncoder(tables);
+  const decoder = new RecordDecoder(JSON.parse(JSON.stringify(tables)));
+
+  it.each([
+    ['a document of the release', record(makeCnpj('77888999'))],
+    ['quotes, backslashes, braces and accents', record(makeCnpj('12ABC34501DE35'), { name: 'AÇÃO "ASPAS" \\ {[,]} LTDA' })],
+    ['control characters, emoji and a lone surrogate', { name: 'a\u0001b\u001fc\nd', emoji: 'café ☕ 🍞', lone: 'x\ud800y' }],
+    ['a shape the table lacks, nested, an empty object and array', { extra: { z: 1, a: [{}, [], [null, true, false]] }, n: -0.5e-7 }],
+    ['members undefined are left out, as JSON.stringify does', { a: undefined, b: 1, c: [undefined], d: Number.NaN }],
+  ])('%s: decodes to JSON.stringify\'s text', (_name, value) => {
+    const stored = encoder.encode(value);
+    expect(decoder.decode(stored)).toBe(JSON.stringify(value));
+  });
+
+  it('compresses a document of the release to well under its JSON', () => {
+    const value = record(makeCnpj('77888999'), { partners: [partner({ name: 'ANA PAULA' })] });
+    expect(encoder.encode(value).length).toBeLessThan(Buffer.byteLength(JSON.stringify(value)) / 3);
+  });
+
+  it('refuses bytes that are not a document it wrote', () => {
+    const stored = encoder.encode(record(makeCnpj('77888999')));
+    const damaged = Uint8Array.from(stored);
+    damaged[damaged.length - 1] = 0xff - damaged[damaged.length - 1]!;
+    damaged[1] = 0xff;
+    damaged[2] = 0xff;
+    expect(() => decoder.decode(damaged)).toThrow();
+  });
+});

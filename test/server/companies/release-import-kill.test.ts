@@ -1,0 +1,94 @@
+/**
+ * Issue 41: `prospecta import cnpj` killed with SIGKILL in each phase of an import (per-company
+ * files, establishments, the end where the file is built and switched to): the release in service
+ * stays whole (the old one, or the new one once switched, never a mix), and running the import
+ * again resumes it and answers exactly what an import never killed answers.
+ */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { Registry } from '../../../server/companies/registry/registry.ts';
+import { generateRelease } from '../../../server/seed/release-generator.ts';
+import { runCli, track } from '../../helpers/processes.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
+
+const root = fileURLToPath(new URL('../../..', import.meta.url));
+const ESTABLISHMENTS = 3_000;
+
+let releases: string;
+beforeAll(async () => {
+  releases = await tempDir('kill-releases');
+  await generateRelease({ dir: path.join(releases, '2026-09'), establishments: ESTABLISHMENTS, seed: 9, release: '2026-09' });
+  await generateRelease({ dir: path.join(releases, '2026-10'), establishments: ESTABLISHMENTS, seed: 10, release: '2026-10' });
+}, 300_000);
+
+const importOf = (dataDir: string, release: string) => runCli(['import', 'cnpj', '--dir', path.join(releases, release)], { DATA_DIR: dataDir });
+
+/** Starts the import and kills it with SIGKILL once its progress names `line`; resolves when it is gone. */
+function importKilledAt(dataDir: string, release: string, line: RegExp): Promise<{ killed: boolean }> {
+  return new Promise((resolve, reject) => {
+    const child = track(
+      spawn(process.execPath, ['bin/prospecta.mjs', 'import', 'cnpj', '--dir', path.join(releases, release)], {
+        cwd: root,
+        env: { ...process.env, LOG_LEVEL: 'silent', DATA_DIR: dataDir },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      }),
+    );
+    let progress = '';
+    let killed = false;
+    child.stderr!.on('data', (d) => {
+      progress += d;
+      if (!killed && line.test(progress)) {
+        killed = true;
+        child.kill('SIGKILL');
+      }
+    });
+    child.on('error', reject);
+    child.on('close', () => resolve({ killed }));
+  });
+}
+
+/** What the release in service answers: every document, in CNPJ order, as the batch writes it. */
+function answers(dataDir: string): { release: string; documents: string[] } {
+  const registry = new Registry(path.join(dataDir, 'registry'));
+  const file = registry.current()!;
+  try {
+    const cnpjs = file.search({}, 100_000);
+    return { release: file.meta.release, documents: [...file.json(cnpjs).values()] };
+  } finally {
+    registry.close();
+  }
+}
+
+describe('an import killed in each phase', () => {
+  let clean: { release: string; documents: string[] };
+  beforeAll(async () => {
+    const dataDir = await tempDir('kill-clean');
+    expect((await importOf(dataDir, '2026-10')).code).toBe(0);
+    clean = answers(dataDir);
+    expect(clean.documents).toHaveLength(ESTABLISHMENTS);
+  }, 300_000);
+
+  it.each([
+    ['the per-company files', /Socios2\.zip done/],
+    ['the establishments', /Estabelecimentos4\.zip done/],
+    ['the end (building and switching the file)', /Estabelecimentos9\.zip done/],
+  ])('in %s: the release in service stays whole, and the import resumes to the same answers', async (_phase, line) => {
+    const dataDir = await tempDir('kill-import');
+    expect((await importOf(dataDir, '2026-09')).code).toBe(0);
+    const before = answers(dataDir);
+
+    expect((await importKilledAt(dataDir, '2026-10', line)).killed).toBe(true);
+    const during = answers(dataDir);
+    // Old or new, whole: every document of the release named, as many as it has.
+    expect(['2026-09', '2026-10']).toContain(during.release);
+    expect(during.documents.every((json) => JSON.parse(json).release === during.release)).toBe(true);
+    if (during.release === '2026-09') expect(during).toEqual(before);
+    else expect(during).toEqual(clean);
+
+    const resumed = await importOf(dataDir, '2026-10');
+    expect(resumed.code).toBe(0);
+    expect(answers(dataDir)).toEqual(clean);
+  }, 300_000);
+});

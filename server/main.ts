@@ -113,7 +113,7 @@ function demoBanner(demo: Awaited<ReturnType<typeof seedDemo>>, base: string): s
     `${demo.peopleAdded.toLocaleString('en')} synthetic people.\n` +
     `Demo workspace ${demo.workspaceId}; its API key (shown once):\n\n  ${demo.apiKey}\n\n` +
     `Try:\n  curl ${auth} ${base}/credits\n` +
-    `  curl ${auth} -H "Content-Type: application/json" -d '{"industry":"padaria","state":"SP"}' ${base}/companies/search\n` +
+    `  curl ${auth} -H "Content-Type: application/json" -d '{"industry":"padaria","state":"SP","registrationStatuses":["ATIVA"]}' ${base}/companies/search\n` +
     `  curl ${auth} -H "Content-Type: application/json" -d '{"jobTitle":"CEO","limit":5}' ${base}/sourcing/people\n\n`
   );
 }

@@ -165,7 +165,7 @@ export class Members {
   }
 
   async list(workspaceId: string): Promise<MemberInfo[]> {
-    const docs = await this.collection.find({ workspaceId }, { sort: { createdAt: 1 } }).toArray();
+    const docs = await this.collection.find({ workspaceId }, { sort: { createdAt: 1, subject: 1 } }).toArray();
     return docs.map(memberInfo);
   }
 

@@ -87,12 +87,15 @@ const failure = (problems: string[]): Validation => ({ ok: false, message: inval
 
 /**
  * The errors to report, in order: each failed `anyOf` once (by the branch that says most, see
- * `branchErrors`), never the errors of its rejected branches on their own.
+ * `branchErrors`), never the errors of its rejected branches on their own; and a value of the
+ * wrong type once, by its type (its `enum` or `pattern` say nothing more to whoever sent it).
  */
 function reported(errors: ErrorObject[]): ErrorObject[] {
   const anyOfs = errors.filter((e) => e.keyword === 'anyOf');
   const inBranch = (e: ErrorObject) => anyOfs.some((a) => a !== e && within(e, a, ''));
-  return errors.flatMap((e) => (inBranch(e) ? [] : e.keyword === 'anyOf' ? branchErrors(errors, e) : [e]));
+  const mistyped = new Set(errors.filter((e) => e.keyword === 'type').map((e) => e.instancePath));
+  const beside = (e: ErrorObject) => e.keyword !== 'type' && e.keyword !== 'anyOf' && mistyped.has(e.instancePath);
+  return errors.flatMap((e) => (inBranch(e) || beside(e) ? [] : e.keyword === 'anyOf' ? branchErrors(errors, e) : [e]));
 }
 
 /** Whether `e` comes from the schema under `a` (at `branch`) and from the value `a` checked. */

@@ -93,7 +93,7 @@ function compactInput(schema: Json): Json {
  * the rest (examples, edge cases) is in the OpenAPI document. Every client pays for each byte of
  * the tool list in context, on every conversation.
  */
-const LONG_DESCRIPTION = 160;
+const LONG_DESCRIPTION = 80;
 function firstSentenceIfLong(text: string): string {
   if (text.length <= LONG_DESCRIPTION) return text;
   const end = text.search(/(?<!\b(?:e\.g|i\.e|etc))\.\s/);

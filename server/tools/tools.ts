@@ -172,13 +172,31 @@ function splitter(op: Operation): Tool['split'] {
 
 function buildTools(): Map<string, Tool> {
   const tools = new Map<string, Tool>();
+  const described = new Set<string>();
   for (const id of Object.keys(operations) as OperationId[]) {
     const operation: Operation = operations[id];
     if (operation.tool === false || operation.access === 'dashboard') continue;
     const tool: Tool = { operationId: id, operation, scope: operation.scope, definition: definition(id, operation), split: splitter(operation), task: TASK_OPERATIONS.has(id) };
+    describeOnce(tool.definition, operation.scope, described);
     tools.set(tool.definition.name, tool);
   }
   return tools;
+}
+
+/**
+ * A field is described once in the list: the search, its stream and the export share their
+ * filters, and a client pays for every byte of the list on every conversation (48 KB at most).
+ * A later tool of the same scope (so visible whenever the first is) keeps the field and its type,
+ * not the words already said beside the same name.
+ */
+function describeOnce(definition: ToolDefinition, scope: Operation['scope'], described: Set<string>): void {
+  const properties = (definition.inputSchema as { properties?: Record<string, { description?: string }> }).properties ?? {};
+  for (const [name, property] of Object.entries(properties)) {
+    if (property.description === undefined) continue;
+    const key = JSON.stringify([scope, name, property.description]);
+    if (described.has(key)) delete property.description;
+    else described.add(key);
+  }
 }
 
 /** Every tool by name, built once from the registry, in the registry's order. */

@@ -42,56 +42,56 @@ export const COMPANY_SOURCES = ['receita_federal', 'brasilapi'] as const;
 
 /** The company search's filters: the search, its stream and the export take them. */
 export const companyFilters = {
-  name: text('Company name (legal or trade name): every word, accents and case ignored; a word ending in `*` is a prefix (`padar*`).'),
-  industry: text('Industry or activity; known activities are converted to CNAE codes.'),
+  name: text('Legal or trade name, by word (`padar*`: a prefix).'),
+  industry: text('Industry or activity (known ones become CNAEs).'),
   location: text('Location, free text.'),
-  partnerName: text('Name of a partner (sócio): every word, accents and case ignored; a word ending in `*` is a prefix.'),
-  partnerDocument: text('Document of a partner (sócio).'),
+  partnerName: text('Partner (sócio) name, by word.'),
+  partnerDocument: text('Partner document.'),
   city: text('City.'),
   keywords: texts('Keywords.'),
-  sizes: texts('Company size ranges.'),
+  sizes: texts('Size ranges.'),
   cnaes: texts('CNAE activity codes.'),
-  legalNatureCodes: texts('Legal nature codes (natureza jurídica, 4 digits).'),
+  legalNatureCodes: texts('Legal nature codes (4 digits).'),
   companyOrder: Type.Optional(
-    Type.Array(StringEnum(COMPANY_SOURCES), { description: 'Data sources to query, in order of preference.' }),
+    Type.Array(StringEnum(COMPANY_SOURCES), { description: 'Sources, in order.' }),
   ),
   registrationStatuses: Type.Optional(
-    Type.Array(StringEnum(REGISTRATION_STATUSES), { description: 'Registration statuses (situação cadastral).' }),
+    Type.Array(StringEnum(REGISTRATION_STATUSES), { description: 'Registration statuses.' }),
   ),
   establishmentTypes: Type.Optional(
-    Type.Array(StringEnum(ESTABLISHMENT_TYPES), { description: 'Head office (`MATRIZ`) or branch (`FILIAL`).' }),
+    Type.Array(StringEnum(ESTABLISHMENT_TYPES), { description: 'Head office or branch.' }),
   ),
   fiscalSizes: Type.Optional(
     Type.Array(StringEnum(FISCAL_SIZES), {
-      description: 'Registry size codes (porte): `01` micro, `03` small (EPP), `05` other, `00` not informed.',
+      description: 'Porte: `01` micro, `03` EPP, `05` other, `00` none.',
     }),
   ),
   // Issue 22: filters on the rest of the registry's data.
-  meiOption: flag('Registered as MEI now (the Simples file\'s MEI option is `S`).'),
+  meiOption: flag('MEI now.'),
   partnerAgeBands: Type.Optional(
     Type.Array(StringEnum(AGE_BANDS), {
-      description: 'Has a partner in one of these age bands (faixa etária): `1` 0 to 12 years, `2` 13 to 20, `3` 21 to 30 … `9` over 80, `0` not applicable.',
+      description: "A partner's age band: `1` 0-12, `2` 13-20, `3` 21-30 … `9` 80+, `0` n/a.",
     }),
   ),
-  federativeEntity: text('Responsible federative entity of a public body, e.g. `UNIÃO` or `SAO PAULO - SP` (accents and case ignored).'),
+  federativeEntity: text('Federative entity of a public body, e.g. `UNIÃO`.'),
   taxRegime: Type.Optional(
     Type.Object(
       {
-        regime: StringEnum(TAX_REGIMES, { description: 'Form of taxation: Lucro Real, Presumido or Arbitrado, immune or exempt.' }),
-        year: Type.Optional(Type.Integer({ minimum: 1900, maximum: 2100, description: 'In this year; any year when absent.' })),
+        regime: StringEnum(TAX_REGIMES, { description: 'Form of taxation.' }),
+        year: Type.Optional(Type.Integer({ minimum: 1900, maximum: 2100, description: 'Year (any when absent).' })),
       },
-      { additionalProperties: false, description: 'Taxed under this regime (the tax-regime files), in a year or any.' },
+      { additionalProperties: false, description: 'Taxed under this regime.' },
     ),
   ),
-  capitalMin: capital('Minimum share capital, in BRL.'),
-  capitalMax: capital('Maximum share capital, in BRL.'),
-  simpleOption: flag('Opted into the Simples Nacional tax regime now (the Simples file\'s option is `S`).'),
+  capitalMin: capital('Min share capital, BRL.'),
+  capitalMax: capital('Max share capital, BRL.'),
+  simpleOption: flag('In the Simples Nacional now.'),
   hasPhone: flag('Has a phone number.'),
   hasEmail: flag('Has an email address.'),
-  openingDateMin: date('Opened on or after this date (YYYY-MM-DD).'),
-  openingDateMax: date('Opened on or before this date (YYYY-MM-DD).'),
+  openingDateMin: date('Opened on or after.'),
+  openingDateMax: date('Opened on or before.'),
   state: Type.Optional(
-    Type.String({ minLength: 2, maxLength: 2, description: 'State (UF), exactly 2 characters, e.g. `SP`.' }),
+    Type.String({ minLength: 2, maxLength: 2, description: 'State (UF), e.g. `SP`.' }),
   ),
 };
 
@@ -117,7 +117,7 @@ export const Company = ClosedObject(
     root: Type.String({ pattern: '^[0-9A-Z]{8}$', description: 'The first 8 characters, shared by the head office and its branches.' }),
     name: Type.String({ description: 'Legal name (razão social).' }),
     tradeName: NullableText('Trade name (nome fantasia).'),
-    establishment: Nullable(StringEnum(ESTABLISHMENT_TYPES), 'Head office (`MATRIZ`) or branch (`FILIAL`).'),
+    establishment: Nullable(StringEnum(ESTABLISHMENT_TYPES), 'Head office or branch.'),
     registrationStatus: Nullable(StringEnum(REGISTRATION_STATUSES), 'Registration status (situação cadastral).'),
     registrationStatusDate: Nullable(DateOnly('Since when it has this status.')),
     registrationStatusReason: Nullable(CodeAndDescription, 'Why it has this status (motivo).'),

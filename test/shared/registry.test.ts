@@ -79,13 +79,16 @@ const expected: Record<string, [HttpMethod, string, Scope | null, number, number
   getJob: ['GET', '/api/jobs/{jobId}', null, 200, [400, 401, 403, 404, 429]],
   getJobResults: ['GET', '/api/jobs/{jobId}/results', null, 200, [400, 401, 403, 404, 429]],
   cancelJob: ['POST', '/api/jobs/{jobId}/cancel', null, 200, [400, 401, 403, 404, 409, 429]],
+  getJobExport: ['GET', '/api/jobs/{jobId}/export', null, 200, [400, 401, 403, 404, 429]],
+  // Exports: every matching establishment written to a file by a job (decisions.md, registry changes).
+  exportCompanies: ['POST', '/api/companies/export', 'search:write', 202, [400, 401, 402, 429, 500]],
 };
 
 const registry: Record<string, Operation> = operations;
 const sheets = ['createSheet', 'upsertSheetRows', 'getSheet', 'deleteSheet'];
 const dashboard = ['listLedger', 'getUsage', 'listApiKeys', 'createApiKey', 'revokeApiKey'];
 const keys = ['listApiKeys', 'createApiKey', 'revokeApiKey'];
-const jobs = ['startJob', 'listJobs', 'getJob', 'getJobResults', 'cancelJob'];
+const jobs = ['startJob', 'listJobs', 'getJob', 'getJobResults', 'cancelJob', 'getJobExport'];
 
 describe('operation registry', () => {
   it('holds exactly the operations of the interface, the sheets and the dashboard’s extensions', () => {
@@ -124,6 +127,7 @@ describe('operation registry', () => {
       enrich: { rule: 'provider_sum' },
       research: { rule: 'fixed', cost: 2, costWith: { field: 'webSearch', cost: 5 } },
       aiColumn: { rule: 'fixed', cost: 1 },
+      exportCompanies: { rule: 'per_result', unit: 'row', cost: 1 },
     });
   });
 
@@ -131,9 +135,9 @@ describe('operation registry', () => {
     const ids = (flag: (op: Operation) => boolean | undefined) =>
       Object.keys(registry).filter((id) => flag(registry[id]!));
     expect(ids((op) => Boolean(op.stream))).toEqual(['streamPeople', 'streamCompanies', 'agentChat']);
-    expect(ids((op) => op.tool === false).sort()).toEqual(['agentChat', 'listConversations', 'getConversation', ...keys].sort());
+    expect(ids((op) => op.tool === false).sort()).toEqual(['agentChat', 'listConversations', 'getConversation', 'getJobExport', ...keys].sort());
     expect(ids((op) => op.access === 'dashboard').sort()).toEqual([...keys].sort());
-    expect(ids((op) => op.extension).sort()).toEqual([...sheets, ...dashboard, ...jobs].sort());
+    expect(ids((op) => op.extension).sort()).toEqual([...sheets, ...dashboard, ...jobs, 'exportCompanies'].sort());
     expect(ids((op) => Boolean(op.actsFor)).sort()).toEqual([...jobs].sort());
   });
 

@@ -21,8 +21,14 @@ export interface ServerLock {
   release(): void;
 }
 
+/**
+ * How long to wait for the lock: a process killed a moment ago may still be tearing down its
+ * threads (its leader already a zombie) and drops the lock only when the last one has gone.
+ */
+const LOCK_WAIT_MS = 2000;
+
 export function holdServerLock(dir: string): ServerLock {
-  const db = new Database(join(dir, 'server.lock'), { timeout: 0 });
+  const db = new Database(join(dir, 'server.lock'), { timeout: LOCK_WAIT_MS });
   try {
     db.pragma('locking_mode = EXCLUSIVE');
     db.exec('BEGIN EXCLUSIVE');

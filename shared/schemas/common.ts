@@ -46,6 +46,15 @@ export const OptionalText = (description: string) => Type.Optional(Type.String({
 export const OptionalTexts = (description: string) => Type.Optional(Type.Array(Type.String(), { description }));
 
 /**
+ * A search filter's text: no term is longer than this. A 100,000-character name made the full-text
+ * query behind the registry's search take 16 s of the event loop; nobody searches by a page of text.
+ */
+export const SEARCH_TEXT_MAX = 200;
+export const SearchText = (description: string) => Type.Optional(Type.String({ maxLength: SEARCH_TEXT_MAX, description }));
+export const SearchTexts = (description: string) =>
+  Type.Optional(Type.Array(Type.String({ maxLength: SEARCH_TEXT_MAX }), { description }));
+
+/**
  * A record prospecta builds itself: every property it sends is declared, and no other, so a
  * schema that stopped describing the real body fails the response-contract tests. (The
  * interface's "open object" is a promise to clients about future fields, which Versioning

@@ -6,8 +6,8 @@ import {
   DateOnly,
   Nullable,
   NullableText,
-  OptionalText as text,
-  OptionalTexts as texts,
+  SearchText as text,
+  SearchTexts as texts,
   SourceCount,
   StringEnum,
 } from './common.ts';

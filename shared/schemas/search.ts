@@ -7,8 +7,8 @@ import {
   Nullable,
   NullableText,
   OpenObject,
-  OptionalText as text,
-  OptionalTexts as texts,
+  SearchText as text,
+  SearchTexts as texts,
   SourceCount,
   StringEnum,
 } from './common.ts';

@@ -5,7 +5,7 @@
  * handler (`errors`). Each status says which error codes it carries, so a client generated from
  * /openapi.json meets no status it was not told of.
  */
-import { isPaid, takesIdempotencyKey, type Operation } from '../../shared/operations/types.ts';
+import { isPaid, mayCharge, mayNeedPlan, takesIdempotencyKey, type Operation } from '../../shared/operations/types.ts';
 import type { ErrorCode } from '../errors.ts';
 import { STATUS_OF } from './error-status.ts';
 
@@ -20,9 +20,8 @@ function pipelineCodes(op: Operation): ErrorCode[] {
     ...(hasInput ? (['invalid_request'] as const) : []),
     ...(op.scope || op.actsFor ? (['unauthorized', 'insufficient_scope'] as const) : []),
     ...(op.access === 'dashboard' ? (['unauthorized', 'dashboard_only', 'cross_origin'] as const) : []),
-    // An operation acting for another takes that one's plan and price.
-    ...(op.requiresPlan || op.actsFor?.field ? (['plan_required'] as const) : []),
-    ...(isPaid(op) || op.actsFor?.field ? (['insufficient_credits'] as const) : []),
+    ...(mayNeedPlan(op) ? (['plan_required'] as const) : []),
+    ...(mayCharge(op) ? (['insufficient_credits'] as const) : []),
     ...(op.request.body ? (['payload_too_large', 'unsupported_media_type'] as const) : []),
     ...(takesIdempotencyKey(op) ? (['idempotency_key_in_use', 'idempotency_key_reused'] as const) : []),
     // A write on a full disk (the embedded store) is refused before anything changes.

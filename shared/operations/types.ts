@@ -151,6 +151,13 @@ export function isPaid(op: Pick<Operation, 'credits'>): boolean {
 }
 
 /**
+ * Whether a call may meet the plan gate, or be charged: an operation acting for another (a job)
+ * takes that one's plan and price (the pipeline's rule), so it may meet both.
+ */
+export const mayNeedPlan = (op: Pick<Operation, 'requiresPlan' | 'actsFor'>): boolean => op.requiresPlan || Boolean(op.actsFor?.field);
+export const mayCharge = (op: Pick<Operation, 'credits' | 'actsFor'>): boolean => isPaid(op) || Boolean(op.actsFor?.field);
+
+/**
  * Whether an operation takes an `Idempotency-Key` (its first answer stored and replayed): a POST
  * that charges or creates (answers 201), unless its entry says otherwise. The one home of the rule,
  * read by the pipeline, OpenAPI, the registry's tests and the add-on's client.

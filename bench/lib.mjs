@@ -48,6 +48,18 @@ export function cli(args, env) {
  * what the server runs with, for CLI commands that reach it through its control socket; `child`
  * is the server process.
  */
+/** `call(method, route, body)`: one /v1/api request with the key, its JSON answer, or a throw saying what failed. */
+export const apiCaller = (url, apiKey) => async (method, route, body) => {
+  const res = await fetch(`${url}/v1/api${route}`, {
+    method,
+    headers: { Authorization: `Bearer ${apiKey}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${text.slice(0, 200)}`);
+  return JSON.parse(text);
+};
+
 export async function startInstance(dataDir, env = {}, { demo = false, stderr, tries } = {}) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -56,16 +68,7 @@ export async function startInstance(dataDir, env = {}, { demo = false, stderr, t
   const { workspaceId, apiKey } = await cli(['workspace', 'create', '--name', 'bench', '--plan', 'active'], fullEnv);
   await cli(['credits', 'grant', '--workspace', workspaceId, '--amount', String(CREDITS)], fullEnv);
   const { child } = await launchServer(fullEnv, { stderr, ...(tries ? { tries } : {}) });
-  const call = async (method, route, body) => {
-    const res = await fetch(`${url}/v1/api${route}`, {
-      method,
-      headers: { Authorization: `Bearer ${apiKey}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${text.slice(0, 200)}`);
-    return JSON.parse(text);
-  };
+  const call = apiCaller(url, apiKey);
   return { url, env: fullEnv, workspaceId, apiKey, call, child, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) };
 }
 

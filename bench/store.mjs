@@ -17,7 +17,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, importTs, pct, root } from './lib.mjs';
+import { apiCaller, freePort, importTs, pct, root } from './lib.mjs';
 
 const SEQUENTIAL = Number(process.env.SEQUENTIAL ?? 2000);
 const CONCURRENT = Number(process.env.CONCURRENT ?? 4000);
@@ -46,16 +46,7 @@ async function start(dir, dataDir) {
     if (tried > 1200 || child.exitCode !== null) throw new Error(`the server in ${dir} did not start`);
     await new Promise((r) => setTimeout(r, 100));
   }
-  const call = async (method, route, body) => {
-    const res = await fetch(`${url}/v1/api${route}`, {
-      method,
-      headers: { Authorization: `Bearer ${apiKey}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${text.slice(0, 200)}`);
-    return JSON.parse(text);
-  };
+  const call = apiCaller(url, apiKey);
   return { call, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) };
 }
 

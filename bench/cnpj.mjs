@@ -1,6 +1,6 @@
 // npm run bench:cnpj — the registry end to end, as a user runs it, at two sizes (100,000 and
 // 1,000,000 establishments; ESTABLISHMENTS=N for one size): `prospecta generate cnpj` writes a
-// synthetic release in the Receita layout, `prospecta import cnpj` imports it into a fresh
+// synthetic release in the Receita layout (or RELEASE_DIR names one written before, of that size), `prospecta import cnpj` imports it into a fresh
 // embedded store (its peak memory sampled from /proc every 50 ms), the server is started on it
 // (time to listening, resident memory), then answers 200 batch lookups of 500 CNPJs and 3 typical
 // filtered searches (100 runs each) over HTTP, one request at a time. Last, the sizes side by
@@ -27,6 +27,7 @@ import { build } from 'esbuild';
 import { MongoClient } from 'mongodb';
 import { pct, root } from './lib.mjs';
 const SIZES = process.env.ESTABLISHMENTS ? [Number(process.env.ESTABLISHMENTS)] : [100_000, 1_000_000];
+if (process.env.RELEASE_DIR && !process.env.ESTABLISHMENTS) throw new Error('RELEASE_DIR needs ESTABLISHMENTS, the size it was generated with');
 const BATCH_RUNS = 200;
 const SEARCH_RUNS = 100;
 /** Batch lookups sent in turn to prospecta and to the bare Koa floor answering the same bodies. */
@@ -246,9 +247,13 @@ async function measure(establishments) {
     env.MONGODB_URI = uri.toString();
   }
   console.log(`\n== ${establishments.toLocaleString('en')} establishments`);
-  const releaseDir = path.join(dir, '2026-10');
-  const generated = await cli(['generate', 'cnpj', '--dir', releaseDir, '--establishments', String(establishments)]);
-  console.log(`generated ${generated.json.establishments.toLocaleString('en')} establishments in ${generated.seconds.toFixed(1)} s`);
+  // RELEASE_DIR: a release generated before (by `prospecta generate cnpj`) with ESTABLISHMENTS rows, read in place.
+  const releaseDir = process.env.RELEASE_DIR ?? path.join(dir, '2026-10');
+  if (process.env.RELEASE_DIR) console.log(`the release in ${releaseDir}, generated before`);
+  else {
+    const generated = await cli(['generate', 'cnpj', '--dir', releaseDir, '--establishments', String(establishments)]);
+    console.log(`generated ${generated.json.establishments.toLocaleString('en')} establishments in ${generated.seconds.toFixed(1)} s`);
+  }
 
   const imported = await cli(['import', 'cnpj', '--dir', releaseDir]);
   // Everything the store holds on disk after the import: the registry's files and the store's own.

@@ -41,6 +41,7 @@ export class ReleaseWriter {
   private readonly db: Database.Database;
   private readonly insert: Database.Statement;
   private readonly insertRegime: Database.Statement;
+  private readonly regimesOf: Database.Statement;
   private codecTables: CodecTables | undefined;
 
   constructor(readonly path: string) {
@@ -55,6 +56,7 @@ export class ReleaseWriter {
     this.db.exec(STAGE_SCHEMA);
     this.insert = this.db.prepare(`INSERT INTO stage.rows (${STAGE_COLUMNS.join(', ')}) VALUES (${STAGE_COLUMNS.map(() => '?').join(', ')})`);
     this.insertRegime = this.db.prepare('INSERT OR REPLACE INTO tax_regime (k, year, scp, form, entries) VALUES (?, ?, ?, ?, ?)');
+    this.regimesOf = this.db.prepare('SELECT year, form FROM tax_regime WHERE k = ?');
   }
 
   /** The tables of the file's encoding (record-codec.ts), once set: a resumed import reads them back. */
@@ -75,6 +77,28 @@ export class ReleaseWriter {
   get finished(): ReleaseMeta | null {
     const release = this.metaValue('release');
     return this.metaValue('state') === 'ready' && release ? (JSON.parse(release) as ReleaseMeta) : null;
+  }
+
+  /** The staging file's connection, for the per-company staging (receita/import/staging.ts), and its transactions. */
+  get stage(): { db: Database.Database; transaction: (write: () => void) => void } {
+    return { db: this.db, transaction: (write) => this.guarded(write) };
+  }
+
+  /** The tax-regime rows written so far of these CNPJs, by CNPJ (the regime files are read before the establishments). */
+  taxRegimesOf(cnpjs: string[]): Map<string, Array<{ year: number; form: string }>> {
+    const found = new Map<string, Array<{ year: number; form: string }>>();
+    for (const cnpj of cnpjs) {
+      const key = cnpjKey(cnpj);
+      if (key === null) continue;
+      const rows = this.regimesOf.all(key) as Array<{ year: number; form: string }>;
+      if (rows.length > 0) found.set(cnpj, rows);
+    }
+    return found;
+  }
+
+  /** Tax-regime rows whose CNPJ no establishment of the file has. */
+  taxRegimesWithoutEstablishment(): number {
+    return this.db.prepare('SELECT count(*) FROM tax_regime t WHERE NOT EXISTS (SELECT 1 FROM facts f WHERE f.k = t.k)').pluck().get() as number;
   }
 
   /** The rows of one batch, in one transaction. */

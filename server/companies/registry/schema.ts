@@ -53,6 +53,22 @@ export const STAGE_SCHEMA = `
   );
 `;
 
+/**
+ * The per-company files (Empresas, Simples, Sócios) wait in the same staging file, by the root of
+ * their CNPJ, until the establishments are joined with them: appended in the files' order (a
+ * later row of a root replaces an earlier one), indexed by root once, when the first
+ * establishment is read (an index built from sorted data, where keeping a B-tree keyed by root
+ * while the rows come in random order would cost a random write each).
+ */
+export const COMPANY_STAGE_SCHEMA = `
+  CREATE TABLE IF NOT EXISTS stage.company (root TEXT NOT NULL, company TEXT, simples TEXT);
+  CREATE TABLE IF NOT EXISTS stage.partner (root TEXT NOT NULL, line TEXT NOT NULL, partner TEXT NOT NULL);
+`;
+export const COMPANY_STAGE_INDEXES = `
+  CREATE INDEX IF NOT EXISTS stage.company_root ON company (root);
+  CREATE INDEX IF NOT EXISTS stage.partner_root ON partner (root);
+`;
+
 export const STAGE_COLUMNS = ['k', 'body', ...FACT_COLUMNS, 'name', 'partners', 'activities', 'pdocs'] as const;
 /** One establishment as staged, in STAGE_COLUMNS's order. */
 export type StagedRow = Array<string | number | bigint | Uint8Array | null>;

@@ -21,6 +21,7 @@ import { ReleaseWriter, type FinishOptions } from '../../registry/release-writer
 import { codecTables, RecordEncoder, withDictionary } from '../../registry/record-codec.ts';
 import { stagedRow } from '../../registry/staged-row.ts';
 import type { TaxRegimeDoc } from '../../tax-regimes.ts';
+import { FileStaging } from './staging.ts';
 
 export interface CompanyWriter {
   /** Stores the batch's documents, each under its CNPJ, replacing what was there; resolves once durable. */
@@ -171,6 +172,20 @@ export class ReleaseFileWriter implements CompanyWriter {
 
   putTaxRegimes(docs: TaxRegimeDoc[]): void {
     this.file.putTaxRegimes(docs);
+  }
+
+  taxRegimesOf(cnpjs: string[]) {
+    return this.file.taxRegimesOf(cnpjs);
+  }
+
+  taxRegimesWithoutEstablishment(): number {
+    return this.file.taxRegimesWithoutEstablishment();
+  }
+
+  /** Where the per-company files wait: the release's staging file. */
+  staging(): FileStaging {
+    const { db, transaction } = this.file.stage;
+    return new FileStaging(db, transaction);
   }
 
   /** Builds the file and puts it in service; how many establishments of the replaced release it lacks. */

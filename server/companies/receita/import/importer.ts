@@ -54,8 +54,8 @@ export interface ImportOptions {
    */
   signal?: AbortSignal;
   batchSize?: number;
-  /** Where per-company data waits; by default a collection on MongoDB, memory on the embedded store. */
-  staging?: 'memory' | 'store';
+  /** Where per-company data waits; by default the release file's staging file, a collection on MongoDB, memory elsewhere. */
+  staging?: 'memory' | 'store' | 'file';
   /**
    * The built document-worker.mjs, to build a bulk load's documents in worker threads (see
    * company-writer.ts); without it they are built in this one.
@@ -157,7 +157,7 @@ async function innerNames(files: ReleaseFile[]): Promise<string[]> {
 class Run {
   private readonly imports: Collection<ImportDoc>;
   private companies!: CompanyWriter;
-  private readonly staging: Staging;
+  private staging!: Staging;
   private readonly lookups = Object.fromEntries(LOOKUP_KINDS.map((k) => [k, new Map<string, string>()])) as records.Lookups;
   private readonly problems: Problem[] = [];
   private problemCount = 0;
@@ -181,8 +181,6 @@ class Run {
     private readonly options: ImportOptions,
   ) {
     this.imports = store.collection<ImportDoc>('registry_imports');
-    const staging = options.staging ?? (store.kind === 'mongodb' ? 'store' : 'memory');
-    this.staging = staging === 'store' ? new StoreStaging(store, release) : new MemoryStaging();
     this.batchSize = options.batchSize ?? 2000;
     this.progress = { phase: 'codes', file: '', filesDone: 0, files: files.length, rows: 0, establishments: 0 };
     this.summary = {
@@ -273,7 +271,16 @@ class Run {
     await this.resumeOrStart();
     const context = { lookups: this.lookups, release: this.release, run: this.state!.run };
     this.companies = await companyWriter(this.store, context, this.options.documentWorker);
+    this.staging = this.stagingFor(this.companies);
+    if (!this.summary.resumed) await this.staging.clear();
     this.regimes = new TaxRegimeWriter(this.store, context, this.staging.durable, this.companies.release);
+  }
+
+  /** The option's staging, or by default: the release file's own, a collection on MongoDB, memory elsewhere. */
+  private stagingFor(companies: CompanyWriter): Staging {
+    const staging = this.options.staging ?? (companies.release ? 'file' : this.store.kind === 'mongodb' ? 'store' : 'memory');
+    if (staging === 'file' && companies.release) return companies.release.staging();
+    return staging === 'store' ? new StoreStaging(this.store, this.release) : new MemoryStaging();
   }
 
   /**
@@ -294,7 +301,6 @@ class Run {
       this.summary.resumed = true;
       return;
     }
-    await this.staging.clear();
     const { _id, ...fresh } = (this.state = {
       _id: this.release,
       run: randomUUID(),
@@ -319,8 +325,9 @@ class Run {
     const isLookup = LOOKUP_KINDS.includes(file.kind as LookupKind);
     // Code tables are always read (they are small and live in memory); staged data only survives in a durable staging.
     const durable = file.kind === 'regimes' ? this.regimes.durable : this.staging.durable;
-    if (saved?.done && !isLookup && (file.kind === 'estabelecimentos' || durable)) return 'done';
-    return file.kind === 'estabelecimentos' || this.staging.durable ? (saved?.records ?? 0) : 0;
+    if (isLookup) return 0;
+    if (saved?.done && (file.kind === 'estabelecimentos' || durable)) return 'done';
+    return file.kind === 'estabelecimentos' || durable ? (saved?.records ?? 0) : 0;
   }
 
   /**

@@ -3,12 +3,14 @@
  * the 8-character root of their company, so Empresas, Simples and Sócios are read first and
  * kept by root until every establishment has been joined.
  *
- * On MongoDB they wait in a collection, so the importer's memory stays bounded for a full
- * release (~67M roots). The embedded store keeps every document in memory anyway, so there
- * they wait in memory as compact text, which costs no journal.
+ * On MongoDB they wait in a collection, and in a release file's own staging file on the embedded
+ * store, so the importer's memory stays bounded for a full release (~67M roots). In memory
+ * (as compact text) where the store itself holds every document anyway.
  */
+import type Database from 'better-sqlite3';
 import type { Store } from '../../../store/port.ts';
 import type { RootData } from './records.ts';
+import { COMPANY_STAGE_INDEXES, COMPANY_STAGE_SCHEMA } from '../../registry/schema.ts';
 
 export interface Staging {
   /** Whether staged data survives the process, so a resumed import need not read it again. */
@@ -124,5 +126,74 @@ export class StoreStaging implements Staging {
 
   async clear(): Promise<void> {
     await this.collection.deleteMany({});
+  }
+}
+
+/** Runs `write` as one transaction (the writer's, which names a full disk). */
+type Transaction = (write: () => void) => void;
+
+/**
+ * The staging file of an import into a release file (registry/schema.ts's COMPANY_STAGE_SCHEMA):
+ * on disk and durable, so a resumed import need not read the per-company files again. Rows are
+ * appended as they come; a root's data is its rows in the files' order, the later replacing the
+ * earlier, and its partners one per Sócios line (a line staged twice by a resumed import counts once).
+ */
+export class FileStaging implements Staging {
+  readonly durable = true;
+  private readonly insertCompany: Database.Statement;
+  private readonly insertPartner: Database.Statement;
+  private reads: { company: Database.Statement; partners: Database.Statement } | undefined;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly transaction: Transaction,
+  ) {
+    db.exec(COMPANY_STAGE_SCHEMA);
+    this.insertCompany = db.prepare('INSERT INTO stage.company (root, company, simples) VALUES (?, ?, ?)');
+    this.insertPartner = db.prepare('INSERT INTO stage.partner (root, line, partner) VALUES (?, ?, ?)');
+  }
+
+  async put(entries: Array<{ root: string; data: RootData }>): Promise<void> {
+    this.transaction(() => {
+      for (const { root, data } of entries) this.insertCompany.run(root, data.company ?? null, data.simples ?? null);
+    });
+  }
+
+  async addPartners(entries: Array<{ root: string; key: string; partner: string }>): Promise<void> {
+    this.transaction(() => {
+      for (const { root, key, partner } of entries) this.insertPartner.run(root, key, partner);
+    });
+  }
+
+  async get(roots: string[]): Promise<Map<string, RootData>> {
+    const reads = this.prepareReads();
+    const found = new Map<string, RootData>();
+    for (const root of roots) {
+      let data: RootData | undefined;
+      for (const row of reads.company.iterate(root) as Iterable<{ company: string | null; simples: string | null }>) {
+        data ??= {};
+        if (row.company !== null) data.company = row.company;
+        if (row.simples !== null) data.simples = row.simples;
+      }
+      const lines = new Map<string, string>();
+      for (const row of reads.partners.iterate(root) as Iterable<{ line: string; partner: string }>) lines.set(row.line, row.partner);
+      if (lines.size > 0) (data ??= {}).partners = [...lines.values()];
+      if (data) found.set(root, data);
+    }
+    return found;
+  }
+
+  /** Nothing to clear: the staging file is this import's own, and goes with it. */
+  async clear(): Promise<void> {}
+
+  /** The first read indexes the staged rows by root: every per-company file has been staged by then. */
+  private prepareReads() {
+    if (this.reads) return this.reads;
+    this.transaction(() => this.db.exec(COMPANY_STAGE_INDEXES));
+    this.reads = {
+      company: this.db.prepare('SELECT company, simples FROM stage.company WHERE root = ? ORDER BY rowid'),
+      partners: this.db.prepare('SELECT line, partner FROM stage.partner WHERE root = ? ORDER BY rowid'),
+    };
+    return this.reads;
   }
 }

@@ -3,10 +3,10 @@
  * process would otherwise hold them, as the establishments are), and, for the establishments
  * written after them, each CNPJ's search keys (`lucro_presumido`, `lucro_presumido:2023`).
  *
- * Those keys wait in memory as one short string per CNPJ, like the other staged data on the
- * embedded store; with a durable staging (MongoDB) they are read back from the collection
- * itself, so a resumed import need not read the files again. A row whose CNPJ no establishment
- * of the import has is kept all the same, and counted (in memory staging only: on MongoDB that
+ * Those keys are read back from where the rows went (the release file, or the collection with a
+ * durable staging), so a resumed import need not read the files again; elsewhere they wait in
+ * memory as one short string per CNPJ, like the other staged data. A row whose CNPJ no
+ * establishment of the import has is kept all the same, and counted (not on MongoDB, where that
  * count would need a join over the whole registry).
  */
 import type { BulkLoader, Collection, Store } from '../../../store/port.ts';
@@ -15,6 +15,13 @@ import type { DocumentContext } from './documents.ts';
 import type { Problem, Row } from './rows.ts';
 
 const REMOVALS_PER_WRITE = 10_000;
+
+/** What this writer needs of a release file being written (registry/release-writer.ts). */
+interface ReleaseFileRegimes {
+  putTaxRegimes(docs: TaxRegimeDoc[]): void;
+  taxRegimesOf(cnpjs: string[]): Map<string, Array<{ year: number; form: string }>>;
+  taxRegimesWithoutEstablishment(): number;
+}
 /** Marks a CNPJ whose keys an establishment has taken. */
 const JOINED = '*';
 
@@ -32,11 +39,11 @@ export class TaxRegimeWriter {
     private readonly context: DocumentContext,
     durableStaging: boolean,
     /** Where the rows go instead of the collection: the release file being written (registry/). */
-    private readonly releaseFile?: { putTaxRegimes(docs: TaxRegimeDoc[]): void },
+    private readonly releaseFile?: ReleaseFileRegimes,
   ) {
     this.collection = store.collection<TaxRegimeDoc>('tax_regimes');
     // A bulk-loaded collection cannot be read back by the process loading it.
-    this.keys = durableStaging && !store.bulkLoader && !releaseFile ? undefined : new Map();
+    this.keys = releaseFile || (durableStaging && !store.bulkLoader) ? undefined : new Map();
   }
 
   /** Whether the keys of rows already written survive the process (read back from the collection). */
@@ -105,6 +112,10 @@ export class TaxRegimeWriter {
       }
       return found;
     }
+    if (this.releaseFile) {
+      for (const [cnpj, rows] of this.releaseFile.taxRegimesOf(cnpjs)) found.set(cnpj, [...new Set(rows.flatMap((row) => regimeKeys(row.form, row.year)))]);
+      return found;
+    }
     const docs = await this.collection.find({ cnpj: { $in: cnpjs } }, { projection: { cnpj: 1, form: 1, year: 1 } }).toArray();
     for (const doc of docs) found.set(doc.cnpj, [...new Set([...(found.get(doc.cnpj) ?? []), ...regimeKeys(doc.form, doc.year)])]);
     return found;
@@ -112,6 +123,7 @@ export class TaxRegimeWriter {
 
   /** Rows whose CNPJ no establishment took; null where not counted (durable staging). */
   withoutEstablishment(): number | null {
+    if (this.releaseFile) return this.releaseFile.taxRegimesWithoutEstablishment();
     if (!this.keys) return null;
     let rows = 0;
     for (const staged of this.keys.values()) if (!staged.startsWith(JOINED)) rows += Number(staged.slice(0, staged.indexOf('|')));

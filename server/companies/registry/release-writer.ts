@@ -46,13 +46,16 @@ export class ReleaseWriter {
 
   constructor(readonly path: string) {
     this.db = new Database(path);
-    this.db.pragma('journal_mode = TRUNCATE');
-    this.db.pragma('synchronous = OFF');
-    this.db.pragma(`cache_size = -${CACHE_KIB}`);
-    this.db.exec(RELEASE_SCHEMA);
     this.db.prepare('ATTACH DATABASE ? AS stage').run(stagePath(path));
-    this.db.pragma('stage.journal_mode = TRUNCATE');
-    this.db.pragma('stage.synchronous = OFF');
+    for (const schema of ['main', 'stage']) {
+      // Only this process uses both files until the switch: locks taken once, not at every
+      // statement (each of which would otherwise lock, check and unlock both files: 30 µs a lookup).
+      this.db.pragma(`${schema}.locking_mode = EXCLUSIVE`);
+      this.db.pragma(`${schema}.journal_mode = TRUNCATE`);
+      this.db.pragma(`${schema}.synchronous = OFF`);
+      this.db.pragma(`${schema}.cache_size = -${CACHE_KIB}`);
+    }
+    this.db.exec(RELEASE_SCHEMA);
     this.db.exec(STAGE_SCHEMA);
     this.insert = this.db.prepare(`INSERT INTO stage.rows (${STAGE_COLUMNS.join(', ')}) VALUES (${STAGE_COLUMNS.map(() => '?').join(', ')})`);
     this.insertRegime = this.db.prepare('INSERT OR REPLACE INTO tax_regime (k, year, scp, form, entries) VALUES (?, ?, ?, ?, ?)');
@@ -139,7 +142,10 @@ export class ReleaseWriter {
     const done = this.finished;
     // An import that wrote no establishment (its files unreadable) has no dictionary: documents it keeps are compressed without.
     this.codec ??= options.codec();
-    if (done) return { meta: done, removed: Number(this.metaValue('removed') ?? 0) };
+    if (done) {
+      this.shareFile();
+      return { meta: done, removed: Number(this.metaValue('removed') ?? 0) };
+    }
     if (options.previous) this.db.prepare('ATTACH DATABASE ? AS old').run(options.previous);
     if (options.previous && options.keepUnwritten) this.step('keep unwritten', () => this.keepUnwritten());
     if (options.previous && options.keepTaxRegimes) this.step('keep tax regimes', () => this.db.exec('INSERT OR IGNORE INTO tax_regime SELECT * FROM old.tax_regime'));
@@ -171,7 +177,14 @@ export class ReleaseWriter {
       this.setMeta('release', JSON.stringify(meta));
       this.setMeta('state', 'ready');
     })();
+    this.shareFile();
     return { meta, removed };
+  }
+
+  /** The release file's lock is let go (at the next read), so the server can open it once switched to. */
+  private shareFile(): void {
+    this.db.pragma('main.locking_mode = NORMAL');
+    this.metaValue('state');
   }
 
   /** Closes the file; once finished, the staging file goes. */

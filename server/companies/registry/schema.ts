@@ -54,19 +54,32 @@ export const STAGE_SCHEMA = `
 `;
 
 /**
- * The per-company files (Empresas, Simples, Sócios) wait in the same staging file, by the root of
- * their CNPJ, until the establishments are joined with them: appended in the files' order (a
- * later row of a root replaces an earlier one), indexed by root once, when the first
- * establishment is read (an index built from sorted data, where keeping a B-tree keyed by root
- * while the rows come in random order would cost a random write each).
+ * The per-company files (Empresas, Simples, Sócios) wait in the same staging file until the
+ * establishments are joined with them: appended in the files' order as they come (keeping a
+ * B-tree keyed by root while rows arrive in random order would cost a random write each), then,
+ * when the first establishment is read, gathered into one row per root, sorted once: its last
+ * company and Simples rows (a later row of a root replaces an earlier one) and its partners as a
+ * JSON array, one per Sócios line in the files' order (a line staged twice by a resumed import
+ * counts once). A join is then one probe per root.
  */
 export const COMPANY_STAGE_SCHEMA = `
   CREATE TABLE IF NOT EXISTS stage.company (root TEXT NOT NULL, company TEXT, simples TEXT);
   CREATE TABLE IF NOT EXISTS stage.partner (root TEXT NOT NULL, line TEXT NOT NULL, partner TEXT NOT NULL);
 `;
-export const COMPANY_STAGE_INDEXES = `
-  CREATE INDEX IF NOT EXISTS stage.company_root ON company (root);
-  CREATE INDEX IF NOT EXISTS stage.partner_root ON partner (root);
+export const COMPANY_STAGE_GATHER = `
+  CREATE TABLE stage.roots (root TEXT PRIMARY KEY, company TEXT, simples TEXT, partners TEXT) WITHOUT ROWID;
+  INSERT INTO stage.roots (root, company)
+    SELECT root, company FROM (SELECT root, company, max(rowid) FROM stage.company WHERE company IS NOT NULL GROUP BY root);
+  INSERT INTO stage.roots (root, simples)
+    SELECT root, simples FROM (SELECT root, simples, max(rowid) FROM stage.company WHERE simples IS NOT NULL GROUP BY root) WHERE true
+    ON CONFLICT (root) DO UPDATE SET simples = excluded.simples;
+  INSERT INTO stage.roots (root, partners)
+    SELECT root, json_group_array(partner ORDER BY last) FROM (
+      SELECT root, partner, max(rowid) AS last FROM stage.partner GROUP BY root, line
+    ) WHERE true GROUP BY root
+    ON CONFLICT (root) DO UPDATE SET partners = excluded.partners;
+  DELETE FROM stage.company;
+  DELETE FROM stage.partner;
 `;
 
 export const STAGE_COLUMNS = ['k', 'body', ...FACT_COLUMNS, 'name', 'partners', 'activities', 'pdocs'] as const;

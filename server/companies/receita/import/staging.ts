@@ -10,7 +10,7 @@
 import type Database from 'better-sqlite3';
 import type { Store } from '../../../store/port.ts';
 import type { RootData } from './records.ts';
-import { COMPANY_STAGE_INDEXES, COMPANY_STAGE_SCHEMA } from '../../registry/schema.ts';
+import { COMPANY_STAGE_GATHER, COMPANY_STAGE_SCHEMA } from '../../registry/schema.ts';
 
 export interface Staging {
   /** Whether staged data survives the process, so a resumed import need not read it again. */
@@ -134,15 +134,13 @@ type Transaction = (write: () => void) => void;
 
 /**
  * The staging file of an import into a release file (registry/schema.ts's COMPANY_STAGE_SCHEMA):
- * on disk and durable, so a resumed import need not read the per-company files again. Rows are
- * appended as they come; a root's data is its rows in the files' order, the later replacing the
- * earlier, and its partners one per Sócios line (a line staged twice by a resumed import counts once).
+ * on disk and durable, so a resumed import need not read the per-company files again.
  */
 export class FileStaging implements Staging {
   readonly durable = true;
   private readonly insertCompany: Database.Statement;
   private readonly insertPartner: Database.Statement;
-  private reads: { company: Database.Statement; partners: Database.Statement } | undefined;
+  private read: Database.Statement | undefined;
 
   constructor(
     private readonly db: Database.Database,
@@ -166,19 +164,16 @@ export class FileStaging implements Staging {
   }
 
   async get(roots: string[]): Promise<Map<string, RootData>> {
-    const reads = this.prepareReads();
+    const read = this.gathered();
     const found = new Map<string, RootData>();
     for (const root of roots) {
-      let data: RootData | undefined;
-      for (const row of reads.company.iterate(root) as Iterable<{ company: string | null; simples: string | null }>) {
-        data ??= {};
-        if (row.company !== null) data.company = row.company;
-        if (row.simples !== null) data.simples = row.simples;
-      }
-      const lines = new Map<string, string>();
-      for (const row of reads.partners.iterate(root) as Iterable<{ line: string; partner: string }>) lines.set(row.line, row.partner);
-      if (lines.size > 0) (data ??= {}).partners = [...lines.values()];
-      if (data) found.set(root, data);
+      const row = read.get(root) as { company: string | null; simples: string | null; partners: string | null } | undefined;
+      if (!row) continue;
+      const data: RootData = {};
+      if (row.company !== null) data.company = row.company;
+      if (row.simples !== null) data.simples = row.simples;
+      if (row.partners !== null) data.partners = JSON.parse(row.partners) as string[];
+      found.set(root, data);
     }
     return found;
   }
@@ -186,14 +181,11 @@ export class FileStaging implements Staging {
   /** Nothing to clear: the staging file is this import's own, and goes with it. */
   async clear(): Promise<void> {}
 
-  /** The first read indexes the staged rows by root: every per-company file has been staged by then. */
-  private prepareReads() {
-    if (this.reads) return this.reads;
-    this.transaction(() => this.db.exec(COMPANY_STAGE_INDEXES));
-    this.reads = {
-      company: this.db.prepare('SELECT company, simples FROM stage.company WHERE root = ? ORDER BY rowid'),
-      partners: this.db.prepare('SELECT line, partner FROM stage.partner WHERE root = ? ORDER BY rowid'),
-    };
-    return this.reads;
+  /** The first read gathers the staged rows by root (every per-company file has been staged by then), once. */
+  private gathered(): Database.Statement {
+    if (this.read) return this.read;
+    const done = this.db.prepare("SELECT 1 FROM stage.sqlite_schema WHERE name = 'roots'").get() !== undefined;
+    if (!done) this.transaction(() => this.db.exec(COMPANY_STAGE_GATHER));
+    return (this.read = this.db.prepare('SELECT company, simples, partners FROM stage.roots WHERE root = ?'));
   }
 }

@@ -296,6 +296,17 @@ describe.skipIf(!chromiumPath)('the dashboard in a browser', () => {
     expect(csv.data.find((r) => r.movementId === quoted.movementId)?.detail).toBe(quoted.detail);
   });
 
+  it('names a job by its operation as a person reads it, never by its id', async () => {
+    const { workspaceId, apiKey } = await app.workspace('trial');
+    const started = await app.request('POST', '/v1/api/jobs', { key: apiKey, body: { operation: 'lookupCnpjBatch', items: [{ input: { cnpjs: [acme] } }] } });
+    expect(started.status, JSON.stringify(started.body)).toBe(202);
+    const { page } = await signIn(workspaceId);
+    await open(page, '/dashboard/jobs', 'Jobs');
+    const jobs = page.getByRole('region', { name: 'Jobs' });
+    await jobs.getByRole('rowheader', { name: 'Look up companies by CNPJ' }).waitFor();
+    expect(await jobs.getByText('lookupCnpjBatch').count()).toBe(0);
+  });
+
   it("edits a prospect's status and message in place, saved through the API, and says why a save failed", async () => {
     const { page } = await signIn();
     await open(page, `/dashboard/campaigns/${campaignId}`, 'Clínicas Recife');

@@ -129,6 +129,8 @@ export async function bootstrap(
       rateLimiter: createRateLimiter(config.rateLimitPerMinute, redis),
     };
 
+    // Last before the store: ledger rows and outbox pulls still being written land first.
+    closers.unshift(() => services.credits.settled());
     closers.unshift(() => services.providers.close(), () => services.webhooks.close());
     // First: items in flight stop (their leases let them run again) before what they use closes.
     closers.unshift(() => services.jobRunner.close());

@@ -49,6 +49,25 @@ interface Command {
   runLocal?(config: Config, args: Args, notify: (event: CommandEvent) => void): Promise<unknown>;
 }
 
+/** `generate cnpj`: a synthetic release, to try the importer. */
+async function generateCnpj(args: Args) {
+  const establishments = Number(args.establishments ?? 10_000);
+  if (!Number.isInteger(establishments) || establishments < 1 || establishments > 100_000_000) {
+    throw new UsageError('--establishments must be a whole number from 1 to 100,000,000');
+  }
+  const seed = Number(args.seed ?? 1);
+  if (!Number.isInteger(seed)) throw new UsageError('--seed must be a whole number');
+  if (args.release !== undefined && !(MONTH.test(args.release) && args.release >= '2010')) {
+    throw new UsageError('--release must be a month from 2010 on, YYYY-MM');
+  }
+  return generateRelease({
+    dir: required(args, 'dir'),
+    establishments,
+    seed,
+    ...(args.release ? { release: args.release } : {}),
+  });
+}
+
 /** `download cnpj` and the first half of `import cnpj --download`. */
 async function download(config: Config, args: Args, notify: (event: CommandEvent) => void) {
   const release = args.release ?? 'latest';
@@ -310,23 +329,10 @@ export const commands: Record<CommandName, Command> = {
     },
   },
   'generate cnpj': {
-    async run(_services, args) {
-      const establishments = Number(args.establishments ?? 10_000);
-      if (!Number.isInteger(establishments) || establishments < 1 || establishments > 100_000_000) {
-        throw new UsageError('--establishments must be a whole number from 1 to 100,000,000');
-      }
-      const seed = Number(args.seed ?? 1);
-      if (!Number.isInteger(seed)) throw new UsageError('--seed must be a whole number');
-      if (args.release !== undefined && !(MONTH.test(args.release) && args.release >= '2010')) {
-        throw new UsageError('--release must be a month from 2010 on, YYYY-MM');
-      }
-      return generateRelease({
-        dir: required(args, 'dir'),
-        establishments,
-        seed,
-        ...(args.release ? { release: args.release } : {}),
-      });
-    },
+    // Writes files under --dir and nothing else: it opens no store (which would create an empty
+    // one in ./data when DATA_DIR is unset) and never goes through a running server.
+    run: (_services, args) => generateCnpj(args),
+    runLocal: (_config, args) => generateCnpj(args),
   },
   'seed demo': {
     async run(services, _args, notify) {

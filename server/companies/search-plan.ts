@@ -15,6 +15,7 @@ import { normalizeCnpj } from '../../shared/cnpj.ts';
 import type { CompanyDoc } from './company-record.ts';
 import { foldText } from '../../shared/fold-text.ts';
 import { words } from '../lib/text.ts';
+import { codeDigits, SIZE_WORDS, STATES } from '../../shared/schemas/filter-patterns.ts';
 
 export type CompanyFilters = Omit<InputOf<'searchCompanies'>, 'limit' | 'cursor'>;
 
@@ -26,18 +27,7 @@ export interface SearchPlan {
   nameTerms: string[];
 }
 
-export const UFS = new Set([
-  'AC', 'AL', 'AM', 'AP', 'BA', 'CE', 'DF', 'ES', 'GO', 'MA', 'MG', 'MS', 'MT', 'PA', 'PB', 'PE', 'PI', 'PR',
-  'RJ', 'RN', 'RO', 'RR', 'RS', 'SC', 'SE', 'SP', 'TO', 'EX',
-]);
-
-/** Size words → the registry's size codes (porte). `02` is the old layout's code for micro. */
-const SIZE_WORDS: Record<string, Array<'00' | '01' | '03' | '05'>> = {
-  '00': ['00'], 'nao informado': ['00'],
-  micro: ['01'], me: ['01'], mei: ['01'], microempresa: ['01'], '01': ['01'], '02': ['01'],
-  small: ['03'], pequena: ['03'], pequeno: ['03'], epp: ['03'], '03': ['03'],
-  medium: ['05'], media: ['05'], large: ['05'], grande: ['05'], demais: ['05'], other: ['05'], '05': ['05'],
-};
+export const UFS: ReadonlySet<string> = new Set(STATES);
 
 function invalid(message: string): never {
   throw new ServiceError('invalid_request', message);
@@ -46,7 +36,7 @@ function invalid(message: string): never {
 /** Each CNAE as 7 digits; a 2-, 4- or 5-digit prefix (division, group, class) stands for its subclasses. */
 function cnaeCodes(cnaes: string[], matcher: ActivityMatcher): Activity[] {
   return cnaes.flatMap((raw, i) => {
-    const code = raw.replace(/[.\-\/\s]/g, '');
+    const code = codeDigits(raw);
     if (!/^\d+$/.test(code) || ![2, 4, 5, 7].includes(code.length)) {
       invalid(`cnaes[${i}] must be a CNAE code: 7 digits (6201-5/01), or a 2-, 4- or 5-digit division, group or class`);
     }
@@ -127,7 +117,8 @@ export function planSearch(input: CompanyFilters, matcher: ActivityMatcher): Sea
   const sizes = new Set<string>();
   input.fiscalSizes?.forEach((size) => SIZE_WORDS[size]!.forEach((code) => sizes.add(code)));
   input.sizes?.forEach((size, i) => {
-    const codes = SIZE_WORDS[foldText(size)];
+    const word = size.toLowerCase();
+    const codes = Object.hasOwn(SIZE_WORDS, word) ? SIZE_WORDS[word] : undefined;
     if (!codes) invalid(`sizes[${i}] must be one of micro, small, medium, large (or ME, EPP, demais)`);
     codes.forEach((code) => sizes.add(code));
   });
@@ -190,7 +181,7 @@ export function planSearch(input: CompanyFilters, matcher: ActivityMatcher): Sea
   if (input.legalNatureCodes) {
     filter['legalNature.code'] = {
       $in: input.legalNatureCodes.map((raw, i) => {
-        const code = raw.replace(/[.\-\s]/g, '');
+        const code = codeDigits(raw);
         if (!/^\d{4}$/.test(code)) invalid(`legalNatureCodes[${i}] must be a 4-digit legal nature code such as 2062 (206-2)`);
         return code;
       }),

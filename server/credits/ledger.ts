@@ -24,7 +24,7 @@
  * 1.24 does not apply a `$pull` whose condition names a field of the array's documents.
  */
 import { ServiceError } from '../errors.ts';
-import { isDuplicateKeyError, type Collection, type Filter, type IndexDeclaration, type Store } from '../store/port.ts';
+import { isDuplicateKeyError, isStoreClosed, type Collection, type Filter, type IndexDeclaration, type Store } from '../store/port.ts';
 import type { WorkspaceDoc, Workspaces } from '../workspaces.ts';
 import type { OutputOf } from '../../shared/operations/index.ts';
 import { Lru } from '../lib/lru.ts';
@@ -76,6 +76,8 @@ export class Credits {
   private readonly recent = new Lru<string, { seq: number; movements: readonly MovementView[] }>(RECENT_CACHE_ENTRIES);
   /** Whether a write is read by everyone as soon as it is issued (see the header): then a ledger row's flush is not waited for. */
   private readonly readOnIssue: boolean;
+  /** Writes no caller waits for (an embedded ledger row, an outbox pull), until each ends. */
+  private readonly background = new Set<Promise<void>>();
 
   constructor(
     store: Store,
@@ -327,7 +329,7 @@ export class Credits {
    */
   private async record(after: WorkspaceDoc, movement: Movement): Promise<void> {
     const filed = this.insertRow(after._id, movement, after.seq, after.balance).then(() => this.clearFromOutbox(after._id, movement));
-    if (this.readOnIssue) filed.catch((err: unknown) => this.onBackgroundError(err as Error));
+    if (this.readOnIssue) this.inBackground(filed);
     else await filed;
   }
 
@@ -351,9 +353,28 @@ export class Credits {
 
   /** Not waited for: a pull that never lands leaves a movement that filing again finds filed. */
   private clearFromOutbox(workspaceId: string, movement: Movement): void {
-    this.accounts
-      .updateOne({ _id: workspaceId }, { $pull: { pending: movement } })
-      .catch((err: unknown) => this.onBackgroundError(err as Error));
+    this.inBackground(this.accounts.updateOne({ _id: workspaceId }, { $pull: { pending: movement } }));
+  }
+
+  /**
+   * Runs `work` without a caller waiting. A store closed under it (shutting down) is no failure:
+   * the movement stays in the account's outbox, and the next start files or clears it (`recover`).
+   */
+  private inBackground(work: Promise<unknown>): void {
+    const tracked: Promise<void> = work
+      .then(
+        () => {},
+        (err: unknown) => {
+          if (!isStoreClosed(err)) this.onBackgroundError(err as Error);
+        },
+      )
+      .finally(() => this.background.delete(tracked));
+    this.background.add(tracked);
+  }
+
+  /** Once the writes issued so far in the background have ended: shutdown waits for it before closing the store. */
+  async settled(): Promise<void> {
+    while (this.background.size > 0) await Promise.all(this.background);
   }
 }
 

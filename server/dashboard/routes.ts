@@ -15,6 +15,7 @@ import type { Workspaces } from '../workspaces.ts';
 import type { OidcSignIn } from './oidc-sign-in.ts';
 import { ASSETS_PATH, type Assets } from './assets.ts';
 import { formField } from './form-body.ts';
+import { OPERATION_NAMES } from './operation-names.ts';
 import { documentHtml, html } from './html.ts';
 import { changesState, isSameOrigin } from './same-origin.ts';
 import { clearCookie, cookiePolicy, readCookie, SESSION_COOKIE, writeCookie } from './session-cookie.ts';
@@ -165,7 +166,8 @@ export function dashboard({ sessions, signInLinks, workspaces, config, oidcSignI
     if (!assets.manifest) {
       return page(ctx, 503, documentHtml(assets, { title: 'prospecta', body: html`<main class="sign-in"><p role="alert">The dashboard’s files were not built: run <code>npm run build</code>.</p></main>` }));
     }
-    page(ctx, 200, documentHtml(assets, { title: 'prospecta', body: html`<div id="app"><noscript>The dashboard needs JavaScript.</noscript></div>`, app: true }));
+    const body = html`<div id="app" data-operations="${JSON.stringify(OPERATION_NAMES)}"><noscript>The dashboard needs JavaScript.</noscript></div>`;
+    page(ctx, 200, documentHtml(assets, { title: 'prospecta', body, app: true }));
   }
 
   const routes: Array<{ method: string; match: (path: string) => boolean; run: (ctx: AppContext) => Promise<void> | void }> = [

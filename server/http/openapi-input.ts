@@ -12,7 +12,21 @@ type Node = Record<string, unknown>;
 /** Keys whose values are data (or names), not schemas. */
 const DATA_KEYS = new Set(['enum', 'const', 'default', 'examples', 'required', 'description', 'title', 'pattern', 'format', 'type']);
 
-/** `schema` as a request body: every free string and every open map's names without NUL. */
+const JSON_VALUE_INPUT = 'JsonValueInput';
+const jsonValue = { $ref: `#/components/schemas/${JSON_VALUE_INPUT}` };
+/** What an open object's other properties may hold in a request: any JSON, and no NUL anywhere in it. */
+const JSON_VALUE_WITHOUT_NUL = {
+  title: JSON_VALUE_INPUT,
+  description: 'Any JSON value, without a NUL character in its strings or property names.',
+  anyOf: [
+    { type: 'string', pattern: NUL_FREE_PATTERN },
+    { type: ['number', 'boolean', 'null'] },
+    { type: 'array', items: jsonValue },
+    { type: 'object', propertyNames: { pattern: NUL_FREE_PATTERN }, additionalProperties: jsonValue },
+  ],
+};
+
+/** `schema` as a request body: every free string and every open map's names without NUL, nor any value of an open object. */
 export function nulFreeInput(schema: unknown): unknown {
   return rewrite(schema).node;
 }
@@ -47,10 +61,12 @@ function rewrite(schema: unknown): { node: unknown; changed: boolean } {
     else if (out.pattern === NOT_BLANK) out.pattern = NUL_FREE_NOT_BLANK_PATTERN;
     changed ||= out.pattern === NUL_FREE_PATTERN || out.pattern === NUL_FREE_NOT_BLANK_PATTERN;
   }
-  if (out.type === 'object' && (out.additionalProperties !== false || out.patternProperties !== undefined)) {
+  if (out.type === 'object' && out.propertyNames === undefined && (out.additionalProperties !== false || out.patternProperties !== undefined)) {
     out.propertyNames = { pattern: NUL_FREE_PATTERN };
     changed = true;
   }
+  // A lead's own fields, say, may be any JSON: but not one with a NUL in it, deep down.
+  if (out.type === 'object' && out.additionalProperties === true) out.additionalProperties = JSON_VALUE_WITHOUT_NUL;
   if (changed && typeof out.title === 'string') out.title = `${out.title}Input`;
   return { node: out, changed };
 }

@@ -7,6 +7,7 @@
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import ajvFormats from 'ajv-formats';
 import type { Operation } from '../../shared/operations/types.ts';
+import { PATTERN_RULES } from '../../shared/schemas/filter-patterns.ts';
 
 export type RequestPart = 'params' | 'query' | 'body';
 
@@ -40,6 +41,8 @@ export function newAjv(extra: Options = {}): Ajv {
   ajvFormats.default(ajv);
   // Known, not asserted here: the handlers check a CNPJ so that one `invalid_cnpj` names every bad one.
   ajv.addFormat('cnpj', true);
+  // Likewise a partner's document (a CPF, masked or not, or a CNPJ): the company search checks it.
+  ajv.addFormat('partner-document', true);
   return ajv;
 }
 
@@ -95,7 +98,13 @@ function reported(errors: ErrorObject[]): ErrorObject[] {
   const inBranch = (e: ErrorObject) => anyOfs.some((a) => a !== e && within(e, a, ''));
   const mistyped = new Set(errors.filter((e) => e.keyword === 'type').map((e) => e.instancePath));
   const beside = (e: ErrorObject) => e.keyword !== 'type' && e.keyword !== 'anyOf' && mistyped.has(e.instancePath);
-  return errors.flatMap((e) => (inBranch(e) || beside(e) ? [] : e.keyword === 'anyOf' ? branchErrors(errors, e) : [e]));
+  // A value of the wrong length (a state of 9 letters) is not said again to break its pattern.
+  const sized = new Set(errors.filter((e) => e.keyword === 'minLength' || e.keyword === 'maxLength').map((e) => e.instancePath));
+  const patternBeside = (e: ErrorObject) => e.keyword === 'pattern' && sized.has(e.instancePath);
+  // An `if` that held and a `then` that failed (a job's items, by its operation): the `then`'s own errors say what.
+  // A property name outside `propertyNames` is said once, by its `propertyNames` error, not again by the rule it broke.
+  const conditional = (e: ErrorObject) => e.keyword === 'if' || e.propertyName !== undefined;
+  return errors.flatMap((e) => (inBranch(e) || beside(e) || patternBeside(e) || conditional(e) ? [] : e.keyword === 'anyOf' ? branchErrors(errors, e) : [e]));
 }
 
 /** Whether `e` comes from the schema under `a` (at `branch`) and from the value `a` checked. */
@@ -154,6 +163,12 @@ function describe(error: ErrorObject, part: RequestPart): string {
       const like = closest(unknown, known);
       return `unknown property ${join(at, unknown)}${like ? `: did you mean ${join(at, like)}?` : ''}`;
     }
+    case 'propertyNames': {
+      const name = String(params.propertyName);
+      const names = ((parent.propertyNames as { enum?: unknown[] } | undefined)?.enum ?? []).map(String);
+      const like = closest(name, names);
+      return `unknown property ${join(at, name)}${like ? `: did you mean ${join(at, like)}?` : ''}`;
+    }
     case 'type':
       return `${field} must be ${TYPE_NAMES[String(params.type)] ?? String(params.type)}`;
     case 'enum':
@@ -169,8 +184,11 @@ function describe(error: ErrorObject, part: RequestPart): string {
       return `${field} must have at least ${plural(limit, 'item')}`;
     case 'maxItems':
       return `${field} must have at most ${plural(limit, 'item')}`;
-    case 'pattern':
-      return params.pattern === '\\S' ? `${field} must not be blank` : `${field} must match ${String(params.pattern)}`;
+    case 'pattern': {
+      if (params.pattern === '\\S') return `${field} must not be blank`;
+      const rule = PATTERN_RULES[String(params.pattern)];
+      return rule ? `${field} must ${rule}` : `${field} must match ${String(params.pattern)}`;
+    }
     case 'minimum':
     case 'maximum':
       return `${field} must be ${String(params.comparison)} ${limit}`;

@@ -268,3 +268,15 @@ export function isStoreUnavailable(err: unknown): boolean {
   }
   return false;
 }
+
+/** The code of the error a store call meets once the store was closed (the embedded store's). */
+export const STORE_CLOSED = 'STORE_CLOSED';
+
+/**
+ * Whether a store call failed because this process closed the store (shutting down): work no
+ * caller waits for meets this at the end, and is redone from what is durable at the next start.
+ */
+export function isStoreClosed(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  return (err as { code?: unknown }).code === STORE_CLOSED || (err as Error).name === 'MongoTopologyClosedError';
+}

@@ -52,7 +52,7 @@ function compactUnion(members: Json[]): Json {
 const GUARD_LIMIT = 1000;
 const LIMIT_KEYWORDS = new Set(['maxItems', 'maximum', 'minItems', 'minimum', 'exclusiveMinimum', 'exclusiveMaximum']);
 /** What the validator checks and the field's description already says in words. */
-const VALIDATOR_ONLY = new Set(['format', 'pattern', 'minLength', 'maxLength']);
+const VALIDATOR_ONLY = new Set(['format', 'pattern', 'minLength', 'maxLength', 'propertyNames']);
 
 /**
  * An input schema keeps what helps a model fill it in right the first time (descriptions, enums,
@@ -72,7 +72,11 @@ function compactInput(schema: Json): Json {
     if (key === 'properties') out.properties = mapValues(value as Json, (property) => compactInput(property as Json));
     else if (key === 'items' || (key === 'additionalProperties' && typeof value === 'object')) out[key] = compactInput(value as Json);
     // A member's own description repeats the field's; without it, `T | null` folds into one type below.
-    else if (key === 'anyOf' || key === 'oneOf' || key === 'allOf') out[key] = (value as Json[]).map((member) => withoutDescription(compactInput(member)));
+    else if (key === 'anyOf' || key === 'oneOf' || key === 'allOf') {
+      // A conditional (a job's item bodies, by its operation) is the validator's: the description says it in words.
+      const members = (value as Json[]).filter((member) => key !== 'allOf' || !('if' in member));
+      if (members.length > 0) out[key] = members.map((member) => withoutDescription(compactInput(member)));
+    }
     else if (key === 'additionalProperties' && value === false) continue;
     else if (VALIDATOR_ONLY.has(key)) continue;
     else if (LIMIT_KEYWORDS.has(key) && typeof value === 'number' && Math.abs(value) >= GUARD_LIMIT) continue;

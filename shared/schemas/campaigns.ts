@@ -39,8 +39,15 @@ export const CampaignCreateBody = Type.Object(
     additionalProperties: false,
     // A template always holds an offering and a name (its campaignName, else its own name).
     anyOf: [{ required: ['templateId'] }, { required: ['name', 'offering'] }],
+    // Rows are rows of a sheet: `rowIds` needs `sheetId`.
+    allOf: [
+      {
+        if: { type: 'object', properties: { rowIds: { type: 'array' } }, required: ['rowIds'] },
+        then: { type: 'object', properties: { sheetId: { type: 'string' } }, required: ['sheetId'] },
+      },
+    ],
     description:
-      'A new draft campaign, with one prospect per selected row. `name` and `offering` are required without a template; ' +
+      'A new draft campaign, with one prospect per selected row of `sheetId` (`rowIds` needs it). `name` and `offering` are required without a template; ' +
       "with one, they default to its `offering` and its `campaignName` (else the template's own name).",
   },
 );

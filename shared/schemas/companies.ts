@@ -6,6 +6,7 @@ import {
   DateOnly,
   Nullable,
   NullableText,
+  SEARCH_TEXT_MAX,
   SearchText as text,
   SearchTexts as texts,
   SourceCount,
@@ -25,6 +26,7 @@ import {
   TaxRegime,
 } from './registry.ts';
 import { AGE_BANDS, TAX_REGIMES } from '../registry-codes.ts';
+import { CNAE_PATTERN, LEGAL_NATURE_PATTERN, LETTER_OR_DIGIT_PATTERN, SIZE_PATTERN, STATE_PATTERN } from './filter-patterns.ts';
 import { NextCursor, SearchCursor, SearchLimit, StreamPage, streamDoneProperties } from './search.ts';
 
 export { ESTABLISHMENT_TYPES, REGISTRATION_STATUSES } from './registry.ts';
@@ -41,17 +43,32 @@ const date = (description: string) => Type.Optional(Type.String({ format: 'date'
 export const COMPANY_SOURCES = ['receita_federal', 'brasilapi'] as const;
 
 /** The company search's filters: the search, its stream and the export take them. */
+/** A filter's text that must have something to search (a letter or digit); `words`: and a word of two or more. */
+const searched = (description: string) =>
+  Type.Optional(Type.String({ maxLength: SEARCH_TEXT_MAX, pattern: LETTER_OR_DIGIT_PATTERN, description }));
+const coded = (pattern: string, description: string) =>
+  Type.Optional(Type.Array(Type.String({ maxLength: SEARCH_TEXT_MAX, pattern }), { description }));
+
 export const companyFilters = {
-  name: text('Legal or trade name, by word (`padar*`: a prefix).'),
+  name: searched(
+    'Legal or trade name, by word (`padar*`: a prefix). At least one word of two or more letters or digits other than ' +
+      'de, da, do, das, dos, e, em, a, o, the, of, and (which no search reads).',
+  ),
   industry: text('Industry or activity (known ones become CNAEs).'),
-  location: text('Location, free text.'),
-  partnerName: text('Partner (sócio) name, by word.'),
-  partnerDocument: text('Partner document.'),
-  city: text('City.'),
+  location: searched('Location, free text: a city, a state (UF) or both, e.g. `Curitiba, PR`; not another state or city than `state` and `city` name.'),
+  partnerName: searched('Partner (sócio) name, by word: at least one word, as for `name`.'),
+  partnerDocument: Type.Optional(
+    Type.String({
+      maxLength: SEARCH_TEXT_MAX,
+      format: 'partner-document',
+      description: "Partner document: a CPF (11 digits, or masked as the registry publishes it, `***NNNNNN**`) or a CNPJ (its check digits matching).",
+    }),
+  ),
+  city: searched('City.'),
   keywords: texts('Keywords.'),
-  sizes: texts('Size ranges.'),
-  cnaes: texts('CNAE activity codes.'),
-  legalNatureCodes: texts('Legal nature codes (4 digits).'),
+  sizes: coded(SIZE_PATTERN, 'Size ranges: micro, small, medium, large (or ME, EPP, demais), in any case.'),
+  cnaes: coded(CNAE_PATTERN, 'CNAE activity codes: 7 digits (6201-5/01), or a 2-, 4- or 5-digit division, group or class.'),
+  legalNatureCodes: coded(LEGAL_NATURE_PATTERN, 'Legal nature codes, 4 digits (2062 or 206-2).'),
   companyOrder: Type.Optional(
     Type.Array(StringEnum(COMPANY_SOURCES), { description: 'Sources, in order.' }),
   ),
@@ -73,7 +90,7 @@ export const companyFilters = {
       description: "A partner's age band: `1` 0-12, `2` 13-20, `3` 21-30 … `9` 80+, `0` n/a.",
     }),
   ),
-  federativeEntity: text('Federative entity of a public body, e.g. `UNIÃO`.'),
+  federativeEntity: searched('Federative entity of a public body, e.g. `UNIÃO`.'),
   taxRegime: Type.Optional(
     Type.Object(
       {
@@ -83,15 +100,15 @@ export const companyFilters = {
       { additionalProperties: false, description: 'Taxed under this regime.' },
     ),
   ),
-  capitalMin: capital('Min share capital, BRL.'),
+  capitalMin: capital('Min share capital, BRL; not above `capitalMax`.'),
   capitalMax: capital('Max share capital, BRL.'),
   simpleOption: flag('In the Simples Nacional now.'),
   hasPhone: flag('Has a phone number.'),
   hasEmail: flag('Has an email address.'),
-  openingDateMin: date('Opened on or after.'),
+  openingDateMin: date('Opened on or after; not after `openingDateMax`.'),
   openingDateMax: date('Opened on or before.'),
   state: Type.Optional(
-    Type.String({ minLength: 2, maxLength: 2, description: 'State (UF), e.g. `SP`.' }),
+    Type.String({ minLength: 2, maxLength: 2, pattern: STATE_PATTERN, description: 'State (UF), e.g. `SP` (any case); `EX` for abroad.' }),
   ),
 };
 

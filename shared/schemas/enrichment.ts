@@ -83,6 +83,8 @@ const ProviderOrder = Type.Unsafe<ProviderId[] | Partial<Record<(typeof ENRICH_F
     [
       Type.Array(StringEnum(PROVIDER_IDS), { description: 'Providers to try first for every field, in this order.' }),
       Type.Record(AnyName, Type.Array(StringEnum(PROVIDER_IDS)), {
+        // The fields' names: a property per field would weigh on every tool list (the tools leave this out).
+        propertyNames: { enum: [...ENRICH_FIELDS] },
         description: 'Field → the providers to try first for it, in this order (e.g. `{"email": ["hunter", "apollo"], "phone": ["apollo"]}`).',
       }),
     ],

@@ -1,5 +1,9 @@
 /** Jobs: one bulk-friendly operation run over many items in the background (decisions.md, "Jobs"). */
-import { Type } from '@sinclair/typebox';
+import { Type, type TSchema } from '@sinclair/typebox';
+import { AiColumnBody, ResearchBody } from './ai.ts';
+import { CnpjBatchBody } from './companies.ts';
+import { EnrichBody } from './enrichment.ts';
+import { HydrateBody } from './search.ts';
 import { ClosedObject, CreditsCharged, ErrorBody, IdOf, Nullable, StringEnum, Timestamp } from './common.ts';
 
 /** The operations a job may run: each takes one request body per item and is charged per call. */
@@ -18,7 +22,7 @@ export const JOB_EVENTS = ['job.finished', 'job.item'] as const;
 export type JobEvent = (typeof JOB_EVENTS)[number];
 
 export const JobItemIn = ClosedObject('One item: a request body of the job\'s operation.', {
-  itemId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "The item's name in the results; by default its index as a string." })),
+  itemId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "The item's name in the results, unique within the job; by default its index as a string." })),
   input: Type.Object({}, { additionalProperties: true, description: "A valid request body of the job's operation, checked before anything is queued." }),
 });
 
@@ -30,12 +34,33 @@ export const JobWebhook = ClosedObject('Where to POST the job\'s events, signed 
   ),
 });
 
-export const JobStartBody = ClosedObject('A job: the operation, its items, and optionally a webhook and a credit cap.', {
-  operation: StringEnum(JOB_OPERATIONS, { description: 'The operation each item runs as.' }),
-  items: Type.Array(JobItemIn, { minItems: 1, maxItems: MAX_JOB_ITEMS, description: `1 to ${MAX_JOB_ITEMS.toLocaleString('en')} items, run in order.` }),
-  webhook: Type.Optional(JobWebhook),
-  maxCredits: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000, description: 'The job stops (status `stopped`) before it would spend more.' })),
-});
+/** Each job operation's request body: what one item's `input` is. */
+const ITEM_BODIES: Record<JobOperation, TSchema> = {
+  enrich: EnrichBody,
+  lookupCnpjBatch: CnpjBatchBody,
+  hydratePeople: HydrateBody,
+  aiColumn: AiColumnBody,
+  research: ResearchBody,
+};
+
+export const JobStartBody = ClosedObject(
+  'A job: the operation, its items, and optionally a webhook and a credit cap.',
+  {
+    operation: StringEnum(JOB_OPERATIONS, { description: 'The operation each item runs as.' }),
+    items: Type.Array(JobItemIn, { minItems: 1, maxItems: MAX_JOB_ITEMS, description: `1 to ${MAX_JOB_ITEMS.toLocaleString('en')} items, run in order.` }),
+    webhook: Type.Optional(JobWebhook),
+    maxCredits: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000, description: 'The job stops (status `stopped`) before it would spend more.' })),
+  },
+  {
+    // Which body an item's `input` is depends on `operation`: one `if`/`then` per operation, so
+    // that a request the document calls valid is one the server takes (the server checks each
+    // item against its operation's body before anything is queued).
+    allOf: JOB_OPERATIONS.map((operation) => ({
+      if: { type: 'object', properties: { operation: { const: operation } }, required: ['operation'] },
+      then: { type: 'object', properties: { items: { type: 'array', items: { type: 'object', properties: { input: ITEM_BODIES[operation] } } } } },
+    })),
+  },
+);
 
 export const JobStarted = ClosedObject(
   'The job, queued.',

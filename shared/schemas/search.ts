@@ -12,7 +12,7 @@ import {
   SourceCount,
   StringEnum,
 } from './common.ts';
-import { Cnpj } from './registry.ts';
+import { Cnpj, CnpjInput } from './registry.ts';
 import { Attempt, ENRICH_IDENTIFIERS, FieldSources, ForceRefresh, MaxAge, MaxCredits } from './enrichment.ts';
 
 export const EMAIL_STATUSES = ['verified', 'likely to engage', 'unverified', 'unavailable'] as const;
@@ -179,8 +179,12 @@ const leadText = () => Type.Optional(Nullable(Type.String({ maxLength: 5000 })))
 
 const HydrateLead = OpenObject(
   'A lead as returned by a search; any fields, the ones the cascade reads as text (or null).',
-  Object.fromEntries(LEAD_TEXT_FIELDS.map((field) => [field, leadText()])) as {
-    [K in (typeof LEAD_TEXT_FIELDS)[number]]: ReturnType<typeof leadText>;
+  {
+    ...(Object.fromEntries(LEAD_TEXT_FIELDS.map((field) => [field, leadText()])) as {
+      [K in (typeof LEAD_TEXT_FIELDS)[number]]: ReturnType<typeof leadText>;
+    }),
+    // A CNPJ is read as one (its check digits matching), as enrich reads it.
+    cnpj: Type.Optional(Nullable(CnpjInput('Company CNPJ, with or without punctuation.'))),
   },
 );
 

@@ -1,5 +1,6 @@
 /** Ledger movements as a table, newest first: when, what, how much, and the balance after. */
 import { formatAmount, formatNumber, formatTime } from './format.ts';
+import { operationName } from './operations.ts';
 
 export interface MovementRow {
   movementId: string;
@@ -33,9 +34,7 @@ export function MovementsTable({ movements, caption }: { movements: MovementRow[
           {movements.map((m) => (
             <tr key={m.movementId}>
               <td class="nowrap">{formatTime(m.at)}</td>
-              <td>
-                <code>{m.operation}</code>
-              </td>
+              <td>{operationName(m.operation)}</td>
               <td class="prose">{m.detail}</td>
               <td class={`num ${m.amount < 0 ? 'debit' : 'credit'}`}>{formatAmount(m.amount)}</td>
               <td class="num">{formatNumber(m.balanceAfter)}</td>

@@ -10,7 +10,7 @@
 import { chmod, mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import type { BaseDoc, BulkLoader, Collection, IndexDeclaration, Store } from '../port.ts';
+import { STORE_CLOSED, type BaseDoc, type BulkLoader, type Collection, type IndexDeclaration, type Store } from '../port.ts';
 import { DatabaseLoader } from './bulk-load.ts';
 import { backupTo, type BackupResult } from './backup.ts';
 import { EmbeddedCollection } from './collection.ts';
@@ -54,7 +54,7 @@ const DEFAULTS = {
 } satisfies Required<EmbeddedStoreOptions>;
 
 class StoreClosedError extends Error {
-  readonly code = 'STORE_CLOSED';
+  readonly code = STORE_CLOSED;
 }
 
 /** The database file is not SQLite, or is damaged: start-up stops, naming it. */

@@ -3,7 +3,9 @@
  * rules. Every function returns a new document and leaves its inputs untouched.
  */
 import { randomUUID } from 'node:crypto';
-import { update as applyOperators } from 'mingo/updater';
+// From the package's root, not `mingo/updater`: madge (check:cycles) cannot resolve a subpath export,
+// and skipped this file with a warning.
+import { update as applyOperators } from 'mingo';
 import type { Document } from '../port.ts';
 import { cloneValue, type Doc } from './codec.ts';
 

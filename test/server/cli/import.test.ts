@@ -4,6 +4,7 @@
  * to a running server that holds the store, which can search the companies at once.
  */
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -23,6 +24,8 @@ beforeAll(async () => {
   });
   expect(generated.code, generated.stderr).toBe(0);
   expect(generated.json).toMatchObject({ establishments: ESTABLISHMENTS, files: expect.any(Array) });
+  // It writes the release and nothing else: no store is opened, so none is created in DATA_DIR.
+  expect(existsSync(path.join(work, 'unused'))).toBe(false);
 });
 
 /** Runs an import until `count` files are reported done on stderr, then kills it with SIGKILL. */

@@ -264,11 +264,20 @@ describe.skipIf(!chromiumPath)('the dashboard in a browser', () => {
     await page.getByText('newest first; page 1.').waitFor();
     expect(await ledger.locator('tbody tr').allTextContents()).toEqual(firstPage);
 
-    await page.getByLabel('Operation').fill('enrich');
-    await page.getByRole('button', { name: 'Filter' }).click();
-    await page.getByText(/Movements of enrich/).waitFor();
+    // Operations by the names a person reads (the registry's summaries), never their ids, and
+    // the filter a list of them: every operation that debits credits, then grants and expiries.
+    expect(new Set(await ledger.locator('tbody tr td:nth-child(2)').allTextContents())).toEqual(
+      new Set(['Search people', 'Look up companies by CNPJ', 'Enrich a record']),
+    );
+    const filter = page.getByRole('combobox', { name: 'Operation' });
+    const choices = await filter.locator('option').allTextContents();
+    expect(choices[0]).toBe('All operations');
+    expect(choices).toEqual(expect.arrayContaining(['Enrich a record', 'Export companies', 'Look up companies by CNPJ', 'Search companies', 'Credits granted', 'Free trial credits']));
+    expect(choices.some((choice) => /^[a-z]+[A-Z]/.test(choice))).toBe(false);
+    await filter.selectOption({ label: 'Enrich a record' });
+    await page.getByText(/Movements of “Enrich a record”/).waitFor();
     const operations = await page.getByRole('region', { name: /^Ledger, page/ }).locator('tbody tr td:nth-child(2)').allTextContents();
-    expect(new Set(operations)).toEqual(new Set(['enrich']));
+    expect(new Set(operations)).toEqual(new Set(['Enrich a record']));
 
     const download = page.waitForEvent('download');
     await page.getByRole('button', { name: 'Export CSV' }).click();
@@ -285,6 +294,17 @@ describe.skipIf(!chromiumPath)('the dashboard in a browser', () => {
     // A detail holding quotes and commas survives the round trip.
     const quoted = expected.find((m: { detail: string }) => m.detail.includes('"'));
     expect(csv.data.find((r) => r.movementId === quoted.movementId)?.detail).toBe(quoted.detail);
+  });
+
+  it('names a job by its operation as a person reads it, never by its id', async () => {
+    const { workspaceId, apiKey } = await app.workspace('trial');
+    const started = await app.request('POST', '/v1/api/jobs', { key: apiKey, body: { operation: 'lookupCnpjBatch', items: [{ input: { cnpjs: [acme] } }] } });
+    expect(started.status, JSON.stringify(started.body)).toBe(202);
+    const { page } = await signIn(workspaceId);
+    await open(page, '/dashboard/jobs', 'Jobs');
+    const jobs = page.getByRole('region', { name: 'Jobs' });
+    await jobs.getByRole('rowheader', { name: 'Look up companies by CNPJ' }).waitFor();
+    expect(await jobs.getByText('lookupCnpjBatch').count()).toBe(0);
   });
 
   it("edits a prospect's status and message in place, saved through the API, and says why a save failed", async () => {

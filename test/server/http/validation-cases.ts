@@ -247,6 +247,13 @@ const companyCases = (op: OperationId, maxLimit: number): ValidationCase[] => [
     [{ limit: 1.5 }, 'limit must be an integer'],
     [{ state: 'SPX' }, 'state must be exactly 2 characters'],
     [{ state: 'S' }, 'state must be exactly 2 characters'],
+    // Rules a pattern says in /openapi.json, in the words of the search's own 400.
+    [{ state: 'XX' }, 'state must be a Brazilian state code (UF) such as SP, or EX for abroad'],
+    [{ cnaes: ['6201-5/01', '620'] }, 'cnaes[1] must be a CNAE code: 7 digits (6201-5/01), or a 2-, 4- or 5-digit division, group or class'],
+    [{ legalNatureCodes: ['20622'] }, 'legalNatureCodes[0] must be a 4-digit legal nature code such as 2062 (206-2)'],
+    [{ sizes: ['Média', 'huge'] }, 'sizes[1] must be one of micro, small, medium, large (or ME, EPP, demais)'],
+    [{ city: '--' }, 'city must contain a letter or digit'],
+    [{ name: '***' }, 'name must contain a letter or digit'],
     [{ capitalMin: -1 }, 'capitalMin must be >= 0'],
     [{ capitalMax: -0.5 }, 'capitalMax must be >= 0'],
     [{ capitalMin: '1000' }, 'capitalMin must be a number'],

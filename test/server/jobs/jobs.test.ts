@@ -109,8 +109,8 @@ describe('jobs', () => {
       [{ operation: 'searchPeople', items: lookups([found[0]]) }, /operation must be one of/],
       [{ operation: 'lookupCnpjBatch', items: [] }, /items must have at least 1 item/],
       [{ operation: 'lookupCnpjBatch', items: Array.from({ length: 10_001 }, () => ({ input: { cnpjs: ['1'] } })) }, /items must have at most 10000 items/],
-      [{ operation: 'lookupCnpjBatch', items: [...lookups([found[0]]), { input: { cnpjs: [] } }] }, /items\[1\]\.input: cnpjs must have at least 1 item/],
-      [{ operation: 'enrich', items: [{ input: { email: 'a@b.co', nope: 1 } }] }, /items\[0\]\.input: unknown property nope/],
+      [{ operation: 'lookupCnpjBatch', items: [...lookups([found[0]]), { input: { cnpjs: [] } }] }, /items\[1\]\.input\.cnpjs must have at least 1 item/],
+      [{ operation: 'enrich', items: [{ input: { email: 'a@b.co', nope: 1 } }] }, /unknown property items\[0\]\.input\.nope/],
       [{ operation: 'lookupCnpjBatch', items: [{ itemId: 'a', input: { cnpjs: ['1'] } }, { itemId: 'a', input: { cnpjs: ['1'] } }] }, /items\[1\]\.itemId/],
       [{ operation: 'lookupCnpjBatch', items: lookups([found[0]]), webhook: { url: 'https://example.com/hook', secret: 'short' } }, /secret must be at least 16 characters/],
     ];

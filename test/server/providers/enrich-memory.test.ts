@@ -336,7 +336,7 @@ describe('order per field, and confidence', () => {
 
   it('refuses an unknown field or provider by name, in either form', async () => {
     const cases: Array<[unknown, RegExp]> = [
-      [{ emial: ['hunter'] }, /providerOrder\.emial is not a field/],
+      [{ emial: ['hunter'] }, /unknown property providerOrder\.emial: did you mean providerOrder\.email\?/],
       [{ email: ['huntr'] }, /providerOrder\.email\[0\] must be one of: .*hunter/],
       [['hunter', 'huntr'], /providerOrder\[1\] must be one of/],
       [{ email: 'hunter' }, /providerOrder/],

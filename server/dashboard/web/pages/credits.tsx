@@ -1,5 +1,5 @@
 /**
- * Credits: the ledger newest first, a page at a time ("Older" / "Newer"), filtered by operation,
+ * Credits: the ledger newest first, a page at a time ("Older" / "Newer"), filtered by operation (a list of names),
  * exported as CSV (every page of the current filter, built in the browser), and the consumption
  * per day.
  */
@@ -11,6 +11,7 @@ import { formatNumber, plural } from '../format.ts';
 import { announce } from '../live.ts';
 import { useLoad } from '../load.ts';
 import { MovementsTable } from '../movements.tsx';
+import { ledgerOperations, operationName } from '../operations.ts';
 import { Loading, messageOf, Problem } from '../problem.tsx';
 
 type Movement = Out<'listLedger'>['movements'][number];
@@ -42,7 +43,6 @@ export function ledgerCsv(movements: Movement[]): string {
 
 export function Credits() {
   const [filter, setFilter] = useState('');
-  const [draft, setDraft] = useState('');
   /** The `before` cursor of each page shown so far: the first page has none. */
   const [cursors, setCursors] = useState<Array<number | undefined>>([undefined]);
   const before = cursors[cursors.length - 1];
@@ -55,17 +55,18 @@ export function Credits() {
   const usage = useLoad(() => call('getUsage', { days }), [days]);
   const [exporting, setExporting] = useState<string | null>(null);
   const [exportError, setExportError] = useState<unknown>(null);
-  /** Operations seen so far, offered as suggestions for the filter. */
+  /** Movements seen so far that the list does not name (a refund): offered too. */
   const [seen, setSeen] = useState<string[]>([]);
   useEffect(() => {
     if (ledger.state.status !== 'ok') return;
-    const ops = ledger.state.data.movements.map((m) => m.operation);
+    const known = new Set(ledgerOperations().map((op) => op.id));
+    const ops = ledger.state.data.movements.map((m) => m.operation).filter((op) => !known.has(op));
     setSeen((before) => (ops.every((op) => before.includes(op)) ? before : [...new Set([...before, ...ops])].sort()));
   }, [ledger.state]);
+  const choices = [...ledgerOperations(), ...seen.map((id) => ({ id, name: operationName(id) }))];
 
-  function apply(event: Event) {
-    event.preventDefault();
-    setFilter(draft.trim());
+  function choose(operation: string) {
+    setFilter(operation);
     setCursors([undefined]);
   }
 
@@ -100,38 +101,17 @@ export function Credits() {
       <section aria-labelledby="ledger-heading">
         <h2 id="ledger-heading">Ledger</h2>
         <div class="toolbar">
-          <form class="inline-form" onSubmit={apply} role="search" aria-label="Filter the ledger">
-            <div class="field">
-              <label for="operation-filter">Operation</label>
-              <input
-                id="operation-filter"
-                type="search"
-                list="operations-seen"
-                placeholder="All operations"
-                value={draft}
-                onInput={(e) => setDraft(e.currentTarget.value)}
-              />
-              <datalist id="operations-seen">
-                {seen.map((op) => (
-                  <option key={op} value={op} />
-                ))}
-              </datalist>
-            </div>
-            <button type="submit">Filter</button>
-            {filter && (
-              <button
-                type="button"
-                class="link-button"
-                onClick={() => {
-                  setDraft('');
-                  setFilter('');
-                  setCursors([undefined]);
-                }}
-              >
-                Show all
-              </button>
-            )}
-          </form>
+          <div class="field inline">
+            <label for="operation-filter">Operation</label>
+            <select id="operation-filter" value={filter} onChange={(e) => choose(e.currentTarget.value)}>
+              <option value="">All operations</option>
+              {choices.map((op) => (
+                <option key={op.id} value={op.id}>
+                  {op.name}
+                </option>
+              ))}
+            </select>
+          </div>
           <button type="button" onClick={exportCsv} disabled={exporting !== null}>
             Export CSV
           </button>
@@ -146,13 +126,7 @@ export function Credits() {
           {(data) => (
             <>
               <p class="muted">
-                {filter ? (
-                  <>
-                    Movements of <code>{filter}</code>,{' '}
-                  </>
-                ) : (
-                  'All movements, '
-                )}
+                {filter ? `Movements of “${operationName(filter)}”, ` : 'All movements, '}
                 newest first; page {page}.
               </p>
               <MovementsTable movements={data.movements} caption={`Ledger, page ${page}`} />

@@ -9,6 +9,7 @@ import { download, toCsv } from '../csv.ts';
 import { formatNumber, formatTime } from '../format.ts';
 import { announce } from '../live.ts';
 import { useLoad } from '../load.ts';
+import { operationName } from '../operations.ts';
 import { Loading, messageOf } from '../problem.tsx';
 
 type Job = Out<'getJob'>;
@@ -54,7 +55,7 @@ export function Jobs() {
     try {
       const cancelled = await call('cancelJob', { jobId: job.jobId });
       jobs.set((data) => ({ jobs: data.jobs.map((j) => (j.jobId === job.jobId ? cancelled : j)) }));
-      announce(`The ${job.operation} job was cancelled.`);
+      announce(`The “${operationName(job.operation)}” job was cancelled.`);
     } catch (err) {
       setProblem(err);
       announce(`Cancelling failed: ${messageOf(err)}`);
@@ -108,10 +109,10 @@ export function Jobs() {
                 <tbody>
                   {list.map((job) => (
                     <tr key={job.jobId}>
-                      <th scope="row">{job.operation}</th>
+                      <th scope="row">{operationName(job.operation)}</th>
                       <td>{job.status}</td>
                       <td class="nowrap">
-                        <progress max={job.total} value={job.done + job.failed} aria-label={`Progress of the ${job.operation} job`} />{' '}
+                        <progress max={job.total} value={job.done + job.failed} aria-label={`Progress of the “${operationName(job.operation)}” job`} />{' '}
                         {formatNumber(job.done + job.failed)} / {formatNumber(job.total)}
                       </td>
                       <td class="num">{formatNumber(job.failed)}</td>

@@ -10,7 +10,7 @@ import { invalidRequest, ServiceError } from '../errors.ts';
 import { LlmError, requireLlm, type Llm } from './llm.ts';
 import { framing } from './untrusted-data.ts';
 import { PageError, readPage, type Page } from './web/page-reader.ts';
-import { BlockedAddressError } from './web/ssrf-guard.ts';
+import { BlockedAddressError } from '../outbound/ssrf-guard.ts';
 import { SearchError, type WebSearch } from './web/web-search.ts';
 import type { TraceContext } from '../trace-context.ts';
 

@@ -6,7 +6,7 @@
  */
 import dns from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { BlockedAddressError, checkUrl, isPublicAddress } from '../ai/web/ssrf-guard.ts';
+import { BlockedAddressError, checkUrl, isPublicAddress } from '../outbound/ssrf-guard.ts';
 import { invalidRequest } from '../errors.ts';
 
 /** What a refusal for a private or plain-http address adds: the variable that allows it. */

@@ -21,7 +21,7 @@ import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type { Logger } from 'pino';
-import { BlockedAddressError, guardedLookup } from '../ai/web/ssrf-guard.ts';
+import { BlockedAddressError, guardedLookup } from '../outbound/ssrf-guard.ts';
 import { OutboundClient } from '../outbound/client.ts';
 import { closeLimiter, createLimiter } from '../outbound/limiter.ts';
 import { isDuplicateKeyError, type Collection, type IndexDeclaration, type Store } from '../store/port.ts';

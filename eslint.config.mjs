@@ -52,11 +52,10 @@ const zones = [
     message: 'A domain module never imports a binding (http, mcp, agent, dashboard); move the rule down, or the code out of the binding.',
   },
   {
-    // Areas reach the pipeline through its handler contract only, never its internals.
+    // Areas write handlers against the contract below the pipeline (server/invocation), never the pipeline.
     target: DOMAIN,
     from: 'server/pipeline',
-    except: ['./handler.ts'],
-    message: 'A domain module uses the pipeline only through pipeline/handler.ts (Handler, HandlerContext).',
+    message: 'A domain module never imports the pipeline; the handler contract is server/invocation/ (Handler, HandlerContext, Caller, Budget).',
   },
   {
     // The pipeline runs under the bindings and knows none of them.

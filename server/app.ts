@@ -8,7 +8,7 @@
  */
 import Koa from 'koa';
 import { protectedResourceMetadata, RESOURCE_METADATA_PATH, resourceMetadataUrl } from './auth/resource-metadata.ts';
-import type { Handlers } from './pipeline/handler.ts';
+import type { Handlers } from './invocation/handler.ts';
 import { createHandlers } from './handlers.ts';
 import { mcpOrigin } from './mcp/origin.ts';
 import { MCP_PATH, mcpRoute } from './mcp/route.ts';

@@ -1,4 +1,4 @@
-import type { Handler } from './pipeline/handler.ts';
+import type { Handler } from './invocation/handler.ts';
 import type { Companies } from './companies/companies.ts';
 import { releaseView } from './companies/releases.ts';
 import type { Store } from './store/port.ts';

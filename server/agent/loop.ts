@@ -9,7 +9,7 @@ import type { Llm } from '../ai/llm.ts';
 import { framing as newFraming } from '../ai/untrusted-data.ts';
 import { ServiceError } from '../errors.ts';
 import type { Tool } from '../tools/tools.ts';
-import type { HandlerContext } from '../pipeline/handler.ts';
+import type { HandlerContext } from '../invocation/handler.ts';
 import type { Conversations, StoredMessage } from './conversations.ts';
 import { fitToBudget, systemPrompt } from './prompt.ts';
 import { functionsOf, isPaidTool, offeredTools, parseArguments, refused, runTool, startsPaidWork, toolCallKey, writes, type ToolCallOutcome } from './tools.ts';

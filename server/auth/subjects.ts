@@ -19,7 +19,7 @@ import { isDuplicateKeyError } from '../store/port.ts';
 import type { Workspaces } from '../workspaces.ts';
 import type { VerifiedToken } from './access-tokens.ts';
 import { subjectKey, type MemberDoc, type Members } from './members.ts';
-import type { Refusal } from './principal.ts';
+import type { Refusal } from '../invocation/caller.ts';
 
 const UNKNOWN: Refusal = {
   code: 'no_workspace',

@@ -2,7 +2,7 @@
 import { checkCnpj } from '../../shared/cnpj.ts';
 import type { StreamEventOf } from '../../shared/operations/index.ts';
 import { ServiceError } from '../errors.ts';
-import type { Handler, HandlerContext } from '../pipeline/handler.ts';
+import type { Handler, HandlerContext } from '../invocation/handler.ts';
 import { holdsRaw } from '../raw-json.ts';
 import type { BrasilApiSource } from './brasilapi-client.ts';
 import { companyView, REGISTRY_SOURCE, type CompanyView } from './company-record.ts';

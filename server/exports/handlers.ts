@@ -13,7 +13,7 @@ import { FileAnswer } from '../file-answer.ts';
 import type { Jobs } from '../jobs/jobs.ts';
 import type { JobRunner } from '../jobs/runner.ts';
 import { checkWebhookUrl } from '../jobs/webhook-url.ts';
-import type { Handler, HandlerContext } from '../pipeline/handler.ts';
+import type { Handler, HandlerContext } from '../invocation/handler.ts';
 import type { Exporter } from './exporter.ts';
 import { stat } from 'node:fs/promises';
 

@@ -9,7 +9,7 @@ import { operations, type OperationId } from '../../shared/operations/index.ts';
 import { bodyLimitOf, type Operation } from '../../shared/operations/types.ts';
 import type { Logger } from 'pino';
 import { successStatus, type InvokeOptions, type Pipeline } from '../pipeline/pipeline.ts';
-import type { AnswerForm } from '../pipeline/outcome.ts';
+import type { AnswerForm } from '../invocation/outcome.ts';
 import { FileAnswer } from '../file-answer.ts';
 import { isHoldingRaw, jsonBytes } from '../raw-json.ts';
 import type { TraceContext } from '../trace-context.ts';

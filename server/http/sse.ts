@@ -11,7 +11,7 @@
  */
 import { PassThrough } from 'node:stream';
 import type { Logger } from 'pino';
-import type { StreamEvent } from '../pipeline/outcome.ts';
+import type { StreamEvent } from '../invocation/outcome.ts';
 import { ServiceError } from '../errors.ts';
 import { RETRY_MS, type HeldStream, type HeldStreams, type StreamStatus } from './held-streams.ts';
 import type { AppContext } from './state.ts';

@@ -1,6 +1,6 @@
 import type { Next, ParameterizedContext } from 'koa';
 import type { Logger } from 'pino';
-import type { Principal, Refusal } from '../auth/principal.ts';
+import type { Principal, Refusal } from '../invocation/caller.ts';
 import type { RouteLabel } from '../metrics.ts';
 import type { TraceContext } from '../trace-context.ts';
 

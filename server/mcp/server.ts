@@ -10,7 +10,7 @@
  */
 import type { CallToolResult, Server } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
-import type { Caller } from '../auth/principal.ts';
+import type { Caller } from '../invocation/caller.ts';
 import { ServiceError } from '../errors.ts';
 import type { Pipeline } from '../pipeline/pipeline.ts';
 import { mergePages } from '../tools/merge-pages.ts';

@@ -18,7 +18,7 @@
  */
 import type { CallToolResult, Server, ServerContext, StandardSchemaV1 } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
-import type { Caller } from '../auth/principal.ts';
+import type { Caller } from '../invocation/caller.ts';
 import { ServiceError } from '../errors.ts';
 import { JOB_RETENTION_MS, type JobView } from '../jobs/jobs.ts';
 import type { Pipeline } from '../pipeline/pipeline.ts';

@@ -5,7 +5,7 @@ import { allFailed, cleanKnown, enrichRecord } from '../enrich/enrich-record.ts'
 import { NOTHING_RECALLED, recalledRecord, remember } from '../enrich/memory-answer.ts';
 import { DEFAULT_MAX_AGE_SECONDS, type EnrichMemory, type MemoryKey } from '../enrich/memory.ts';
 import { ServiceError } from '../errors.ts';
-import type { Handler, HandlerContext } from '../pipeline/handler.ts';
+import type { Handler, HandlerContext } from '../invocation/handler.ts';
 import { ENRICH_FIELDS, isField, present, type Field, type FieldValues } from '../providers/fields.ts';
 import { assemble, startPeopleSearch, type PeoplePosition, type PeopleSearchRun, type SourceAnswer } from './people-search.ts';
 import type { People } from './people.ts';

@@ -4,17 +4,20 @@
  * only what belongs to one call; the repositories and clients a handler uses are given once, at
  * start-up, to its area's factory (`createOutreachHandlers({ templates, … })`, gathered by
  * `server/handlers.ts`).
- * HTTP, MCP and the agent all reach handlers through the pipeline (`pipeline.ts`), so each rule
- * is written once.
+ * HTTP, MCP and the agent all reach handlers through the pipeline (`pipeline/pipeline.ts`), so
+ * each rule is written once.
+ *
+ * This folder is the handler contract (this context, the caller, the budget, an invocation's
+ * outcome): below both the pipeline, which implements it, and the areas, which write handlers
+ * against it, so neither imports the other.
  */
 import type { Logger } from 'pino';
 import type { InputOf, OperationId, OutputOf, StreamEventOf, StreamOperationId } from '../../shared/operations/index.ts';
 import type { Operations } from '../../shared/operations/index.ts';
-import type { Principal } from '../auth/principal.ts';
-import type { Budget } from '../credits/payment.ts';
+import type { Principal } from './caller.ts';
+import type { Budget } from './budget.ts';
 import type { TraceContext } from '../trace-context.ts';
 import type { AnswerForm, Outcome, RawInput, StreamEvent } from './outcome.ts';
-
 
 export interface HandlerContext {
   operationId: OperationId;

@@ -5,7 +5,7 @@ import { AGENT_CONTEXT_MAX_CHARS } from '../../shared/schemas/agent.ts';
 import { requireLlm, type Llm } from '../ai/llm.ts';
 import type { Config } from '../config.ts';
 import type { Payment } from '../credits/payment.ts';
-import { invalidRequest, notFound } from '../errors.ts';
+import { invalidRequest, notFound } from '../lib/errors.ts';
 import type { HandlerContext } from '../invocation/handler.ts';
 import { conversationView, MAX_CONVERSATION_CHARS, summaryView, type Conversations } from './conversations.ts';
 import { agentEvents, type AgentEvent, type ChatSetup } from './loop.ts';

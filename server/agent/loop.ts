@@ -7,7 +7,7 @@
 import type { InputOf, StreamEventOf } from '../../shared/operations/index.ts';
 import type { Llm } from '../ai/llm.ts';
 import { framing as newFraming } from '../ai/untrusted-data.ts';
-import { ServiceError } from '../errors.ts';
+import { ServiceError } from '../lib/errors.ts';
 import type { Tool } from '../tools/tools.ts';
 import type { HandlerContext } from '../invocation/handler.ts';
 import type { Conversations, StoredMessage } from './conversations.ts';

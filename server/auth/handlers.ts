@@ -1,4 +1,4 @@
-import { ServiceError } from '../errors.ts';
+import { ServiceError } from '../lib/errors.ts';
 import type { Handler } from '../invocation/handler.ts';
 import type { ApiKeys } from './keys.ts';
 import { createMemberKey } from './member-removal.ts';

@@ -4,8 +4,8 @@
  * whether that caller may run an operation.
  */
 import { SCOPES, type Operation, type Scope } from '../../shared/operations/types.ts';
-import { ServiceError } from '../errors.ts';
-import type { Binding } from '../metrics.ts';
+import { ServiceError } from '../lib/errors.ts';
+import type { Binding } from '../lib/metrics.ts';
 import type { Caller, Principal } from '../invocation/caller.ts';
 
 /**

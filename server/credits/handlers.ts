@@ -1,5 +1,5 @@
 import type { EnrichMemory } from '../enrich/memory.ts';
-import { ServiceError } from '../errors.ts';
+import { ServiceError } from '../lib/errors.ts';
 import type { Handler } from '../invocation/handler.ts';
 import type { Credits } from './ledger.ts';
 

@@ -4,8 +4,8 @@
  * from. The debit itself is the ledger's atomic conditional update, so a charge never overdraws.
  */
 import { isPaid, type Operation } from '../../shared/operations/types.ts';
-import { ServiceError } from '../errors.ts';
-import type { Workspaces } from '../workspaces.ts';
+import { ServiceError } from '../lib/errors.ts';
+import type { Workspaces } from './workspaces.ts';
 import { Budget, credits, type Reservation } from '../invocation/budget.ts';
 import type { DailyAllowances } from './allowance.ts';
 import type { Credits } from './ledger.ts';

@@ -2,7 +2,7 @@
  * The one form the dashboard receives without script (the sign-in link's page): a small
  * `application/x-www-form-urlencoded` body, read whole and parsed by URLSearchParams.
  */
-import { ServiceError } from '../errors.ts';
+import { ServiceError } from '../lib/errors.ts';
 import type { AppContext } from '../http/state.ts';
 
 /** A sign-in form holds one token; anything much larger is not one. */

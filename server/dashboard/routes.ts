@@ -8,10 +8,10 @@
  * dashboard shows or changes bypasses the registry.
  */
 import { sessionPrincipal } from '../auth/principal.ts';
-import { ServiceError } from '../errors.ts';
+import { ServiceError } from '../lib/errors.ts';
 import type { AppContext, Middleware } from '../http/state.ts';
 import type { Config } from '../config.ts';
-import type { Workspaces } from '../workspaces.ts';
+import type { Workspaces } from '../credits/workspaces.ts';
 import type { OidcSignIn } from './oidc-sign-in.ts';
 import { ASSETS_PATH, type Assets } from './assets.ts';
 import { formField } from './form-body.ts';

@@ -19,7 +19,7 @@
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { DEFAULT_BODY_BYTES } from '../../shared/operations/types.ts';
-import { ServiceError, invalidRequest } from '../errors.ts';
+import { ServiceError, invalidRequest } from '../lib/errors.ts';
 import type { AppContext } from './state.ts';
 
 export const MAX_BODY_BYTES = DEFAULT_BODY_BYTES;

@@ -4,7 +4,7 @@
  * mapped to the codes of decisions.md; anything else is a 500 `internal_error` whose details go
  * to the log only.
  */
-import { ServiceError, storeUnavailable } from '../errors.ts';
+import { ServiceError, storeUnavailable } from '../lib/errors.ts';
 import { isStoreUnavailable } from '../store/port.ts';
 import { errorHeaders, STATUS_OF } from './error-status.ts';
 import { requestPath, setHeader, type AppContext, type Middleware } from './state.ts';

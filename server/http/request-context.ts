@@ -11,9 +11,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import * as metrics from '../metrics.ts';
-import { traceFrom, traceparentOf, type TraceContext } from '../trace-context.ts';
-import type { RouteLabel } from '../metrics.ts';
+import * as metrics from '../lib/metrics.ts';
+import { traceFrom, traceparentOf, type TraceContext } from '../lib/trace-context.ts';
+import type { RouteLabel } from '../lib/metrics.ts';
 import { requestPath, setHeader, type AppContext, type AppState, type Middleware } from './state.ts';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

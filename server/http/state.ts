@@ -1,8 +1,8 @@
 import type { Next, ParameterizedContext } from 'koa';
 import type { Logger } from 'pino';
 import type { Principal, Refusal } from '../invocation/caller.ts';
-import type { RouteLabel } from '../metrics.ts';
-import type { TraceContext } from '../trace-context.ts';
+import type { RouteLabel } from '../lib/metrics.ts';
+import type { TraceContext } from '../lib/trace-context.ts';
 
 /** What the middleware chain learns about a request, in the order it learns it. */
 export interface AppState {

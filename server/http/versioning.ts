@@ -2,7 +2,7 @@
  * `Service-Version`: absent or `1` is accepted; anything else, an empty value included, is 400
  * `unsupported_version` (an empty header names no version, so it is not read as absent).
  */
-import { ServiceError } from '../errors.ts';
+import { ServiceError } from '../lib/errors.ts';
 import type { Middleware } from './state.ts';
 
 export const SUPPORTED_VERSIONS = ['1'];

@@ -2,7 +2,7 @@
  * What a handler may spend, as its context hands it (`ctx.budget`), and a cap shared by several
  * calls: part of the handler contract, so an area reads its budget without knowing the ledger.
  */
-import { ServiceError } from '../errors.ts';
+import { ServiceError } from '../lib/errors.ts';
 
 /** "1 credit", "3 credits": how every 402 names an amount. */
 export const credits = (n: number) => `${n} credit${n === 1 ? '' : 's'}`;

@@ -3,7 +3,7 @@
  * response body, or, for a stream operation, an async iterable of its events. The context holds
  * only what belongs to one call; the repositories and clients a handler uses are given once, at
  * start-up, to its area's factory (`createOutreachHandlers({ templates, … })`, gathered by
- * `server/handlers.ts`).
+ * `server/start/handlers.ts`).
  * HTTP, MCP and the agent all reach handlers through the pipeline (`pipeline/pipeline.ts`), so
  * each rule is written once.
  *
@@ -16,7 +16,7 @@ import type { InputOf, OperationId, OutputOf, StreamEventOf, StreamOperationId }
 import type { Operations } from '../../shared/operations/index.ts';
 import type { Principal } from './caller.ts';
 import type { Budget } from './budget.ts';
-import type { TraceContext } from '../trace-context.ts';
+import type { TraceContext } from '../lib/trace-context.ts';
 import type { AnswerForm, Outcome, RawInput, StreamEvent } from './outcome.ts';
 
 export interface HandlerContext {

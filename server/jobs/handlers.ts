@@ -1,6 +1,6 @@
 import { operations } from '../../shared/operations/index.ts';
 import { authorize, mayCall } from '../auth/principal.ts';
-import { notFound, ServiceError } from '../errors.ts';
+import { notFound, ServiceError } from '../lib/errors.ts';
 import type { Handler, HandlerContext } from '../invocation/handler.ts';
 import { checkItems, type CheckBody } from './items.ts';
 import { viewOf, type JobDoc, type Jobs } from './jobs.ts';

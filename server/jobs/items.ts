@@ -4,7 +4,7 @@
  * that would fail as a synchronous call is refused with the index that names it.
  */
 import type { JobOperation } from '../../shared/schemas/jobs.ts';
-import { invalidRequest } from '../errors.ts';
+import { invalidRequest } from '../lib/errors.ts';
 
 /**
  * The pipeline's validator of request bodies (`compileValidators`), given by the composition root

@@ -16,7 +16,7 @@ import type { OutputOf } from '../../shared/operations/index.ts';
 import { ENDED_JOB_STATUSES, type JobEvent, type JobKind, type JobOperation, type JobStatus } from '../../shared/schemas/jobs.ts';
 import type { ExportFormat } from '../../shared/schemas/exports.ts';
 import type { Principal } from '../invocation/caller.ts';
-import type { ErrorCode } from '../errors.ts';
+import type { ErrorCode } from '../lib/errors.ts';
 import { isDuplicateKeyError, type Collection, type IndexDeclaration, type Store } from '../store/port.ts';
 
 /** Results are kept this long after their job ends. */

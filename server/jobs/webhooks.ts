@@ -25,7 +25,7 @@ import { BlockedAddressError, guardedLookup } from '../outbound/ssrf-guard.ts';
 import { OutboundClient } from '../outbound/client.ts';
 import { closeLimiter, createLimiter } from '../outbound/limiter.ts';
 import { isDuplicateKeyError, type Collection, type IndexDeclaration, type Store } from '../store/port.ts';
-import { VERSION } from '../version.ts';
+import { VERSION } from '../lib/version.ts';
 import type { JobEvent } from '../../shared/schemas/jobs.ts';
 
 /** After attempt n (1-based), the wait before attempt n + 1; its length is the number of retries. */

@@ -5,7 +5,7 @@
  * with 403 before anything else runs: no credential lookup, no rate-limit count, no body read.
  * Clients that are not browsers send no `Origin` and pass.
  */
-import { ServiceError } from '../errors.ts';
+import { ServiceError } from '../lib/errors.ts';
 import { requestPath, type Middleware } from '../http/state.ts';
 import { MCP_PATH } from './route.ts';
 

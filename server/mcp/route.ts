@@ -19,7 +19,7 @@ import type { createMcpHandler } from '@modelcontextprotocol/server';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { requireCredential } from '../auth/principal.ts';
-import { ServiceError } from '../errors.ts';
+import { ServiceError } from '../lib/errors.ts';
 import { bodyLimitOf, DEFAULT_BODY_BYTES } from '../../shared/operations/types.ts';
 import { fieldOf, mebibytes, readCapped, readJson, type ValueProblem } from '../http/body.ts';
 import { errorHeaders, STATUS_OF } from '../http/error-status.ts';

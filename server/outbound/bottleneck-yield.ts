@@ -4,7 +4,7 @@
  * setImmediate still yields to pending I/O, without the timer's floor. Timed waits (t > 0) are
  * left as they are.
  *
- * A process applies this once at start-up, where it can be seen (server/main.ts, the CLI, the
+ * A process applies this once at start-up, where it can be seen (server/start/main.ts, the CLI, the
  * tests' app), rather than as a side effect of importing the limiter.
  */
 import { createRequire } from 'node:module';

@@ -4,7 +4,7 @@
  * edited, their cadence edited and prospects added; prospects (status and message edited, never
  * regenerated) and their history; templates; and the sheets campaigns are made from.
  */
-import { invalidRequest, notFound, ServiceError } from '../errors.ts';
+import { invalidRequest, notFound, ServiceError } from '../lib/errors.ts';
 import type { Handler, HandlerContext } from '../invocation/handler.ts';
 import { checkRoom, placeProspects, sheetRows, writeProspects, type AddRowsDeps } from './add-rows.ts';
 import { campaignView, emptyCounts, type CampaignConfig, type Campaigns } from './campaigns.ts';

@@ -14,9 +14,9 @@ import { priceOf, type Operation } from '../../shared/operations/types.ts';
 import type { Principal } from '../invocation/caller.ts';
 import type { Payment } from '../credits/payment.ts';
 import type { Budget } from '../invocation/budget.ts';
-import { ServiceError } from '../errors.ts';
-import { creditsDebited } from '../metrics.ts';
-import { startTrace, type TraceContext } from '../trace-context.ts';
+import { ServiceError } from '../lib/errors.ts';
+import { creditsDebited } from '../lib/metrics.ts';
+import { startTrace, type TraceContext } from '../lib/trace-context.ts';
 import type { HandlerContext } from '../invocation/handler.ts';
 import type { AnswerForm, CreditCap, Receipt } from '../invocation/outcome.ts';
 

@@ -26,7 +26,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { OperationId } from '../../shared/operations/index.ts';
-import { ServiceError, type ErrorCode } from '../errors.ts';
+import { ServiceError, type ErrorCode } from '../lib/errors.ts';
 import { isDuplicateKeyError, type Collection, type IndexDeclaration, type Store } from '../store/port.ts';
 import type { Receipt, StreamEvent } from '../invocation/outcome.ts';
 

@@ -6,9 +6,9 @@
  * anyone's server.
  */
 import type { Config } from '../../config.ts';
-import { serviceMeter } from '../../metrics.ts';
-import { childTraceparent, type TraceContext } from '../../trace-context.ts';
-import { VERSION } from '../../version.ts';
+import { serviceMeter } from '../../lib/metrics.ts';
+import { childTraceparent, type TraceContext } from '../../lib/trace-context.ts';
+import { VERSION } from '../../lib/version.ts';
 
 export interface WebResult {
   url: string;

@@ -18,7 +18,7 @@ import { jsonOf, memberPrefixes } from './json-members.ts';
 import { holdServerLock, type ServerLock } from './lock.ts';
 import { convertJournalStore } from './migrate.ts';
 import { Tables } from './tables.ts';
-import { watchStore } from '../../metrics.ts';
+import { watchStore } from '../../lib/metrics.ts';
 
 /** The database file in DATA_DIR (with its `-wal` and `-shm` beside it while open). */
 export const DATABASE_FILE = 'store.db';

@@ -7,27 +7,27 @@
  * route can fail, so every response carries them.
  */
 import Koa from 'koa';
-import { protectedResourceMetadata, RESOURCE_METADATA_PATH, resourceMetadataUrl } from './auth/resource-metadata.ts';
-import type { Handlers } from './invocation/handler.ts';
+import { protectedResourceMetadata, RESOURCE_METADATA_PATH, resourceMetadataUrl } from '../auth/resource-metadata.ts';
+import type { Handlers } from '../invocation/handler.ts';
 import { createHandlers } from './handlers.ts';
-import { mcpOrigin } from './mcp/origin.ts';
-import { MCP_PATH, mcpRoute } from './mcp/route.ts';
-import { SERVER_CARD_PATH, serverCard } from './mcp/server-card.ts';
-import { apiReference } from './dashboard/api-reference.ts';
-import { Assets } from './dashboard/assets.ts';
-import { dashboard } from './dashboard/routes.ts';
-import { PACKAGE_ROOT } from './package-root.ts';
-import { createPipeline } from './pipeline/pipeline.ts';
-import { identify } from './http/authenticate.ts';
-import { errorHandler, unmatchedRoutes } from './http/error-handler.ts';
-import { buildOpenApi } from './http/openapi.ts';
-import { metricsRoute } from './http/metrics-route.ts';
-import { requestContext } from './http/request-context.ts';
-import { HeldStreams, type HeldStreamLimits } from './http/held-streams.ts';
-import { buildRouter, routeTable } from './http/routes.ts';
-import type { AppState } from './http/state.ts';
-import { throttle } from './http/throttle.ts';
-import { stripVersionPrefix, versioning } from './http/versioning.ts';
+import { mcpOrigin } from '../mcp/origin.ts';
+import { MCP_PATH, mcpRoute } from '../mcp/route.ts';
+import { SERVER_CARD_PATH, serverCard } from '../mcp/server-card.ts';
+import { apiReference } from '../dashboard/api-reference.ts';
+import { Assets } from '../dashboard/assets.ts';
+import { dashboard } from '../dashboard/routes.ts';
+import { PACKAGE_ROOT } from '../lib/package-root.ts';
+import { createPipeline } from '../pipeline/pipeline.ts';
+import { identify } from '../http/authenticate.ts';
+import { errorHandler, unmatchedRoutes } from '../http/error-handler.ts';
+import { buildOpenApi } from '../http/openapi.ts';
+import { metricsRoute } from '../http/metrics-route.ts';
+import { requestContext } from '../http/request-context.ts';
+import { HeldStreams, type HeldStreamLimits } from '../http/held-streams.ts';
+import { buildRouter, routeTable } from '../http/routes.ts';
+import type { AppState } from '../http/state.ts';
+import { throttle } from '../http/throttle.ts';
+import { stripVersionPrefix, versioning } from '../http/versioning.ts';
 import type { AppServices } from './bootstrap.ts';
 
 export interface AppOptions {

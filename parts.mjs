@@ -56,10 +56,7 @@ export const parts = [
 ];
 
 /** Arrows against the layers, each with its reason: `from` part may import `to` part. */
-export const allow = [
-  { from: 'config', to: 'providers', why: 'until each provider declares its settings itself (issue 45, item 2)' },
-  { from: 'config', to: 'companies', why: "BrasilAPI's default URL (issue 45, item 2)" },
-];
+export const allow = [];
 
 const layerOf = (p) => layers.findIndex((l) => l.name === p.layer);
 

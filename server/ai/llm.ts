@@ -9,7 +9,7 @@
 import type Bottleneck from 'bottleneck';
 import type OpenAI from 'openai';
 import { loadWhenUsed } from '../lib/load-when-used.ts';
-import type { Config } from '../config.ts';
+import type { LlmConfig } from '../config.ts';
 import { ServiceError } from '../lib/errors.ts';
 import { OutboundClient } from '../outbound/client.ts';
 import type { Clock } from '../outbound/clock.ts';
@@ -380,8 +380,7 @@ export function requireLlm(llm: Llm | null): Llm {
   return llm;
 }
 
-export function llmSettings(config: Config): LlmSettings | null {
-  const { llm } = config;
+export function llmSettings(llm: LlmConfig): LlmSettings | null {
   if (!llm.baseUrl || !llm.model) return null;
   return {
     baseUrl: llm.baseUrl,

@@ -10,7 +10,6 @@
 import { sessionPrincipal } from '../auth/principal.ts';
 import { ServiceError } from '../lib/errors.ts';
 import type { AppContext, Middleware } from '../http/state.ts';
-import type { Config } from '../config.ts';
 import type { Workspaces } from '../credits/workspaces.ts';
 import type { OidcSignIn } from './oidc-sign-in.ts';
 import { ASSETS_PATH, type Assets } from './assets.ts';
@@ -50,12 +49,13 @@ export interface DashboardDeps {
   /** null without OAUTH_ISSUER and OAUTH_CLIENT_ID. */
   oidcSignIn: OidcSignIn | null;
   workspaces: Workspaces;
-  config: Config;
+  /** PUBLIC_URL: the dashboard's origin, and whether its cookies are `Secure`. */
+  publicUrl: string;
 }
 
-export function dashboard({ sessions, signInLinks, workspaces, config, oidcSignIn: oidc }: DashboardDeps, assets: Assets): Dashboard {
-  const publicOrigin = new URL(config.publicUrl).origin;
-  const cookies = cookiePolicy(config.publicUrl);
+export function dashboard({ sessions, signInLinks, workspaces, publicUrl, oidcSignIn: oidc }: DashboardDeps, assets: Assets): Dashboard {
+  const publicOrigin = new URL(publicUrl).origin;
+  const cookies = cookiePolicy(publicUrl);
 
   const page = (ctx: AppContext, status: number, body: string) => {
     setPageHeaders(ctx);

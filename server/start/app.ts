@@ -59,7 +59,7 @@ export function createApp(services: AppServices, options: AppOptions = {}): Koa<
   const pipeline = createPipeline(services, { ...built, ...replaced });
   // Jobs run their items through this app's pipeline, as its routes do.
   if (options.jobs !== false) services.jobRunner.start(pipeline);
-  const resourceMetadata = protectedResourceMetadata(services.config);
+  const resourceMetadata = protectedResourceMetadata(services.config.publicUrl, services.config.oauth.issuer);
   // RFC 9728 §3.1's address of `/mcp`'s metadata: a 401 names it, and so does the server card.
   const mcpResourceMetadata = `${services.config.publicUrl}${RESOURCE_METADATA_PATH}${MCP_PATH}`;
   const card = serverCard(resourceMetadata, mcpResourceMetadata, services.version);
@@ -87,10 +87,11 @@ export function createApp(services: AppServices, options: AppOptions = {}): Koa<
   });
 
   const assets = options.dashboardAssets ?? Assets.load(new URL('dist/dashboard/', PACKAGE_ROOT));
-  const board = dashboard(services, assets);
+  const { sessions, signInLinks, oidcSignIn, workspaces } = services;
+  const board = dashboard({ sessions, signInLinks, oidcSignIn, workspaces, publicUrl: services.config.publicUrl }, assets);
   const middleware = [
     requestContext(services.log),
-    errorHandler(resourceMetadataUrl(services.config)),
+    errorHandler(resourceMetadataUrl(services.config.publicUrl)),
     // DNS-rebinding protection: before a credential is looked up or a request counted.
     mcpOrigin(services.config.publicUrl, services.config.mcpAllowedOrigins),
     // Prometheus' scrape, with its own token: before identification and the rate limit.

@@ -103,7 +103,7 @@ export async function bootstrap(
       store,
       config.providerKeySecret ?? (store.kind === 'embedded' ? await secretFile(config.dataDir) : undefined),
     );
-    const settings = llmSettings(config);
+    const settings = llmSettings(config.llm);
     const llm = settings ? new Llm(settings, store, config.redisUrl, clock) : null;
     if (llm) closers.unshift(() => llm.close());
 
@@ -114,7 +114,7 @@ export async function bootstrap(
       remoteCompanies,
       providerKeys,
       llm,
-      webSearch: webSearchFrom(config),
+      webSearch: webSearchFrom(config.webSearch),
       version,
       clock,
       jobsNow,

@@ -24,6 +24,7 @@ import { JobRunner } from '../jobs/runner.ts';
 import { Exporter } from '../exports/exporter.ts';
 import { webhookIndexes, Webhooks } from '../jobs/webhooks.ts';
 import { Providers } from '../providers/providers.ts';
+import { providerSettings } from '../providers/settings.ts';
 import { providerKeyIndexes, type WorkspaceProviderKeys } from '../providers/workspace-keys.ts';
 import type { BrasilApiSource } from '../companies/brasilapi-client.ts';
 import { People, peopleIndexes } from '../people/people.ts';
@@ -142,7 +143,9 @@ export function createServices(deps: {
     searchCursors: new SearchCursors(deps.store),
     enrichMemory: new EnrichMemory(deps.store),
     providers: new Providers({
-      config: deps.config,
+      settings: providerSettings(deps.config.env),
+      redisUrl: deps.config.redisUrl,
+      maxPauseMs: deps.config.providerMaxPauseSeconds * 1000,
       log: deps.log,
       keys: deps.providerKeys,
       lookups: { companies, remoteCompanies: deps.remoteCompanies },

@@ -8,7 +8,7 @@ import { OutboundClient, type OutboundClientOptions } from '../outbound/client.t
 import type { DeclaredLimits } from '../outbound/limiter.ts';
 import type { Attempt, AttemptFailure } from '../outbound/retry.ts';
 import { retryAfterMs } from '../outbound/retry-after.ts';
-import type { Maybe } from '../providers/data-provider.ts';
+import type { Maybe } from '../lib/maybe.ts';
 import { VERSION } from '../lib/version.ts';
 import type { TraceContext } from '../lib/trace-context.ts';
 import { REGISTRATION_STATUSES, STORED_FISCAL_SIZES } from '../../shared/schemas/registry.ts';

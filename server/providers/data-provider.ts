@@ -9,9 +9,6 @@ import type { Field, FieldValues, ProviderFields } from './fields.ts';
 import type { ProviderHttp } from './http.ts';
 import type { TraceContext } from '../lib/trace-context.ts';
 
-/** A field a third party's answer may leave out or send as null. */
-export type Maybe<T> = T | null | undefined;
-
 export interface ProviderDeclaration {
   id: ProviderId;
   name: string;

@@ -22,8 +22,9 @@ import { notFoundPage, signInPage, type SignInPageOptions } from './sign-in-page
 import type { Redemption, SignInLinks } from './sign-in-links.ts';
 import { setPageHeaders } from './security-headers.ts';
 
-const PREFIX = '/dashboard';
-const API_PREFIX = '/dashboard/api/';
+/** Where the dashboard is mounted; its API, the registry's `/api/…` routes, under `/dashboard/api/`. */
+export const DASHBOARD_PREFIX = '/dashboard';
+const PREFIX = DASHBOARD_PREFIX;
 /** The app's own pages, each served the same shell; the script routes between them. */
 const APP_PAGES = /^\/dashboard(?:\/(?:keys|credits|campaigns(?:\/[0-9a-fA-F-]{36})?|jobs|agent))?\/?$/;
 /** The cookie outlives idle sessions; the store decides whether the session it names still runs. */
@@ -36,9 +37,9 @@ const REFUSED_LINK: Record<Exclude<Redemption, { ok: true }>['reason'], string> 
 };
 
 export interface Dashboard {
-  /** Runs before `identify`: turns `/dashboard/api/…` into the registry's route, as the session. */
+  /** `/dashboard/api/…`, before `identify`: the session as the caller of the registry's route. */
   api: Middleware;
-  /** Runs after the rate limit: sign-in, sign-out, the app's pages and files. */
+  /** The rest of `/dashboard`, after the rate limit: sign-in, sign-out, the app's pages and files. */
   pages: Middleware;
 }
 
@@ -102,8 +103,7 @@ export function dashboard({ sessions, signInLinks, workspaces, publicUrl, oidcSi
     const { session } = await currentSession(ctx);
     if (session) ctx.state.principal = sessionPrincipal({ id: session._id, workspaceId: session.workspaceId, memberId: session.memberId });
     else ctx.state.authProblem = { code: 'unauthorized', message: 'Your dashboard session has ended: sign in again.' };
-    // From here on it is the registry's route, as under /v1.
-    ctx.path = ctx.path.slice(PREFIX.length);
+    // From here on it is the registry's route, mounted under /dashboard as under /v1.
     await next();
   }
 
@@ -200,8 +200,6 @@ export function dashboard({ sessions, signInLinks, workspaces, publicUrl, oidcSi
     page(ctx, 404, notFoundPage(assets));
   }
 
-  // Every /v1 request passes through both: a plain function hands it on, since an async one
-  // costs it a promise and its microtasks per hop (issue 35).
   const pages: Middleware = async (ctx, next) => {
     const path = ctx.path;
     const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
@@ -214,9 +212,5 @@ export function dashboard({ sessions, signInLinks, workspaces, publicUrl, oidcSi
     }
     notFound(ctx);
   };
-  const underPrefix = (path: string) => path === PREFIX || path.startsWith(`${PREFIX}/`);
-  return {
-    api: (ctx, next) => (ctx.path.startsWith(API_PREFIX) ? api(ctx, next) : next()),
-    pages: (ctx, next) => (underPrefix(ctx.path) ? pages(ctx, next) : next()),
-  };
+  return { api, pages };
 }

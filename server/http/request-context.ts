@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import * as metrics from '../lib/metrics.ts';
 import { traceFrom, traceparentOf, type TraceContext } from '../lib/trace-context.ts';
 import type { RouteLabel } from '../lib/metrics.ts';
-import { requestPath, setHeader, type AppContext, type AppState, type Middleware } from './state.ts';
+import { setHeader, type AppContext, type AppState, type Middleware } from './state.ts';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -72,7 +72,7 @@ export function requestContext(log: Logger): Middleware {
       if (isEventStream(ctx)) ctx.res.once('close', metrics.streamOpened(operation));
       state.access({
         method: ctx.method,
-        path: requestPath(ctx),
+        path: ctx.path,
         status: ctx.status,
         ms: Math.round(ms * 10) / 10,
         workspaceId: state.principal?.workspaceId,

@@ -58,8 +58,8 @@ export function mcpRoute({ pipeline, version, resourceMetadata }: McpRouteOption
     return { sdk, modern };
   };
 
-  return async (ctx, next) => {
-    if (ctx.path !== MCP_PATH) return next();
+  // Mounted at MCP_PATH (and under /v1) only.
+  return async (ctx) => {
     ctx.state.operation = 'mcp';
     if (ctx.method !== 'POST') {
       ctx.set('Allow', 'POST');

@@ -2,10 +2,13 @@
  * createApp builds the Koa application from its dependencies and never listens, so tests drive
  * it over real HTTP on an ephemeral port and main.ts decides where it serves.
  *
- * Order matters: the request id and the error handler wrap everything; the caller is identified
- * before the rate limit so quotas are per credential; rate-limit headers are set before any
- * route can fail, so every response carries them.
+ * The request id and the error handler wrap everything; then each surface is mounted on its own
+ * prefix and meets only its own steps: the API (`/v1`, and the bare root as its alias), MCP, the
+ * dashboard's API and its pages, the API reference, metrics. Within a surface, order matters: the
+ * caller is identified before the rate limit so quotas are per credential, and rate-limit headers
+ * are set before any route can fail, so every response carries them.
  */
+import type Router from '@koa/router';
 import Koa from 'koa';
 import { protectedResourceMetadata, RESOURCE_METADATA_PATH, resourceMetadataUrl } from '../auth/resource-metadata.ts';
 import type { Handlers } from '../invocation/handler.ts';
@@ -13,21 +16,22 @@ import { createHandlers } from './handlers.ts';
 import { mcpOrigin } from '../mcp/origin.ts';
 import { MCP_PATH, mcpRoute } from '../mcp/route.ts';
 import { SERVER_CARD_PATH, serverCard } from '../mcp/server-card.ts';
-import { apiReference } from '../dashboard/api-reference.ts';
+import { apiReference, DOCS_PATH } from '../dashboard/api-reference.ts';
 import { Assets } from '../dashboard/assets.ts';
-import { dashboard } from '../dashboard/routes.ts';
+import { DASHBOARD_PREFIX, dashboard } from '../dashboard/routes.ts';
 import { PACKAGE_ROOT } from '../lib/package-root.ts';
 import { createPipeline } from '../pipeline/pipeline.ts';
 import { identify } from '../http/authenticate.ts';
 import { errorHandler, unmatchedRoutes } from '../http/error-handler.ts';
 import { buildOpenApi } from '../http/openapi.ts';
-import { metricsRoute } from '../http/metrics-route.ts';
+import { chain } from '../http/chain.ts';
+import { METRICS_PATH, metricsRoute } from '../http/metrics-route.ts';
 import { requestContext } from '../http/request-context.ts';
 import { HeldStreams, type HeldStreamLimits } from '../http/held-streams.ts';
-import { buildRouter, routeTable } from '../http/routes.ts';
-import type { AppState } from '../http/state.ts';
+import { registryRoutes } from '../http/routes.ts';
+import type { AppState, Middleware, RoutedContext } from '../http/state.ts';
 import { throttle } from '../http/throttle.ts';
-import { stripVersionPrefix, versioning } from '../http/versioning.ts';
+import { versioning } from '../http/versioning.ts';
 import type { AppServices } from './bootstrap.ts';
 
 export interface AppOptions {
@@ -46,10 +50,10 @@ export interface AppOptions {
   jobs?: boolean;
 }
 
-export function createApp(services: AppServices, options: AppOptions = {}): Koa<AppState> {
+export function createApp(services: AppServices, options: AppOptions = {}): Koa<AppState, RoutedContext> {
   // Only the last X-Forwarded-For entry, the one our proxy appended: the ones before it are
   // whatever the client sent, and taking the first would let it choose its own rate-limit bucket.
-  const app = new Koa<AppState>({ proxy: options.proxy ?? services.config.trustProxy, maxIpsCount: 1 });
+  const app = new Koa<AppState, RoutedContext>({ proxy: options.proxy ?? services.config.trustProxy, maxIpsCount: 1 });
   // Errors are answered by errorHandler; Koa's own handler would only log them again.
   app.silent = true;
 
@@ -63,7 +67,8 @@ export function createApp(services: AppServices, options: AppOptions = {}): Koa<
   // RFC 9728 §3.1's address of `/mcp`'s metadata: a 401 names it, and so does the server card.
   const mcpResourceMetadata = `${services.config.publicUrl}${RESOURCE_METADATA_PATH}${MCP_PATH}`;
   const card = serverCard(resourceMetadata, mcpResourceMetadata, services.version);
-  const router = buildRouter(pipeline, new HeldStreams(options.streams), (r) => {
+  const mount = registryRoutes(pipeline, new HeldStreams(options.streams));
+  const extraRoutes = (r: Router<AppState>) => {
     r.get('/openapi.json', (ctx) => {
       ctx.state.operation = 'openapi';
       ctx.body = openapi;
@@ -84,35 +89,43 @@ export function createApp(services: AppServices, options: AppOptions = {}): Koa<
       ctx.set('Cache-Control', 'public, max-age=3600');
       ctx.body = card;
     });
-  });
+  };
 
   const assets = options.dashboardAssets ?? Assets.load(new URL('dist/dashboard/', PACKAGE_ROOT));
   const { sessions, signInLinks, oidcSignIn, workspaces } = services;
   const board = dashboard({ sessions, signInLinks, oidcSignIn, workspaces, publicUrl: services.config.publicUrl }, assets);
-  const middleware = [
-    requestContext(services.log),
-    errorHandler(resourceMetadataUrl(services.config.publicUrl)),
-    // DNS-rebinding protection: before a credential is looked up or a request counted.
-    mcpOrigin(services.config.publicUrl, services.config.mcpAllowedOrigins),
-    // Prometheus' scrape, with its own token: before identification and the rate limit.
-    metricsRoute(services.config.metricsToken),
-    // The dashboard's API names its caller by session cookie, where `identify` reads a bearer.
-    board.api,
-    identify(services.credentials),
-    throttle(services.rateLimiter),
-    board.pages,
-    apiReference(assets),
-    versioning(),
-    stripVersionPrefix(),
-    mcpRoute({
-      pipeline,
-      version: services.version,
-      resourceMetadata: mcpResourceMetadata,
-    }),
-    unmatchedRoutes(),
-  ];
-  for (const m of middleware) app.use(m as Koa.Middleware<AppState>);
-  app.use(routeTable(router) as Koa.Middleware<AppState>);
-  app.use(router.allowedMethods());
+  const identified = [identify(services.credentials), throttle(services.rateLimiter)];
+  const api = chain(...identified, versioning());
+  const v1 = chain(api, mount('/v1', extraRoutes));
+  const bare = chain(api, mount('', extraRoutes));
+  // DNS-rebinding protection first: before a credential is looked up or a request counted.
+  const mcp = chain(mcpOrigin(services.config.publicUrl, services.config.mcpAllowedOrigins), api, mcpRoute({
+    pipeline,
+    version: services.version,
+    resourceMetadata: mcpResourceMetadata,
+  }));
+  // The dashboard's API names its caller by session cookie, where `identify` reads a bearer.
+  const boardApi = chain(board.api, api, mount(DASHBOARD_PREFIX));
+  const boardPages = chain(...identified, board.pages);
+  const docs = chain(...identified, apiReference(assets));
+  // Prometheus' scrape, with its own token: no identification, no rate limit.
+  const metrics = metricsRoute(services.config.metricsToken);
+
+  const under = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix}/`);
+  const surfaceOf = (path: string): Middleware => {
+    if (path === MCP_PATH || path === `/v1${MCP_PATH}`) return mcp;
+    if (under(path, '/v1')) return v1;
+    if (path.startsWith(`${DASHBOARD_PREFIX}/api/`)) return boardApi;
+    if (under(path, DASHBOARD_PREFIX)) return boardPages;
+    if (under(path, DOCS_PATH)) return docs;
+    if (path === METRICS_PATH) return metrics;
+    return bare;
+  };
+  const surfaces: Middleware = (ctx, next) => surfaceOf(ctx.path)(ctx, next);
+
+  app.use(requestContext(services.log));
+  app.use(errorHandler(resourceMetadataUrl(services.config.publicUrl)));
+  app.use(unmatchedRoutes());
+  app.use(surfaces);
   return app;
 }

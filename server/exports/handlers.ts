@@ -52,8 +52,8 @@ export function createExportHandlers({ jobs, companies, exporter, runner, webhoo
     if (!written) throw notFound('Export file');
     const { format, bytes } = job.export;
     const answer = new FileAnswer(EXPORT_MEDIA_TYPES[format], `export-${job._id}.${format}`, path, Math.min(bytes, written.size));
-    // The registry types the answer as the file's text; the HTTP binding sends the file itself.
-    return answer as unknown as string;
+    // The registry documents the answer as the file's text; the HTTP binding sends the file itself.
+    return answer;
   };
 
   return { exportCompanies, getJobExport };

@@ -16,6 +16,7 @@ import type { InputOf, OperationId, OutputOf, StreamEventOf, StreamOperationId }
 import type { Operations } from '../../shared/operations/index.ts';
 import type { Principal } from './caller.ts';
 import type { Budget } from './budget.ts';
+import type { FileAnswer } from '../lib/file-answer.ts';
 import type { TraceContext } from '../lib/trace-context.ts';
 import type { AnswerForm, Outcome, RawInput, StreamEvent } from './outcome.ts';
 
@@ -62,8 +63,11 @@ export interface HandlerContext {
 
 type JsonAnswerOf<Id extends OperationId> = Operations[Id] extends { stream: { json: true } } ? Promise<OutputOf<Id>> : never;
 
+/** An operation that answers a file (`file` in its entry) hands the binding the file, not its text. */
+type AnswerOf<Id extends OperationId> = Operations[Id] extends { file: object } ? FileAnswer : OutputOf<Id>;
+
 export type Handler<Id extends OperationId> = Id extends StreamOperationId
   ? (input: InputOf<Id>, ctx: HandlerContext) => AsyncIterable<StreamEventOf<Id>> | JsonAnswerOf<Id>
-  : (input: InputOf<Id>, ctx: HandlerContext) => Promise<OutputOf<Id>>;
+  : (input: InputOf<Id>, ctx: HandlerContext) => Promise<AnswerOf<Id>>;
 
 export type Handlers = { [Id in OperationId]: Handler<Id> };

@@ -173,7 +173,8 @@ async function readMessage(ctx: AppContext, { isJSONRPCRequest, isJSONRPCNotific
     return rpcError(400, -32600, `Invalid Request: not a JSON-RPC 2.0 message (${whatIsWrong(body as Record<string, unknown>)}).`);
   }
   if (!problem) return { body };
-  (body as unknown as { params: { arguments: unknown } }).params.arguments = {};
+  // The problem lies inside a tool call's arguments: the call is answered, its arguments refused.
+  if ('params' in body && typeof body.params === 'object' && body.params !== null && 'arguments' in body.params) body.params.arguments = {};
   return { body, refusedArguments: problem.message(fieldOf(problem.path.slice(2)) || 'arguments') };
 }
 

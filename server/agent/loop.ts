@@ -12,7 +12,7 @@ import type { Tool } from '../tools/tools.ts';
 import type { HandlerContext } from '../invocation/handler.ts';
 import type { Conversations, StoredMessage } from './conversations.ts';
 import { fitToBudget, systemPrompt } from './prompt.ts';
-import { functionsOf, isPaidTool, offeredTools, parseArguments, refused, runTool, startsPaidWork, toolCallKey, writes, type ToolCallOutcome } from './tools.ts';
+import { functionsOf, isPaidTool, offeredTools, parseArguments, refused, runTool, startsPaidWork, toolCallKey, writes, type ToolCallOutcome } from './tool-calls.ts';
 
 export type AgentEvent = StreamEventOf<'agentChat'>;
 

@@ -15,7 +15,7 @@ import type { Clock } from '../outbound/clock.ts';
 import { closeLimiter, createLimiter, throttleFor } from '../outbound/limiter.ts';
 import { BRASILAPI_LIMITS, BrasilApiSource } from '../companies/brasilapi-client.ts';
 import { Llm, llmSettings } from '../ai/llm.ts';
-import { webSearchFrom } from '../ai/web/web-search.ts';
+import { webSearchFrom } from '../ai/web-search.ts';
 import { secretFile, WorkspaceProviderKeys } from '../providers/workspace-keys.ts';
 import { createServices, indexDeclarations, type Services } from './services.ts';
 import { IdempotencyKeys, idempotencyIndexes } from '../pipeline/idempotency.ts';

@@ -8,7 +8,7 @@ import { stillActingOf } from '../auth/still-acting.ts';
 import type { Logger } from 'pino';
 import { aiCacheIndexes, AiColumns } from '../ai/ai-column.ts';
 import { aiUsageIndexes, type Llm } from '../ai/llm.ts';
-import type { WebSearch } from '../ai/web/web-search.ts';
+import type { WebSearch } from '../ai/web-search.ts';
 import { AccessTokens } from '../auth/access-tokens.ts';
 import { Credentials, type OAuth } from '../auth/credentials.ts';
 import { ApiKeys, apiKeyIndexes } from '../auth/keys.ts';

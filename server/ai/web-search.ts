@@ -5,10 +5,10 @@
  * the request's trace (a child `traceparent`); a page read (page-reader.ts) does not, being
  * anyone's server.
  */
-import type { WebSearchConfig } from '../../config.ts';
-import { serviceMeter } from '../../lib/metrics.ts';
-import { childTraceparent, type TraceContext } from '../../lib/trace-context.ts';
-import { VERSION } from '../../lib/version.ts';
+import type { WebSearchConfig } from '../config.ts';
+import { serviceMeter } from '../lib/metrics.ts';
+import { childTraceparent, type TraceContext } from '../lib/trace-context.ts';
+import { VERSION } from '../lib/version.ts';
 
 export interface WebResult {
   url: string;

@@ -2,14 +2,17 @@
  * Every environment variable prospecta reads, parsed and validated in one place. Each has a
  * working default so `npm start` needs none; a malformed value stops start-up with a message
  * naming the variable rather than surfacing later as a strange runtime error.
+ *
+ * A leaf: it imports nothing of the tree, so reading a setting never loads a provider or a
+ * store. The per-provider variables are named by each provider's declaration, so they are read
+ * with these same parsers by `providers/settings.ts`; the start-up hands every adapter the slice
+ * of this it uses (`config.llm`, `config.webSearch`, the provider settings…), never the whole.
  */
-import { envPrefix } from './providers/data-provider.ts';
-import { declarations } from './providers/declared.ts';
-import { BRASILAPI_URL } from './companies/brasilapi-client.ts';
-
 /** The Receita's Nextcloud share of the monthly releases (since about Feb 2026), and the tax-regime folder. */
 const CNPJ_RELEASES_URL = 'https://arquivos.receitafederal.gov.br/index.php/s/YggdBLfdninEJX9';
 const CNPJ_TAX_REGIMES_URL = 'https://arquivos.receitafederal.gov.br/dados/cnpj/regime_tributario/';
+/** BrasilAPI's public instance, answering CNPJ lookups the imported registry lacks. */
+const BRASILAPI_URL = 'https://brasilapi.com.br';
 
 export interface Config {
   port: number;
@@ -21,19 +24,9 @@ export interface Config {
   dataDir: string;
   mongodbUri: string | undefined;
   redisUrl: string | undefined;
-  llm: {
-    baseUrl: string | undefined;
-    apiKey: string | undefined;
-    model: string | undefined;
-    timeoutMs: number;
-    maxConcurrent: number;
-    perMinute: number | undefined;
-    maxPromptTokens: number;
-  };
-  /** The built-in agent: tool calls per message, and messages a day for a workspace without a plan. */
-  agent: { maxSteps: number; freeMessagesPerDay: number };
-  /** Web search for research: SearXNG when its URL is set, else Brave with its key. */
-  webSearch: { searxngUrl: string | undefined; braveApiKey: string | undefined; braveUrl: string };
+  llm: LlmConfig;
+  agent: AgentLimits;
+  webSearch: WebSearchConfig;
   /** Lets research read pages on loopback addresses (tests); off by default. */
   webAllowLoopback: boolean;
   /** Background jobs (server/jobs): how often a runner looks for work, how many items it runs at once, webhooks. */
@@ -51,17 +44,7 @@ export interface Config {
   /** Synthetic registry companies (establishments) the demo data imports on an empty store. */
   demoSeedCompanies: number;
   /** The external authorization server whose JWT access tokens are accepted; unset: API keys only. */
-  oauth: {
-    issuer: string | undefined;
-    audience: string;
-    jwksUrl: string | undefined;
-    autoSignup: boolean;
-    /** How long one fetch of the issuer's metadata or keys may take (OAUTH_FETCH_TIMEOUT_MS). */
-    fetchTimeoutMs: number;
-    /** The dashboard's own client at the issuer ("Sign in with …"); unset: one-time links only. */
-    clientId: string | undefined;
-    clientSecret: string | undefined;
-  };
+  oauth: OAuthConfig;
   logLevel: string;
   /** NODE_ENV=production: no demo data is loaded, and no key or sign-in link is printed or logged. */
   production: boolean;
@@ -78,8 +61,6 @@ export interface Config {
   brasilApi: { enabled: boolean; url: string; lookupsPerRequest: number };
   /** Where `download cnpj` finds the Receita's releases and tax-regime files (issue 22). */
   cnpjReleases: { url: string; taxRegimesUrl: string; stallMs: number; parallel: number };
-  /** Per provider: its key and the operator's overrides of its declared URL, limits and cost. */
-  providers: Record<string, ProviderSettings>;
   /**
    * PROVIDER_MAX_PAUSE_SECONDS: the longest a provider's `Retry-After` may pause every call made
    * with one key (a longer one is cut to it), so one answer cannot switch a provider off.
@@ -87,34 +68,58 @@ export interface Config {
   providerMaxPauseSeconds: number;
   /** Encrypts workspaces' own provider keys at rest: 32 bytes, hex or base64 (PROVIDER_KEY_SECRET). */
   providerKeySecret: Buffer | undefined;
-  /** The variables this was read from: provider adapters read their own keys (`HUNTER_API_KEY`…) here. */
+  /**
+   * The variables this was read from: the providers' own (`HUNTER_API_KEY`, `HUNTER_COST`…) are
+   * named by their declarations and read from here (`providers/settings.ts`).
+   */
   env: Env;
 }
 
-export interface ProviderSettings {
-  /** The service's key, or null when unset (the provider is then not configured). */
-  key: string | null;
-  /** Whether it may be called: its key is set, or its switch is on for a keyless one. */
-  configured: boolean;
-  baseUrl: string | null;
-  perSecond: number | undefined;
-  perMinute: number | undefined;
-  maxConcurrent: number;
-  cost: number;
-  /** How long one attempt may take, answer included. */
+export interface LlmConfig {
+  baseUrl: string | undefined;
+  apiKey: string | undefined;
+  model: string | undefined;
   timeoutMs: number;
+  maxConcurrent: number;
+  perMinute: number | undefined;
+  maxPromptTokens: number;
+}
+
+/** The built-in agent: tool calls per message, and messages a day for a workspace without a plan. */
+export interface AgentLimits {
+  maxSteps: number;
+  freeMessagesPerDay: number;
+}
+
+/** Web search for research: SearXNG when its URL is set, else Brave with its key. */
+export interface WebSearchConfig {
+  searxngUrl: string | undefined;
+  braveApiKey: string | undefined;
+  braveUrl: string;
+}
+
+export interface OAuthConfig {
+  issuer: string | undefined;
+  audience: string;
+  jwksUrl: string | undefined;
+  autoSignup: boolean;
+  /** How long one fetch of the issuer's metadata or keys may take (OAUTH_FETCH_TIMEOUT_MS). */
+  fetchTimeoutMs: number;
+  /** The dashboard's own client at the issuer ("Sign in with …"); unset: one-time links only. */
+  clientId: string | undefined;
+  clientSecret: string | undefined;
 }
 
 export class ConfigError extends Error {}
 
-type Env = Record<string, string | undefined>;
+export type Env = Record<string, string | undefined>;
 
-function text(env: Env, name: string): string | undefined {
+export function text(env: Env, name: string): string | undefined {
   const value = env[name]?.trim();
   return value ? value : undefined;
 }
 
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+export function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = text(env, name);
   if (raw === undefined) return fallback;
   const value = Number(raw);
@@ -127,7 +132,7 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
 const TRUE = ['true', '1', 'yes'];
 const FALSE = ['false', '0', 'no'];
 
-function flag(env: Env, name: string, fallback: boolean): boolean {
+export function flag(env: Env, name: string, fallback: boolean): boolean {
   const raw = text(env, name)?.toLowerCase();
   if (raw === undefined) return fallback;
   if (TRUE.includes(raw)) return true;
@@ -135,7 +140,7 @@ function flag(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(`${name} must be true or false (got "${raw}")`);
 }
 
-function url(env: Env, name: string, protocols: string[]): string | undefined {
+export function url(env: Env, name: string, protocols: string[]): string | undefined {
   const raw = text(env, name);
   if (raw === undefined) return undefined;
   let parsed: URL;
@@ -148,27 +153,6 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
     throw new ConfigError(`${name} must use ${protocols.join(' or ')} (got ${parsed.protocol})`);
   }
   return raw;
-}
-
-function providerSettings(env: Env): Record<string, ProviderSettings> {
-  const settings: Record<string, ProviderSettings> = {};
-  for (const p of declarations) {
-    const prefix = envPrefix(p.id);
-    const optional = (name: string, declared: number | undefined) =>
-      declared === undefined && text(env, name) === undefined ? undefined : integer(env, name, declared ?? 0, 1, 1_000_000);
-    const key = p.keyVariable ? (text(env, p.keyVariable) ?? null) : null;
-    settings[p.id] = {
-      key,
-      configured: (p.keyVariable === null || key !== null) && (!p.switchVariable || flag(env, p.switchVariable, false)),
-      baseUrl: p.baseUrl === null ? null : (url(env, `${prefix}_URL`, ['http:', 'https:']) ?? p.baseUrl),
-      perSecond: optional(`${prefix}_RATE_PER_SECOND`, p.limits.perSecond),
-      perMinute: optional(`${prefix}_RATE_PER_MINUTE`, p.limits.perMinute),
-      maxConcurrent: integer(env, `${prefix}_MAX_CONCURRENT`, p.limits.maxConcurrent, 1, 10_000),
-      cost: integer(env, `${prefix}_COST`, p.cost, 0, 1000),
-      timeoutMs: integer(env, `${prefix}_TIMEOUT_MS`, p.timeoutMs ?? 10_000, 100, 120_000),
-    };
-  }
-  return settings;
 }
 
 function secret(env: Env, name: string): Buffer | undefined {
@@ -262,7 +246,6 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: flag(env, 'TRUST_PROXY', false),
     metricsToken: token(env, 'METRICS_TOKEN'),
     keyCacheSeconds: integer(env, 'KEY_CACHE_SECONDS', 5, 0, 3600),
-    providers: providerSettings(env),
     providerMaxPauseSeconds: integer(env, 'PROVIDER_MAX_PAUSE_SECONDS', 300, 1, 86_400),
     providerKeySecret: secret(env, 'PROVIDER_KEY_SECRET'),
     env,

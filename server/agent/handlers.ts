@@ -3,10 +3,10 @@ import { randomUUID } from 'node:crypto';
 import type { InputOf, OutputOf } from '../../shared/operations/index.ts';
 import { AGENT_CONTEXT_MAX_CHARS } from '../../shared/schemas/agent.ts';
 import { requireLlm, type Llm } from '../ai/llm.ts';
-import type { Config } from '../config.ts';
+import type { AgentLimits } from '../config.ts';
 import type { Payment } from '../credits/payment.ts';
-import { invalidRequest, notFound } from '../errors.ts';
-import type { HandlerContext } from '../pipeline/handler.ts';
+import { invalidRequest, notFound } from '../lib/errors.ts';
+import type { HandlerContext } from '../invocation/handler.ts';
 import { conversationView, MAX_CONVERSATION_CHARS, summaryView, type Conversations } from './conversations.ts';
 import { agentEvents, type AgentEvent, type ChatSetup } from './loop.ts';
 
@@ -17,7 +17,7 @@ export interface AgentDeps {
   /** The free plan's daily messages. */
   payment: Pick<Payment, 'requireAgentMessage'>;
   /** AGENT_FREE_MESSAGES_PER_DAY and AGENT_MAX_STEPS. */
-  limits: Config['agent'];
+  limits: AgentLimits;
 }
 
 export function createAgentHandlers({ llm: model, conversations, payment, limits }: AgentDeps) {

@@ -7,12 +7,12 @@
 import type { InputOf, StreamEventOf } from '../../shared/operations/index.ts';
 import type { Llm } from '../ai/llm.ts';
 import { framing as newFraming } from '../ai/untrusted-data.ts';
-import { ServiceError } from '../errors.ts';
+import { ServiceError } from '../lib/errors.ts';
 import type { Tool } from '../tools/tools.ts';
-import type { HandlerContext } from '../pipeline/handler.ts';
+import type { HandlerContext } from '../invocation/handler.ts';
 import type { Conversations, StoredMessage } from './conversations.ts';
 import { fitToBudget, systemPrompt } from './prompt.ts';
-import { functionsOf, isPaidTool, offeredTools, parseArguments, refused, runTool, startsPaidWork, toolCallKey, writes, type ToolCallOutcome } from './tools.ts';
+import { functionsOf, isPaidTool, offeredTools, parseArguments, refused, runTool, startsPaidWork, toolCallKey, writes, type ToolCallOutcome } from './tool-calls.ts';
 
 export type AgentEvent = StreamEventOf<'agentChat'>;
 

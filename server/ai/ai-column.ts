@@ -9,7 +9,7 @@ import type { AiColumnResult } from '../../shared/types.ts';
 import type { IndexDeclaration, Store } from '../store/port.ts';
 import { LlmError, requireLlm, type Llm } from './llm.ts';
 import { framing } from './untrusted-data.ts';
-import type { TraceContext } from '../trace-context.ts';
+import type { TraceContext } from '../lib/trace-context.ts';
 
 export const MAX_VALUE_CHARS = 500;
 const CACHE_MS = 24 * 60 * 60 * 1000;

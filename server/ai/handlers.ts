@@ -1,10 +1,10 @@
 /** AI: research on a row and short generated column values, priced by the registry. */
-import type { Handler } from '../pipeline/handler.ts';
+import type { Handler } from '../invocation/handler.ts';
 import type { AiColumns } from './ai-column.ts';
 import type { Llm } from './llm.ts';
 import { checkSiteFields, research as runResearch, rowContext } from './research.ts';
 import { checkContextSize } from './untrusted-data.ts';
-import type { WebSearch } from './web/web-search.ts';
+import type { WebSearch } from './web-search.ts';
 
 export interface AiDeps {
   /** null until a model is configured (503). */

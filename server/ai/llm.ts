@@ -9,19 +9,19 @@
 import type Bottleneck from 'bottleneck';
 import type OpenAI from 'openai';
 import { loadWhenUsed } from '../lib/load-when-used.ts';
-import type { Config } from '../config.ts';
-import { ServiceError } from '../errors.ts';
+import type { LlmConfig } from '../config.ts';
+import { ServiceError } from '../lib/errors.ts';
 import { OutboundClient } from '../outbound/client.ts';
 import type { Clock } from '../outbound/clock.ts';
 import { closeLimiter, createLimiter, throttleFor } from '../outbound/limiter.ts';
 import type { AttemptFailure } from '../outbound/retry.ts';
 import { retryAfterMs } from '../outbound/retry-after.ts';
 import type { IndexDeclaration, Store } from '../store/port.ts';
-import { llmTokensUsed } from '../metrics.ts';
+import { llmTokensUsed } from '../lib/metrics.ts';
 
 /** Only a server with a model configured needs the SDK. */
 const openai = loadWhenUsed<{ default: typeof OpenAI }>('openai');
-import type { TraceContext } from '../trace-context.ts';
+import type { TraceContext } from '../lib/trace-context.ts';
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
@@ -380,8 +380,7 @@ export function requireLlm(llm: Llm | null): Llm {
   return llm;
 }
 
-export function llmSettings(config: Config): LlmSettings | null {
-  const { llm } = config;
+export function llmSettings(llm: LlmConfig): LlmSettings | null {
   if (!llm.baseUrl || !llm.model) return null;
   return {
     baseUrl: llm.baseUrl,

@@ -6,13 +6,13 @@
  */
 import type { InputOf } from '../../shared/operations/index.ts';
 import type { ResearchResult } from '../../shared/types.ts';
-import { invalidRequest, ServiceError } from '../errors.ts';
+import { invalidRequest, ServiceError } from '../lib/errors.ts';
 import { LlmError, requireLlm, type Llm } from './llm.ts';
 import { framing } from './untrusted-data.ts';
-import { PageError, readPage, type Page } from './web/page-reader.ts';
-import { BlockedAddressError } from './web/ssrf-guard.ts';
-import { SearchError, type WebSearch } from './web/web-search.ts';
-import type { TraceContext } from '../trace-context.ts';
+import { PageError, readPage, type Page } from './page-reader.ts';
+import { BlockedAddressError } from '../outbound/ssrf-guard.ts';
+import { SearchError, type WebSearch } from './web-search.ts';
+import type { TraceContext } from '../lib/trace-context.ts';
 
 export const MAX_PAGES = 5;
 const MAX_ANSWER_CHARS = 4000;

@@ -6,7 +6,7 @@
  * refuse an answer that repeats it: the prompt leaked, whatever the page said.
  */
 import { randomBytes } from 'node:crypto';
-import { invalidRequest } from '../errors.ts';
+import { invalidRequest } from '../lib/errors.ts';
 
 export interface Framing {
   /** Wraps data for the user message. */

@@ -11,7 +11,7 @@
 import type { AccessTokens } from './access-tokens.ts';
 import { KEY_PREFIX } from './key-format.ts';
 import type { ApiKeys } from './keys.ts';
-import type { Principal, Refusal } from './principal.ts';
+import type { Principal, Refusal } from '../invocation/caller.ts';
 import type { Subjects } from './subjects.ts';
 import { TokenRefused, type TokenRefusalReason } from './token-refusal.ts';
 

@@ -1,5 +1,5 @@
-import { ServiceError } from '../errors.ts';
-import type { Handler } from '../pipeline/handler.ts';
+import { ServiceError } from '../lib/errors.ts';
+import type { Handler } from '../invocation/handler.ts';
 import type { ApiKeys } from './keys.ts';
 import { createMemberKey } from './member-removal.ts';
 import type { Members } from './members.ts';

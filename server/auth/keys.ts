@@ -14,6 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { SCOPES, type Scope } from '../../shared/operations/types.ts';
 import { MAX_KEY_NAME } from '../../shared/key-name.ts';
+import { Lru } from '../lib/lru.ts';
 import type { Collection, IndexDeclaration, Store } from '../store/port.ts';
 import { generateApiKey, hashApiKey, isWellFormedKey, keyHint } from './key-format.ts';
 
@@ -64,16 +65,12 @@ export const apiKeyIndexes: IndexDeclaration[] = [
   { collection: 'apiKeys', keys: { workspaceId: 1 } },
 ];
 
-interface CacheEntry {
-  key: ApiKeyDoc | null;
-  expiresAt: number;
-}
-
 const MAX_CACHE_ENTRIES = 10_000;
 
 export class ApiKeys {
   private readonly keys: Collection<ApiKeyDoc>;
-  private readonly cache = new Map<string, CacheEntry>();
+  /** Lookups by hash, null for a key that is unknown or revoked, for KEY_CACHE_SECONDS. */
+  private readonly cache: Lru<string, ApiKeyDoc | null>;
   /** When this process last wrote each key's last use. */
   private readonly lastWritten = new Map<string, number>();
   /**
@@ -86,10 +83,11 @@ export class ApiKeys {
 
   constructor(
     store: Store,
-    private readonly cacheMs: number,
+    cacheMs: number,
     private readonly now: () => number = Date.now,
   ) {
     this.keys = store.collection<ApiKeyDoc>('apiKeys');
+    this.cache = new Lru(MAX_CACHE_ENTRIES, { ttlMs: cacheMs, now });
   }
 
   /**
@@ -172,18 +170,13 @@ export class ApiKeys {
   async authenticate(presented: string): Promise<ApiKeyDoc | null> {
     if (!isWellFormedKey(presented)) return null;
     const hash = hashApiKey(presented);
-    const now = this.now();
-    const cached = this.cache.get(hash);
-    let key: ApiKeyDoc | null;
-    if (cached && cached.expiresAt > now) {
-      key = cached.key;
-    } else {
+    let key = this.cache.get(hash);
+    if (key === undefined) {
       const doc = await this.keys.findOne({ hash });
       key = doc && !doc.revokedAt ? doc : null;
-      if (this.cache.size >= MAX_CACHE_ENTRIES) this.cache.clear();
-      this.cache.set(hash, { key, expiresAt: now + this.cacheMs });
+      this.cache.set(hash, key);
     }
-    if (key) this.noteUse(key._id, now);
+    if (key) this.noteUse(key._id, this.now());
     return key;
   }
 

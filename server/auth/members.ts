@@ -11,6 +11,7 @@
  * change runs in the server's own process, so on the embedded store it is always immediate.
  */
 import { randomUUID } from 'node:crypto';
+import { Lru } from '../lib/lru.ts';
 import { isDuplicateKeyError, type Collection, type IndexDeclaration, type Store } from '../store/port.ts';
 
 export interface MemberDoc {
@@ -43,11 +44,6 @@ export const memberIndexes: IndexDeclaration[] = [
 
 export type AddResult = { added: MemberDoc } | { alreadyIn: string };
 
-interface CacheEntry {
-  member: MemberDoc | null;
-  expiresAt: number;
-}
-
 const MAX_CACHE_ENTRIES = 10_000;
 
 /** The cache key of a subject; also what `onChange` announces. */
@@ -57,32 +53,27 @@ export function subjectKey(iss: string, sub: string): string {
 
 export class Members {
   readonly collection: Collection<MemberDoc>;
-  private readonly cache = new Map<string, CacheEntry>();
+  /** Lookups by subject, for KEY_CACHE_SECONDS. */
+  private readonly cache: Lru<string, MemberDoc | null>;
   /**
    * Called with the subject key of every member added or removed here, and awaited: the change
    * answers only once the other instances have been told (see ApiKeys.onRevoke).
    */
   onChange: (key: string) => Promise<void> | void = () => {};
 
-  constructor(
-    store: Store,
-    private readonly cacheMs: number,
-  ) {
+  constructor(store: Store, cacheMs: number) {
     this.collection = store.collection<MemberDoc>('members');
+    this.cache = new Lru(MAX_CACHE_ENTRIES, { ttlMs: cacheMs });
   }
 
   /** The subject's document (removed or not), or null; served from the cache when recent. */
   async find(iss: string, sub: string): Promise<MemberDoc | null> {
     const key = subjectKey(iss, sub);
-    const now = Date.now();
     const cached = this.cache.get(key);
-    if (cached && cached.expiresAt > now) return cached.member;
+    if (cached !== undefined) return cached;
     const member = await this.collection.findOne({ iss, sub });
     // A sign-up still under way is not cached: the next request must see it finish.
-    if (member?.ready !== false) {
-      if (this.cache.size >= MAX_CACHE_ENTRIES) this.cache.clear();
-      this.cache.set(key, { member, expiresAt: now + this.cacheMs });
-    }
+    if (member?.ready !== false) this.cache.set(key, member);
     return member;
   }
 

@@ -6,7 +6,6 @@
  * both describe that one resource, as decisions.md says.
  */
 import { SCOPES } from '../../shared/operations/types.ts';
-import type { Config } from '../config.ts';
 
 export const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
 
@@ -19,19 +18,20 @@ export interface ProtectedResourceMetadata {
   resource_documentation: string;
 }
 
-export function protectedResourceMetadata(config: Pick<Config, 'publicUrl' | 'oauth'>): ProtectedResourceMetadata {
+/** `issuer`: OAUTH_ISSUER, the one authorization server whose tokens are accepted, if any. */
+export function protectedResourceMetadata(publicUrl: string, issuer: string | undefined): ProtectedResourceMetadata {
   return {
-    resource: `${config.publicUrl}/mcp`,
+    resource: `${publicUrl}/mcp`,
     // Absent, not empty, without an issuer: clients then know only API keys work.
-    ...(config.oauth.issuer ? { authorization_servers: [config.oauth.issuer] } : {}),
+    ...(issuer ? { authorization_servers: [issuer] } : {}),
     scopes_supported: [...SCOPES],
     bearer_methods_supported: ['header'],
     resource_name: 'prospecta',
-    resource_documentation: `${config.publicUrl}/openapi.json`,
+    resource_documentation: `${publicUrl}/openapi.json`,
   };
 }
 
 /** The address every `WWW-Authenticate` of a 401 or 403 names as `resource_metadata`. */
-export function resourceMetadataUrl(config: Pick<Config, 'publicUrl'>): string {
-  return `${config.publicUrl}${RESOURCE_METADATA_PATH}`;
+export function resourceMetadataUrl(publicUrl: string): string {
+  return `${publicUrl}${RESOURCE_METADATA_PATH}`;
 }

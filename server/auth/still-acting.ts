@@ -6,7 +6,7 @@
  */
 import type { ApiKeys } from './keys.ts';
 import type { Members } from './members.ts';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../invocation/caller.ts';
 
 export type StillActing = (principal: Principal) => Promise<boolean>;
 

@@ -16,10 +16,10 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Credits } from '../credits/ledger.ts';
 import { isDuplicateKeyError } from '../store/port.ts';
-import type { Workspaces } from '../workspaces.ts';
+import type { Workspaces } from '../credits/workspaces.ts';
 import type { VerifiedToken } from './access-tokens.ts';
 import { subjectKey, type MemberDoc, type Members } from './members.ts';
-import type { Refusal } from './principal.ts';
+import type { Refusal } from '../invocation/caller.ts';
 
 const UNKNOWN: Refusal = {
   code: 'no_workspace',

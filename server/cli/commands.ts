@@ -18,7 +18,7 @@ import type { Config } from '../config.ts';
 import type { Problem } from '../companies/receita/import/rows.ts';
 import { generateRelease } from '../seed/release-generator.ts';
 import { MissingSecretError } from '../providers/workspace-keys.ts';
-import type { AppServices } from '../bootstrap.ts';
+import type { AppServices } from '../start/bootstrap.ts';
 import { seedDemo } from '../seed/demo.ts';
 import { usage, type CommandName } from './usage.ts';
 import { checkBackup } from '../store/embedded/backup.ts';

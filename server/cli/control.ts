@@ -7,7 +7,7 @@ import { isCommand } from './usage.ts';
 import { chmod, rm } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import type { AppServices } from '../bootstrap.ts';
+import type { AppServices } from '../start/bootstrap.ts';
 import { CommandRefused, commands, UsageError, type Args, type CommandEvent } from './commands.ts';
 
 export interface ControlRequest {

@@ -146,8 +146,8 @@ async function execute(request: ControlRequest): Promise<ControlReply> {
     }
   }
   const [{ bootstrap }, { VERSION }, { controlSocketPath, runCommand, sendControl }] = await Promise.all([
-    import('../bootstrap.ts'),
-    import('../version.ts'),
+    import('../start/bootstrap.ts'),
+    import('../lib/version.ts'),
     import('./control.ts'),
   ]);
   try {

@@ -8,9 +8,9 @@ import { OutboundClient, type OutboundClientOptions } from '../outbound/client.t
 import type { DeclaredLimits } from '../outbound/limiter.ts';
 import type { Attempt, AttemptFailure } from '../outbound/retry.ts';
 import { retryAfterMs } from '../outbound/retry-after.ts';
-import type { Maybe } from '../providers/data-provider.ts';
-import { VERSION } from '../version.ts';
-import type { TraceContext } from '../trace-context.ts';
+import type { Maybe } from '../lib/maybe.ts';
+import { VERSION } from '../lib/version.ts';
+import type { TraceContext } from '../lib/trace-context.ts';
 import { REGISTRATION_STATUSES, STORED_FISCAL_SIZES } from '../../shared/schemas/registry.ts';
 import type { CodeAndDescription, CompanyRecord, RegistrationStatus } from './company-record.ts';
 import type { PhoneNumber, TaxOption } from '../../shared/types.ts';

@@ -9,7 +9,7 @@
  */
 import type { Collection, Filter, FindOptions, IndexDeclaration, Store } from '../store/port.ts';
 import { ActivityMatcher, type CnaeDoc } from './activities.ts';
-import { RawJson } from '../raw-json.ts';
+import { RawJson } from '../lib/raw-json.ts';
 import { REGISTRY_SOURCE, type CompanyDoc, type CompanyRecord, type CompanyView } from './company-record.ts';
 import { planSearch, type CompanyFilters, type SearchPlan } from './search-plan.ts';
 import { TaxRegimes, taxRegimeIndexes } from './tax-regimes.ts';

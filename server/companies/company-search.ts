@@ -6,7 +6,7 @@
  */
 import type { InputOf } from '../../shared/operations/index.ts';
 import { COMPANY_SOURCES } from '../../shared/schemas/companies.ts';
-import { ServiceError } from '../errors.ts';
+import { ServiceError } from '../lib/errors.ts';
 import type { Activity } from '../../shared/types.ts';
 import type { Companies } from './companies.ts';
 import { companyView, REGISTRY_SOURCE, type CompanyView } from './company-record.ts';

@@ -1,14 +1,14 @@
 /** Companies: search (plain and streamed) and the CNPJ batch lookup, on the imported registry and BrasilAPI. */
 import { checkCnpj } from '../../shared/cnpj.ts';
 import type { StreamEventOf } from '../../shared/operations/index.ts';
-import { ServiceError } from '../errors.ts';
-import type { Handler, HandlerContext } from '../pipeline/handler.ts';
-import { holdsRaw } from '../raw-json.ts';
+import { ServiceError } from '../lib/errors.ts';
+import type { Handler, HandlerContext } from '../invocation/handler.ts';
+import { holdsRaw } from '../lib/raw-json.ts';
 import type { BrasilApiSource } from './brasilapi-client.ts';
 import { companyView, REGISTRY_SOURCE, type CompanyView } from './company-record.ts';
 import type { Companies } from './companies.ts';
 import { startCompanySearch } from './company-search.ts';
-import type { SearchCursors } from '../search-cursors.ts';
+import type { SearchCursors } from './search-cursors.ts';
 
 const MAX_NAMED = 5;
 
@@ -51,7 +51,7 @@ export function createCompanyHandlers({ companies, searchCursors, remoteCompanie
       );
     }
 
-    // Over HTTP, the registry's companies are their stored JSON, passed through unparsed (server/raw-json.ts).
+    // Over HTTP, the registry's companies are their stored JSON, passed through unparsed (server/lib/raw-json.ts).
     const found = await companies.views(valid, ctx.rawJson);
     const sources: Array<{ source: string; count: number; checked?: number; error?: string }> = [
       { source: REGISTRY_SOURCE, count: found.size },

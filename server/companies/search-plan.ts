@@ -7,7 +7,7 @@
  * that names the field.
  */
 import type { InputOf } from '../../shared/operations/index.ts';
-import { ServiceError } from '../errors.ts';
+import { ServiceError } from '../lib/errors.ts';
 import type { Filter } from '../store/port.ts';
 import type { Activity } from '../../shared/types.ts';
 import type { ActivityMatcher } from './activities.ts';

@@ -1,6 +1,6 @@
 import type { EnrichMemory } from '../enrich/memory.ts';
-import { ServiceError } from '../errors.ts';
-import type { Handler } from '../pipeline/handler.ts';
+import { ServiceError } from '../lib/errors.ts';
+import type { Handler } from '../invocation/handler.ts';
 import type { Credits } from './ledger.ts';
 
 /** The balance, the ledger and the usage; `memory` says what enrichment memory spared. */

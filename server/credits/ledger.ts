@@ -23,9 +23,9 @@
  * The outbox is cleared by pulling the movement as it was pushed (the whole document): FerretDB
  * 1.24 does not apply a `$pull` whose condition names a field of the array's documents.
  */
-import { ServiceError } from '../errors.ts';
+import { ServiceError } from '../lib/errors.ts';
 import { isDuplicateKeyError, isStoreClosed, type Collection, type Filter, type IndexDeclaration, type Store } from '../store/port.ts';
-import type { WorkspaceDoc, Workspaces } from '../workspaces.ts';
+import type { WorkspaceDoc, Workspaces } from './workspaces.ts';
 import type { OutputOf } from '../../shared/operations/index.ts';
 import { Lru } from '../lib/lru.ts';
 import { newMovement, type Movement } from './movement.ts';

@@ -4,44 +4,12 @@
  * from. The debit itself is the ledger's atomic conditional update, so a charge never overdraws.
  */
 import { isPaid, type Operation } from '../../shared/operations/types.ts';
-import { ServiceError } from '../errors.ts';
-import type { Workspaces } from '../workspaces.ts';
+import { ServiceError } from '../lib/errors.ts';
+import type { Workspaces } from './workspaces.ts';
+import { Budget, credits, type Reservation } from '../invocation/budget.ts';
 import type { DailyAllowances } from './allowance.ts';
 import type { Credits } from './ledger.ts';
 import { planBlocker } from './plans.ts';
-
-const credits = (n: number) => `${n} credit${n === 1 ? '' : 's'}`;
-
-/** A stored cap shared by many calls (a job's `maxCredits`): an amount is taken from it before its debit. */
-export interface Reservation {
-  /** Whether `amount` fits; when it does, it is taken from the cap. */
-  reserve(amount: number): Promise<boolean>;
-  release(amount: number): Promise<void>;
-}
-
-/** What one request may spend: the balance, capped by the caller's `maxCredits`. */
-export class Budget {
-  constructor(
-    readonly balance: number,
-    /** The caller's own cap, when it sent one. */
-    readonly cap?: number,
-  ) {}
-
-  get credits(): number {
-    return Math.min(this.balance, this.cap ?? Infinity);
-  }
-
-  /**
-   * 402 `insufficient_credits` when the balance cannot pay `price`. A caller whose own cap is
-   * below the price asked for that, and gets an answer without the paid part instead.
-   */
-  requireBalanceFor(price: number, what: string): void {
-    const cappedByCaller = this.cap !== undefined && this.cap < price;
-    if (this.credits < price && !cappedByCaller) {
-      throw new ServiceError('insufficient_credits', `The balance is ${credits(this.balance)}; ${what} costs ${credits(price)}.`);
-    }
-  }
-}
 
 export class Payment {
   constructor(

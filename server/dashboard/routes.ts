@@ -8,10 +8,9 @@
  * dashboard shows or changes bypasses the registry.
  */
 import { sessionPrincipal } from '../auth/principal.ts';
-import { ServiceError } from '../errors.ts';
+import { ServiceError } from '../lib/errors.ts';
 import type { AppContext, Middleware } from '../http/state.ts';
-import type { Config } from '../config.ts';
-import type { Workspaces } from '../workspaces.ts';
+import type { Workspaces } from '../credits/workspaces.ts';
 import type { OidcSignIn } from './oidc-sign-in.ts';
 import { ASSETS_PATH, type Assets } from './assets.ts';
 import { formField } from './form-body.ts';
@@ -24,8 +23,9 @@ import { notFoundPage, signInPage, type SignInPageOptions } from './sign-in-page
 import type { Redemption, SignInLinks } from './sign-in-links.ts';
 import { setPageHeaders } from './security-headers.ts';
 
-const PREFIX = '/dashboard';
-const API_PREFIX = '/dashboard/api/';
+/** Where the dashboard is mounted; its API, the registry's `/api/…` routes, under `/dashboard/api/`. */
+export const DASHBOARD_PREFIX = '/dashboard';
+const PREFIX = DASHBOARD_PREFIX;
 /** The app's own pages, each served the same shell; the script routes between them. */
 const APP_PAGES = /^\/dashboard(?:\/(?:keys|credits|campaigns(?:\/[0-9a-fA-F-]{36})?|jobs|agent))?\/?$/;
 /** The cookie outlives idle sessions; the store decides whether the session it names still runs. */
@@ -38,9 +38,9 @@ const REFUSED_LINK: Record<Exclude<Redemption, { ok: true }>['reason'], string> 
 };
 
 export interface Dashboard {
-  /** Runs before `identify`: turns `/dashboard/api/…` into the registry's route, as the session. */
+  /** `/dashboard/api/…`, before `identify`: the session as the caller of the registry's route. */
   api: Middleware;
-  /** Runs after the rate limit: sign-in, sign-out, the app's pages and files. */
+  /** The rest of `/dashboard`, after the rate limit: sign-in, sign-out, the app's pages and files. */
   pages: Middleware;
 }
 
@@ -51,12 +51,13 @@ export interface DashboardDeps {
   /** null without OAUTH_ISSUER and OAUTH_CLIENT_ID. */
   oidcSignIn: OidcSignIn | null;
   workspaces: Workspaces;
-  config: Config;
+  /** PUBLIC_URL: the dashboard's origin, and whether its cookies are `Secure`. */
+  publicUrl: string;
 }
 
-export function dashboard({ sessions, signInLinks, workspaces, config, oidcSignIn: oidc }: DashboardDeps, assets: Assets): Dashboard {
-  const publicOrigin = new URL(config.publicUrl).origin;
-  const cookies = cookiePolicy(config.publicUrl);
+export function dashboard({ sessions, signInLinks, workspaces, publicUrl, oidcSignIn: oidc }: DashboardDeps, assets: Assets): Dashboard {
+  const publicOrigin = new URL(publicUrl).origin;
+  const cookies = cookiePolicy(publicUrl);
 
   const page = (ctx: AppContext, status: number, body: string) => {
     setPageHeaders(ctx);
@@ -103,8 +104,7 @@ export function dashboard({ sessions, signInLinks, workspaces, config, oidcSignI
     const { session } = await currentSession(ctx);
     if (session) ctx.state.principal = sessionPrincipal({ id: session._id, workspaceId: session.workspaceId, memberId: session.memberId });
     else ctx.state.authProblem = { code: 'unauthorized', message: 'Your dashboard session has ended: sign in again.' };
-    // From here on it is the registry's route, as under /v1.
-    ctx.path = ctx.path.slice(PREFIX.length);
+    // From here on it is the registry's route, mounted under /dashboard as under /v1.
     await next();
   }
 
@@ -202,8 +202,6 @@ export function dashboard({ sessions, signInLinks, workspaces, config, oidcSignI
     page(ctx, 404, notFoundPage(assets));
   }
 
-  // Every /v1 request passes through both: a plain function hands it on, since an async one
-  // costs it a promise and its microtasks per hop (issue 35).
   const pages: Middleware = async (ctx, next) => {
     const path = ctx.path;
     const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
@@ -216,9 +214,5 @@ export function dashboard({ sessions, signInLinks, workspaces, config, oidcSignI
     }
     notFound(ctx);
   };
-  const underPrefix = (path: string) => path === PREFIX || path.startsWith(`${PREFIX}/`);
-  return {
-    api: (ctx, next) => (ctx.path.startsWith(API_PREFIX) ? api(ctx, next) : next()),
-    pages: (ctx, next) => (underPrefix(ctx.path) ? pages(ctx, next) : next()),
-  };
+  return { api, pages };
 }

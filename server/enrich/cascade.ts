@@ -12,7 +12,7 @@ import type { ProviderSlot } from '../providers/providers.ts';
 import { ProviderFailure } from '../providers/provider-failure.ts';
 import { answerParts, canRun } from '../providers/data-provider.ts';
 import { cleanFound } from '../providers/clean-found.ts';
-import type { TraceContext } from '../trace-context.ts';
+import type { TraceContext } from '../lib/trace-context.ts';
 
 /** One provider reached (or passed over) by the cascade, as enrich and hydrate report it. */
 export type Attempt = ProviderAttempt;

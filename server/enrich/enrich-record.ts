@@ -3,14 +3,14 @@
  * budget, and when the answer is that providers are unavailable. Shared by `POST /api/enrich`
  * and hydrate.
  */
-import { ServiceError } from '../errors.ts';
+import { ServiceError } from '../lib/errors.ts';
 import { ENRICH_FIELDS, type Field, type FieldValues } from '../providers/fields.ts';
 import type { ProviderSlot } from '../providers/providers.ts';
 import { checkCnpj } from '../../shared/cnpj.ts';
 import type { Logger } from 'pino';
 import { runCascade, type Attempt, type CascadeResult } from './cascade.ts';
 import { fieldWalks, type ProviderOrder } from './provider-order.ts';
-import type { TraceContext } from '../trace-context.ts';
+import type { TraceContext } from '../lib/trace-context.ts';
 
 export interface EnrichRequest {
   known: FieldValues;

@@ -1,8 +1,8 @@
 /** Cascade enrichment of one record (`POST /api/enrich`), with the workspace's enrichment memory. */
 import { ENRICH_IDENTIFIERS } from '../../shared/schemas/enrichment.ts';
 import type { OutputOf } from '../../shared/operations/index.ts';
-import { ServiceError } from '../errors.ts';
-import type { Handler, HandlerContext } from '../pipeline/handler.ts';
+import { ServiceError } from '../lib/errors.ts';
+import type { Handler, HandlerContext } from '../invocation/handler.ts';
 import { ENRICH_FIELDS, hasValue, type Field, type FieldValues, type FoundFields } from '../providers/fields.ts';
 import type { Providers, ProviderSlot } from '../providers/providers.ts';
 import { allFailed, cleanKnown, enrichRecord } from './enrich-record.ts';

@@ -5,7 +5,7 @@
  * lists", so that an unknown name is refused here with a message that names it, the same for
  * both forms.
  */
-import { ServiceError } from '../errors.ts';
+import { ServiceError } from '../lib/errors.ts';
 import { ENRICH_FIELDS, PROVIDER_IDS, type ProviderId } from '../../shared/schemas/enrichment.ts';
 import { isField, type Field } from '../providers/fields.ts';
 import type { ProviderSlot } from '../providers/providers.ts';

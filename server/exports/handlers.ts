@@ -8,12 +8,12 @@ import { operations } from '../../shared/operations/index.ts';
 import { authorize } from '../auth/principal.ts';
 import type { Companies } from '../companies/companies.ts';
 import { planSearch } from '../companies/search-plan.ts';
-import { notFound, ServiceError } from '../errors.ts';
-import { FileAnswer } from '../file-answer.ts';
+import { notFound, ServiceError } from '../lib/errors.ts';
+import { FileAnswer } from '../lib/file-answer.ts';
 import type { Jobs } from '../jobs/jobs.ts';
 import type { JobRunner } from '../jobs/runner.ts';
 import { checkWebhookUrl } from '../jobs/webhook-url.ts';
-import type { Handler, HandlerContext } from '../pipeline/handler.ts';
+import type { Handler, HandlerContext } from '../invocation/handler.ts';
 import type { Exporter } from './exporter.ts';
 import { stat } from 'node:fs/promises';
 
@@ -52,8 +52,8 @@ export function createExportHandlers({ jobs, companies, exporter, runner, webhoo
     if (!written) throw notFound('Export file');
     const { format, bytes } = job.export;
     const answer = new FileAnswer(EXPORT_MEDIA_TYPES[format], `export-${job._id}.${format}`, path, Math.min(bytes, written.size));
-    // The registry types the answer as the file's text; the HTTP binding sends the file itself.
-    return answer as unknown as string;
+    // The registry documents the answer as the file's text; the HTTP binding sends the file itself.
+    return answer;
   };
 
   return { exportCompanies, getJobExport };

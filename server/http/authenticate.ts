@@ -6,7 +6,7 @@
  * same middleware, so a credential that works on /v1 works on /mcp.
  */
 import type { Credentials } from '../auth/credentials.ts';
-import { ServiceError } from '../errors.ts';
+import { ServiceError } from '../lib/errors.ts';
 import type { Middleware } from './state.ts';
 
 export function identify(credentials: Credentials): Middleware {

@@ -19,7 +19,8 @@
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { DEFAULT_BODY_BYTES } from '../../shared/operations/types.ts';
-import { ServiceError, invalidRequest } from '../errors.ts';
+import { ServiceError, invalidRequest } from '../lib/errors.ts';
+import { readUpTo } from '../lib/read-up-to.ts';
 import type { AppContext } from './state.ts';
 
 export const MAX_BODY_BYTES = DEFAULT_BODY_BYTES;
@@ -78,19 +79,12 @@ function decoderOf(header: string): Inflate | null {
  * rest (the connection is then closed: it cannot carry another request). MCP reads its messages
  * through it too.
  */
-export async function readCapped(ctx: AppContext, maxBytes = MAX_BODY_BYTES): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBytes) {
-      // The rest is not read: the connection cannot carry another request after it.
-      ctx.set('Connection', 'close');
-      throw new ServiceError('payload_too_large', tooLarge(maxBytes));
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks, size);
+export async function readCapped(ctx: AppContext, maxBytes = MAX_BODY_BYTES, tooLargeMessage = tooLarge(maxBytes)): Promise<Buffer> {
+  const bytes = await readUpTo(ctx.req, maxBytes);
+  if (bytes) return bytes;
+  // The rest is not read: the connection cannot carry another request after it.
+  ctx.set('Connection', 'close');
+  throw new ServiceError('payload_too_large', tooLargeMessage);
 }
 
 async function decompress(inflate: Inflate, sent: Buffer, encoding: string, maxBytes: number): Promise<Buffer> {

@@ -2,13 +2,13 @@
  * What Node answers by itself, before a request reaches Koa (a header block over 16 KiB, a URL
  * too long, a malformed request line, a request that took too long to arrive), answered like
  * every other error: a JSON `{error, message}` with a request id and `Service-Version: 1`, rather
- * than Node's empty body. `server/main.ts` and the tests' app both listen through here.
+ * than Node's empty body. `server/start/main.ts` and the tests' app both listen through here.
  */
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import type { ErrorCode } from '../errors.ts';
+import type { ErrorCode } from '../lib/errors.ts';
 import { STATUS_OF } from './error-status.ts';
 
 type ParserError = Error & { code?: string };

@@ -4,10 +4,10 @@
  * mapped to the codes of decisions.md; anything else is a 500 `internal_error` whose details go
  * to the log only.
  */
-import { ServiceError, storeUnavailable } from '../errors.ts';
+import { ServiceError, storeUnavailable } from '../lib/errors.ts';
 import { isStoreUnavailable } from '../store/port.ts';
 import { errorHeaders, STATUS_OF } from './error-status.ts';
-import { requestPath, setHeader, type AppContext, type Middleware } from './state.ts';
+import { setHeader, type AppContext, type Middleware } from './state.ts';
 
 interface HttpLikeError {
   status?: number;
@@ -90,8 +90,8 @@ export function unmatchedRoutes(): Middleware {
     await next();
     if (ctx.body != null) return;
     if (ctx.status === 405 || ctx.status === 501) {
-      throw new ServiceError('method_not_allowed', `${requestPath(ctx)} does not accept ${ctx.method}; use ${ctx.response.get('Allow')}.`);
+      throw new ServiceError('method_not_allowed', `${ctx.path} does not accept ${ctx.method}; use ${ctx.response.get('Allow')}.`);
     }
-    if (ctx.status === 404) throw new ServiceError('not_found', `No operation at ${ctx.method} ${requestPath(ctx)}.`);
+    if (ctx.status === 404) throw new ServiceError('not_found', `No operation at ${ctx.method} ${ctx.path}.`);
   };
 }

@@ -3,7 +3,7 @@
  * RFC 6750 (`WWW-Authenticate`) and RFC 9110 (`Retry-After`) ask for. The one place a code
  * becomes a status.
  */
-import type { ErrorCode, ServiceError } from '../errors.ts';
+import type { ErrorCode, ServiceError } from '../lib/errors.ts';
 
 export const STATUS_OF: Record<ErrorCode, number> = {
   invalid_request: 400,

@@ -14,7 +14,7 @@
  * Held per process: another instance, or a stream forgotten past the limits, answers a reconnect
  * with 204 and `Stream-Status: unknown` (see docs/api.md, "Streams").
  */
-import type { StreamEvent } from '../pipeline/outcome.ts';
+import type { StreamEvent } from '../invocation/outcome.ts';
 
 export interface HeldStreamLimits {
   /** How long a stream whose clients all left stays paused, waiting for one to come back. */

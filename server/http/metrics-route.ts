@@ -6,8 +6,8 @@
  * not an API key, and a scraper's steady calls are no client's quota.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { registry, startProcessMetrics } from '../metrics.ts';
-import { ServiceError } from '../errors.ts';
+import { registry, startProcessMetrics } from '../lib/metrics.ts';
+import { ServiceError } from '../lib/errors.ts';
 import type { Middleware } from './state.ts';
 
 export const METRICS_PATH = '/metrics';

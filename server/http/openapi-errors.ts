@@ -6,7 +6,7 @@
  * /openapi.json meets no status it was not told of.
  */
 import { isPaid, mayCharge, mayNeedPlan, takesIdempotencyKey, type Operation } from '../../shared/operations/types.ts';
-import type { ErrorCode } from '../errors.ts';
+import type { ErrorCode } from '../lib/errors.ts';
 import { STATUS_OF } from './error-status.ts';
 
 /** What every operation can answer, whatever it is: the version header, the rate limit, the store. */

@@ -3,7 +3,7 @@
  * that validate requests and that the tests hold every answer to describe them here, so the
  * document cannot drift from the server.
  */
-import { INTERFACE_VERSION } from '../version.ts';
+import { INTERFACE_VERSION } from '../lib/version.ts';
 import { operations } from '../../shared/operations/index.ts';
 import type { Operation } from '../../shared/operations/types.ts';
 import { SESSION_COOKIE } from '../dashboard/session-cookie.ts';

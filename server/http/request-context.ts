@@ -11,10 +11,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import * as metrics from '../metrics.ts';
-import { traceFrom, traceparentOf, type TraceContext } from '../trace-context.ts';
-import type { RouteLabel } from '../metrics.ts';
-import { requestPath, setHeader, type AppContext, type AppState, type Middleware } from './state.ts';
+import * as metrics from '../lib/metrics.ts';
+import { traceFrom, traceparentOf, type TraceContext } from '../lib/trace-context.ts';
+import type { RouteLabel } from '../lib/metrics.ts';
+import { setHeader, type AppContext, type AppState, type Middleware } from './state.ts';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -23,7 +23,7 @@ const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * first use: most requests log only their access line, which names both ids itself, and a child
  * per request was a measurable share of the HTTP core's time (issue 23).
  */
-class RequestState {
+class RequestState implements AppState {
   operation: RouteLabel | null = null;
   principal: AppState['principal'] = null;
   authProblem: AppState['authProblem'] = null;
@@ -57,7 +57,7 @@ export function requestContext(log: Logger): Middleware {
     const requestId = SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     const trace = traceFrom(ctx.get('traceparent'));
     const state = new RequestState(log, requestId, trace);
-    ctx.state = state as unknown as AppState;
+    ctx.state = state;
     setHeader(ctx, 'X-Request-Id', requestId);
     setHeader(ctx, 'traceparent', traceparentOf(trace));
     setHeader(ctx, 'Service-Version', '1');
@@ -72,7 +72,7 @@ export function requestContext(log: Logger): Middleware {
       if (isEventStream(ctx)) ctx.res.once('close', metrics.streamOpened(operation));
       state.access({
         method: ctx.method,
-        path: requestPath(ctx),
+        path: ctx.path,
         status: ctx.status,
         ms: Math.round(ms * 10) / 10,
         workspaceId: state.principal?.workspaceId,

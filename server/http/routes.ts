@@ -1,18 +1,18 @@
 /**
  * The HTTP binding: one Koa route per registry entry, each a thin adapter over the operation
  * pipeline. It reads the parts of the request, hands them to `invoke`, and writes the outcome as
- * the entry's success status and JSON, or as server-sent events. Routes are registered once,
- * without the version prefix (versioning.ts strips `/v1`, so the bare root is the alias).
+ * the entry's success status and JSON, or as server-sent events. The routes are made once and
+ * mounted under each prefix that serves them (`/v1`, the bare root, the dashboard's `/dashboard`).
  */
 import Router from '@koa/router';
 import { operations, type OperationId } from '../../shared/operations/index.ts';
 import { bodyLimitOf, type Operation } from '../../shared/operations/types.ts';
 import type { Logger } from 'pino';
 import { successStatus, type InvokeOptions, type Pipeline } from '../pipeline/pipeline.ts';
-import type { AnswerForm } from '../pipeline/outcome.ts';
-import { FileAnswer } from '../file-answer.ts';
-import { isHoldingRaw, jsonBytes } from '../raw-json.ts';
-import type { TraceContext } from '../trace-context.ts';
+import type { AnswerForm } from '../invocation/outcome.ts';
+import { FileAnswer } from '../lib/file-answer.ts';
+import { isHoldingRaw, jsonBytes } from '../lib/raw-json.ts';
+import type { TraceContext } from '../lib/trace-context.ts';
 import { readJsonBody } from './body.ts';
 import type { HeldStreams } from './held-streams.ts';
 import { resumeEventStream, sendEventStream } from './sse.ts';
@@ -22,47 +22,59 @@ export function koaPath(path: string): string {
   return path.replace(/\{(\w+)\}/g, ':$1');
 }
 
-export function buildRouter(pipeline: Pipeline, held: HeldStreams, extraRoutes: (router: Router<AppState>) => void): Router<AppState> {
-  const router = new Router<AppState>();
-  extraRoutes(router);
-  for (const id of Object.keys(operations) as OperationId[]) {
-    const operation: Operation = operations[id];
-    const status = successStatus(operation);
-    router.register(koaPath(operation.path), [operation.method], operationRoute(id, operation, status, pipeline, held));
-  }
-  return router;
-}
-
 type Route = (ctx: AppContext) => Promise<void>;
 
+/** Builds a mount of the registry's routes under a prefix; each route is made once and shared by every mount. */
+export type MountRegistry = (prefix: string, extraRoutes?: (router: Router<AppState>) => void) => Middleware;
+
 /**
- * The router's middleware with a precomputed table in front: a request whose method and path are
- * exactly a registry route without parameters goes straight to its handler, the router's regular
- * expressions walk only for the rest (parameters, a trailing slash, HEAD, 404 and 405 with
- * `Allow`, which it still answers). A table entry is made only where the router's own first match
- * for that method and path is that very route, so the table never answers differently.
+ * The registry's routes, mounted under a prefix: `/v1` (the preferred root), '' (the bare root,
+ * its alias) and `/dashboard` (the dashboard's API, `/dashboard/api/…`, as its session). Each mount
+ * is a router of its own, so no surface rewrites the path for another.
+ *
+ * In front of each router, a table of the routes without parameters: a request whose method and
+ * path are exactly one of them goes straight to it, and the router's regular expressions walk
+ * only for the rest (parameters, a trailing slash, HEAD, and the 404 or 405 with `Allow` it
+ * answers). A route enters the table only when no route registered before it, which the router
+ * would try first, matches its path, so the table never answers differently.
  */
-export function routeTable(router: Router<AppState>): Middleware {
-  const table = new Map<string, { path: string; route: Route }>();
-  for (const layer of router.stack) {
-    if (layer.paramNames.length > 0 || typeof layer.path !== 'string' || layer.path.includes('(') || layer.stack.length !== 1) continue;
-    for (const method of layer.methods) {
-      if (method === 'HEAD') continue;
-      const first = router.match(layer.path, method).pathAndMethod[0];
-      if (first === layer && !table.has(`${method} ${layer.path}`)) table.set(`${method} ${layer.path}`, { path: layer.path, route: layer.stack[0] as unknown as Route });
+export function registryRoutes(pipeline: Pipeline, held: HeldStreams): MountRegistry {
+  const routes = (Object.keys(operations) as OperationId[]).map((id) => {
+    const operation: Operation = operations[id];
+    return { operation, route: operationRoute(id, operation, successStatus(operation), pipeline, held) };
+  });
+  return (prefix, extraRoutes) => {
+    const router = new Router<AppState>(prefix ? { prefix } : {});
+    extraRoutes?.(router);
+    const exact = new Map<string, Route>();
+    const withParameters: Array<{ method: string; pattern: RegExp }> = [];
+    for (const { operation, route } of routes) {
+      router.register(koaPath(operation.path), [operation.method], route);
+      const { method, path } = operation;
+      if (path.includes('{')) {
+        withParameters.push({ method, pattern: pathPattern(path) });
+      } else if (!withParameters.some((p) => p.method === method && p.pattern.test(path))) {
+        exact.set(`${method} ${prefix}${path}`, route);
+      }
     }
-  }
-  const routes = router.routes() as unknown as Middleware;
-  return (ctx, next) => {
-    const hit = table.get(`${ctx.method} ${ctx.path}`);
-    if (!hit) return routes(ctx, next);
-    // What the router sets on a match, with no parameters to capture.
-    const c = ctx as AppContext & { routerPath?: string; _matchedRoute?: string; captures?: string[] };
-    c.captures = [];
-    ctx.params = (ctx.request as typeof ctx.request & { params: Record<string, string> }).params = {};
-    c.routerPath = c._matchedRoute = hit.path;
-    return hit.route(ctx);
+    const routed = router.routes();
+    const allowed = router.allowedMethods();
+    return (ctx, next) => {
+      const hit = exact.get(`${ctx.method} ${ctx.path}`);
+      if (hit) {
+        // What the router gives a route it matched, here with no parameters to capture.
+        ctx.params = ctx.request.params = {};
+        return hit(ctx);
+      }
+      return routed(ctx, () => allowed(ctx, next));
+    };
   };
+}
+
+/** A registry path as the router matches it: a parameter is one segment. */
+function pathPattern(path: string): RegExp {
+  const escaped = path.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
+  return new RegExp(`^${escaped.replace(/\{\w+\}/g, '[^/]+')}$`);
 }
 
 function operationRoute(id: OperationId, operation: Operation, status: number, pipeline: Pipeline, held: HeldStreams): Route {

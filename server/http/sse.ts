@@ -11,8 +11,8 @@
  */
 import { PassThrough } from 'node:stream';
 import type { Logger } from 'pino';
-import type { StreamEvent } from '../pipeline/outcome.ts';
-import { ServiceError } from '../errors.ts';
+import type { StreamEvent } from '../invocation/outcome.ts';
+import { ServiceError } from '../lib/errors.ts';
 import { RETRY_MS, type HeldStream, type HeldStreams, type StreamStatus } from './held-streams.ts';
 import type { AppContext } from './state.ts';
 

@@ -1,8 +1,9 @@
+import type { RouterInstance } from '@koa/router';
 import type { Next, ParameterizedContext } from 'koa';
 import type { Logger } from 'pino';
-import type { Principal, Refusal } from '../auth/principal.ts';
-import type { RouteLabel } from '../metrics.ts';
-import type { TraceContext } from '../trace-context.ts';
+import type { Principal, Refusal } from '../invocation/caller.ts';
+import type { RouteLabel } from '../lib/metrics.ts';
+import type { TraceContext } from '../lib/trace-context.ts';
 
 /** What the middleware chain learns about a request, in the order it learns it. */
 export interface AppState {
@@ -19,12 +20,15 @@ export interface AppState {
   authProblem: Refusal | null;
 }
 
-export type AppContext = ParameterizedContext<AppState>;
-
-/** The path as the client sent it (routing strips `/v1` from `ctx.path`). */
-export function requestPath(ctx: AppContext): string {
-  return ctx.originalUrl.split('?')[0] ?? ctx.path;
+/** What the registry's routers add to a request's context (set by them, or by the exact-route table). */
+export interface RoutedContext {
+  params: Record<string, string>;
+  request: { params: Record<string, string> };
+  router: RouterInstance<AppState>;
 }
+
+export type AppContext = ParameterizedContext<AppState, RoutedContext>;
+
 export type Middleware = (ctx: AppContext, next: Next) => Promise<void>;
 
 /**

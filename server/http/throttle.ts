@@ -1,5 +1,5 @@
 /** Applies the request quota to every request and advertises it on every response. */
-import { ServiceError } from '../errors.ts';
+import { ServiceError } from '../lib/errors.ts';
 import { rateLimitHeaders, type RateLimiter } from './rate-limit.ts';
 import { setHeader, type Middleware } from './state.ts';
 

@@ -2,12 +2,12 @@
  * `Service-Version`: absent or `1` is accepted; anything else, an empty value included, is 400
  * `unsupported_version` (an empty header names no version, so it is not read as absent).
  */
-import { ServiceError } from '../errors.ts';
+import { ServiceError } from '../lib/errors.ts';
 import type { Middleware } from './state.ts';
 
 export const SUPPORTED_VERSIONS = ['1'];
 
-// Both are plain functions that hand on `next()`'s promise: an async wrapper per hop costs every
+// A plain function that hands on `next()`'s promise: an async wrapper per hop costs every
 // request a promise and its microtasks (issue 23). Koa's compose turns a throw into a rejection.
 export function versioning(): Middleware {
   return (ctx, next) => {
@@ -19,14 +19,6 @@ export function versioning(): Middleware {
         `Service-Version ${JSON.stringify(requested).slice(0, 40)} is not supported; the supported version is 1.`,
       );
     }
-    return next();
-  };
-}
-
-/** `/v1/…` is the preferred root and the bare root its alias: routes are registered once, bare. */
-export function stripVersionPrefix(): Middleware {
-  return (ctx, next) => {
-    if (ctx.path === '/v1' || ctx.path.startsWith('/v1/')) ctx.path = ctx.path.slice(3) || '/';
     return next();
   };
 }

@@ -1,8 +1,8 @@
 import { operations } from '../../shared/operations/index.ts';
 import { authorize, mayCall } from '../auth/principal.ts';
-import { notFound, ServiceError } from '../errors.ts';
-import type { Handler, HandlerContext } from '../pipeline/handler.ts';
-import { checkItems } from './items.ts';
+import { notFound, ServiceError } from '../lib/errors.ts';
+import type { Handler, HandlerContext } from '../invocation/handler.ts';
+import { checkItems, type CheckBody } from './items.ts';
 import { viewOf, type JobDoc, type Jobs } from './jobs.ts';
 import { decodeCursor, resultsPage } from './results.ts';
 import type { JobRunner } from './runner.ts';
@@ -14,11 +14,13 @@ export interface JobDeps {
   runner: Pick<JobRunner, 'wake'>;
   /** WEBHOOK_ALLOW_PRIVATE: webhooks may go to private addresses. */
   webhookAllowPrivate: boolean;
+  /** Checks an item's input as the body of its operation. */
+  checkBody: CheckBody;
 }
 
-export function createJobHandlers({ jobs, runner, webhookAllowPrivate }: JobDeps) {
+export function createJobHandlers({ jobs, runner, webhookAllowPrivate, checkBody }: JobDeps) {
   const startJob: Handler<'startJob'> = async (input, ctx) => {
-    const items = checkItems(input.operation, input.items);
+    const items = checkItems(checkBody, input.operation, input.items);
     // Within what the invocation may still spend (the agent message's cap left), so a job never
     // spends past the cap of the call that started it.
     const maxCredits = (await ctx.budget(input.maxCredits)).cap ?? null;

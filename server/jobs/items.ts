@@ -1,23 +1,18 @@
 /**
  * A job's items, checked before anything is queued: each input against the body schema of the
- * job's operation, with the pipeline's own validators and messages, so an item that would fail
- * as a synchronous call is refused with the index that names it.
+ * job's operation, with the pipeline's own validators and messages (`CheckBody`), so an item
+ * that would fail as a synchronous call is refused with the index that names it.
  */
-import { operations, type OperationId } from '../../shared/operations/index.ts';
-import { JOB_OPERATIONS, type JobOperation } from '../../shared/schemas/jobs.ts';
-import { invalidRequest } from '../errors.ts';
-import { compileValidators, type Validate } from '../pipeline/validate.ts';
+import type { JobOperation } from '../../shared/schemas/jobs.ts';
+import { invalidRequest } from '../lib/errors.ts';
 
-let validate: Validate | null = null;
+/**
+ * The pipeline's validator of request bodies (`compileValidators`), given by the composition root
+ * so that jobs check an item exactly as a synchronous call is checked without knowing the pipeline.
+ */
+export type CheckBody = (operationId: string, part: 'body', value: unknown) => { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
 
-/** Compiled on first use: only the operations a job may run. */
-function validator(): Validate {
-  validate ??= compileValidators(Object.fromEntries(JOB_OPERATIONS.map((id) => [id, operations[id as OperationId]])));
-  return validate;
-}
-
-export function checkItems(operation: JobOperation, items: Array<{ itemId?: string; input: Record<string, unknown> }>): Array<{ itemId: string; input: unknown }> {
-  const check = validator();
+export function checkItems(check: CheckBody, operation: JobOperation, items: Array<{ itemId?: string; input: Record<string, unknown> }>): Array<{ itemId: string; input: unknown }> {
   const seen = new Set<string>();
   return items.map((item, index) => {
     const result = check(operation, 'body', item.input);

@@ -15,9 +15,9 @@ import { randomUUID } from 'node:crypto';
 import type { OutputOf } from '../../shared/operations/index.ts';
 import { ENDED_JOB_STATUSES, type JobEvent, type JobKind, type JobOperation, type JobStatus } from '../../shared/schemas/jobs.ts';
 import type { ExportFormat } from '../../shared/schemas/exports.ts';
-import type { Principal } from '../auth/principal.ts';
-import type { ErrorCode } from '../errors.ts';
-import { isDuplicateKeyError, type Collection, type IndexDeclaration, type Store } from '../store/port.ts';
+import type { Principal } from '../invocation/caller.ts';
+import type { ErrorCode } from '../lib/errors.ts';
+import { isDuplicateKeyError, type Collection, type Filter, type IndexDeclaration, type Store } from '../store/port.ts';
 
 /** Results are kept this long after their job ends. */
 export const JOB_RETENTION_MS = 7 * 24 * 3600_000;
@@ -240,10 +240,10 @@ export class Jobs {
    */
   async claimExport(jobId: string, owner: string, leaseMs: number, exclusive: boolean): Promise<JobDoc | null> {
     const now = this.now();
-    const free: object[] = [{ 'export.leaseUntil': null }, { 'export.leaseUntil': { $lt: new Date(now) } }];
+    const free: Filter<JobDoc>[] = [{ 'export.leaseUntil': null }, { 'export.leaseUntil': { $lt: new Date(now) } }];
     if (exclusive) free.push({ 'export.owner': { $ne: owner } });
     return this.docs.findOneAndUpdate(
-      { _id: jobId, status: 'running', operation: 'exportCompanies', $or: free } as never,
+      { _id: jobId, status: 'running', operation: 'exportCompanies', $or: free },
       { $set: { 'export.owner': owner, 'export.leaseUntil': new Date(now + leaseMs) } },
       { returnDocument: 'after' },
     );
@@ -252,7 +252,7 @@ export class Jobs {
   /** Lets an export go after a fault, to be taken again after `delayMs`; resolves with its faults so far. */
   async retryExport(jobId: string, owner: string, delayMs: number): Promise<number> {
     const after = await this.docs.findOneAndUpdate(
-      { _id: jobId, 'export.owner': owner } as never,
+      { _id: jobId, 'export.owner': owner },
       { $set: { 'export.leaseUntil': new Date(this.now() + delayMs) }, $inc: { 'export.attempts': 1 } },
       { returnDocument: 'after' },
     );
@@ -336,10 +336,10 @@ export class Jobs {
    */
   async lease(key: string, owner: string, leaseMs: number, exclusive: boolean): Promise<JobItemDoc | null> {
     const now = this.now();
-    const free: object[] = [{ leaseUntil: null }, { leaseUntil: { $lt: new Date(now) } }];
+    const free: Filter<JobItemDoc>[] = [{ leaseUntil: null }, { leaseUntil: { $lt: new Date(now) } }];
     if (exclusive) free.push({ owner: { $ne: owner } });
     return this.items.findOneAndUpdate(
-      { _id: key, status: 'pending', $or: free } as never,
+      { _id: key, status: 'pending', $or: free },
       { $set: { owner, leaseUntil: new Date(now + leaseMs) } },
       { returnDocument: 'after' },
     );
@@ -348,9 +348,9 @@ export class Jobs {
   /** Pending items of a job that no runner holds any more (their runner died, or they wait for a retry). */
   async stranded(jobId: string, owner: string, exclusive: boolean, limit: number): Promise<JobItemDoc[]> {
     const now = new Date(this.now());
-    const free: object[] = [{ leaseUntil: null }, { leaseUntil: { $lt: now } }];
+    const free: Filter<JobItemDoc>[] = [{ leaseUntil: null }, { leaseUntil: { $lt: now } }];
     if (exclusive) free.push({ owner: { $ne: owner } });
-    return this.items.find({ jobId, status: 'pending', $or: free } as never, { sort: { index: 1 }, limit }).toArray();
+    return this.items.find({ jobId, status: 'pending', $or: free }, { sort: { index: 1 }, limit }).toArray();
   }
 
   pendingCount(jobId: string): Promise<number> {

@@ -5,7 +5,7 @@
  * items that never ran (a cancelled or stopped job) are passed over and the last page's cursor is null.
  */
 import type { OutputOf } from '../../shared/operations/index.ts';
-import { ServiceError } from '../errors.ts';
+import { ServiceError } from '../lib/errors.ts';
 import { isEnded, type JobDoc, type JobItemDoc, type Jobs } from './jobs.ts';
 
 type Page = OutputOf<'getJobResults'>;

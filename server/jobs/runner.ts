@@ -14,12 +14,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Caller } from '../auth/principal.ts';
+import type { Caller } from '../invocation/caller.ts';
 import type { StillActing } from '../auth/still-acting.ts';
-import { ServiceError, type ErrorCode } from '../errors.ts';
+import { ServiceError, type ErrorCode } from '../lib/errors.ts';
 import type { OperationId } from '../../shared/operations/index.ts';
-import type { CreditCap, Outcome, RawInput } from '../pipeline/outcome.ts';
-import { startTrace, type TraceContext } from '../trace-context.ts';
+import type { CreditCap, Outcome, RawInput } from '../invocation/outcome.ts';
+import { startTrace, type TraceContext } from '../lib/trace-context.ts';
 import { EXPORT_LEASE_MS, type Exporter } from '../exports/exporter.ts';
 import { deliveryId, settleEnded } from './ending.ts';
 import { itemKey, type JobDoc, type JobItemDoc, type Jobs } from './jobs.ts';

@@ -6,8 +6,8 @@
  */
 import dns from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { BlockedAddressError, checkUrl, isPublicAddress } from '../ai/web/ssrf-guard.ts';
-import { invalidRequest } from '../errors.ts';
+import { BlockedAddressError, checkUrl, isPublicAddress } from '../outbound/ssrf-guard.ts';
+import { invalidRequest } from '../lib/errors.ts';
 
 /** What a refusal for a private or plain-http address adds: the variable that allows it. */
 const ALLOW = 'set WEBHOOK_ALLOW_PRIVATE=true on the server to allow private addresses and http:';

@@ -21,11 +21,11 @@ import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type { Logger } from 'pino';
-import { BlockedAddressError, guardedLookup } from '../ai/web/ssrf-guard.ts';
+import { BlockedAddressError, guardedLookup } from '../outbound/ssrf-guard.ts';
 import { OutboundClient } from '../outbound/client.ts';
 import { closeLimiter, createLimiter } from '../outbound/limiter.ts';
 import { isDuplicateKeyError, type Collection, type IndexDeclaration, type Store } from '../store/port.ts';
-import { VERSION } from '../version.ts';
+import { VERSION } from '../lib/version.ts';
 import type { JobEvent } from '../../shared/schemas/jobs.ts';
 
 /** After attempt n (1-based), the wait before attempt n + 1; its length is the number of retries. */

@@ -5,11 +5,9 @@
  * with 403 before anything else runs: no credential lookup, no rate-limit count, no body read.
  * Clients that are not browsers send no `Origin` and pass.
  */
-import { ServiceError } from '../errors.ts';
-import { requestPath, type Middleware } from '../http/state.ts';
+import { ServiceError } from '../lib/errors.ts';
+import type { Middleware } from '../http/state.ts';
 import { MCP_PATH } from './route.ts';
-
-const MCP_PATHS = new Set([MCP_PATH, `/v1${MCP_PATH}`]);
 
 /** The names of this machine itself: a page can only be served from one by someone already on it. */
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -34,7 +32,7 @@ export function mcpOrigin(publicUrl: string, listed: readonly string[]): Middlew
   const allowed = allowedOrigins(publicUrl, listed);
   return async (ctx, next) => {
     const origin = ctx.get('Origin');
-    if (origin && MCP_PATHS.has(requestPath(ctx)) && !allowed.has(origin.toLowerCase())) {
+    if (origin && !allowed.has(origin.toLowerCase())) {
       ctx.state.operation = 'mcp';
       throw new ServiceError('forbidden_origin', `Requests from ${origin.slice(0, 200)} may not use ${MCP_PATH}: only pages of this service's own origin (or MCP_ALLOWED_ORIGINS) may.`);
     }

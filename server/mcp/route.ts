@@ -19,7 +19,7 @@ import type { createMcpHandler } from '@modelcontextprotocol/server';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { requireCredential } from '../auth/principal.ts';
-import { ServiceError } from '../errors.ts';
+import { ServiceError } from '../lib/errors.ts';
 import { bodyLimitOf, DEFAULT_BODY_BYTES } from '../../shared/operations/types.ts';
 import { fieldOf, mebibytes, readCapped, readJson, type ValueProblem } from '../http/body.ts';
 import { errorHeaders, STATUS_OF } from '../http/error-status.ts';
@@ -58,8 +58,8 @@ export function mcpRoute({ pipeline, version, resourceMetadata }: McpRouteOption
     return { sdk, modern };
   };
 
-  return async (ctx, next) => {
-    if (ctx.path !== MCP_PATH) return next();
+  // Mounted at MCP_PATH (and under /v1) only.
+  return async (ctx) => {
     ctx.state.operation = 'mcp';
     if (ctx.method !== 'POST') {
       ctx.set('Allow', 'POST');
@@ -173,7 +173,8 @@ async function readMessage(ctx: AppContext, { isJSONRPCRequest, isJSONRPCNotific
     return rpcError(400, -32600, `Invalid Request: not a JSON-RPC 2.0 message (${whatIsWrong(body as Record<string, unknown>)}).`);
   }
   if (!problem) return { body };
-  (body as unknown as { params: { arguments: unknown } }).params.arguments = {};
+  // The problem lies inside a tool call's arguments: the call is answered, its arguments refused.
+  if ('params' in body && typeof body.params === 'object' && body.params !== null && 'arguments' in body.params) body.params.arguments = {};
   return { body, refusedArguments: problem.message(fieldOf(problem.path.slice(2)) || 'arguments') };
 }
 

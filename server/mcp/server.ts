@@ -10,12 +10,12 @@
  */
 import type { CallToolResult, Server } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
-import type { Caller } from '../auth/principal.ts';
-import { ServiceError } from '../errors.ts';
+import type { Caller } from '../invocation/caller.ts';
+import { ServiceError } from '../lib/errors.ts';
 import type { Pipeline } from '../pipeline/pipeline.ts';
 import { mergePages } from '../tools/merge-pages.ts';
 import { tools, visibleTools } from '../tools/tools.ts';
-import type { TraceContext } from '../trace-context.ts';
+import type { TraceContext } from '../lib/trace-context.ts';
 import type { Sdk } from './sdk.ts';
 import { createdTask, declaresTasks, registerTaskMethods, TASKS_EXTENSION } from './tasks.ts';
 

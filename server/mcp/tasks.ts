@@ -18,12 +18,12 @@
  */
 import type { CallToolResult, Server, ServerContext, StandardSchemaV1 } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
-import type { Caller } from '../auth/principal.ts';
-import { ServiceError } from '../errors.ts';
+import type { Caller } from '../invocation/caller.ts';
+import { ServiceError } from '../lib/errors.ts';
 import { JOB_RETENTION_MS, type JobView } from '../jobs/jobs.ts';
 import type { Pipeline } from '../pipeline/pipeline.ts';
 import { toolName } from '../tools/tools.ts';
-import type { TraceContext } from '../trace-context.ts';
+import type { TraceContext } from '../lib/trace-context.ts';
 import type { Sdk } from './sdk.ts';
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';

@@ -4,8 +4,10 @@
  * setImmediate still yields to pending I/O, without the timer's floor. Timed waits (t > 0) are
  * left as they are.
  *
- * A process applies this once at start-up, where it can be seen (server/main.ts, the CLI, the
- * tests' app), rather than as a side effect of importing the limiter.
+ * A process applies this once at start-up, where it can be seen (server/start/main.ts, the CLI, the
+ * tests' app), rather than as a side effect of importing the limiter. It replaces a method of a
+ * private file of Bottleneck 2.19.5: test/server/outbound/bottleneck-yield.test.ts fails when the
+ * installed version or that method differs, so an upgrade re-checks it.
  */
 import { createRequire } from 'node:module';
 

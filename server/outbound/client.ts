@@ -11,9 +11,9 @@
  * reason of the caller's abort; never with a raw fetch or SDK error.
  */
 import type Bottleneck from 'bottleneck';
-import { ServiceError } from '../errors.ts';
-import { serviceMeter, watchLimiter, type CallOutcome, type ServiceMeter } from '../metrics.ts';
-import { childTraceparent, type TraceContext } from '../trace-context.ts';
+import { ServiceError } from '../lib/errors.ts';
+import { serviceMeter, watchLimiter, type CallOutcome, type ServiceMeter } from '../lib/metrics.ts';
+import { childTraceparent, type TraceContext } from '../lib/trace-context.ts';
 import type { CircuitBreaker } from './circuit-breaker.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { duration } from './duration.ts';

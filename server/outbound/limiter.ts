@@ -7,8 +7,8 @@
 import Bottleneck from 'bottleneck';
 import type { Redis } from 'ioredis';
 import { loadWhenUsed } from '../lib/load-when-used.ts';
-import { ServiceError } from '../errors.ts';
-import { forgetLimiter } from '../metrics.ts';
+import { ServiceError } from '../lib/errors.ts';
+import { forgetLimiter } from '../lib/metrics.ts';
 import { duration } from './duration.ts';
 
 /** Only a limiter shared through Redis needs the client. */

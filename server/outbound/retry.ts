@@ -5,6 +5,7 @@
  * caller's signal aborts or the service's circuit breaker opens, and then throws the caller's
  * error for the last failure.
  */
+import { backoff } from '../lib/backoff.ts';
 import type { CircuitBreaker } from './circuit-breaker.ts';
 import { systemClock, type Clock } from './clock.ts';
 
@@ -44,12 +45,6 @@ export interface RetryOptions extends RetryPolicy {
   fail(last: AttemptFailure): Error;
   /** What waits between attempts. @default systemClock */
   clock?: Clock;
-}
-
-/** The wait before retry number `retry + 1`: exponential, with jitter so that instances throttled together do not retry together. */
-export function backoff(retry: number, backoffMs: number, maxMs: number): number {
-  const ceiling = Math.min(backoffMs * 2 ** retry, maxMs);
-  return ceiling / 2 + Math.random() * (ceiling / 2);
 }
 
 export async function withRetries<T>(attempt: () => Promise<Attempt<T>>, options: RetryOptions): Promise<T> {

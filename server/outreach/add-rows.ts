@@ -4,13 +4,13 @@
  * places reserved, prospects inserted and unused places released. Any failure after the writes
  * began releases the places and removes the prospects it inserted, with their history.
  */
-import { ServiceError, invalidRequest, notFound } from '../errors.ts';
+import { ServiceError, invalidRequest, notFound } from '../lib/errors.ts';
 import { defaultCadence } from './cadence.ts';
 import type { CampaignDoc, Campaigns } from './campaigns.ts';
 import type { Brief, MessageWriter } from './message-writer.ts';
 import type { NewProspect, Prospects } from './prospects.ts';
 import type { SheetRow, Sheets } from './sheets.ts';
-import type { TraceContext } from '../trace-context.ts';
+import type { TraceContext } from '../lib/trace-context.ts';
 
 /** What turning rows into prospects reads and writes, for one workspace. */
 export interface AddRowsDeps {

@@ -4,8 +4,8 @@
  * edited, their cadence edited and prospects added; prospects (status and message edited, never
  * regenerated) and their history; templates; and the sheets campaigns are made from.
  */
-import { invalidRequest, notFound, ServiceError } from '../errors.ts';
-import type { Handler, HandlerContext } from '../pipeline/handler.ts';
+import { invalidRequest, notFound, ServiceError } from '../lib/errors.ts';
+import type { Handler, HandlerContext } from '../invocation/handler.ts';
 import { checkRoom, placeProspects, sheetRows, writeProspects, type AddRowsDeps } from './add-rows.ts';
 import { campaignView, emptyCounts, type CampaignConfig, type Campaigns } from './campaigns.ts';
 import type { MessageWriter } from './message-writer.ts';

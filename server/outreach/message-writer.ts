@@ -10,7 +10,7 @@ import type { Prospect } from '../../shared/types.ts';
 import { LlmError, type Llm } from '../ai/llm.ts';
 import { framing } from '../ai/untrusted-data.ts';
 import { builtInMessages, LIMITS, type Brief, type Written } from './built-in-writer.ts';
-import type { TraceContext } from '../trace-context.ts';
+import type { TraceContext } from '../lib/trace-context.ts';
 
 export type { Brief };
 

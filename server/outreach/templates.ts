@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { InputOf } from '../../shared/operations/index.ts';
 import type { Template } from '../../shared/types.ts';
-import { ServiceError, notFound } from '../errors.ts';
+import { ServiceError, notFound } from '../lib/errors.ts';
 import { isDuplicateKeyError, type Collection, type IndexDeclaration, type Store } from '../store/port.ts';
 
 export type TemplateFields = InputOf<'createTemplate'>;

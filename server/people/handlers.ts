@@ -4,15 +4,15 @@ import type { Attempt } from '../enrich/cascade.ts';
 import { allFailed, cleanKnown, enrichRecord } from '../enrich/enrich-record.ts';
 import { NOTHING_RECALLED, recalledRecord, remember } from '../enrich/memory-answer.ts';
 import { DEFAULT_MAX_AGE_SECONDS, type EnrichMemory, type MemoryKey } from '../enrich/memory.ts';
-import { ServiceError } from '../errors.ts';
-import type { Handler, HandlerContext } from '../pipeline/handler.ts';
+import { ServiceError } from '../lib/errors.ts';
+import type { Handler, HandlerContext } from '../invocation/handler.ts';
 import { ENRICH_FIELDS, isField, present, type Field, type FieldValues } from '../providers/fields.ts';
 import { assemble, startPeopleSearch, type PeoplePosition, type PeopleSearchRun, type SourceAnswer } from './people-search.ts';
 import type { People } from './people.ts';
 import { PeopleMerge } from './person-view.ts';
 import type { Providers } from '../providers/providers.ts';
 import type { Companies } from '../companies/companies.ts';
-import type { SearchCursors } from '../search-cursors.ts';
+import type { SearchCursors } from '../companies/search-cursors.ts';
 import type { HydratedLead } from '../../shared/types.ts';
 
 /** Names a search row or a sheet may use for the cascade's fields. */

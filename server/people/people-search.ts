@@ -8,7 +8,7 @@ import type { InputOf } from '../../shared/operations/index.ts';
 import { identityKeys, PeopleMerge, type PersonView } from './person-view.ts';
 import { PEOPLE_SOURCE_SEARCH, sourcesOf, type PeopleSourceId } from './sources.ts';
 import { SourceUnable, type PeopleSearchDeps } from './people-source.ts';
-import type { TraceContext } from '../trace-context.ts';
+import type { TraceContext } from '../lib/trace-context.ts';
 
 export const DEFAULT_PEOPLE_LIMIT = 10;
 

@@ -4,7 +4,7 @@ import type { Companies } from '../companies/companies.ts';
 import type { PeopleFilters } from './filters.ts';
 import type { People } from './people.ts';
 import type { PersonView } from './person-view.ts';
-import type { TraceContext } from '../trace-context.ts';
+import type { TraceContext } from '../lib/trace-context.ts';
 
 /**
  * A source cannot answer this request (a filter it cannot apply, a missing key): the search goes

@@ -4,7 +4,7 @@
  * person, so a partner's job title is their qualification, their place is their company's, and
  * they have no email. Filters about things the registry does not hold are refused by name.
  */
-import { ServiceError } from '../errors.ts';
+import { ServiceError } from '../lib/errors.ts';
 import type { Companies } from '../companies/companies.ts';
 import type { CompanyRecord, Partner } from '../companies/company-record.ts';
 import type { CompanyFilters } from '../companies/search-plan.ts';

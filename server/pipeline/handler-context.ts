@@ -11,13 +11,14 @@ import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { OperationId } from '../../shared/operations/index.ts';
 import { priceOf, type Operation } from '../../shared/operations/types.ts';
-import type { Principal } from '../auth/principal.ts';
-import type { Budget, Payment } from '../credits/payment.ts';
-import { ServiceError } from '../errors.ts';
-import { creditsDebited } from '../metrics.ts';
-import { startTrace, type TraceContext } from '../trace-context.ts';
-import type { HandlerContext } from './handler.ts';
-import type { AnswerForm, CreditCap, Receipt } from './outcome.ts';
+import type { Principal } from '../invocation/caller.ts';
+import type { Payment } from '../credits/payment.ts';
+import type { Budget } from '../invocation/budget.ts';
+import { ServiceError } from '../lib/errors.ts';
+import { creditsDebited } from '../lib/metrics.ts';
+import { startTrace, type TraceContext } from '../lib/trace-context.ts';
+import type { HandlerContext } from '../invocation/handler.ts';
+import type { AnswerForm, CreditCap, Receipt } from '../invocation/outcome.ts';
 
 /** What the context reads of the binding's options (the pipeline's `InvokeOptions`). */
 export interface ContextOptions {

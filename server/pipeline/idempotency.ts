@@ -26,9 +26,9 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { OperationId } from '../../shared/operations/index.ts';
-import { ServiceError, type ErrorCode } from '../errors.ts';
+import { ServiceError, type ErrorCode } from '../lib/errors.ts';
 import { isDuplicateKeyError, type Collection, type IndexDeclaration, type Store } from '../store/port.ts';
-import type { Receipt, StreamEvent } from './outcome.ts';
+import type { Receipt, StreamEvent } from '../invocation/outcome.ts';
 
 /** How long an answer is kept and replayed. */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;

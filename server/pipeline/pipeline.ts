@@ -9,17 +9,18 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { operations, type OperationId } from '../../shared/operations/index.ts';
 import { takesIdempotencyKey, type Operation } from '../../shared/operations/types.ts';
-import { authorize, requireCredential, type Caller } from '../auth/principal.ts';
-import { invalidRequest, ServiceError, storeUnavailable } from '../errors.ts';
+import { authorize, requireCredential } from '../auth/principal.ts';
+import type { Caller } from '../invocation/caller.ts';
+import { invalidRequest, ServiceError, storeUnavailable } from '../lib/errors.ts';
 import { isStoreUnavailable } from '../store/port.ts';
 import type { Payment } from '../credits/payment.ts';
-import type { HandlerContext, Handlers } from './handler.ts';
+import type { HandlerContext, Handlers } from '../invocation/handler.ts';
 import { InvocationContext } from './handler-context.ts';
 import { checkIdempotencyKey, recordEvents, type Claim, type IdempotencyKeys, replayEvents, requestHash, settleFailure, type Stored } from './idempotency.ts';
-import type { AnswerForm, CreditCap, Outcome, RawInput, Receipt, StreamEvent } from './outcome.ts';
+import type { AnswerForm, CreditCap, Outcome, RawInput, Receipt, StreamEvent } from '../invocation/outcome.ts';
 import { compileValidators, invalidRequestMessage, type RequestPart, type Validate } from './validate.ts';
-import { operationCall, type Binding } from '../metrics.ts';
-import type { TraceContext } from '../trace-context.ts';
+import { operationCall, type Binding } from '../lib/metrics.ts';
+import type { TraceContext } from '../lib/trace-context.ts';
 
 
 export interface InvokeOptions {

@@ -6,8 +6,9 @@
 import { textOf, type ProviderFields } from './fields.ts';
 import type { HttpAnswer, ProviderHttp } from './http.ts';
 import { ProviderFailure } from './provider-failure.ts';
-import type { Maybe, Provider } from './data-provider.ts';
-import type { TraceContext } from '../trace-context.ts';
+import type { Maybe } from '../lib/maybe.ts';
+import type { Provider } from './data-provider.ts';
+import type { TraceContext } from '../lib/trace-context.ts';
 
 export const APOLLO_URL = 'https://api.apollo.io';
 

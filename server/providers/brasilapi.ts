@@ -7,7 +7,7 @@ import { checkCnpj } from '../../shared/cnpj.ts';
 import { companyFields, REGISTRY_COMPANY_OUTPUTS } from './company-fields.ts';
 import { ProviderFailure } from './provider-failure.ts';
 import type { LocalProvider } from './data-provider.ts';
-import { ServiceError } from '../errors.ts';
+import { ServiceError } from '../lib/errors.ts';
 
 export const brasilApi: LocalProvider<{ remoteCompanies: BrasilApiSource | null }> = {
   declaration: {

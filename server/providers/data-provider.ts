@@ -7,10 +7,7 @@ import type { ProviderId } from '../../shared/schemas/enrichment.ts';
 import type { DeclaredLimits } from '../outbound/limiter.ts';
 import type { Field, FieldValues, ProviderFields } from './fields.ts';
 import type { ProviderHttp } from './http.ts';
-import type { TraceContext } from '../trace-context.ts';
-
-/** A field a third party's answer may leave out or send as null. */
-export type Maybe<T> = T | null | undefined;
+import type { TraceContext } from '../lib/trace-context.ts';
 
 export interface ProviderDeclaration {
   id: ProviderId;

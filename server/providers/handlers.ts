@@ -1,4 +1,4 @@
-import type { Handler } from '../pipeline/handler.ts';
+import type { Handler } from '../invocation/handler.ts';
 import { REGISTRY_SOURCE } from '../companies/company-record.ts';
 import type { Companies } from '../companies/companies.ts';
 import { releaseView } from '../companies/releases.ts';

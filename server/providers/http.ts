@@ -11,9 +11,9 @@ import type { Attempt, AttemptFailure } from '../outbound/retry.ts';
 import { readCapped } from '../outbound/read-capped.ts';
 import { retryAfterMs } from '../outbound/retry-after.ts';
 import { ProviderFailure } from './provider-failure.ts';
-import { ServiceError } from '../errors.ts';
-import type { TraceContext } from '../trace-context.ts';
-import { VERSION } from '../version.ts';
+import { ServiceError } from '../lib/errors.ts';
+import type { TraceContext } from '../lib/trace-context.ts';
+import { VERSION } from '../lib/version.ts';
 
 const USER_AGENT = `prospecta/${VERSION}`;
 /** Bodies above this are refused as garbage rather than buffered. */

@@ -6,7 +6,6 @@
 import type Bottleneck from 'bottleneck';
 import type { Logger } from 'pino';
 import type { ProviderCatalog } from '../../shared/types.ts';
-import type { Config, ProviderSettings } from '../config.ts';
 import { CircuitBreaker } from '../outbound/circuit-breaker.ts';
 import type { Clock } from '../outbound/clock.ts';
 import { ENRICH_FIELDS } from './fields.ts';
@@ -14,6 +13,7 @@ import { ProviderHttp } from './http.ts';
 import { closeLimiter, createLimiter, throttleFor } from '../outbound/limiter.ts';
 import type { Provider } from './data-provider.ts';
 import { buildProviders, type ProviderLookups } from './declared.ts';
+import type { ProviderSettings } from './settings.ts';
 import { fingerprint, type WorkspaceProviderKeys } from './workspace-keys.ts';
 
 /** A provider ready to be called for one workspace. */
@@ -26,7 +26,12 @@ export interface ProviderSlot {
 }
 
 export interface ProvidersOptions {
-  config: Config;
+  /** Each provider's settings, read at start-up (`providerSettings`). */
+  settings: Record<string, ProviderSettings>;
+  /** Limiters shared through Redis (REDIS_URL), else in memory. */
+  redisUrl: string | undefined;
+  /** The longest a provider's `Retry-After` may pause a key's calls (PROVIDER_MAX_PAUSE_SECONDS). */
+  maxPauseMs: number;
   log: Logger;
   keys: WorkspaceProviderKeys;
   /** What the local providers (the imported registry, BrasilAPI) read. */
@@ -50,7 +55,7 @@ export class Providers {
   }
 
   settings(id: string): ProviderSettings {
-    return this.options.config.providers[id]!;
+    return this.options.settings[id]!;
   }
 
   /** `GET /api/providers`: every provider, whether it can be called here, and the fields on offer. */
@@ -116,12 +121,12 @@ export class Providers {
     const id = own ? `${provider.id}:key:${fingerprint(key)}` : provider.id;
     let client = this.clients.get(id);
     if (!client) {
-      const { config, log } = this.options;
+      const { redisUrl, log } = this.options;
       const onError = (err: Error) => log.warn({ err: err.message, provider: provider.id }, 'provider limiter redis error');
       const limiter = createLimiter(
         id,
         throttleFor({ perSecond: s.perSecond, perMinute: s.perMinute, maxConcurrent: s.maxConcurrent }),
-        config.redisUrl ? { url: config.redisUrl, onError } : undefined,
+        redisUrl ? { url: redisUrl, onError } : undefined,
       );
       const http = new ProviderHttp({
         provider: provider.name,
@@ -134,7 +139,7 @@ export class Providers {
         timeoutMs: s.timeoutMs,
         ...(this.options.fetch ? { fetch: this.options.fetch } : {}),
         clock: this.options.clock,
-        maxPauseMs: config.providerMaxPauseSeconds * 1000,
+        maxPauseMs: this.options.maxPauseMs,
       });
       client = { http, limiter };
       this.clients.set(id, client);

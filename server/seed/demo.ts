@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { importRelease, type ImportProgress } from '../companies/receita/import/importer.ts';
 import { generateRelease } from './release-generator.ts';
-import type { Services } from '../services.ts';
+import type { Services } from '../start/services.ts';
 import { seedDemoPeople } from './demo-people.ts';
 
 export const DEMO_CREDITS = 10_000;

@@ -2,7 +2,7 @@
  * A stream operation called as a tool answers once: its pages gathered into one result (every
  * row, then what `done` says), with a callback per page for bindings that report progress.
  */
-import type { StreamEvent } from '../pipeline/outcome.ts';
+import type { StreamEvent } from '../invocation/outcome.ts';
 
 export async function mergePages(
   events: AsyncIterable<StreamEvent>,

@@ -12,10 +12,11 @@
 import type { TSchema } from '@sinclair/typebox';
 import { operations, type OperationId } from '../../shared/operations/index.ts';
 import type { Operation, Scope } from '../../shared/operations/types.ts';
-import { mayCall, type Caller } from '../auth/principal.ts';
-import { invalidRequest } from '../errors.ts';
-import type { Binding } from '../metrics.ts';
-import type { RawInput } from '../pipeline/outcome.ts';
+import { mayCall } from '../auth/principal.ts';
+import type { Caller } from '../invocation/caller.ts';
+import { invalidRequest } from '../lib/errors.ts';
+import type { Binding } from '../lib/metrics.ts';
+import type { RawInput } from '../invocation/outcome.ts';
 import { compactInputSchema, compactOutputSchema } from './compact-schema.ts';
 import { toolDescription } from './description.ts';
 

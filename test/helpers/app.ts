@@ -5,9 +5,9 @@
  */
 import { createServer, type AddressInfo } from 'node:net';
 import pino, { type Logger } from 'pino';
-import { createApp, type AppOptions } from '../../server/app.ts';
+import { createApp, type AppOptions } from '../../server/start/app.ts';
 import { answerClientErrors } from '../../server/http/client-error.ts';
-import { bootstrap, type AppServices, type Runtime } from '../../server/bootstrap.ts';
+import { bootstrap, type AppServices, type Runtime } from '../../server/start/bootstrap.ts';
 import { loadConfig } from '../../server/config.ts';
 import { patchBottleneckYield } from '../../server/outbound/bottleneck-yield.ts';
 import type { Clock } from '../../server/outbound/clock.ts';
@@ -56,7 +56,7 @@ export async function startTestApp(
     jobsNow?: () => number;
   } = {},
 ): Promise<TestApp> {
-  // As server/main.ts does: the tests' server calls providers as fast as the real one.
+  // As server/start/main.ts does: the tests' server calls providers as fast as the real one.
   patchBottleneckYield();
   const dataDir = options.dataDir ?? (await tempDir('test'));
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env });

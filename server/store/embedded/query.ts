@@ -143,7 +143,7 @@ export function project(docs: Doc[], projection: Document | undefined): Doc[] {
  */
 function topLevelFields(projection: Document): { has(key: string): boolean; include: boolean } | undefined {
   const entries = Object.entries(projection);
-  if (entries.some(([key, value]) => key.includes('.') || key.startsWith('$') || ![0, 1, true, false].includes(value as never))) {
+  if (entries.some(([key, value]) => key.includes('.') || key.startsWith('$') || !(value === 0 || value === 1 || value === true || value === false))) {
     return undefined;
   }
   const others = entries.filter(([key]) => key !== '_id');

@@ -18,7 +18,7 @@ import { jsonOf, memberPrefixes } from './json-members.ts';
 import { holdServerLock, type ServerLock } from './lock.ts';
 import { convertJournalStore } from './migrate.ts';
 import { Tables } from './tables.ts';
-import { watchStore } from '../../metrics.ts';
+import { watchStore } from '../../lib/metrics.ts';
 
 /** The database file in DATA_DIR (with its `-wal` and `-shm` beside it while open). */
 export const DATABASE_FILE = 'store.db';
@@ -88,12 +88,17 @@ class EmbeddedStore implements Store {
   }
 
   collection<T extends BaseDoc>(name: string): Collection<T> {
+    // One collection object per name whatever the caller's record type, which the store cannot check.
+    return this.embedded(name) as unknown as Collection<T>;
+  }
+
+  private embedded(name: string): EmbeddedCollection<BaseDoc> {
     let collection = this.collections.get(name);
     if (!collection) {
       collection = new EmbeddedCollection(name, this.tables);
       this.collections.set(name, collection);
     }
-    return collection as unknown as Collection<T>;
+    return collection;
   }
 
   async jsonByIds(collection: string, ids: readonly string[], omit: readonly string[]): Promise<Map<string, Buffer>> {
@@ -115,7 +120,7 @@ class EmbeddedStore implements Store {
     if (this.closed) return;
     const now = new Date();
     for (const name of this.tables.schema.collections()) {
-      (this.collection(name) as unknown as EmbeddedCollection<BaseDoc>).removeExpired(now).catch((err: Error) => this.options.onBackgroundError(err));
+      this.embedded(name).removeExpired(now).catch((err: Error) => this.options.onBackgroundError(err));
     }
   }
 

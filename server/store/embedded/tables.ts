@@ -4,7 +4,7 @@
  * the caller's transaction (`transaction`), so a document and its keys change together.
  */
 import type { Database, Statement } from 'better-sqlite3';
-import { storeWritten } from '../../metrics.ts';
+import { storeWritten } from '../../lib/metrics.ts';
 import type { Document } from '../port.ts';
 import { decode, encode, type Doc } from './codec.ts';
 import { conditionsOf, keysAt, type Condition, type KeyTable, type SqlValue } from './keys.ts';

@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { cleanValue } from '../../../server/ai/ai-column.ts';
-import { readPage } from '../../../server/ai/web/page-reader.ts';
-import { BlockedAddressError, isPublicAddress } from '../../../server/ai/web/ssrf-guard.ts';
+import { readPage } from '../../../server/ai/page-reader.ts';
+import { BlockedAddressError, isPublicAddress } from '../../../server/outbound/ssrf-guard.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { virtualClock } from '../../helpers/virtual-clock.ts';
 import {

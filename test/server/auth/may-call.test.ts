@@ -7,7 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { operations, type OperationId } from '../../../shared/operations/index.ts';
 import { SCOPES } from '../../../shared/operations/types.ts';
-import { anonymous, authorize, mayCall, sessionPrincipal, type Caller } from '../../../server/auth/principal.ts';
+import { authorize, mayCall, sessionPrincipal } from '../../../server/auth/principal.ts';
+import { anonymous, type Caller } from '../../../server/invocation/caller.ts';
 import { visibleTools } from '../../../server/tools/tools.ts';
 
 const key = (scopes: (typeof SCOPES)[number][]): Caller => ({ principal: { kind: 'api_key', credentialId: 'k', workspaceId: 'w', scopes }, refused: null });

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MemberDoc } from '../../../server/auth/members.ts';
 import { runCommand } from '../../../server/cli/control.ts';
 import type { CompanyDoc } from '../../../server/companies/company-record.ts';
-import type { WorkspaceDoc } from '../../../server/workspaces.ts';
+import type { WorkspaceDoc } from '../../../server/credits/workspaces.ts';
 import { SCOPES } from '../../../shared/operations/types.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { startAuthorizationServer, type AuthorizationServer } from '../../helpers/authorization-server.ts';

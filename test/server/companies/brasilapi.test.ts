@@ -1,6 +1,6 @@
 import type Bottleneck from 'bottleneck';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ServiceError } from '../../../server/errors.ts';
+import { ServiceError } from '../../../server/lib/errors.ts';
 import { closeLimiter, createLimiter } from '../../../server/outbound/limiter.ts';
 import { BrasilApiSource, fromMinhaReceita, type BrasilApiOptions } from '../../../server/companies/brasilapi-client.ts';
 import { makeCnpj } from '../../helpers/companies.ts';

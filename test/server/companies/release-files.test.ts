@@ -18,7 +18,7 @@ import { Registry } from '../../../server/companies/registry/registry.ts';
 import { generateRelease } from '../../../server/seed/release-generator.ts';
 import { openEmbeddedStore } from '../../../server/store/embedded/store.ts';
 import type { Store } from '../../../server/store/port.ts';
-import { RawJson } from '../../../server/raw-json.ts';
+import { RawJson } from '../../../server/lib/raw-json.ts';
 import { companyDoc, makeCnpj, partner } from '../../helpers/companies.ts';
 import { putReleaseFile } from '../../helpers/release-in-service.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';

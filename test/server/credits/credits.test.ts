@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Credits } from '../../../server/credits/ledger.ts';
-import { Workspaces, type WorkspaceDoc } from '../../../server/workspaces.ts';
+import { Workspaces, type WorkspaceDoc } from '../../../server/credits/workspaces.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 
 let app: TestApp;

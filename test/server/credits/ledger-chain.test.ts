@@ -20,7 +20,7 @@ import { newMovement } from '../../../server/credits/movement.ts';
 import type { CompanyDoc } from '../../../server/companies/company-record.ts';
 import { openEmbeddedStore } from '../../../server/store/embedded/store.ts';
 import type { Store } from '../../../server/store/port.ts';
-import { Workspaces, type WorkspaceDoc } from '../../../server/workspaces.ts';
+import { Workspaces, type WorkspaceDoc } from '../../../server/credits/workspaces.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
 import { embeddedStorePerTest } from '../../helpers/embedded-store.ts';

@@ -1,6 +1,6 @@
 /** The per-request budget: the balance capped by `maxCredits`, and when a short balance is a 402. */
 import { describe, expect, it } from 'vitest';
-import { Budget } from '../../../server/credits/payment.ts';
+import { Budget } from '../../../server/invocation/budget.ts';
 
 describe('Budget', () => {
   it('spends the balance, capped by the caller', () => {

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { HeldStreams } from '../../../server/http/held-streams.ts';
-import type { StreamEvent } from '../../../server/pipeline/outcome.ts';
+import type { StreamEvent } from '../../../server/invocation/outcome.ts';
 import { eventually } from '../../helpers/eventually.ts';
 
 /** A finished stream of one event and its `done`, held by `held`; resolves with its stream id. */

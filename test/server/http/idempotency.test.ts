@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operations, type InputOf, type OperationId, type StreamEventOf } from '../../../shared/operations/index.ts';
 import { takesIdempotencyKey, type Operation } from '../../../shared/operations/types.ts';
-import type { HandlerContext } from '../../../server/pipeline/handler.ts';
+import type { HandlerContext } from '../../../server/invocation/handler.ts';
 import type { CompanyDoc } from '../../../server/companies/company-record.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';

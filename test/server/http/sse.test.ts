@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InputOf, StreamEventOf } from '../../../shared/operations/index.ts';
-import type { HandlerContext } from '../../../server/pipeline/handler.ts';
+import type { HandlerContext } from '../../../server/invocation/handler.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { readEvents } from '../../helpers/sse.ts';

@@ -7,7 +7,7 @@ import { EventSource } from 'eventsource';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InputOf, StreamEventOf } from '../../../shared/operations/index.ts';
-import type { HandlerContext } from '../../../server/pipeline/handler.ts';
+import type { HandlerContext } from '../../../server/invocation/handler.ts';
 import type { CompanyDoc } from '../../../server/companies/company-record.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';

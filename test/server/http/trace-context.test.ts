@@ -5,7 +5,7 @@
  * request makes to a provider, the model, the web search and BrasilAPI carry a child of it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { childTraceparent, parseTraceparent, startTrace, traceFrom, traceparentOf } from '../../../server/trace-context.ts';
+import { childTraceparent, parseTraceparent, startTrace, traceFrom, traceparentOf } from '../../../server/lib/trace-context.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { startFakeBrasilApi, type FakeBrasilApi } from '../../helpers/fake-brasilapi.ts';
 import { articlePage, scripted, startFakeLlm, startFakeWeb, type FakeLlm, type FakeWeb } from '../../helpers/fake-llm.ts';

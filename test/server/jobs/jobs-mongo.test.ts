@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { HandlerContext, Handlers } from '../../../server/pipeline/handler.ts';
+import type { HandlerContext, Handlers } from '../../../server/invocation/handler.ts';
 import type { CompanyDoc } from '../../../server/companies/company-record.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';

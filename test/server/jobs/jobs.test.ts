@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OperationId } from '../../../shared/operations/index.ts';
-import type { HandlerContext } from '../../../server/pipeline/handler.ts';
+import type { HandlerContext } from '../../../server/invocation/handler.ts';
 import type { CompanyDoc } from '../../../server/companies/company-record.ts';
 import { startTestApp, type TestApp, type TestResponse } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';

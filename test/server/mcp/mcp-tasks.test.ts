@@ -9,7 +9,7 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CompanyDoc } from '../../../server/companies/company-record.ts';
-import type { HandlerContext } from '../../../server/pipeline/handler.ts';
+import type { HandlerContext } from '../../../server/invocation/handler.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
 import { eventually } from '../../helpers/eventually.ts';

@@ -1,7 +1,12 @@
 /**
  * Bottleneck's zero-delay yields run on setImmediate once a server has started, and not merely
  * because its modules were imported: the patch is applied at start-up, where it can be seen.
+ *
+ * The patch replaces a method of a private file of Bottleneck 2.19.5: the first test fences it,
+ * failing when the installed Bottleneck is another version or its method reads otherwise, so an
+ * upgrade re-checks the patch (or retires it) instead of silently patching something else.
  */
+import { createRequire } from 'node:module';
 import { describe, expect, it, vi } from 'vitest';
 import { bottleneckYieldPatched, patchBottleneckYield } from '../../../server/outbound/bottleneck-yield.ts';
 import { closeLimiter, createLimiter, runLimited } from '../../../server/outbound/limiter.ts';
@@ -26,7 +31,19 @@ async function zeroDelayYieldsPerCall(): Promise<number> {
   }
 }
 
+const require = createRequire(import.meta.url);
+
 describe('Bottleneck yield patch', () => {
+  it('replaces exactly the method it was written for (Bottleneck 2.19.5, LocalDatastore.yieldLoop)', () => {
+    expect((require('bottleneck/package.json') as { version: string }).version).toBe('2.19.5');
+    // Read before anything in this process patched it (each test file runs in a process of its own).
+    const { prototype } = require('bottleneck/lib/LocalDatastore.js') as { prototype: { yieldLoop: () => unknown } };
+    expect(bottleneckYieldPatched()).toBe(false);
+    expect(prototype.yieldLoop.toString().replace(/\s+/g, ' ')).toBe(
+      'yieldLoop(t = 0) { return new this.Promise(function (resolve, reject) { return setTimeout(resolve, t); }); }',
+    );
+  });
+
   it('is not applied by importing the server, and is in effect once a server has started', async () => {
     // Each test file runs in a process of its own: nothing here has started a server yet.
     expect(bottleneckYieldPatched()).toBe(false);

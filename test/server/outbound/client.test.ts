@@ -5,7 +5,7 @@
  */
 import type Bottleneck from 'bottleneck';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ServiceError } from '../../../server/errors.ts';
+import { ServiceError } from '../../../server/lib/errors.ts';
 import { patchBottleneckYield } from '../../../server/outbound/bottleneck-yield.ts';
 import { CircuitBreaker } from '../../../server/outbound/circuit-breaker.ts';
 import { OutboundClient, type CallOptions, type OutboundClientOptions } from '../../../server/outbound/client.ts';

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CircuitBreaker } from '../../../server/outbound/circuit-breaker.ts';
-import { backoff, withRetries, type Attempt, type AttemptFailure } from '../../../server/outbound/retry.ts';
+import { backoff } from '../../../server/lib/backoff.ts';
+import { withRetries, type Attempt, type AttemptFailure } from '../../../server/outbound/retry.ts';
 import { virtualClock, type VirtualClock } from '../../helpers/virtual-clock.ts';
 
 class GaveUp extends Error {

@@ -20,7 +20,7 @@ import { Templates } from '../../../server/outreach/templates.ts';
 import { InvocationContext } from '../../../server/pipeline/handler-context.ts';
 import { openEmbeddedStore } from '../../../server/store/embedded/store.ts';
 import type { Store } from '../../../server/store/port.ts';
-import { Workspaces } from '../../../server/workspaces.ts';
+import { Workspaces } from '../../../server/credits/workspaces.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 
 let store: Store;

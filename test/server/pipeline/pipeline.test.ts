@@ -6,10 +6,10 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES, type Scope } from '../../../shared/operations/types.ts';
-import type { Caller } from '../../../server/auth/principal.ts';
+import type { Caller } from '../../../server/invocation/caller.ts';
 import type { PlanName } from '../../../server/credits/plans.ts';
-import type { Handlers } from '../../../server/pipeline/handler.ts';
-import { createHandlers } from '../../../server/handlers.ts';
+import type { Handlers } from '../../../server/invocation/handler.ts';
+import { createHandlers } from '../../../server/start/handlers.ts';
 import { createPipeline, type InvokeOptions, type Pipeline } from '../../../server/pipeline/pipeline.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 

@@ -23,7 +23,7 @@ import { addUnknown } from './records.ts';
 import { MemoryStaging, StoreStaging, type Staging } from './staging.ts';
 import type { CnaeDoc } from '../../activities.ts';
 import type { EstablishmentBatch } from './documents.ts';
-import { importStarted } from '../../../metrics.ts';
+import { importStarted } from '../../../lib/metrics.ts';
 import type { StagedRead } from './document-thread.ts';
 import { COMPANY_FILE_KINDS, stageRows, type CompanyFileKind, type StagedRows } from './staged-rows.ts';
 

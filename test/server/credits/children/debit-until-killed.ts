@@ -6,7 +6,7 @@
  */
 import { Credits } from '../../../../server/credits/ledger.ts';
 import { openEmbeddedStore } from '../../../../server/store/embedded/store.ts';
-import { Workspaces } from '../../../../server/workspaces.ts';
+import { Workspaces } from '../../../../server/credits/workspaces.ts';
 
 const [dir, workspaceId] = process.argv.slice(2) as [string, string];
 const store = await openEmbeddedStore(dir);

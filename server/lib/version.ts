@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { PACKAGE_ROOT } from './package-root.ts';
 
 /**
  * The version of the documented interface (`/openapi.json`'s `info.version`, `/health`'s
@@ -6,7 +7,7 @@ import { readFileSync } from 'node:fs';
  */
 export const INTERFACE_VERSION = '1.0.0';
 
-/** The build: the package version (`/health`'s `version`); package.json is one level above both server/ and dist/. */
+/** The build: the package version (`/health`'s `version`). */
 export const VERSION: string = (
-  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+  JSON.parse(readFileSync(new URL('package.json', PACKAGE_ROOT), 'utf8')) as { version: string }
 ).version;

@@ -12,7 +12,7 @@
  */
 import type Bottleneck from 'bottleneck';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { OperationId } from '../shared/operations/index.ts';
+import type { OperationId } from '../../shared/operations/index.ts';
 import { ServiceError } from './errors.ts';
 
 export const registry = new Registry();

@@ -4,21 +4,24 @@
  * is written in its factory's signature. The `Handlers` type makes the compiler reject a registry
  * entry without a handler.
  */
-import { createAgentHandlers } from './agent/handlers.ts';
-import type { Conversations } from './agent/conversations.ts';
-import { createAiHandlers } from './ai/handlers.ts';
-import { createKeyHandlers } from './auth/handlers.ts';
-import { createCreditHandlers } from './credits/handlers.ts';
-import { createEnrichHandlers } from './enrich/handlers.ts';
-import { createExportHandlers } from './exports/handlers.ts';
-import { createHealthHandlers } from './health.ts';
-import { createJobHandlers } from './jobs/handlers.ts';
-import { createOutreachHandlers } from './outreach/handlers.ts';
-import { createPeopleHandlers } from './people/handlers.ts';
-import type { Handlers } from './pipeline/handler.ts';
-import { createProviderHandlers } from './providers/handlers.ts';
-import { createCompanyHandlers } from './companies/handlers.ts';
+import { createAgentHandlers } from '../agent/handlers.ts';
+import type { Conversations } from '../agent/conversations.ts';
+import { createAiHandlers } from '../ai/handlers.ts';
+import { createKeyHandlers } from '../auth/handlers.ts';
+import { createCreditHandlers } from '../credits/handlers.ts';
+import { createEnrichHandlers } from '../enrich/handlers.ts';
+import { createExportHandlers } from '../exports/handlers.ts';
+import { createHealthHandlers } from '../health/handlers.ts';
+import { createJobHandlers } from '../jobs/handlers.ts';
+import { createOutreachHandlers } from '../outreach/handlers.ts';
+import { createPeopleHandlers } from '../people/handlers.ts';
+import type { Handlers } from '../invocation/handler.ts';
+import { createProviderHandlers } from '../providers/handlers.ts';
+import { createCompanyHandlers } from '../companies/handlers.ts';
 import type { Services } from './services.ts';
+import { operations } from '../../shared/operations/index.ts';
+import { JOB_OPERATIONS } from '../../shared/schemas/jobs.ts';
+import { compileValidators } from '../pipeline/validate.ts';
 
 export function createHandlers(s: Services & { conversations: Conversations }): Handlers {
   const { config, companies, providers, searchCursors, enrichMemory: memory, llm } = s;
@@ -40,7 +43,13 @@ export function createHandlers(s: Services & { conversations: Conversations }): 
       maxProspects: config.campaignMaxProspects,
     }),
     ...createAgentHandlers({ llm, conversations: s.conversations, payment: s.payment, limits: config.agent }),
-    ...createJobHandlers({ jobs: s.jobs, runner: s.jobRunner, webhookAllowPrivate: config.jobs.webhookAllowPrivate }),
+    ...createJobHandlers({
+      jobs: s.jobs,
+      runner: s.jobRunner,
+      webhookAllowPrivate: config.jobs.webhookAllowPrivate,
+      // Only the operations a job may run; each compiled when a job first names it.
+      checkBody: compileValidators(Object.fromEntries(JOB_OPERATIONS.map((id) => [id, operations[id]]))),
+    }),
     ...createExportHandlers({
       jobs: s.jobs,
       companies,

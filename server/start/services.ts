@@ -1,42 +1,43 @@
 /**
  * The domain's repositories and clients, built once at start-up (bootstrap.ts). No handler reads
- * them as a bag: server/handlers.ts gives each area's factory the ones it uses. What the bindings
+ * them as a bag: server/start/handlers.ts gives each area's factory the ones it uses. What the bindings
  * keep of their own (dashboard sessions and sign-in, the agent's conversations, the rate
  * limiter) is built beside these by bootstrap.ts.
  */
-import { stillActingOf } from './auth/still-acting.ts';
+import { stillActingOf } from '../auth/still-acting.ts';
 import type { Logger } from 'pino';
-import { aiCacheIndexes, AiColumns } from './ai/ai-column.ts';
-import { aiUsageIndexes, type Llm } from './ai/llm.ts';
-import type { WebSearch } from './ai/web/web-search.ts';
-import { AccessTokens } from './auth/access-tokens.ts';
-import { Credentials, type OAuth } from './auth/credentials.ts';
-import { ApiKeys, apiKeyIndexes } from './auth/keys.ts';
-import { memberIndexes, Members } from './auth/members.ts';
-import { Subjects } from './auth/subjects.ts';
-import type { Config } from './config.ts';
-import { Credits, ledgerIndexes } from './credits/ledger.ts';
-import { allowanceIndexes, DailyAllowances } from './credits/allowance.ts';
-import { Payment } from './credits/payment.ts';
-import type { Clock } from './outbound/clock.ts';
-import { jobIndexes, Jobs } from './jobs/jobs.ts';
-import { JobRunner } from './jobs/runner.ts';
-import { Exporter } from './exports/exporter.ts';
-import { webhookIndexes, Webhooks } from './jobs/webhooks.ts';
-import { Providers } from './providers/providers.ts';
-import { providerKeyIndexes, type WorkspaceProviderKeys } from './providers/workspace-keys.ts';
-import type { BrasilApiSource } from './companies/brasilapi-client.ts';
-import { People, peopleIndexes } from './people/people.ts';
-import { Companies, companyIndexes } from './companies/companies.ts';
-import { Campaigns, campaignIndexes } from './outreach/campaigns.ts';
-import { MessageWriter } from './outreach/message-writer.ts';
-import { Prospects, prospectIndexes } from './outreach/prospects.ts';
-import { Sheets, sheetIndexes } from './outreach/sheets.ts';
-import { Templates, templateIndexes } from './outreach/templates.ts';
-import type { IndexDeclaration, Store } from './store/port.ts';
-import { Workspaces, workspaceIndexes } from './workspaces.ts';
-import { SearchCursors, searchCursorIndexes } from './search-cursors.ts';
-import { EnrichMemory, enrichMemoryIndexes } from './enrich/memory.ts';
+import { aiCacheIndexes, AiColumns } from '../ai/ai-column.ts';
+import { aiUsageIndexes, type Llm } from '../ai/llm.ts';
+import type { WebSearch } from '../ai/web-search.ts';
+import { AccessTokens } from '../auth/access-tokens.ts';
+import { Credentials, type OAuth } from '../auth/credentials.ts';
+import { ApiKeys, apiKeyIndexes } from '../auth/keys.ts';
+import { memberIndexes, Members } from '../auth/members.ts';
+import { Subjects } from '../auth/subjects.ts';
+import type { Config } from '../config.ts';
+import { Credits, ledgerIndexes } from '../credits/ledger.ts';
+import { allowanceIndexes, DailyAllowances } from '../credits/allowance.ts';
+import { Payment } from '../credits/payment.ts';
+import type { Clock } from '../outbound/clock.ts';
+import { jobIndexes, Jobs } from '../jobs/jobs.ts';
+import { JobRunner } from '../jobs/runner.ts';
+import { Exporter } from '../exports/exporter.ts';
+import { webhookIndexes, Webhooks } from '../jobs/webhooks.ts';
+import { Providers } from '../providers/providers.ts';
+import { providerSettings } from '../providers/settings.ts';
+import { providerKeyIndexes, type WorkspaceProviderKeys } from '../providers/workspace-keys.ts';
+import type { BrasilApiSource } from '../companies/brasilapi-client.ts';
+import { People, peopleIndexes } from '../people/people.ts';
+import { Companies, companyIndexes } from '../companies/companies.ts';
+import { Campaigns, campaignIndexes } from '../outreach/campaigns.ts';
+import { MessageWriter } from '../outreach/message-writer.ts';
+import { Prospects, prospectIndexes } from '../outreach/prospects.ts';
+import { Sheets, sheetIndexes } from '../outreach/sheets.ts';
+import { Templates, templateIndexes } from '../outreach/templates.ts';
+import type { IndexDeclaration, Store } from '../store/port.ts';
+import { Workspaces, workspaceIndexes } from '../credits/workspaces.ts';
+import { SearchCursors, searchCursorIndexes } from '../companies/search-cursors.ts';
+import { EnrichMemory, enrichMemoryIndexes } from '../enrich/memory.ts';
 
 export interface Services {
   config: Config;
@@ -142,7 +143,9 @@ export function createServices(deps: {
     searchCursors: new SearchCursors(deps.store),
     enrichMemory: new EnrichMemory(deps.store),
     providers: new Providers({
-      config: deps.config,
+      settings: providerSettings(deps.config.env),
+      redisUrl: deps.config.redisUrl,
+      maxPauseMs: deps.config.providerMaxPauseSeconds * 1000,
       log: deps.log,
       keys: deps.providerKeys,
       lookups: { companies, remoteCompanies: deps.remoteCompanies },

@@ -12,9 +12,9 @@
  * through the store's TTL index.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { MAX_ROWS_PER_SEARCH } from '../shared/schemas/search.ts';
-import { ServiceError } from './errors.ts';
-import type { Collection, IndexDeclaration, Store } from './store/port.ts';
+import { MAX_ROWS_PER_SEARCH } from '../../shared/schemas/search.ts';
+import { ServiceError } from '../lib/errors.ts';
+import type { Collection, IndexDeclaration, Store } from '../store/port.ts';
 
 /** How long a cursor stays valid: the contract promises at least an hour. */
 export const CURSOR_TTL_MS = 2 * 3600_000;

@@ -2,7 +2,7 @@
  * What an invocation takes and gives, apart from the pipeline itself, so that a handler's
  * context can run another operation (the agent's tools) without an import cycle.
  */
-import type { Reservation } from '../credits/payment.ts';
+import type { Reservation } from './budget.ts';
 import type { Operation } from '../../shared/operations/types.ts';
 
 /** An operation's input as a binding received it, in the registry's three parts. */

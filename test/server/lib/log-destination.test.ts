@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { BatchedDestination } from '../../server/log-destination.ts';
+import { BatchedDestination } from '../../../server/lib/log-destination.ts';
 
 function sink() {
   const writes: string[] = [];

@@ -6,12 +6,12 @@
  */
 import { createHash } from 'node:crypto';
 import { isPaid } from '../../shared/operations/types.ts';
-import type { Caller } from '../auth/principal.ts';
+import type { Caller } from '../invocation/caller.ts';
 import type { FunctionTool } from '../ai/llm.ts';
-import { ServiceError } from '../errors.ts';
+import { ServiceError } from '../lib/errors.ts';
 import { mergePages } from '../tools/merge-pages.ts';
 import { visibleTools, type Tool } from '../tools/tools.ts';
-import type { HandlerContext } from '../pipeline/handler.ts';
+import type { HandlerContext } from '../invocation/handler.ts';
 
 export interface ToolCallOutcome {
   /** JSON for the model: the operation's body, or `{error, message}`. */

@@ -4,9 +4,9 @@
  * one conditional single-document update.
  */
 import { randomUUID } from 'node:crypto';
-import { newMovement, type Movement } from './credits/movement.ts';
-import { planFor, TRIAL_CREDITS, type Plan, type PlanName } from './credits/plans.ts';
-import type { Collection, IndexDeclaration, Store } from './store/port.ts';
+import { newMovement, type Movement } from './movement.ts';
+import { planFor, TRIAL_CREDITS, type Plan, type PlanName } from './plans.ts';
+import type { Collection, IndexDeclaration, Store } from '../store/port.ts';
 
 export interface WorkspaceDoc {
   _id: string;

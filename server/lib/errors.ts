@@ -4,7 +4,7 @@
  * headers in `http/error-status.ts`, MCP to an `isError` result, the agent to a tool message),
  * so domain code and infrastructure never pick a status.
  */
-import type { Scope } from '../shared/operations/types.ts';
+import type { Scope } from '../../shared/operations/types.ts';
 
 export type ErrorCode =
   | 'invalid_request'

@@ -96,7 +96,7 @@ export function guardedLookup(guard: GuardOptions): LookupFunction {
       const list = addresses as dns.LookupAddress[];
       const bad = list.find((a) => !allowed(a.address, guard));
       if (bad) return callback(new BlockedAddressError(`${hostname} resolves to ${bad.address}, not a public address`), '', 0);
-      if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
+      if (options.all) return callback(null, list);
       callback(null, list[0]!.address, list[0]!.family);
     });
   };

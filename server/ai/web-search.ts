@@ -5,10 +5,10 @@
  * the request's trace (a child `traceparent`); a page read (page-reader.ts) does not, being
  * anyone's server.
  */
-import type { Config } from '../../config.ts';
-import { serviceMeter } from '../../metrics.ts';
-import { childTraceparent, type TraceContext } from '../../trace-context.ts';
-import { VERSION } from '../../version.ts';
+import type { WebSearchConfig } from '../config.ts';
+import { serviceMeter } from '../lib/metrics.ts';
+import { childTraceparent, type TraceContext } from '../lib/trace-context.ts';
+import { VERSION } from '../lib/version.ts';
 
 export interface WebResult {
   url: string;
@@ -100,8 +100,7 @@ export function braveSearch(baseUrl: string, apiKey: string): WebSearch {
   };
 }
 
-export function webSearchFrom(config: Config): WebSearch | null {
-  const { searxngUrl, braveApiKey, braveUrl } = config.webSearch;
+export function webSearchFrom({ searxngUrl, braveApiKey, braveUrl }: WebSearchConfig): WebSearch | null {
   if (searxngUrl) return searxng(searxngUrl);
   if (braveApiKey) return braveSearch(braveUrl, braveApiKey);
   return null;

@@ -9,14 +9,14 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import pino from 'pino';
 import { createApp } from './app.ts';
-import { BatchedDestination } from './log-destination.ts';
-import { answerClientErrors } from './http/client-error.ts';
+import { BatchedDestination } from '../lib/log-destination.ts';
+import { answerClientErrors } from '../http/client-error.ts';
 import { bootstrap } from './bootstrap.ts';
-import { controlSocketPath, serveControl } from './cli/control.ts';
-import { ConfigError, loadConfig } from './config.ts';
-import { patchBottleneckYield } from './outbound/bottleneck-yield.ts';
-import { DEMO_CREDITS, demoWorkspaceId, seedDemo } from './seed/demo.ts';
-import { VERSION } from './version.ts';
+import { controlSocketPath, serveControl } from '../cli/control.ts';
+import { ConfigError, loadConfig } from '../config.ts';
+import { patchBottleneckYield } from '../outbound/bottleneck-yield.ts';
+import { DEMO_CREDITS, demoWorkspaceId, seedDemo } from '../seed/demo.ts';
+import { VERSION } from '../lib/version.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 /** The embedded store's refusals to open: their message says what to do. */

@@ -4,23 +4,23 @@
  */
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { Config } from './config.ts';
-import { Conversations, conversationIndexes } from './agent/conversations.ts';
-import type { OAuth } from './auth/credentials.ts';
-import { OidcSignIn, oidcSignInIndexes } from './dashboard/oidc-sign-in.ts';
-import { Sessions, sessionIndexes } from './dashboard/sessions.ts';
-import { SignInLinks, signInLinkIndexes } from './dashboard/sign-in-links.ts';
-import { createRateLimiter, type RateLimiter } from './http/rate-limit.ts';
-import type { Clock } from './outbound/clock.ts';
-import { closeLimiter, createLimiter, throttleFor } from './outbound/limiter.ts';
-import { BRASILAPI_LIMITS, BrasilApiSource } from './companies/brasilapi-client.ts';
-import { Llm, llmSettings } from './ai/llm.ts';
-import { webSearchFrom } from './ai/web/web-search.ts';
-import { secretFile, WorkspaceProviderKeys } from './providers/workspace-keys.ts';
+import type { Config } from '../config.ts';
+import { Conversations, conversationIndexes } from '../agent/conversations.ts';
+import type { OAuth } from '../auth/credentials.ts';
+import { OidcSignIn, oidcSignInIndexes } from '../dashboard/oidc-sign-in.ts';
+import { Sessions, sessionIndexes } from '../dashboard/sessions.ts';
+import { SignInLinks, signInLinkIndexes } from '../dashboard/sign-in-links.ts';
+import { createRateLimiter, type RateLimiter } from '../http/rate-limit.ts';
+import type { Clock } from '../outbound/clock.ts';
+import { closeLimiter, createLimiter, throttleFor } from '../outbound/limiter.ts';
+import { BRASILAPI_LIMITS, BrasilApiSource } from '../companies/brasilapi-client.ts';
+import { Llm, llmSettings } from '../ai/llm.ts';
+import { webSearchFrom } from '../ai/web-search.ts';
+import { secretFile, WorkspaceProviderKeys } from '../providers/workspace-keys.ts';
 import { createServices, indexDeclarations, type Services } from './services.ts';
-import { IdempotencyKeys, idempotencyIndexes } from './pipeline/idempotency.ts';
-import { ensureIndexes, openStore } from './store/open.ts';
-import type { Store } from './store/port.ts';
+import { IdempotencyKeys, idempotencyIndexes } from '../pipeline/idempotency.ts';
+import { ensureIndexes, openStore } from '../store/open.ts';
+import type { Store } from '../store/port.ts';
 
 const REVOKED_CHANNEL = 'prospecta:keys:revoked';
 const MEMBERS_CHANNEL = 'prospecta:members:changed';
@@ -103,7 +103,7 @@ export async function bootstrap(
       store,
       config.providerKeySecret ?? (store.kind === 'embedded' ? await secretFile(config.dataDir) : undefined),
     );
-    const settings = llmSettings(config);
+    const settings = llmSettings(config.llm);
     const llm = settings ? new Llm(settings, store, config.redisUrl, clock) : null;
     if (llm) closers.unshift(() => llm.close());
 
@@ -114,7 +114,7 @@ export async function bootstrap(
       remoteCompanies,
       providerKeys,
       llm,
-      webSearch: webSearchFrom(config),
+      webSearch: webSearchFrom(config.webSearch),
       version,
       clock,
       jobsNow,

@@ -3,18 +3,22 @@
  * response body, or, for a stream operation, an async iterable of its events. The context holds
  * only what belongs to one call; the repositories and clients a handler uses are given once, at
  * start-up, to its area's factory (`createOutreachHandlers({ templates, … })`, gathered by
- * `server/handlers.ts`).
- * HTTP, MCP and the agent all reach handlers through the pipeline (`pipeline.ts`), so each rule
- * is written once.
+ * `server/start/handlers.ts`).
+ * HTTP, MCP and the agent all reach handlers through the pipeline (`pipeline/pipeline.ts`), so
+ * each rule is written once.
+ *
+ * This folder is the handler contract (this context, the caller, the budget, an invocation's
+ * outcome): below both the pipeline, which implements it, and the areas, which write handlers
+ * against it, so neither imports the other.
  */
 import type { Logger } from 'pino';
 import type { InputOf, OperationId, OutputOf, StreamEventOf, StreamOperationId } from '../../shared/operations/index.ts';
 import type { Operations } from '../../shared/operations/index.ts';
-import type { Principal } from '../auth/principal.ts';
-import type { Budget } from '../credits/payment.ts';
-import type { TraceContext } from '../trace-context.ts';
+import type { Principal } from './caller.ts';
+import type { Budget } from './budget.ts';
+import type { FileAnswer } from '../lib/file-answer.ts';
+import type { TraceContext } from '../lib/trace-context.ts';
 import type { AnswerForm, Outcome, RawInput, StreamEvent } from './outcome.ts';
-
 
 export interface HandlerContext {
   operationId: OperationId;
@@ -59,8 +63,11 @@ export interface HandlerContext {
 
 type JsonAnswerOf<Id extends OperationId> = Operations[Id] extends { stream: { json: true } } ? Promise<OutputOf<Id>> : never;
 
+/** An operation that answers a file (`file` in its entry) hands the binding the file, not its text. */
+type AnswerOf<Id extends OperationId> = Operations[Id] extends { file: object } ? FileAnswer : OutputOf<Id>;
+
 export type Handler<Id extends OperationId> = Id extends StreamOperationId
   ? (input: InputOf<Id>, ctx: HandlerContext) => AsyncIterable<StreamEventOf<Id>> | JsonAnswerOf<Id>
-  : (input: InputOf<Id>, ctx: HandlerContext) => Promise<OutputOf<Id>>;
+  : (input: InputOf<Id>, ctx: HandlerContext) => Promise<AnswerOf<Id>>;
 
 export type Handlers = { [Id in OperationId]: Handler<Id> };

@@ -1,8 +1,8 @@
-import type { Handler } from './pipeline/handler.ts';
-import type { Companies } from './companies/companies.ts';
-import { releaseView } from './companies/releases.ts';
-import type { Store } from './store/port.ts';
-import { INTERFACE_VERSION } from './version.ts';
+import type { Handler } from '../invocation/handler.ts';
+import type { Companies } from '../companies/companies.ts';
+import { releaseView } from '../companies/releases.ts';
+import type { Store } from '../store/port.ts';
+import { INTERFACE_VERSION } from '../lib/version.ts';
 
 export function createHealthHandlers({ version, store, companies }: { version: string; store: Pick<Store, 'kind'>; companies: Companies }) {
   const getHealth: Handler<'getHealth'> = async () => ({

@@ -7,9 +7,9 @@ import type { Readability } from '@mozilla/readability';
 import http from 'node:http';
 import https from 'node:https';
 import type { parseHTML } from 'linkedom';
-import { loadWhenUsed } from '../../lib/load-when-used.ts';
-import { VERSION } from '../../version.ts';
-import { BlockedAddressError, checkUrl, guardedLookup, type GuardOptions } from './ssrf-guard.ts';
+import { loadWhenUsed } from '../lib/load-when-used.ts';
+import { VERSION } from '../lib/version.ts';
+import { BlockedAddressError, checkUrl, guardedLookup, type GuardOptions } from '../outbound/ssrf-guard.ts';
 
 /** Only research reads pages. */
 const linkedom = loadWhenUsed<{ parseHTML: typeof parseHTML }>('linkedom');

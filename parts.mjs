@@ -40,6 +40,7 @@ export const parts = [
     ['outreach', 'templates, campaigns, cadences, prospects, the message writer'],
     ['exports', "a company search's exports"],
     ['jobs', 'background jobs, their runner and webhook deliveries'],
+    ['watches', "watches on the registry's changes, sent as signed webhooks after each import"],
     ['tools', 'the registry as tools, for the bindings that offer them to a model'],
     ['health', 'the health operation'],
   ].map(([name, holds]) => ({ name, path: `server/${name}`, layer: 'domain', holds })),

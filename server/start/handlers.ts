@@ -18,6 +18,8 @@ import { createPeopleHandlers } from '../people/handlers.ts';
 import type { Handlers } from '../invocation/handler.ts';
 import { createProviderHandlers } from '../providers/handlers.ts';
 import { createCompanyHandlers } from '../companies/handlers.ts';
+import { createChangeHandlers } from '../companies/changes/handlers.ts';
+import { createWatchHandlers } from '../watches/handlers.ts';
 import type { Services } from './services.ts';
 import { operations } from '../../shared/operations/index.ts';
 import { JOB_OPERATIONS } from '../../shared/schemas/jobs.ts';
@@ -50,6 +52,8 @@ export function createHandlers(s: Services & { conversations: Conversations }): 
       // Only the operations a job may run; each compiled when a job first names it.
       checkBody: compileValidators(Object.fromEntries(JOB_OPERATIONS.map((id) => [id, operations[id]]))),
     }),
+    ...createChangeHandlers({ history: s.changeHistory, companies, searchCursors }),
+    ...createWatchHandlers({ watches: s.watches, companies, runner: s.jobRunner, webhookAllowPrivate: config.jobs.webhookAllowPrivate }),
     ...createExportHandlers({
       jobs: s.jobs,
       companies,

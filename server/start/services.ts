@@ -38,6 +38,9 @@ import type { IndexDeclaration, Store } from '../store/port.ts';
 import { Workspaces, workspaceIndexes } from '../credits/workspaces.ts';
 import { SearchCursors, searchCursorIndexes } from '../companies/search-cursors.ts';
 import { EnrichMemory, enrichMemoryIndexes } from '../enrich/memory.ts';
+import { ChangeHistory, changeIndexes } from '../companies/changes/change-history.ts';
+import { WatchDispatcher } from '../watches/dispatcher.ts';
+import { Watches, watchIndexes } from '../watches/watches.ts';
 
 export interface Services {
   config: Config;
@@ -80,6 +83,9 @@ export interface Services {
   webhooks: Webhooks;
   /** Writes export jobs' files under DATA_DIR/exports. */
   exporter: Exporter;
+  /** The registry's changes between imported releases (the feed, the watches). */
+  changeHistory: ChangeHistory;
+  watches: Watches;
   jobRunner: JobRunner;
   version: string;
 }
@@ -91,6 +97,8 @@ export const indexDeclarations: IndexDeclaration[] = [
   ...memberIndexes,
   ...ledgerIndexes,
   ...companyIndexes,
+  ...changeIndexes,
+  ...watchIndexes,
   ...providerKeyIndexes,
   ...peopleIndexes,
   ...aiUsageIndexes,
@@ -129,6 +137,8 @@ export function createServices(deps: {
   const jobs = new Jobs(deps.store, deps.jobsNow);
   const exporter = new Exporter({ jobs, companies, credits, dataDir: deps.config.dataDir, log: deps.log });
   const { pollMs, concurrency, webhookTimeoutMs, webhookAllowPrivate } = deps.config.jobs;
+  const changeHistory = new ChangeHistory(deps.store, companies);
+  const watches = new Watches(deps.store);
   const webhooks = new Webhooks(deps.store, { timeoutMs: webhookTimeoutMs, allowPrivate: webhookAllowPrivate, now: Date.now, log: deps.log });
   return {
     ...deps,
@@ -161,6 +171,8 @@ export function createServices(deps: {
     jobs,
     webhooks,
     exporter,
+    changeHistory,
+    watches,
     jobRunner: new JobRunner({
       jobs,
       webhooks,
@@ -170,6 +182,16 @@ export function createServices(deps: {
       concurrency,
       exclusive: deps.store.kind === 'embedded',
       stillActing: stillActingOf({ keys, members }),
+      watches: new WatchDispatcher({
+        store: deps.store,
+        watches,
+        history: changeHistory,
+        companies,
+        credits,
+        webhooks,
+        now: deps.jobsNow ?? Date.now,
+        log: deps.log,
+      }),
     }),
   };
 }

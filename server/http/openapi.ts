@@ -93,8 +93,9 @@ const RATE_HEADERS = {
  * JSON (`contentMediaType`) of the payload's schema (`contentSchema`).
  */
 function eventSchema(events: Record<string, object>, components: Components): unknown {
+  // A stream that fails once it has begun (its balance spent, say) ends with an `error` event (sse.ts).
   return {
-    oneOf: Object.entries(events).map(([name, payload]) => ({
+    oneOf: Object.entries({ ...events, error: ErrorBody }).map(([name, payload]) => ({
       type: 'object',
       required: ['event', 'data'],
       properties: {

@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../helpers/app.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { startFakeWeb, type FakeWeb } from '../../helpers/fake-llm.ts';
-import { startFakeProviderProcess, startServer, track, type ServerProcess } from '../../helpers/processes.ts';
+import { runCli, startFakeProviderProcess, startServer, track, type ServerProcess } from '../../helpers/processes.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 
 const HOOKS = fileURLToPath(new URL('./schemathesis_hooks.py', import.meta.url));
@@ -76,17 +76,22 @@ describe.skipIf(!installed)('schemathesis against /openapi.json', () => {
     web = await startFakeWeb();
     // PUBLIC_URL is the server's own address: the dashboard's operations are documented under it.
     const port = await freePort();
+    const dataDir = await tempDir('schemathesis');
     server = await startServer({
       ...providers.env,
       PORT: String(port),
       PUBLIC_URL: `http://127.0.0.1:${port}`,
       SEARXNG_URL: web.url,
-      DATA_DIR: await tempDir('schemathesis'),
+      DATA_DIR: dataDir,
       RATE_LIMIT_PER_MINUTE: '10000000',
     });
     // The demo workspace's key, printed once on its first start.
     await eventually(() => /service_live_\S+/.test(server.stderr()), { message: 'the demo API key' });
     apiKey = /service_live_\S+/.exec(server.stderr())![0];
+    // A deeper run sends more paid calls than the demo's 10,000 credits pay for: a 402 there would be no finding.
+    const workspaceId = /Demo workspace (\S+);/.exec(server.stderr())![1]!;
+    const granted = await runCli(['credits', 'grant', '--workspace', workspaceId, '--amount', '1000000'], { DATA_DIR: dataDir });
+    expect(granted.code, granted.stderr).toBe(0);
   }, 120_000);
   afterAll(() => web?.close());
 

@@ -9,7 +9,8 @@ import { CAMPAIGN_KEY, createCampaignFromRows, PROSPECTS_TAB, refreshProspects, 
 import { detectedColumns, isOwnColumn } from './features/columns.ts';
 import { plainError, PlainError } from './features/errors.ts';
 import { FIELD_LABELS, type EnrichOptions } from './features/enrich-rows.ts';
-import { prices, searchLimits } from './features/rules.ts';
+import { exportLimits, prices, searchLimits } from './features/rules.ts';
+import { exportView, pollExport, SPREADSHEET_CELLS, startExport, type ExportDeps, type ExportFilters } from './features/export.ts';
 import { MAX_ROWS_PER_SEARCH, searchCompaniesIntoSheet, searchPeopleIntoSheet, searchTabName, type SearchKind } from './features/search.ts';
 import { activeJobs, cancelJob, jobHistory, runJobs, type Job } from './features/job.ts';
 import { clientOf, describeJob, jobDeps, startRun, type RunKind, type RunOptions, type Runtime } from './features/runs.ts';
@@ -30,7 +31,7 @@ import { argumentValue, parseCall } from './features/refresh.ts';
 import { urlFetch } from './gas/http.ts';
 import { documentCache, documentProperties, userProperties } from './gas/properties.ts';
 import { documentLock, gasClock, gasTriggers, sha256 } from './gas/runtime.ts';
-import { sheetNamed, sheetOrNew } from './gas/sheet.ts';
+import { cellsLeft, sheetNamed, sheetOrNew } from './gas/sheet.ts';
 
 const DEFAULT_FIELDS: EnrichOptions['fields'] = ['email', 'emailStatus', 'title', 'linkedinUrl', 'phone'];
 
@@ -300,6 +301,8 @@ export function sidebarState() {
     languageModel,
     prices: prices(),
     searchLimits: { ...searchLimits(), rows: MAX_ROWS_PER_SEARCH },
+    exportLimits: exportLimits(),
+    exportRun: exportView(documentProperties()),
     agentLimits: agentLimits(),
     jobs: jobsPanel(),
     safeMode: safeMode(userProperties()),
@@ -353,15 +356,47 @@ export function sidebarSaveSettings(apiKey: string, serverUrl = ''): string {
 
 /**
  * For the sidebar: a search of up to `rows` rows (its pages), written to a new tab named after
- * it, made once the server answered.
+ * it, made once the server answered. `exportable`: a company search matched more rows than it
+ * wrote, so the sidebar offers to export them all.
  */
-export function sidebarSearch(kind: SearchKind, filters: Record<string, unknown>, rows: number): string {
+export function sidebarSearch(kind: SearchKind, filters: Record<string, unknown>, rows: number): { message: string; exportable: boolean } {
   const name = searchTabName(kind, filters);
   try {
     const client = api();
     const tab = () => sheetOrNew(name);
-    const { found, stoppedBy } = kind === 'people' ? searchPeopleIntoSheet(client, filters, rows, tab, gasClock) : searchCompaniesIntoSheet(client, filters, rows, tab, gasClock);
-    return `${found} found, written to the tab "${name}".${stoppedBy ? ` Stopped before ${rows}: ${stoppedBy}` : ''}`;
+    const { found, stoppedBy, more } = kind === 'people' ? searchPeopleIntoSheet(client, filters, rows, tab, gasClock) : searchCompaniesIntoSheet(client, filters, rows, tab, gasClock);
+    return { message: `${found} found, written to the tab "${name}".${stoppedBy ? ` Stopped before ${rows}: ${stoppedBy}` : ''}`, exportable: kind === 'companies' && more };
+  } catch (err) {
+    throw new Error(plainError(err));
+  }
+}
+
+function exportDeps(): ExportDeps {
+  const client = api();
+  return {
+    client,
+    properties: documentProperties(),
+    lock: documentLock(),
+    tab: sheetOrNew,
+    cellsLeft: () => cellsLeft(SPREADSHEET_CELLS),
+    baseUrl: loadSettings(userProperties())!.baseUrl,
+  };
+}
+
+/** For the sidebar: an export job of every company matching the search's filters, up to `maxRows`. */
+export function sidebarExport(filters: Record<string, unknown>, maxRows: number) {
+  try {
+    const { companyOrder: _sources, ...rest } = filters as ExportFilters & { companyOrder?: unknown };
+    return startExport(exportDeps(), rest, maxRows, searchTabName('export', rest));
+  } catch (err) {
+    throw new Error(plainError(err));
+  }
+}
+
+/** For the sidebar, while an export runs: its progress; once it ended, its file written to its tab. */
+export function sidebarExportStatus() {
+  try {
+    return pollExport(exportDeps());
   } catch (err) {
     throw new Error(plainError(err));
   }

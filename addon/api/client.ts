@@ -107,6 +107,16 @@ export class ProspectaClient {
     );
   }
 
+  /**
+   * The text of an operation that answers a file (an export's CSV) rather than JSON; a refusal is
+   * an ApiCallError as from `call`.
+   */
+  file<Id extends OperationId>(id: Id, input: InputOf<Id>): string {
+    const response = sending(() => this.http.fetch(this.request(id, input)));
+    if (response.status >= 200 && response.status < 300) return response.body;
+    return this.parse(id, response) as never;
+  }
+
   /** One call; `idempotencyKey` when the caller derives its own (a formula, from its input). */
   call<Id extends OperationId>(id: Id, input: InputOf<Id>, idempotencyKey?: string): OutputOf<Id> {
     const request = this.request(id, input, idempotencyKey);

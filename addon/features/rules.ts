@@ -5,10 +5,13 @@
 import { priceOf } from '../../shared/operations/types.ts';
 import { limitOf } from '../api/client.ts';
 import { registry as operations } from '../api/registry.ts';
+import { DEFAULT_EXPORT_ROWS } from '../../shared/schemas/exports.ts';
 
 export interface Prices {
   /** Per row a search returns. */
   companyRow: number;
+  /** Per row an export writes. */
+  exportRow: number;
   personRow: number;
   /** Per company found by a CNPJ lookup. */
   cnpj: number;
@@ -21,6 +24,7 @@ export interface Prices {
 export function prices(): Prices {
   return {
     companyRow: priceOf(operations.searchCompanies.credits, 1, {}),
+    exportRow: priceOf(operations.exportCompanies.credits, 1, {}),
     personRow: priceOf(operations.searchPeople.credits, 1, {}),
     cnpj: priceOf(operations.lookupCnpjBatch.credits, 1, {}),
     aiColumn: priceOf(operations.aiColumn.credits, 1, {}),
@@ -32,4 +36,9 @@ export function prices(): Prices {
 /** The most results each search may ask for. */
 export function searchLimits(): { people: number; companies: number } {
   return { people: limitOf('searchPeople', 'limit', 'maximum'), companies: limitOf('searchCompanies', 'limit', 'maximum') };
+}
+
+/** The most rows an export writes, and what it writes when not told. */
+export function exportLimits(): { max: number; default: number } {
+  return { max: limitOf('exportCompanies', 'maxRows', 'maximum'), default: DEFAULT_EXPORT_ROWS };
 }

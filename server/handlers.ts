@@ -18,6 +18,8 @@ import { createPeopleHandlers } from './people/handlers.ts';
 import type { Handlers } from './pipeline/handler.ts';
 import { createProviderHandlers } from './providers/handlers.ts';
 import { createCompanyHandlers } from './companies/handlers.ts';
+import { createChangeHandlers } from './companies/changes/handlers.ts';
+import { createWatchHandlers } from './watches/handlers.ts';
 import type { Services } from './services.ts';
 
 export function createHandlers(s: Services & { conversations: Conversations }): Handlers {
@@ -41,6 +43,8 @@ export function createHandlers(s: Services & { conversations: Conversations }): 
     }),
     ...createAgentHandlers({ llm, conversations: s.conversations, payment: s.payment, limits: config.agent }),
     ...createJobHandlers({ jobs: s.jobs, runner: s.jobRunner, webhookAllowPrivate: config.jobs.webhookAllowPrivate }),
+    ...createChangeHandlers(),
+    ...createWatchHandlers(),
     ...createExportHandlers({
       jobs: s.jobs,
       companies,

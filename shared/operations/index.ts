@@ -2,6 +2,7 @@
 import { agentOperations } from './agent.ts';
 import { aiOperations } from './ai.ts';
 import { campaignOperations } from './campaigns.ts';
+import { changeOperations } from './changes.ts';
 import { catalogOperations } from './catalog.ts';
 import { creditsOperations } from './credits.ts';
 import { enrichmentOperations } from './enrichment.ts';
@@ -34,6 +35,7 @@ function mergeAreas<const A extends readonly Registry[]>(...areas: A): Merged<A>
 export const operations = mergeAreas(
   catalogOperations,
   searchOperations,
+  changeOperations,
   enrichmentOperations,
   aiOperations,
   templateOperations,

@@ -82,12 +82,20 @@ const expected: Record<string, [HttpMethod, string, Scope | null, number, number
   getJobExport: ['GET', '/api/jobs/{jobId}/export', null, 200, [400, 401, 403, 404, 429]],
   // Exports: every matching establishment written to a file by a job (decisions.md, registry changes).
   exportCompanies: ['POST', '/api/companies/export', 'search:write', 202, [400, 401, 402, 429, 500]],
+  // Registry changes: the feed, and watches delivering them as signed webhooks.
+  searchCompanyChanges: ['POST', '/api/companies/changes', 'search:write', 200, [400, 401, 402, 429, 500]],
+  createWatch: ['POST', '/api/watches', 'search:write', 201, [400, 401, 402, 429, 500]],
+  listWatches: ['GET', '/api/watches', 'search:write', 200, [401, 402, 429]],
+  getWatch: ['GET', '/api/watches/{watchId}', 'search:write', 200, [400, 401, 402, 404, 429]],
+  resumeWatch: ['POST', '/api/watches/{watchId}/resume', 'search:write', 200, [400, 401, 402, 404, 429]],
+  deleteWatch: ['DELETE', '/api/watches/{watchId}', 'search:write', 200, [400, 401, 402, 404, 429]],
 };
 
 const registry: Record<string, Operation> = operations;
 const sheets = ['createSheet', 'upsertSheetRows', 'getSheet', 'deleteSheet'];
 const dashboard = ['listLedger', 'getUsage', 'listApiKeys', 'createApiKey', 'revokeApiKey'];
 const keys = ['listApiKeys', 'createApiKey', 'revokeApiKey'];
+const changes = ['searchCompanyChanges', 'createWatch', 'listWatches', 'getWatch', 'resumeWatch', 'deleteWatch'];
 const jobs = ['startJob', 'listJobs', 'getJob', 'getJobResults', 'cancelJob', 'getJobExport'];
 
 describe('operation registry', () => {
@@ -128,6 +136,7 @@ describe('operation registry', () => {
       research: { rule: 'fixed', cost: 2, costWith: { field: 'webSearch', cost: 5 } },
       aiColumn: { rule: 'fixed', cost: 1 },
       exportCompanies: { rule: 'per_result', unit: 'row', cost: 1 },
+      searchCompanyChanges: { rule: 'per_result', unit: 'change', cost: 1 },
     });
   });
 
@@ -137,7 +146,7 @@ describe('operation registry', () => {
     expect(ids((op) => Boolean(op.stream))).toEqual(['streamPeople', 'streamCompanies', 'agentChat']);
     expect(ids((op) => op.tool === false).sort()).toEqual(['agentChat', 'listConversations', 'getConversation', 'getJobExport', ...keys].sort());
     expect(ids((op) => op.access === 'dashboard').sort()).toEqual([...keys].sort());
-    expect(ids((op) => op.extension).sort()).toEqual([...sheets, ...dashboard, ...jobs, 'exportCompanies'].sort());
+    expect(ids((op) => op.extension).sort()).toEqual([...sheets, ...dashboard, ...jobs, ...changes, 'exportCompanies'].sort());
     expect(ids((op) => Boolean(op.actsFor)).sort()).toEqual([...jobs].sort());
   });
 

@@ -74,6 +74,11 @@ const cases: { [Id in PaidOperationId]: ChargeCase<Id> } = {
       }),
     units: (job) => job.body.done,
   },
+  searchCompanyChanges: {
+    // The changes recorded between the two releases seeded below.
+    bodies: [{ kinds: ['opened', 'status'] }],
+    units: (answer) => (answer.body.changes as unknown[]).length,
+  },
   lookupCnpjBatch: {
     // Two found, one unknown, one with wrong check digits: only the found are paid for.
     bodies: [{ cnpjs: [makeCnpj('11222333'), makeCnpj('44555666'), makeCnpj('77888999'), '11222333000100'] }],

@@ -9,7 +9,8 @@ import { CAMPAIGN_KEY, createCampaignFromRows, PROSPECTS_TAB, refreshProspects, 
 import { detectedColumns, isOwnColumn } from './features/columns.ts';
 import { plainError, PlainError } from './features/errors.ts';
 import { FIELD_LABELS, type EnrichOptions } from './features/enrich-rows.ts';
-import { exportLimits, prices, searchLimits } from './features/rules.ts';
+import { exportLimits, MOST_CHANGES_A_RELEASE, prices, searchLimits } from './features/rules.ts';
+import { CHANGES_COLUMN, checkChanges, type ChangesOptions } from './features/changes.ts';
 import { exportView, pollExport, SPREADSHEET_CELLS, startExport, type ExportDeps, type ExportFilters } from './features/export.ts';
 import { MAX_ROWS_PER_SEARCH, searchCompaniesIntoSheet, searchPeopleIntoSheet, searchTabName, type SearchKind } from './features/search.ts';
 import { activeJobs, cancelJob, jobHistory, runJobs, type Job } from './features/job.ts';
@@ -302,6 +303,7 @@ export function sidebarState() {
     prices: prices(),
     searchLimits: { ...searchLimits(), rows: MAX_ROWS_PER_SEARCH },
     exportLimits: exportLimits(),
+    mostChangesARelease: MOST_CHANGES_A_RELEASE,
     exportRun: exportView(documentProperties()),
     agentLimits: agentLimits(),
     jobs: jobsPanel(),
@@ -323,6 +325,22 @@ export function sidebarStart<K extends RunKind>(kind: K, options: RunOptions[K],
   const { sheet, first, last } = selectedRows();
   startRun(runtime(), kind, sheet, first, trial ? Math.min(last, first + TRY_ROWS - 1) : last, withSettings(kind, options));
   return jobsPanel();
+}
+
+/**
+ * For the sidebar's Changes tab: what changed in the registry for the CNPJ column of the selected
+ * rows (their first five when `trial`), one line per row; answers what it found and cost.
+ */
+export function sidebarChanges(options: ChangesOptions, trial = false): string {
+  try {
+    const client = api();
+    const { sheet, first, last } = selectedRows('with CNPJs to check');
+    const o = checkChanges(client, urlFetch(), gasClock, sheetNamed(sheet)!, first, trial ? Math.min(last, first + TRY_ROWS - 1) : last, options);
+    const counts = `${o.changed} changed, ${o.unchanged} unchanged, ${o.failed} not checked, ${o.skipped} without a CNPJ; ${o.credits} credits.`;
+    return o.stoppedBy ? `Stopped: ${o.stoppedBy} (${counts})` : `Done: ${counts} See the "${CHANGES_COLUMN}" column.`;
+  } catch (err) {
+    throw new Error(plainError(err));
+  }
 }
 
 /** For the sidebar's Jobs panel: writes what the server's jobs finished since, then lists the runs. */

@@ -40,11 +40,13 @@ interface SidebarState {
   /** Whether the server has a language model (the AI column, Research and Agent tabs need one); null when unknown. */
   languageModel: { configured: boolean; variable: string } | null;
   /** Credits, from the operation registry: per search row, per CNPJ found, per AI value, per research row (with the web). */
-  prices: { companyRow: number; exportRow: number; personRow: number; cnpj: number; aiColumn: number; research: number; researchWithWeb: number };
+  prices: { companyRow: number; exportRow: number; change: number; personRow: number; cnpj: number; aiColumn: number; research: number; researchWithWeb: number };
   /** The most results a page of each search may ask for, and the most rows a search gives across its pages. */
   searchLimits: { people: number; companies: number; rows: number };
   /** The most rows an export writes, and its default. */
   exportLimits: { max: number; default: number };
+  /** The most changes one establishment can have in one release (an estimate's upper bound). */
+  mostChangesARelease: number;
   /** The document's export, running or ended; null when none was started. */
   exportRun: ExportView | null;
   /** The agent's longest message and most rows a selection sends, from the registry. */
@@ -72,6 +74,7 @@ interface AddonFunctions {
   sidebarSearch(kind: 'people' | 'companies', filters: Record<string, unknown>, rows: number): { message: string; exportable: boolean };
   sidebarExport(filters: Record<string, unknown>, maxRows: number): ExportView;
   sidebarExportStatus(): ExportView | null;
+  sidebarChanges(options: Record<string, unknown>, trial: boolean): string;
   sidebarCreateCampaign(fields: Record<string, string>): string;
   sidebarSaveSettings(apiKey: string, serverUrl: string): string;
   sidebarAgentChat(message: string, conversationId: string | null, withSelection: boolean): AgentTurn;
@@ -232,6 +235,7 @@ function render(next: SidebarState): void {
     checkboxes('providers', next.providers.map((p) => p.id), Object.fromEntries(next.providers.map((p) => [p.id, `${p.name} (${credits(p.cost)} a call)`])), []);
     columnChoices('enrich-columns', Object.keys(INPUT_LABELS).filter((f) => f !== 'cnpj' || next.detected.cnpj), next.headers, next.detected);
     columnChoices('cnpj-columns', ['cnpj'], next.headers, next.detected);
+    columnChoices('changes-columns', ['cnpj'], next.headers, next.detected);
     checkboxes('ai-context', next.headers, {}, next.headers);
     $<HTMLInputElement>('maxAgeDays').value = next.maxAgeDays === null ? '' : String(next.maxAgeDays);
     $<HTMLInputElement>('maxAgeDays').max = String(next.maxAgeLimit);
@@ -253,6 +257,9 @@ function render(next: SidebarState): void {
   enrichEstimate();
   $('cnpj-estimate').textContent = rows ? `${rows} selected row(s): at most ${credits(rows * p.cnpj)}.` : 'Select the rows with CNPJs.';
   $('cnpj-price').textContent = `, ${credits(p.cnpj)} per company found`;
+  $('changes-estimate').textContent = rows
+    ? `${rows} selected row(s): ${credits(p.change)} per change found, nothing for a row that did not change; at most ${credits(rows * p.change * next.mostChangesARelease)} a release compared (${next.mostChangesARelease} kinds of change a row).`
+    : 'Select the rows with CNPJs.';
   $('ai-estimate').textContent = rows ? `${rows} selected row(s): at most ${credits(rows * p.aiColumn)} (${credits(p.aiColumn)} a value).` : 'Select the rows to fill.';
   $('research-price').textContent = rows ? `${credits(p.research)} a row: at most ${credits(rows * p.research)} for ${rows} selected row(s).` : `${credits(p.research)} a row.`;
   $('web-price').textContent = ` (${credits(p.researchWithWeb)} a row instead of ${p.research})`;
@@ -401,6 +408,36 @@ for (const [tab, run] of Object.entries(RUNS)) {
   }
 }
 $('fields').addEventListener('change', enrichEstimate);
+
+/** The Changes tab's options; null (the field marked) when the release is not a month. */
+function changesOptions(): Record<string, unknown> | null {
+  const el = $<HTMLInputElement>('changes-since');
+  const since = el.value.trim();
+  const ok = since === '' || /^\d{4}-(0[1-9]|1[0-2])$/.test(since);
+  el.classList.toggle('invalid', !ok);
+  if (!ok) return showError('The release is a month, YYYY-MM (e.g. 2026-10), or empty for the latest release.'), null;
+  return { columns: chosenColumns('changes-columns'), ...(since ? { since } : {}) };
+}
+
+for (const trial of [false, true]) {
+  const button = `${trial ? 'try' : 'run'}-changes`;
+  $(button).addEventListener('click', async () => {
+    const options = changesOptions();
+    if (!options) return;
+    showError(null);
+    const el = $<HTMLButtonElement>(button);
+    el.disabled = true;
+    try {
+      $('progress').hidden = false;
+      $('progress-text').textContent = await call('sidebarChanges', options, trial);
+      void refresh();
+    } catch (err) {
+      showError((err as Error).message);
+    } finally {
+      el.disabled = false;
+    }
+  });
+}
 
 /** The search's filters as the registry names them; companies are active ones unless unticked. */
 function searchFilters(kind: 'people' | 'companies'): Record<string, unknown> {

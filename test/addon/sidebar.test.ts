@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { buildAddon } from '../../addon/build.mjs';
 import { agentLimits } from '../../addon/features/agent.ts';
-import { exportLimits, prices, searchLimits } from '../../addon/features/rules.ts';
+import { exportLimits, MOST_CHANGES_A_RELEASE, prices, searchLimits } from '../../addon/features/rules.ts';
 import { MAX_ROWS_PER_SEARCH } from '../../shared/schemas/search.ts';
 
 /** Null without Chromium: the global setup has said so (or failed the run under CI=true), and these skip. */
@@ -37,6 +37,7 @@ const baseState = {
   searchLimits: { ...searchLimits(), rows: MAX_ROWS_PER_SEARCH },
   exportLimits: exportLimits(),
   exportRun: null,
+  mostChangesARelease: MOST_CHANGES_A_RELEASE,
   agentLimits: agentLimits(),
   jobs: [] as unknown[],
   safeMode: true,
@@ -206,6 +207,28 @@ describe.skipIf(!chromiumPath)('sidebar', () => {
     expect(exports).toEqual([[{ state: 'SP', registrationStatuses: ['ATIVA'] }, 5000]]);
   });
 
+  it('Changes: reads the CNPJ column, estimates from the registry, refuses a release that is not a month, and tries 5 rows', async () => {
+    const withCnpj = { ...baseState, headers: [...baseState.headers, 'CNPJ'], detected: { ...baseState.detected, cnpj: 'CNPJ' } };
+    const page = await open({ sidebarState: withCnpj, sidebarChanges: 'Done: 3 changed, 2 unchanged, 0 not checked, 0 without a CNPJ; 4 credits.' });
+    await page.click('nav button[data-tab=changes]');
+    await page.locator('#changes-columns select').waitFor();
+    expect(await page.locator('#changes-columns select').inputValue()).toBe('CNPJ');
+    const most = 12 * baseState.prices.change * MOST_CHANGES_A_RELEASE;
+    expect(await page.locator('#changes-estimate').textContent()).toBe(
+      `12 selected row(s): ${baseState.prices.change} credit per change found, nothing for a row that did not change; at most ${most} credits a release compared (${MOST_CHANGES_A_RELEASE} kinds of change a row).`,
+    );
+    await page.fill('#changes-since', '2026-13');
+    await page.click('#run-changes');
+    expect(await page.locator('#error').textContent()).toMatch(/^The release is a month, YYYY-MM/);
+    expect(await page.locator('#changes-since.invalid').count()).toBe(1);
+    await page.fill('#changes-since', '2026-10');
+    await page.click('#try-changes');
+    await page.locator('#progress-text', { hasText: 'Done: 3 changed' }).waitFor();
+    await page.screenshot({ path: `${SHOTS}changes.png`, fullPage: true });
+    const sent = (await calls(page)).filter(([name]) => name === 'sidebarChanges').map(([, args]) => args);
+    expect(sent).toEqual([[{ columns: { cnpj: 'CNPJ' }, since: '2026-10' }, true]]);
+  });
+
   it('refuses a state that is not two letters, without calling the add-on', async () => {
     const page = await open({ sidebarState: baseState });
     await page.click('nav button[data-tab=search]');
@@ -323,7 +346,7 @@ describe.skipIf(!chromiumPath)('sidebar', () => {
   });
 
   it('searches into a new tab once it has a filter (being active is a default, not one)', async () => {
-    const page = await open({ sidebarState: baseState, sidebarSearch: '12 found, written to the tab "Companies: padaria".' });
+    const page = await open({ sidebarState: baseState, sidebarSearch: { message: '12 found, written to the tab "Companies: padaria".', exportable: false } });
     await page.click('nav button[data-tab=search]');
     await page.click('#run-search');
     expect(await page.locator('#error').textContent()).toBe('Give at least one filter.');

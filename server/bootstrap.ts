@@ -163,6 +163,7 @@ export async function bootstrap(
     if (registryProblem) log.error(registryProblem);
     const registry = services.companies.registry;
     if (registry) closers.push(async () => registry.close());
+    closers.push(async () => services.changeHistory.close());
     return {
       services,
       async close() {

@@ -34,7 +34,6 @@ export type ErrorCode =
   | 'headers_too_large'
   | 'rate_limited'
   | 'internal_error'
-  | 'not_implemented'
   | 'ai_unavailable'
   | 'ai_failed'
   | 'provider_unavailable'

@@ -43,8 +43,8 @@ export function createHandlers(s: Services & { conversations: Conversations }): 
     }),
     ...createAgentHandlers({ llm, conversations: s.conversations, payment: s.payment, limits: config.agent }),
     ...createJobHandlers({ jobs: s.jobs, runner: s.jobRunner, webhookAllowPrivate: config.jobs.webhookAllowPrivate }),
-    ...createChangeHandlers(),
-    ...createWatchHandlers(),
+    ...createChangeHandlers({ history: s.changeHistory, companies, searchCursors }),
+    ...createWatchHandlers({ watches: s.watches, companies, runner: s.jobRunner, webhookAllowPrivate: config.jobs.webhookAllowPrivate }),
     ...createExportHandlers({
       jobs: s.jobs,
       companies,

@@ -22,6 +22,9 @@ import type { Clock } from './outbound/clock.ts';
 import { jobIndexes, Jobs } from './jobs/jobs.ts';
 import { JobRunner } from './jobs/runner.ts';
 import { Exporter } from './exports/exporter.ts';
+import { ChangeHistory, changeIndexes } from './companies/changes/change-history.ts';
+import { WatchDispatcher } from './watches/dispatcher.ts';
+import { Watches, watchIndexes } from './watches/watches.ts';
 import { webhookIndexes, Webhooks } from './jobs/webhooks.ts';
 import { Providers } from './providers/providers.ts';
 import { providerKeyIndexes, type WorkspaceProviderKeys } from './providers/workspace-keys.ts';
@@ -79,6 +82,9 @@ export interface Services {
   webhooks: Webhooks;
   /** Writes export jobs' files under DATA_DIR/exports. */
   exporter: Exporter;
+  /** The registry's changes between imported releases (the feed, the watches). */
+  changeHistory: ChangeHistory;
+  watches: Watches;
   jobRunner: JobRunner;
   version: string;
 }
@@ -90,6 +96,8 @@ export const indexDeclarations: IndexDeclaration[] = [
   ...memberIndexes,
   ...ledgerIndexes,
   ...companyIndexes,
+  ...changeIndexes,
+  ...watchIndexes,
   ...providerKeyIndexes,
   ...peopleIndexes,
   ...aiUsageIndexes,
@@ -128,6 +136,8 @@ export function createServices(deps: {
   const jobs = new Jobs(deps.store, deps.jobsNow);
   const exporter = new Exporter({ jobs, companies, credits, dataDir: deps.config.dataDir, log: deps.log });
   const { pollMs, concurrency, webhookTimeoutMs, webhookAllowPrivate } = deps.config.jobs;
+  const changeHistory = new ChangeHistory(deps.store, companies);
+  const watches = new Watches(deps.store);
   const webhooks = new Webhooks(deps.store, { timeoutMs: webhookTimeoutMs, allowPrivate: webhookAllowPrivate, now: Date.now, log: deps.log });
   return {
     ...deps,
@@ -158,6 +168,8 @@ export function createServices(deps: {
     jobs,
     webhooks,
     exporter,
+    changeHistory,
+    watches,
     jobRunner: new JobRunner({
       jobs,
       webhooks,
@@ -167,6 +179,16 @@ export function createServices(deps: {
       concurrency,
       exclusive: deps.store.kind === 'embedded',
       stillActing: stillActingOf({ keys, members }),
+      watches: new WatchDispatcher({
+        store: deps.store,
+        watches,
+        history: changeHistory,
+        companies,
+        credits,
+        webhooks,
+        now: deps.jobsNow ?? Date.now,
+        log: deps.log,
+      }),
     }),
   };
 }

@@ -13,6 +13,7 @@ export function progressDisplay(stream: NodeJS.WriteStream = process.stderr) {
   let bar: cliProgress.SingleBar | undefined;
   let downloadBar: cliProgress.SingleBar | undefined;
   let last: { file: string; filesDone: number } | undefined;
+  let lastChanges = '';
   const log = (line: string) => (bars ? bars.log(`${line}\n`) : stream.write(`${line}\n`));
 
   const mib = (bytes: number) => (bytes / 1048576).toFixed(1);
@@ -58,8 +59,11 @@ export function progressDisplay(stream: NodeJS.WriteStream = process.stderr) {
         rows: p.rows.toLocaleString('en'),
         rate: Math.round(p.rows / seconds).toLocaleString('en'),
         establishments: p.establishments.toLocaleString('en'),
+        // Recorded once the establishments are in: what changed since the release replaced, per kind.
+        changes: p.changes ? `changes: ${Object.entries(p.changes).map(([kind, n]) => `${kind} ${n.toLocaleString('en')}`).join(', ') || 'none'}` : '',
       };
       if (!stream.isTTY) {
+        if (payload.changes && payload.changes !== lastChanges) log((lastChanges = payload.changes));
         if (last && p.filesDone > last.filesDone) {
           log(`${last.file} done: ${payload.rows} rows, ${payload.rate} rows/s, ${payload.establishments} establishments`);
         }
@@ -68,7 +72,7 @@ export function progressDisplay(stream: NodeJS.WriteStream = process.stderr) {
       }
       bars ??= new cliProgress.MultiBar({ stream, hideCursor: true, clearOnComplete: false }, cliProgress.Presets.shades_classic);
       bar ??= bars.create(p.files, p.filesDone, payload, {
-        format: '{phase} |{bar}| {value}/{total} files | {rows} rows, {rate} rows/s | {establishments} establishments | {file}',
+        format: '{phase} |{bar}| {value}/{total} files | {rows} rows, {rate} rows/s | {establishments} establishments | {file} {changes}',
       });
       bar!.update(p.filesDone, payload);
     },

@@ -33,7 +33,6 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   headers_too_large: 431,
   rate_limited: 429,
   internal_error: 500,
-  not_implemented: 501,
   ai_failed: 502,
   ai_unavailable: 503,
   provider_unavailable: 503,

@@ -64,6 +64,8 @@ export interface RunnerOptions {
   stillActing: StillActing;
   /** Writes export jobs' files (`exportCompanies`), which have rows rather than items. */
   exporter: Pick<Exporter, 'run' | 'remove'>;
+  /** Sends newly imported releases' changes to the watches (server/watches/), through the same webhooks. */
+  watches?: { dispatch(): Promise<void> };
 }
 
 /** A revoked credential, met by an export between two pages. */
@@ -140,6 +142,7 @@ export class JobRunner {
       await settleEnded(jobs, webhooks, (jobId) => (this.active.get(jobId)?.running ?? 0) > 0);
       await jobs.sweep((job) => this.options.exporter.remove(job));
       this.fill();
+      await this.options.watches?.dispatch();
       await webhooks.sendDue();
     } catch (err) {
       if (!this.closed) log.warn({ err }, 'jobs: a runner pass failed');

@@ -32,12 +32,16 @@ import type { JobEvent } from '../../shared/schemas/jobs.ts';
 export const RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000, 7_200_000, 21_600_000];
 const KEEP_MS = 7 * 24 * 3600_000;
 
+/** What a delivery reports: a job's event, or a watch's registry changes (server/watches/). */
+export type WebhookEvent = JobEvent | 'registry.changes';
+
 export interface DeliveryDoc {
   /** The `Prospecta-Delivery` id. */
   _id: string;
+  /** The job whose event it is, or the watch: deliveries are shared fairly between them. */
   jobId: string;
   workspaceId: string;
-  type: JobEvent;
+  type: WebhookEvent;
   url: string;
   secret: string;
   /** The exact bytes every attempt sends (and signs). */
@@ -110,9 +114,11 @@ export class Webhooks {
   }
 
   /** Stores an event for delivery under its id (`deliveryId`), once; resolves once it is durable. */
-  async enqueue(event: { id: string; jobId: string; workspaceId: string; type: JobEvent; url: string; secret: string; payload: object }): Promise<void> {
+  async enqueue(event: { id: string; jobId: string; workspaceId: string; type: WebhookEvent; url: string; secret: string; payload: object }): Promise<void> {
     const now = this.options.now();
-    const body = JSON.stringify({ type: event.type, jobId: event.jobId, ...event.payload, at: new Date(now).toISOString() });
+    // A watch's delivery names its watch in its payload; a job's names the job.
+    const lane = event.type === 'registry.changes' ? {} : { jobId: event.jobId };
+    const body = JSON.stringify({ type: event.type, ...lane, ...event.payload, at: new Date(now).toISOString() });
     try {
       await this.deliveries.insertOne({
       _id: event.id,

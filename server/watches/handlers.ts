@@ -1,16 +1,62 @@
-/** Watches: create, list, get, resume and delete a workspace's watches on registry changes. */
-import { ServiceError } from '../errors.ts';
+/**
+ * Watches: create, list, get, resume and delete a workspace's watches on registry changes (free);
+ * what they receive is sent by dispatcher.ts. Another workspace's watch is not found.
+ */
+import type { ChangeKind } from '../../shared/schemas/changes.ts';
+import { validCnpjs } from '../companies/changes/cnpj-list.ts';
+import type { Companies } from '../companies/companies.ts';
+import { planSearch, type CompanyFilters } from '../companies/search-plan.ts';
+import { invalidRequest, notFound } from '../errors.ts';
+import { checkWebhookUrl } from '../jobs/webhook-url.ts';
 import type { Handler } from '../pipeline/handler.ts';
+import { watchView, type Watches } from './watches.ts';
 
-const notYet = (): never => {
-  throw new ServiceError('not_implemented', 'Watches are not built yet.');
-};
+export interface WatchDeps {
+  watches: Watches;
+  companies: Pick<Companies, 'activities'>;
+  /** Wakes the runner whose passes send deliveries, so a resumed watch sends what it missed now. */
+  runner: { wake(): void };
+  /** WEBHOOK_ALLOW_PRIVATE: webhooks may go to private addresses. */
+  webhookAllowPrivate: boolean;
+}
 
-export function createWatchHandlers() {
-  const createWatch: Handler<'createWatch'> = async () => notYet();
-  const listWatches: Handler<'listWatches'> = async () => notYet();
-  const getWatch: Handler<'getWatch'> = async () => notYet();
-  const resumeWatch: Handler<'resumeWatch'> = async () => notYet();
-  const deleteWatch: Handler<'deleteWatch'> = async () => notYet();
+export function createWatchHandlers({ watches, companies, runner, webhookAllowPrivate }: WatchDeps) {
+  const createWatch: Handler<'createWatch'> = async (input, ctx) => {
+    const { name, cnpjs, filters, kinds, webhook } = input;
+    if (!cnpjs && !filters) throw invalidRequest('a watch needs cnpjs, filters or both: with neither it would watch nothing');
+    const watched = cnpjs ? validCnpjs(cnpjs) : undefined;
+    // Refused now, as the search refuses them, rather than at the first delivery.
+    if (filters) planSearch(filters as CompanyFilters, await companies.activities());
+    const url = (await checkWebhookUrl(webhook.url, webhookAllowPrivate)).toString();
+    const doc = await watches.create(ctx.workspaceId, {
+      name,
+      ...(watched ? { cnpjs: watched } : {}),
+      ...(filters ? { filters } : {}),
+      ...(kinds ? { kinds: kinds as ChangeKind[] } : {}),
+      webhook: { url, secret: webhook.secret },
+    });
+    return watchView(doc);
+  };
+
+  const listWatches: Handler<'listWatches'> = async (_input, ctx) => ({ watches: (await watches.list(ctx.workspaceId)).map(watchView) });
+
+  const getWatch: Handler<'getWatch'> = async ({ watchId }, ctx) => {
+    const doc = await watches.get(ctx.workspaceId, watchId);
+    if (!doc) throw notFound('Watch');
+    return watchView(doc);
+  };
+
+  const resumeWatch: Handler<'resumeWatch'> = async ({ watchId }, ctx) => {
+    const doc = await watches.resume(ctx.workspaceId, watchId);
+    if (!doc) throw notFound('Watch');
+    runner.wake();
+    return watchView(doc);
+  };
+
+  const deleteWatch: Handler<'deleteWatch'> = async ({ watchId }, ctx) => {
+    if (!(await watches.delete(ctx.workspaceId, watchId))) throw notFound('Watch');
+    return { deleted: true };
+  };
+
   return { createWatch, listWatches, getWatch, resumeWatch, deleteWatch };
 }

@@ -1,13 +1,57 @@
 /**
- * The changes feed (`searchCompanyChanges`): the changes recorded at import, read by CNPJs, kinds
- * and company search filters.
+ * The changes feed (`searchCompanyChanges`): the changes imports recorded (change-history.ts), by
+ * CNPJs, kinds and company search filters (applied to the establishment as in the release in
+ * service), newest release first, a page at a time, 1 credit per change returned.
  */
-import { ServiceError } from '../../errors.ts';
+import type { ChangeKind } from '../../../shared/change-kinds.ts';
+import { invalidRequest } from '../../errors.ts';
 import type { Handler } from '../../pipeline/handler.ts';
+import type { SearchCursors } from '../../search-cursors.ts';
+import type { Companies } from '../companies.ts';
+import { planSearch, type CompanyFilters } from '../search-plan.ts';
+import type { ChangeHistory, ChangePosition, ComparisonDoc } from './change-history.ts';
+import { validCnpjs } from './cnpj-list.ts';
 
-export function createChangeHandlers() {
-  const searchCompanyChanges: Handler<'searchCompanyChanges'> = async () => {
-    throw new ServiceError('not_implemented', 'The changes feed is not built yet.');
+export interface ChangeDeps {
+  history: ChangeHistory;
+  companies: Pick<Companies, 'activities' | 'releases'>;
+  searchCursors: SearchCursors;
+}
+
+/** The releases whose changes a `since` asks for, and the pair the answer names. */
+export function releasesSince(comparisons: ComparisonDoc[], latest: string | null, since: string | undefined) {
+  if (since !== undefined) {
+    const imported = new Set<string>(comparisons.flatMap((c) => [c._id, c.previousRelease]));
+    if (latest) imported.add(latest);
+    if (!imported.has(since)) {
+      const named = [...imported].sort().reverse();
+      throw invalidRequest(
+        `since ${JSON.stringify(since)} is not an imported release; ${named.length > 0 ? `the imported releases are ${named.join(', ')}` : 'no release is imported yet'}`,
+      );
+    }
+    return { releases: comparisons.filter((c) => c._id > since).map((c) => c._id), from: since };
+  }
+  const last = comparisons.find((c) => c._id === latest);
+  return { releases: last ? [last._id] : [], from: last?.previousRelease ?? null };
+}
+
+export function createChangeHandlers({ history, companies, searchCursors }: ChangeDeps) {
+  const searchCompanyChanges: Handler<'searchCompanyChanges'> = async (input, ctx) => {
+    const { cnpjs, since, kinds, limit = 100, cursor: _cursor, ...filters } = input;
+    const wanted = cnpjs ? validCnpjs(cnpjs) : undefined;
+    const filter = Object.keys(filters).length > 0 ? planSearch(filters as CompanyFilters, await companies.activities()).filter : null;
+    const [comparisons, loaded] = await Promise.all([history.comparisons(), companies.releases.loaded()]);
+    const latest = loaded?.release ?? null;
+    const { releases, from } = releasesSince(comparisons, latest, since);
+    const start = await searchCursors.start<ChangePosition>(ctx.workspaceId, 'searchCompanyChanges', input);
+    const page = await history.page(
+      { releases, limit, ...(kinds ? { kinds: kinds as ChangeKind[] } : {}), ...(wanted ? { cnpjs: wanted } : {}), ...(start.position ? { after: start.position } : {}) },
+      filter,
+    );
+    await ctx.charge(page.changes.length, `${page.changes.length} registry changes`);
+    // Not capped at a search's 1,000 rows: a month of changes of 5,000 customers may hold more.
+    const nextCursor = await searchCursors.next(ctx.workspaceId, 'searchCompanyChanges', input, 0, page.more);
+    return { changes: page.changes, nextCursor, releases: { from, to: latest }, creditsCharged: ctx.creditsCharged };
   };
   return { searchCompanyChanges };
 }

@@ -186,3 +186,10 @@ export function searchQuery(
     },
   };
 }
+
+/** The filter as one SQL condition over `facts f` (the change feed joins it with its own rows). */
+export function filterSql(filter: Filter<CompanyDoc>): { sql: string; params: Param[] } {
+  const conditions = conditionsOf(filter as Record<string, unknown>);
+  if (conditions.length === 0) return { sql: '1', params: [] };
+  return { sql: conditions.map((c) => `(${c.sql})`).join(' AND '), params: conditions.flatMap((c) => c.params) };
+}

@@ -21,6 +21,8 @@ import { FACT_COLUMNS, FACT_INDEXES, RELEASE_SCHEMA, STAGE_COLUMNS, STAGE_SCHEMA
 import { stagedRow } from './staged-row.ts';
 import type { ReleaseMeta } from './release-file.ts';
 import { cnpjKey } from './cnpj-key.ts';
+import { ChangeStep } from '../changes/change-file.ts';
+import type { ChangeCounts } from '../changes/change-diff.ts';
 
 /** The import's page cache: bounds its memory whatever the release's size (sorting spills to temporary files). */
 const CACHE_KIB = 256 * 1024;
@@ -35,6 +37,8 @@ export interface FinishOptions {
   keepTaxRegimes: boolean;
   /** The encoding's tables, should no batch have set them. */
   codec: () => CodecTables;
+  /** Told the changes recorded so far, by kind, as the comparison with the release in service goes. */
+  onChanges?: (counts: ChangeCounts) => void;
 }
 
 export class ReleaseWriter {
@@ -122,6 +126,9 @@ export class ReleaseWriter {
     const facts = FACT_COLUMNS.join(', ');
     this.step('documents', () => this.db.exec('INSERT OR REPLACE INTO doc (k, body) SELECT k, body FROM stage.rows ORDER BY k, rowid'));
     this.step('facts', () => this.db.exec(`INSERT OR REPLACE INTO facts (k, ${facts}) SELECT k, ${facts} FROM stage.rows ORDER BY k, rowid`));
+    // What changed since the release in service, recorded in the change history (changes/change-file.ts) before the switch.
+    const changes = options.previous ? new ChangeStep(this.path, options.meta.release) : null;
+    if (changes?.attach(this.db, options.meta.synthetic)) this.step('changes', () => changes.record(this.db, this.codec!, options.onChanges));
     for (const [table, column] of [['activity', 'activities'], ['partner_doc', 'pdocs']] as const) {
       this.step(table, () =>
         this.db.exec(`INSERT OR IGNORE INTO ${table} SELECT j.value, s.k FROM stage.rows s, json_each(s.${column}) j WHERE s.${column} IS NOT NULL ORDER BY 1, 2`),

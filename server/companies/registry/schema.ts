@@ -9,6 +9,8 @@
 /** `opened` is the opening date as the number YYYYMMDD (4 bytes where its text takes 10). */
 export const FACT_COLUMNS = [
   'state', 'city', 'status', 'kind', 'size', 'capital', 'opened', 'simples', 'mei', 'nature', 'phone', 'email', 'entity', 'ages', 'regimes',
+  // The changes' hash of the compared fields (changes/change-diff.ts): an unchanged establishment costs one comparison.
+  'hash',
 ] as const;
 
 export const RELEASE_SCHEMA = `
@@ -16,7 +18,7 @@ export const RELEASE_SCHEMA = `
   CREATE TABLE IF NOT EXISTS doc (k INTEGER PRIMARY KEY, body BLOB NOT NULL);
   CREATE TABLE IF NOT EXISTS facts (
     k INTEGER PRIMARY KEY, state TEXT, city TEXT, status TEXT, kind TEXT, size TEXT, capital REAL, opened INTEGER,
-    simples INTEGER, mei INTEGER, nature TEXT, phone INTEGER, email INTEGER, entity TEXT, ages TEXT, regimes TEXT
+    simples INTEGER, mei INTEGER, nature TEXT, phone INTEGER, email INTEGER, entity TEXT, ages TEXT, regimes TEXT, hash INTEGER
   );
   CREATE TABLE IF NOT EXISTS activity (cnae INTEGER NOT NULL, k INTEGER NOT NULL, PRIMARY KEY (cnae, k)) WITHOUT ROWID;
   CREATE TABLE IF NOT EXISTS partner_doc (doc TEXT NOT NULL, k INTEGER NOT NULL, PRIMARY KEY (doc, k)) WITHOUT ROWID;

@@ -4,6 +4,7 @@
  * Pure, so the import's worker threads build the rows and the writer's thread only stores them.
  */
 import type { CompanyDoc } from '../company-record.ts';
+import { changeHash } from '../changes/change-diff.ts';
 import { cnpjKey } from './cnpj-key.ts';
 import type { RecordEncoder } from './record-codec.ts';
 import type { StagedRow } from './schema.ts';
@@ -37,6 +38,7 @@ export function stagedRow(doc: CompanyDoc, encoder: RecordEncoder): StagedRow {
     search.federativeEntity ?? null,
     spaced(search.partnerAgeBands),
     spaced(search.taxRegimes),
+    changeHash(record),
     search.name.length > 0 ? search.name.join(' ') : null,
     search.partners.length > 0 ? search.partners.join(' ') : null,
     search.activities.length > 0 ? JSON.stringify(search.activities.map(Number)) : null,

@@ -19,6 +19,7 @@ import { seedDemoPeople } from '../../../server/seed/demo-people.ts';
 import { startTestApp, type TestApp, type TestResponse } from '../../helpers/app.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { companyDoc, makeCnpj, partner } from '../../helpers/companies.ts';
+import { seedChanges } from '../../helpers/changes.ts';
 import { dataBlocks, startFakeLlm, startFakeWeb, type ChatBody, type FakeLlm, type FakeWeb } from '../../helpers/fake-llm.ts';
 import { startFakeApollo, startFakeHunter, startFakePdl, testWorld, type FakeProvider } from '../../helpers/fake-providers.ts';
 
@@ -152,12 +153,16 @@ beforeAll(async () => {
   });
   web.results = [{ path: '/acme', title: 'Acme Health', snippet: 'Scheduling software for hospitals' }];
   web.pages.set('/acme', { html: '<html><head><title>Acme Health</title></head><body><article><p>Acme builds scheduling software for hospitals and clinics across Brazil.</p></article></body></html>' });
-  await app.services.store.collection<CompanyDoc>('companies').bulkWrite(
-    [
-      companyDoc(makeCnpj('11222333'), { partners: [partner({ name: 'MARIA DE SOUZA', qualification: 'Sócio-Administrador' })] }),
-      companyDoc(makeCnpj('44555666'), { partners: [partner({ name: 'JOAO DA SILVA', qualification: 'Sócio' })] }),
-    ].map((document) => ({ insertOne: { document } })),
-  );
+  const seeded = [
+    companyDoc(makeCnpj('11222333'), { partners: [partner({ name: 'MARIA DE SOUZA', qualification: 'Sócio-Administrador' })] }),
+    companyDoc(makeCnpj('44555666'), { partners: [partner({ name: 'JOAO DA SILVA', qualification: 'Sócio' })] }),
+  ];
+  await app.services.store.collection<CompanyDoc>('companies').bulkWrite(seeded.map((document) => ({ insertOne: { document } })));
+  await seedChanges(app, '2026-11', '2026-10', [
+    { doc: seeded[0]!, kind: 'opened' },
+    { doc: seeded[1]!, kind: 'status', fields: { registrationStatus: { from: 'ATIVA', to: 'BAIXADA' } } },
+    { doc: seeded[1]!, kind: 'capital', fields: { capital: { from: 1, to: 2 } } },
+  ]);
   await seedDemoPeople(app.services.people);
 });
 

@@ -21,6 +21,7 @@ import { ReleaseWriter, type FinishOptions } from '../../registry/release-writer
 import { codecTables, RecordEncoder, withDictionary } from '../../registry/record-codec.ts';
 import { stagedRow } from '../../registry/staged-row.ts';
 import type { TaxRegimeDoc } from '../../tax-regimes.ts';
+import type { MongoChangeRecorder } from '../../changes/mongo-changes.ts';
 
 export interface CompanyWriter {
   /** Stores the batch's documents, each under its CNPJ, replacing what was there; resolves once durable. */
@@ -47,11 +48,12 @@ const REMOVALS_PER_WRITE = 10_000;
  */
 const DOCUMENT_THREADS = Math.min(4, Math.max(2, availableParallelism()));
 
-export async function companyWriter(store: Store, context: DocumentContext, workerScript?: URL): Promise<CompanyWriter> {
+/** `changes`: records what the documents replaced differ by (MongoDB, a newer release). */
+export async function companyWriter(store: Store, context: DocumentContext, workerScript?: URL, changes?: MongoChangeRecorder | null): Promise<CompanyWriter> {
   const registry = registryOf(store);
   if (registry) return new ReleaseFileWriter(registry, context, workerScript);
   const companies = store.collection<CompanyDoc>('companies');
-  if (!store.bulkLoader) return new UpsertWriter(companies, context, store.kind === 'embedded');
+  if (!store.bulkLoader) return new UpsertWriter(companies, context, store.kind === 'embedded', changes ?? null);
   const loader = store.bulkLoader<CompanyDoc>('companies', ['importRun']);
   const unwritten = new Set<string>();
   for (const [id, { importRun }] of loader.stored) if (importRun !== context.run) unwritten.add(id);
@@ -69,13 +71,17 @@ class UpsertWriter implements CompanyWriter {
     private readonly companies: Collection<CompanyDoc>,
     private readonly context: DocumentContext,
     keepsDocuments: boolean,
+    private readonly changes: MongoChangeRecorder | null = null,
   ) {
     this.interner = keepsDocuments ? new Interner() : undefined;
   }
 
   async write(batch: EstablishmentBatch): Promise<void> {
+    const docs = Array.from(companyDocuments(batch, this.context, this.unknown));
+    // Recorded before the documents they compare are replaced: a kill between loses none.
+    await this.changes?.before(docs);
     await this.companies.bulkWrite(
-      Array.from(companyDocuments(batch, this.context, this.unknown), (doc) => {
+      docs.map((doc) => {
         const shared = this.interner?.shareStrings(doc) ?? doc;
         return { replaceOne: { filter: { _id: doc._id }, replacement: shared, upsert: true } };
       }),
@@ -84,6 +90,7 @@ class UpsertWriter implements CompanyWriter {
   }
 
   async removeUnwritten(): Promise<number> {
+    await this.changes?.beforeRemoving(this.context.run);
     return (await this.companies.deleteMany({ importRun: { $ne: this.context.run } })).deletedCount;
   }
 

@@ -25,6 +25,9 @@ import type { CnaeDoc } from '../../activities.ts';
 import type { EstablishmentBatch } from './documents.ts';
 import { importStarted } from '../../../metrics.ts';
 import type { StagedRead } from './document-thread.ts';
+import { closeComparison } from '../../changes/change-history.ts';
+import type { ChangeCounts } from '../../changes/change-diff.ts';
+import { MongoChangeRecorder } from '../../changes/mongo-changes.ts';
 import { COMPANY_FILE_KINDS, stageRows, type CompanyFileKind, type StagedRows } from './staged-rows.ts';
 
 export interface ImportProgress {
@@ -36,6 +39,8 @@ export interface ImportProgress {
   /** Rows read in this run, all files together. */
   rows: number;
   establishments: number;
+  /** Changes recorded since the release replaced, by kind: given once the release is in service. */
+  changes?: ChangeCounts;
 }
 
 export interface ImportOptions {
@@ -74,6 +79,8 @@ export interface ImportSummary {
   companies: number;
   partners: number;
   removed: number;
+  /** Changes recorded since the release it replaced, by kind; empty when it replaced none older (changes/). */
+  changes: ChangeCounts;
   /** Tax-regime rows imported, and how many of them name a CNPJ no establishment of this import has (kept for later joins). */
   taxRegimes: { rows: number; withoutEstablishment: number | null };
   /** Per code table, the rows that carried a code the table lacks (kept with a null description). */
@@ -170,6 +177,8 @@ class Run {
   private readonly codes = new records.Codes(this.lookups, this.unknown);
   private regimes!: TaxRegimeWriter;
   private regimesWhole = true;
+  /** MongoDB, a newer release: records changes as documents are replaced. */
+  private changeRecorder: MongoChangeRecorder | null = null;
   /** Per-company files being read by the worker threads, ahead of their turn. */
   private readonly staged = new Map<ReleaseFile, StagedRead>();
 
@@ -195,6 +204,7 @@ class Run {
       companies: 0,
       partners: 0,
       removed: 0,
+      changes: {},
       taxRegimes: { rows: 0, withoutEstablishment: null },
       unknownCodes: this.unknown,
       problems: { count: 0, first: this.problems },
@@ -240,11 +250,22 @@ class Run {
         meta: { release: this.release, complete: whole, synthetic: this.options.synthetic === true },
         keepUnwritten: !whole,
         keepTaxRegimes: !regimesReplaced,
+        onChanges: (changes) => {
+          this.progress.changes = changes;
+          this.options.onProgress?.(this.progress);
+        },
       });
       await this.clearCollectionsBeforeFiles();
     } else if (whole) {
       // Whatever this import did not write is no longer published (or came from another source).
       this.summary.removed = await this.companies.removeUnwritten();
+    }
+    const changes = await closeComparison(this.store, this.release, this.changeRecorder?.previous ?? null);
+    await this.changeRecorder?.prune();
+    if (changes) {
+      this.summary.changes = changes;
+      this.progress.changes = changes;
+      this.options.onProgress?.(this.progress);
     }
     if (regimesReplaced) await this.regimes.removeUnwritten();
     this.summary.taxRegimes = { rows: this.regimes.rows, withoutEstablishment: this.regimes.withoutEstablishment() };
@@ -270,9 +291,11 @@ class Run {
 
   /** Picks up an interrupted import of the same release, or starts afresh. */
   private async begin(): Promise<void> {
+    // Against the release loaded before this import marks itself running (the same release again compares with nothing).
+    if (this.store.kind === 'mongodb') this.changeRecorder = await MongoChangeRecorder.of(this.store, this.release, this.options.synthetic === true);
     await this.resumeOrStart();
     const context = { lookups: this.lookups, release: this.release, run: this.state!.run };
-    this.companies = await companyWriter(this.store, context, this.options.documentWorker);
+    this.companies = await companyWriter(this.store, context, this.options.documentWorker, this.changeRecorder);
     this.regimes = new TaxRegimeWriter(this.store, context, this.staging.durable, this.companies.release);
   }
 

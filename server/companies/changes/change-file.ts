@@ -1,0 +1,252 @@
+/**
+ * The embedded store's change history: DATA_DIR/registry/changes/changes.sqlite, beside the
+ * release files but in a folder of its own, so a release switch (which removes every other release
+ * file) keeps it. One row per (release, establishment, kind), so a step run twice records nothing
+ * twice; the last KEPT_RELEASES releases' changes are kept.
+ *
+ * Written by `ChangeStep`, a step of the release file's `finish` (release-writer.ts): with the
+ * release in service attached as `old`, establishments whose compared-fields hash differs (and
+ * those present on one side only) are decoded and diffed (change-diff.ts), a page of keys at a time.
+ * Read by `ChangeFile`, joined with the release in service's `facts` for the search filters.
+ */
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { ChangeKind } from '../../../shared/change-kinds.ts';
+import { cnpjKey, cnpjOfKey } from '../registry/cnpj-key.ts';
+import { RecordDecoder, type CodecTables } from '../registry/record-codec.ts';
+import { filterSql } from '../registry/registry-query.ts';
+import type { Filter } from '../../store/port.ts';
+import type { CompanyDoc } from '../company-record.ts';
+import { changeCompany, countInto, diffRecords, type ChangeCounts } from './change-diff.ts';
+import type { ChangePage, ChangeQuery, StoredChange } from './change-page.ts';
+
+/** At least the last 24 releases are kept (decisions.md). */
+export const KEPT_RELEASES = 24;
+/** Keys read per page of the comparison: bounds the step's memory whatever the release's size. */
+const KEYS_PER_PAGE = 5_000;
+/** The import's progress line counts the changes recorded every this many. */
+const PROGRESS_EVERY = 1_000;
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS change (
+    release TEXT NOT NULL, k INTEGER NOT NULL, kind TEXT NOT NULL, previous TEXT NOT NULL, body TEXT NOT NULL,
+    PRIMARY KEY (release, k, kind)
+  ) WITHOUT ROWID;
+  CREATE INDEX IF NOT EXISTS change_by_key ON change (k, release);
+  CREATE TABLE IF NOT EXISTS comparison (release TEXT PRIMARY KEY, previous TEXT NOT NULL, file TEXT NOT NULL, counts TEXT NOT NULL) WITHOUT ROWID;
+`;
+
+export const changeFilePath = (registryDir: string) => path.join(registryDir, 'changes', 'changes.sqlite');
+
+/**
+ * Creates the file (WAL: the server reads it while an import writes) before the import attaches it:
+ * a journal mode cannot be set on an attached file inside the import's transactions.
+ */
+export function createChangeFile(file: string): void {
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const db = new Database(file);
+  try {
+    db.pragma('journal_mode = WAL');
+    db.exec(SCHEMA);
+  } finally {
+    db.close();
+  }
+}
+
+/** The release a release file holds, from its `meta` (`schema` names the attached database). */
+const releaseOf = (db: Database.Database, schema: string) =>
+  (JSON.parse((db.prepare(`SELECT value FROM ${schema}.meta WHERE name = 'release'`).pluck().get() as string | undefined) ?? 'null') as {
+    release: string;
+    synthetic: boolean;
+  } | null);
+
+/**
+ * The comparison of a new release file (`main`) with the one it replaces (`old`), as a resumable
+ * step of its `finish`. `attach` before the step's transaction; `record` inside it.
+ */
+export class ChangeStep {
+  private previous: string | null = null;
+
+  private readonly file: string;
+  private readonly name: string;
+
+  /** `releaseFile`: the path of the release file being finished, beside which the history lives. */
+  constructor(
+    releaseFile: string,
+    private readonly release: string,
+  ) {
+    this.file = changeFilePath(path.dirname(releaseFile));
+    this.name = path.basename(releaseFile);
+  }
+
+  /**
+   * Attaches the history when the release replaces an older, real one; false otherwise (the same
+   * release again, an older one with --force, the demo's): then nothing is recorded.
+   */
+  attach(db: Database.Database, synthetic: boolean): boolean {
+    const old = releaseOf(db, 'old');
+    if (synthetic || !old || old.synthetic || !(this.release > old.release)) return false;
+    this.previous = old.release;
+    createChangeFile(this.file);
+    db.prepare('ATTACH DATABASE ? AS history').run(this.file);
+    return true;
+  }
+
+  /** Compares `main` with `old` and records each change; within the caller's transaction. */
+  record(db: Database.Database, codec: CodecTables, onProgress?: (counts: ChangeCounts) => void): ChangeCounts {
+    const previous = this.previous!;
+    const oldCodec = JSON.parse(db.prepare("SELECT value FROM old.meta WHERE name = 'codec'").pluck().get() as string) as CodecTables;
+    const decoders = { main: new RecordDecoder(codec), old: new RecordDecoder(oldCodec) };
+    const bodies = {
+      main: db.prepare('SELECT body FROM main.doc WHERE k = ?').pluck().safeIntegers(),
+      old: db.prepare('SELECT body FROM old.doc WHERE k = ?').pluck().safeIntegers(),
+    };
+    const doc = (side: 'main' | 'old', k: bigint) => JSON.parse(decoders[side].decode(bodies[side].get(k) as Buffer)) as object;
+    const insert = db.prepare('INSERT OR IGNORE INTO history.change (release, k, kind, previous, body) VALUES (?, ?, ?, ?, ?)');
+    const counts: ChangeCounts = {};
+    let recorded = 0;
+    const put = (k: bigint, kind: ChangeKind, fields: object, company: object) => {
+      if (insert.run(this.release, k, kind, previous, JSON.stringify({ fields, company })).changes === 0) return;
+      countInto(counts, kind);
+      if (++recorded % PROGRESS_EVERY === 0) onProgress?.(counts);
+    };
+
+    // A release file from before the hash (no `hash` column) is compared field by field, once.
+    const oldHashed = (db.prepare("SELECT count(*) FROM pragma_table_info('facts', 'old') WHERE name = 'hash'").pluck().get() as number) > 0;
+    const differs = oldHashed ? 'o.hash IS NOT n.hash' : '1';
+    const newOrChanged = db
+      .prepare(`SELECT n.k, o.k IS NOT NULL FROM main.facts n LEFT JOIN old.facts o ON o.k = n.k WHERE n.k > ? AND (o.k IS NULL OR ${differs}) ORDER BY n.k LIMIT ?`)
+      .raw()
+      .safeIntegers();
+    for (const [k, existed] of pages(newOrChanged)) {
+      const now = doc('main', k);
+      if (!existed) {
+        put(k, 'opened', {}, changeCompany(now));
+        continue;
+      }
+      for (const change of diffRecords(doc('old', k), now)) put(k, change.kind, change.fields, changeCompany(now));
+    }
+    const gone = db
+      .prepare('SELECT o.k, 0 FROM old.facts o WHERE o.k > ? AND NOT EXISTS (SELECT 1 FROM main.facts n WHERE n.k = o.k) ORDER BY o.k LIMIT ?')
+      .raw()
+      .safeIntegers();
+    for (const [k] of pages(gone)) put(k, 'removed', {}, changeCompany(doc('old', k)));
+
+    // Counted whole (a rerun of the step after a kill finds some already recorded).
+    const all = db.prepare('SELECT kind, count(*) FROM history.change WHERE release = ? GROUP BY kind').raw().all(this.release) as Array<[ChangeKind, number]>;
+    const total: ChangeCounts = {};
+    for (const [kind, n] of all) countInto(total, kind, n);
+    db.prepare('INSERT OR REPLACE INTO history.comparison (release, previous, file, counts) VALUES (?, ?, ?, ?)').run(this.release, previous, this.name, JSON.stringify(total));
+    db.prepare(
+      `DELETE FROM history.change WHERE release NOT IN (SELECT release FROM history.comparison ORDER BY release DESC LIMIT ${KEPT_RELEASES})`,
+    ).run();
+    db.prepare(`DELETE FROM history.comparison WHERE release NOT IN (SELECT release FROM history.comparison ORDER BY release DESC LIMIT ${KEPT_RELEASES})`).run();
+    return total;
+  }
+}
+
+/** Every row of a keyset query `(after, limit)` on its first column, a page at a time (no statement stays open between pages). */
+function* pages(statement: Database.Statement): Generator<[bigint, bigint]> {
+  let after = -1n;
+  for (;;) {
+    const rows = statement.all(after, KEYS_PER_PAGE) as Array<[bigint, bigint]>;
+    yield* rows;
+    if (rows.length < KEYS_PER_PAGE) return;
+    after = rows[rows.length - 1]![0];
+  }
+}
+
+/** The history as the server reads it: pages of changes, joined with the release in service for filters. */
+export class ChangeFile {
+  private db: Database.Database | null = null;
+  private attached: string | null = null;
+
+  constructor(private readonly file: string) {}
+
+  /** `release`: the file in service, whose `facts` the filters read (null: none, so no filter can match). */
+  page(query: ChangeQuery, filter: Filter<CompanyDoc> | null, release: string | null): ChangePage {
+    const db = this.open();
+    if (!db || query.releases.length === 0) return { changes: [], more: null };
+    const where: string[] = [`c.release IN (${query.releases.map(() => '?').join(', ')})`];
+    const params: unknown[] = [...query.releases];
+    if (query.kinds) (where.push(`c.kind IN (${query.kinds.map(() => '?').join(', ')})`), params.push(...query.kinds));
+    if (query.cnpjs) {
+      const keys = query.cnpjs.map(cnpjKey).filter((k) => k !== null);
+      where.push(`c.k IN (${keys.map(() => '?').join(', ')})`);
+      params.push(...keys);
+    }
+    if (query.after) {
+      const { release: r, cnpj, kind } = query.after;
+      const key = cnpjKey(cnpj);
+      where.push('(c.release < ? OR (c.release = ? AND (c.k > ? OR (c.k = ? AND c.kind > ?))))');
+      params.push(r, r, key, key, kind);
+    }
+    let join = '';
+    if (filter) {
+      if (!release) return { changes: [], more: null };
+      this.attach(db, release);
+      const condition = filterSql(filter);
+      join = 'JOIN rel.facts f ON f.k = c.k';
+      where.push(condition.sql);
+      params.push(...condition.params);
+    }
+    const rows = db
+      .prepare(
+        `SELECT c.release, c.previous, c.k, c.kind, c.body FROM change c ${join} WHERE ${where.join(' AND ')} ORDER BY c.release DESC, c.k, c.kind LIMIT ?`,
+      )
+      .raw()
+      .safeIntegers()
+      .all(...params, query.limit + 1) as Array<[string, string, bigint, ChangeKind, string]>;
+    const changes: StoredChange[] = rows.slice(0, query.limit).map(([release, previous, k, kind, body]) => {
+      const { fields, company } = JSON.parse(body) as Pick<StoredChange, 'fields' | 'company'>;
+      return { cnpj: cnpjOfKey(k), release, previousRelease: previous, kind, fields, company };
+    });
+    const last = rows[query.limit - 1];
+    return { changes, more: rows.length > query.limit && last ? { release: last[0], cnpj: cnpjOfKey(last[2]), kind: last[3] } : null };
+  }
+
+  close(): void {
+    this.db?.close();
+    this.db = null;
+    this.attached = null;
+  }
+
+  private open(): Database.Database | null {
+    if (!this.db) {
+      try {
+        this.db = new Database(this.file, { fileMustExist: true });
+      } catch {
+        return null;
+      }
+    }
+    return this.db;
+  }
+
+  /** The release in service as `rel`, re-attached when a switch changed it. */
+  private attach(db: Database.Database, release: string): void {
+    if (this.attached === release) return;
+    if (this.attached) db.exec('DETACH DATABASE rel');
+    this.attached = null;
+    db.prepare('ATTACH DATABASE ? AS rel').run(release);
+    this.attached = release;
+  }
+}
+
+/** The comparison the import named `file` recorded for `release`, if that import compared (see ChangeStep). */
+export function recordedComparison(registryDir: string, release: string, file: string): { previous: string; counts: ChangeCounts } | null {
+  let db: Database.Database;
+  try {
+    db = new Database(changeFilePath(registryDir), { fileMustExist: true });
+  } catch {
+    return null;
+  }
+  try {
+    const row = db.prepare('SELECT previous, file, counts FROM comparison WHERE release = ?').get(release) as
+      | { previous: string; file: string; counts: string }
+      | undefined;
+    return row && row.file === file ? { previous: row.previous, counts: JSON.parse(row.counts) as ChangeCounts } : null;
+  } finally {
+    db.close();
+  }
+}

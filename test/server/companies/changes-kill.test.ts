@@ -1,0 +1,81 @@
+/**
+ * Issue 42: `prospecta import cnpj` killed with SIGKILL while it records the changes of a newer
+ * release (its progress line has begun counting them): run again, it resumes, and the change
+ * history holds exactly what an import never killed records, nothing twice and nothing lost.
+ */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { beforeAll, expect, it } from 'vitest';
+import { changeFilePath } from '../../../server/companies/changes/change-file.ts';
+import { generateRelease } from '../../../server/seed/release-generator.ts';
+import { runCli, track } from '../../helpers/processes.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
+
+const root = fileURLToPath(new URL('../../..', import.meta.url));
+const ESTABLISHMENTS = 2_000;
+
+let releases: string;
+beforeAll(async () => {
+  releases = await tempDir('changes-kill');
+  await generateRelease({ dir: path.join(releases, '2026-09'), establishments: ESTABLISHMENTS, seed: 9, release: '2026-09' });
+  await generateRelease({ dir: path.join(releases, '2026-10'), establishments: ESTABLISHMENTS, seed: 10, release: '2026-10' });
+}, 300_000);
+
+const importOf = (dataDir: string, release: string) => runCli(['import', 'cnpj', '--dir', path.join(releases, release)], { DATA_DIR: dataDir });
+
+/** Every change recorded, in key order, and the comparison's counts. */
+function history(dataDir: string) {
+  const db = new Database(changeFilePath(path.join(dataDir, 'registry')), { readonly: true });
+  try {
+    return {
+      changes: db.prepare('SELECT release, previous, k, kind, body FROM change ORDER BY release, k, kind').raw().all(),
+      comparisons: db.prepare('SELECT release, previous, counts FROM comparison').raw().all() as Array<[string, string, string]>,
+    };
+  } finally {
+    db.close();
+  }
+}
+
+/** Starts the import and kills it with SIGKILL once its progress line counts changes. */
+function importKilledWhileComparing(dataDir: string): Promise<{ killed: boolean }> {
+  return new Promise((resolve, reject) => {
+    const child = track(
+      spawn(process.execPath, ['bin/prospecta.mjs', 'import', 'cnpj', '--dir', path.join(releases, '2026-10')], {
+        cwd: root,
+        env: { ...process.env, LOG_LEVEL: 'silent', DATA_DIR: dataDir },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      }),
+    );
+    let progress = '';
+    let killed = false;
+    child.stderr!.on('data', (d) => {
+      progress += d;
+      if (!killed && /^changes: /m.test(progress)) {
+        killed = true;
+        child.kill('SIGKILL');
+      }
+    });
+    child.on('error', reject);
+    child.on('close', () => resolve({ killed }));
+  });
+}
+
+it('resumes the comparison after a kill during it, recording each change once', async () => {
+  const [clean, cut] = [await tempDir('changes-clean'), await tempDir('changes-cut')];
+  for (const dataDir of [clean, cut]) expect((await importOf(dataDir, '2026-09')).code).toBe(0);
+  const finished = await importOf(clean, '2026-10');
+  expect(finished.code).toBe(0);
+  const expected = history(clean);
+  expect(expected.changes.length).toBeGreaterThan(1_000);
+
+  expect((await importKilledWhileComparing(cut)).killed).toBe(true);
+  const resumed = await importOf(cut, '2026-10');
+  expect(resumed.code, resumed.stderr).toBe(0);
+  const summary = JSON.parse(resumed.stdout) as { changes: Record<string, number> };
+  const got = history(cut);
+  expect(got.changes).toEqual(expected.changes);
+  expect(got.comparisons.map(([release, previous]) => [release, previous])).toEqual([['2026-10', '2026-09']]);
+  expect(Object.values(summary.changes).reduce((a, b) => a + b, 0)).toBe(expected.changes.length);
+}, 300_000);

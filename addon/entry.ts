@@ -336,8 +336,8 @@ export function sidebarChanges(options: ChangesOptions, trial = false): string {
     const client = api();
     const { sheet, first, last } = selectedRows('with CNPJs to check');
     const o = checkChanges(client, urlFetch(), gasClock, sheetNamed(sheet)!, first, trial ? Math.min(last, first + TRY_ROWS - 1) : last, options);
-    const counts = `${o.changed} changed, ${o.unchanged} unchanged, ${o.failed} not checked, ${o.skipped} without a CNPJ; ${o.credits} credit${o.credits === 1 ? '' : 's'}.`;
-    return o.stoppedBy ? `Stopped: ${o.stoppedBy} (${counts})` : `Done: ${counts} See the "${CHANGES_COLUMN}" column.`;
+    const counts = `${o.changed} changed, ${o.unchanged} unchanged, ${o.failed} not checked, ${o.skipped} without a CNPJ; ${o.credits} credit${o.credits === 1 ? '' : 's'}`;
+    return o.stoppedBy ? `Stopped: ${o.stoppedBy} (${counts}).` : `Done: ${counts}. See the "${CHANGES_COLUMN}" column.`;
   } catch (err) {
     throw new Error(plainError(err));
   }

@@ -88,6 +88,7 @@ function askChanges(client: ProspectaClient, http: HttpPort, clock: Clock, cnpjs
   const found = new Map<string, Change[]>();
   const deadline = clock.now() + BUDGET_MS;
   let credits = 0;
+  let answered = false;
   let stoppedBy: string | undefined;
   let pending = batches;
   while (pending.length > 0 && !stoppedBy) {
@@ -104,6 +105,7 @@ function askChanges(client: ProspectaClient, http: HttpPort, clock: Clock, cnpjs
       try {
         const page = client.parse('searchCompanyChanges', response);
         credits += page.creditsCharged;
+        answered = true;
         for (const change of page.changes) found.set(change.cnpj, [...(found.get(change.cnpj) ?? []), change]);
         if (page.nextCursor === null) batch.done = true;
         else next.push(Object.assign(batch, { cursor: page.nextCursor, key: client.idempotencyKey(), tries: 0 }));
@@ -114,8 +116,9 @@ function askChanges(client: ProspectaClient, http: HttpPort, clock: Clock, cnpjs
           return void next.push(batch);
         }
         batch.error = plainError(err);
-        // A refused key or balance refuses every other batch too: nothing more is sent.
-        if (err.status === 401 || err.status === 402 || err.status === 403) stoppedBy = batch.error;
+        // A refused key, balance or request (a release never imported) refuses every other batch
+        // too: nothing more is sent. The CNPJs were checked here, so no batch is refused for its own.
+        if (err.status < 500) stoppedBy = batch.error;
       }
     });
     if (wait > 0) clock.sleep(wait * 1000);
@@ -123,6 +126,8 @@ function askChanges(client: ProspectaClient, http: HttpPort, clock: Clock, cnpjs
   }
   const unanswered = new Map<string, string>();
   for (const batch of batches) if (!batch.done) for (const cnpj of batch.cnpjs) unanswered.set(cnpj, batch.error ?? stoppedBy ?? 'not asked');
+  // Refused before anything was answered (no credits, a release never imported): the sheet is left as it was.
+  if (stoppedBy && !answered) throw new PlainError(stoppedBy);
   return { found, unanswered, credits, ...(stoppedBy ? { stoppedBy } : {}) };
 }
 

@@ -49,8 +49,8 @@ beforeEach(async () => {
 });
 
 /** A customer sheet whose CNPJ column holds `cnpjs`, all of it selected. */
-function customers(cnpjs: string[]) {
-  const sheet = gas.addSheet('Clientes', [['Cliente', 'CNPJ'], ...cnpjs.map((c, i) => [`Cliente ${i + 1}`, c])]);
+function customers(cnpjs: string[], name = 'Clientes') {
+  const sheet = gas.addSheet(name, [['Cliente', 'CNPJ'], ...cnpjs.map((c, i) => [`Cliente ${i + 1}`, c])]);
   gas.spreadsheet.selection = { row: 2, rows: cnpjs.length };
   return sheet;
 }
@@ -64,7 +64,7 @@ describe('the Changes tab', () => {
     A.saveSettings(A.userProperties(), { apiKey, serverUrl: server.url });
     const wrongDigits = cnpj.same.slice(0, 12) + String((Number(cnpj.same.slice(12)) + 1) % 100).padStart(2, '0');
     const sheet = customers([cnpj.closed, cnpj.renamedBranch, cnpj.moved, cnpj.partners, cnpj.removed, cnpj.same, '', 'abc', wrongDigits, cnpj.closed.replace(/^(.{2})(.{3})(.{3})(.{4})(.{2})$/, '$1.$2.$3/$4-$5')]);
-    expect(A.sidebarChanges({}, false)).toBe('Done: 7 changed, 1 unchanged, 2 not checked, 1 without a CNPJ; 15 credits. See the "Registry changes" column.');
+    expect(A.sidebarChanges({}, false)).toBe('Done: 6 changed, 1 unchanged, 2 not checked, 1 without a CNPJ; 11 credits. See the "Registry changes" column.');
     const [closed, renamed, moved, partners, removed, same, , , , closedAgain] = lines(sheet);
     expect(closed).toBe('status: ATIVA → BAIXADA (2026-11)');
     expect(closedAgain).toBe(closed);
@@ -101,18 +101,26 @@ describe('the Changes tab', () => {
     expect(gas.http.calls - calls).toBe(1);
     expect(lines(sheet).at(-1)).toBe('status: ATIVA → BAIXADA (2026-11)');
     expect(lines(sheet)[0]).toBe('no change since 2026-10');
-    expect(() => A.sidebarChanges({ since: '2025-01' }, true)).toThrow(/2026-10/);
+    // Refused before anything was answered: said in the tab, the sheet left as it was.
+    expect(() => A.sidebarChanges({ since: '2025-01' }, true)).toThrow(/2025-01.*2026-10/);
+    expect(lines(sheet)[0]).toBe('no change since 2026-10');
     expect(await consumed(apiKey)).toBe(1);
   });
 
-  it('stops when the credits run out, saying so on the rows it could not check; a first try is 5 rows', async () => {
+  it('stops when the credits run out: the rows answered are written, the others say why; refused at once, the sheet is left as it was', async () => {
     const apiKey = await workspace(0);
     A.saveSettings(A.userProperties(), { apiKey, serverUrl: server.url });
-    const sheet = customers([cnpj.closed, cnpj.moved, cnpj.partners, cnpj.removed, cnpj.same, cnpj.renamed]);
-    expect(A.sidebarChanges({}, true)).toMatch(/^Stopped: Not enough credits/);
-    expect(statuses(sheet).slice(0, 5).every((s) => s.startsWith('✗ Not enough credits'))).toBe(true);
-    // The sixth row was not part of the try.
-    expect(statuses(sheet)[5]).toBe('');
+    // The first batch has nothing to pay for; the second has changes, and no credits to pay them.
+    const quiet = Array.from({ length: 500 }, (_, i) => makeCnpj(String(80_000_000 + i)));
+    const sheet = customers([...quiet, cnpj.closed, cnpj.moved]);
+    expect(A.sidebarChanges({}, false)).toMatch(/^Stopped: Not enough credits.*\(0 changed, 500 unchanged, 2 not checked, 0 without a CNPJ; 0 credits\)\.$/);
+    expect(statuses(sheet).slice(-3)).toEqual(['✓ no change · 0 credits', expect.stringMatching(/^✗ Not enough credits/), expect.stringMatching(/^✗ Not enough credits/)]);
+    expect(lines(sheet).slice(-2)).toEqual(['', '']);
+
+    const other = customers([cnpj.closed, cnpj.moved, cnpj.partners, cnpj.removed, cnpj.same, cnpj.renamed], 'Outros');
+    gas.spreadsheet.active = other;
+    expect(() => A.sidebarChanges({}, true)).toThrow(/^Not enough credits/);
+    expect(other.table()[0]).toEqual(['Cliente', 'CNPJ']);
     expect(await consumed(apiKey)).toBe(0);
   });
 });

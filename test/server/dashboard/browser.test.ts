@@ -361,7 +361,7 @@ describe.skipIf(!chromiumPath)('the dashboard in a browser', () => {
     const { page, problems } = await signIn();
     await open(page, '/dashboard/watches', 'Watches');
     const paused = page.getByRole('row', { name: /Customers/ });
-    expect(await paused.textContent()).toMatch(/1 CNPJ.*Paused: not enough credits.*Release 2026-10: 120 changes/);
+    expect(await paused.textContent()).toMatch(/1 CNPJAll.*Paused: not enough credits.*Release 2026-10: 120 changes/);
     const active = page.getByRole('row', { name: /Restaurants opened in SP/ });
     expect(await active.textContent()).toMatch(/state: SP; cnaes: 5611201opened.*Active.*None yet/);
     expect(await active.getByRole('button', { name: 'Resume' }).count()).toBe(0);
@@ -378,7 +378,7 @@ describe.skipIf(!chromiumPath)('the dashboard in a browser', () => {
     expect(await dialog.textContent()).toContain('Restaurants opened in SP');
     expect(await axeViolations(page), 'axe with the dialog open').toEqual([]);
     await dialog.getByRole('button', { name: 'Confirm' }).click();
-    await page.getByText('Watch “Restaurants opened in SP” deleted.').waitFor();
+    await page.locator('.notice').getByText('Watch “Restaurants opened in SP” deleted.').waitFor();
     expect(await page.getByRole('row', { name: /Restaurants opened in SP/ }).count()).toBe(0);
     expect((await app.request('GET', `/v1/api/watches/${openings.body.watchId}`, { key: owner.apiKey })).status).toBe(404);
     expect(problems).toEqual([]);

@@ -4,6 +4,7 @@
  * sent) and Delete (confirmed in a dialog). Watches are created through the API.
  */
 import { useRef, useState } from 'preact/hooks';
+import { CHANGE_KINDS } from '../../../../shared/change-kinds.ts';
 import { call, type Out } from '../api.ts';
 import { formatTime, plural } from '../format.ts';
 import { announce } from '../live.ts';
@@ -21,7 +22,12 @@ function following(watch: Watch): string {
 
 function Status({ watch }: { watch: Watch }) {
   if (watch.status === 'active') return <span class="badge active">Active</span>;
-  return <span class="badge revoked">Paused{watch.pausedReason === 'insufficient_credits' ? ': not enough credits' : ''}</span>;
+  return (
+    <>
+      <span class="badge revoked">Paused</span>
+      {watch.pausedReason === 'insufficient_credits' && <span class="muted">: not enough credits</span>}
+    </>
+  );
 }
 
 function LastDelivery({ watch }: { watch: Watch }) {
@@ -42,7 +48,7 @@ function WatchRow({ watch, busy, onResume, onDelete }: { watch: Watch; busy: boo
         {watch.name}
       </th>
       <td>{following(watch)}</td>
-      <td>{watch.kinds.join(', ')}</td>
+      <td>{watch.kinds.length === CHANGE_KINDS.length ? 'All' : watch.kinds.join(', ')}</td>
       <td>
         <Status watch={watch} />
       </td>
@@ -163,7 +169,7 @@ export function Watches() {
       <h1 tabIndex={-1}>Watches</h1>
       <p class="lead">
         A watch sends each newly imported release’s registry changes for its CNPJs or search filters to your webhook, signed, at 1 credit per change. Create one with{' '}
-        <code>POST /v1/api/watches</code> (see the <a href="/docs">API reference</a>).
+        <code>POST /v1/api/watches</code>.
       </p>
       {outcome && (
         <div class={`notice ${outcome.kind}`} role={outcome.kind === 'error' ? 'alert' : undefined}>

@@ -3,6 +3,7 @@
  * app on loopback, signed in by one-time links: every page renders with no serious or critical
  * axe-core violation and nothing refused by the CSP; keys are created, copied, used, and revoked;
  * the ledger pages and exports; a prospect is edited; the agent streams a fake model's tool calls;
+ * watches are resumed and deleted; an export job's file is downloaded from the Jobs page;
  * 360 px wide and the keyboard alone are enough; sign-out ends the session. Screenshots of each
  * page go to test-results/dashboard (not in git).
  */
@@ -381,6 +382,21 @@ describe.skipIf(!chromiumPath)('the dashboard in a browser', () => {
     await page.locator('.notice').getByText('Watch “Restaurants opened in SP” deleted.').waitFor();
     expect(await page.getByRole('row', { name: /Restaurants opened in SP/ }).count()).toBe(0);
     expect((await app.request('GET', `/v1/api/watches/${openings.body.watchId}`, { key: owner.apiKey })).status).toBe(404);
+    expect(problems).toEqual([]);
+  });
+
+  it("offers an export job's own file on the Jobs page, downloaded with the session", async () => {
+    const started = await app.request('POST', '/v1/api/companies/export', { key: owner.apiKey, body: { format: 'csv' } });
+    expect(started.status).toBe(202);
+    await eventually(async () => expect((await app.request('GET', `/v1/api/jobs/${started.body.jobId}`, { key: owner.apiKey })).body.status).toBe('done'), { message: 'the export to end' });
+    const { page, problems } = await signIn();
+    await open(page, '/dashboard/jobs', 'Jobs');
+    const link = page.getByRole('row', { name: /exportCompanies/ }).getByRole('link', { name: 'Download the file' });
+    expect(await link.getAttribute('href')).toBe(`/dashboard/api/jobs/${started.body.jobId}/export`);
+    const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
+    const rows = (await readFile(await download.path(), 'utf8')).trim().split('\r\n');
+    expect(rows).toHaveLength(2);
+    expect(rows[1]).toContain(acme);
     expect(problems).toEqual([]);
   });
 

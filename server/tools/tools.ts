@@ -187,16 +187,21 @@ function buildTools(): Map<string, Tool> {
  * A field is described once in the list: the search, its stream and the export share their
  * filters, and a client pays for every byte of the list on every conversation (48 KB at most).
  * A later tool of the same scope (so visible whenever the first is) keeps the field and its type,
- * not the words already said beside the same name.
+ * not the words already said beside the same name; also within an object argument (a watch's
+ * `filters` are the search's).
  */
 function describeOnce(definition: ToolDefinition, scope: Operation['scope'], described: Set<string>): void {
-  const properties = (definition.inputSchema as { properties?: Record<string, { description?: string }> }).properties ?? {};
-  for (const [name, property] of Object.entries(properties)) {
-    if (property.description === undefined) continue;
-    const key = JSON.stringify([scope, name, property.description]);
-    if (described.has(key)) delete property.description;
-    else described.add(key);
-  }
+  type Property = { description?: string; type?: unknown; properties?: Record<string, Property> };
+  const walk = (properties: Record<string, Property>) => {
+    for (const [name, property] of Object.entries(properties)) {
+      if (property.type === 'object' && property.properties) walk(property.properties);
+      if (property.description === undefined) continue;
+      const key = JSON.stringify([scope, name, property.description]);
+      if (described.has(key)) delete property.description;
+      else described.add(key);
+    }
+  };
+  walk((definition.inputSchema as { properties?: Record<string, Property> }).properties ?? {});
 }
 
 /** Every tool by name, built once from the registry, in the registry's order. */

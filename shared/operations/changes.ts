@@ -21,10 +21,9 @@ export const changeOperations = defineOperations({
     path: '/api/companies/changes',
     summary: 'Registry changes',
     description:
-      'What changed per establishment between imported releases (opened, removed, status, name, address, contact, ' +
-      'activity, partners, capital, size, simples, legal nature), each changed field `{from, to}`: by CNPJs, kinds and ' +
-      'company search filters (applied as in the latest release), `since` a release (default: the latest release\'s ' +
-      'changes). Newest release first, then by CNPJ; a page at a time (`cursor`, `nextCursor`). Costs 1 credit per change returned.',
+      'What changed per establishment between imported releases, each changed field `{from, to}`: by CNPJs, kinds and ' +
+      'company search filters (as in the latest release), `since` a release (default: the latest one). Newest release ' +
+      'first, then by CNPJ, a page at a time. Costs 1 credit per change returned.',
     tag: 'Search',
     scope: 'search:write',
     requiresPlan: true,
@@ -39,10 +38,9 @@ export const changeOperations = defineOperations({
     path: '/api/watches',
     summary: 'Create a watch',
     description:
-      'After each import of a newer release, the changes matching the watch (its CNPJs, or its company search filters, ' +
-      'and its kinds) are POSTed to its webhook as signed `registry.changes` deliveries of at most 500 changes, each ' +
-      'charged 1 credit per change before it is sent. When the balance cannot pay, the watch pauses ' +
-      '(`pausedReason: "insufficient_credits"`) until resumed. Creating one is free.',
+      'After each newer release is imported, its changes matching the watch (CNPJs or search filters, and kinds) are ' +
+      'POSTed to its webhook, signed, at most 500 a delivery. Free to create; a delivery costs 1 credit per change, ' +
+      'charged before it is sent; a balance that cannot pay pauses the watch until resumed.',
     ...ofWatches,
     request: { body: WatchCreateBody },
     responses: { 201: Watch },
@@ -52,7 +50,7 @@ export const changeOperations = defineOperations({
     method: 'GET',
     path: '/api/watches',
     summary: 'List watches',
-    description: "The workspace's watches, newest first, with each one's last delivery.",
+    description: "The workspace's watches, newest first.",
     ...ofWatches,
     request: {},
     responses: { 200: WatchList },
@@ -62,7 +60,7 @@ export const changeOperations = defineOperations({
     method: 'GET',
     path: '/api/watches/{watchId}',
     summary: 'Get a watch',
-    description: 'A watch, its status and its last delivery.',
+    description: 'A watch, its status and last delivery.',
     ...ofWatches,
     request: { params: WatchParams },
     responses: { 200: Watch },
@@ -72,7 +70,7 @@ export const changeOperations = defineOperations({
     method: 'POST',
     path: '/api/watches/{watchId}/resume',
     summary: 'Resume a watch',
-    description: 'Makes a paused watch active again and sends what it missed while paused. An active watch is answered as it is.',
+    description: 'Makes a paused watch active again: what it missed is sent.',
     ...ofWatches,
     request: { params: WatchParams, body: WatchResumeBody },
     responses: { 200: Watch },
@@ -82,7 +80,7 @@ export const changeOperations = defineOperations({
     method: 'DELETE',
     path: '/api/watches/{watchId}',
     summary: 'Delete a watch',
-    description: 'Nothing more is sent for it; deliveries already sent stay charged.',
+    description: 'Nothing more is sent for it.',
     ...ofWatches,
     request: { params: WatchParams },
     responses: { 200: Deleted },

@@ -76,7 +76,7 @@ export const ChangesBody = Type.Object(
       Type.Array(CnpjInput('A CNPJ, with or without punctuation.'), {
         minItems: 1,
         maxItems: MAX_CHANGE_CNPJS,
-        description: `Only these establishments, 1 to ${MAX_CHANGE_CNPJS}; an invalid one is a 400 \`invalid_cnpj\`.`,
+        description: `Only these establishments, 1 to ${MAX_CHANGE_CNPJS}.`,
       }),
     ),
     since: Type.Optional(
@@ -121,7 +121,7 @@ export const WatchCreateBody = ClosedObject('A watch: which establishments, whic
     Type.Array(CnpjInput('A CNPJ, with or without punctuation.'), {
       minItems: 1,
       maxItems: MAX_WATCH_CNPJS,
-      description: `These establishments, 1 to ${MAX_WATCH_CNPJS.toLocaleString('en')}; an invalid one is a 400 \`invalid_cnpj\`.`,
+      description: `These establishments, 1 to ${MAX_WATCH_CNPJS.toLocaleString('en')}.`,
     }),
   ),
   filters: Type.Optional(

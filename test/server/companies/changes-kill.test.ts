@@ -4,17 +4,19 @@
  * history holds exactly what an import never killed records, nothing twice and nothing lost.
  */
 import { spawn } from 'node:child_process';
+import { cp } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { beforeAll, expect, it } from 'vitest';
 import { changeFilePath } from '../../../server/companies/changes/change-file.ts';
+import { Registry } from '../../../server/companies/registry/registry.ts';
 import { generateRelease } from '../../../server/seed/release-generator.ts';
 import { runCli, track } from '../../helpers/processes.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
-const ESTABLISHMENTS = 2_000;
+const ESTABLISHMENTS = 1_500;
 
 let releases: string;
 beforeAll(async () => {
@@ -63,14 +65,21 @@ function importKilledWhileComparing(dataDir: string): Promise<{ killed: boolean 
 }
 
 it('resumes the comparison after a kill during it, recording each change once', async () => {
-  const [clean, cut] = [await tempDir('changes-clean'), await tempDir('changes-cut')];
-  for (const dataDir of [clean, cut]) expect((await importOf(dataDir, '2026-09')).code).toBe(0);
+  const [base, clean, cut] = [await tempDir('changes-base'), await tempDir('changes-clean'), await tempDir('changes-cut')];
+  expect((await importOf(base, '2026-09')).code).toBe(0);
+  // Both start from the same first release (a copy of the data directory no process holds).
+  for (const dataDir of [clean, cut]) await cp(base, dataDir, { recursive: true });
   const finished = await importOf(clean, '2026-10');
   expect(finished.code).toBe(0);
   const expected = history(clean);
   expect(expected.changes.length).toBeGreaterThan(1_000);
 
   expect((await importKilledWhileComparing(cut)).killed).toBe(true);
+  // Killed within the comparison: the first release still in service, and nothing of its step kept.
+  const registry = new Registry(path.join(cut, 'registry'));
+  expect(registry.meta()?.release).toBe('2026-09');
+  registry.close();
+  expect(history(cut).changes).toEqual([]);
   const resumed = await importOf(cut, '2026-10');
   expect(resumed.code, resumed.stderr).toBe(0);
   const summary = JSON.parse(resumed.stdout) as { changes: Record<string, number> };

@@ -121,6 +121,16 @@ export const validInputs: Partial<Record<OperationId, ValidInput>> = {
   cancelJob: { params: { jobId: sheetId }, body: {} },
   exportCompanies: { body: { state: 'SP', cnaes: ['5611201'], format: 'csv', maxRows: 1_000_000 } },
   getJobExport: { params: { jobId: sheetId } },
+  // No `since`: no release is imported here, and one never imported is refused (changes.test.ts covers it).
+  searchCompanyChanges: { body: { cnpjs: [cnpj(11222333)], kinds: ['opened', 'status'], state: 'SP', limit: 100, cursor: null } },
+  createWatch: {
+    // A public address written as one: a host name must resolve, which nothing here does.
+    body: { name: 'Customers', cnpjs: [cnpj(11222333)], filters: { state: 'SP' }, kinds: ['status'], webhook: { url: 'https://93.184.216.34/hook', secret: 'x'.repeat(16) } },
+  },
+  listWatches: {},
+  getWatch: { params: { watchId: sheetId } },
+  resumeWatch: { params: { watchId: sheetId }, body: {} },
+  deleteWatch: { params: { watchId: sheetId } },
 };
 
 /** Inputs at the edges of the limits, which must pass. */
@@ -300,6 +310,24 @@ export const validationCases: ValidationCase[] = [
     [{ maxRows: 1_000_001 }, 'maxRows must be <= 1000000'],
     [{ companyOrder: ['receita_federal'] }, 'unknown property companyOrder'],
     [{ webhook: { url: 'https://example.com/hook', secret: 'x'.repeat(16), events: ['job.item'] } }, 'unknown property webhook.events'],
+  ]),
+
+  ...notAnObject('searchCompanyChanges'),
+  ...mutate('searchCompanyChanges', {}, [
+    [{ cnpjs: [] }, 'cnpjs must have at least 1 item'],
+    [{ cnpjs: list(501, (i) => cnpj(11222333 + i)) }, 'cnpjs must have at most 500 items'],
+    [{ kinds: ['moved'] }, 'kinds[0] must be one of'],
+    [{ since: 'October' }, 'since must match'],
+    [{ limit: 101 }, 'limit must be <= 100'],
+    [{ companyOrder: ['receita_federal'] }, 'unknown property companyOrder'],
+  ]),
+  ...notAnObject('createWatch'),
+  ...missing('createWatch', { name: 'w', cnpjs: [cnpj(11222333)], webhook: { url: 'https://example.com/hook', secret: 'x'.repeat(16) } }, 'name', 'webhook'),
+  ...mutate('createWatch', { name: 'w', webhook: { url: 'https://example.com/hook', secret: 'x'.repeat(16) } }, [
+    [{ cnpjs: list(10_001, (i) => cnpj(11222333 + i)) }, 'cnpjs must have at most 10000 items'],
+    [{ name: 'x'.repeat(121) }, 'name must be at most 120 characters'],
+    [{ webhook: { url: 'https://example.com/hook', secret: 'short' } }, 'webhook.secret must be at least 16 characters'],
+    [{ filters: { state: 'SP', color: 'blue' } }, 'unknown property filters.color'],
   ]),
 
   ...notAnObject('lookupCnpjBatch'),

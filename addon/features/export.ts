@@ -119,6 +119,16 @@ export function pollExport(deps: ExportDeps): ExportView | null {
   }
 }
 
+/**
+ * A cell as Sheets should keep it. Sheets reads a written value as typed input, so an identifier of
+ * digits would become a number: `00000000000191` losing its zeros, a 14-digit CNPJ shown as
+ * 1.1E+13. Such a cell gets the leading `'` that keeps it text (as the file's formula guard does).
+ */
+function asText(cell: string): string {
+  const text = cell.slice(0, CELL_CHARS);
+  return /^\d+$/.test(text) && (text.startsWith('0') || text.length > 11) ? `'${text}` : text;
+}
+
 /** The export's file into its tab, as many rows as the spreadsheet takes; the link for the whole file. */
 function writeFile(deps: ExportDeps, run: ExportRun, done: string): Pick<ExportRun, 'text' | 'link'> {
   const link = `${deps.baseUrl.replace(/\/+$/, '')}/dashboard/api/jobs/${encodeURIComponent(run.jobId!)}/export`;
@@ -133,7 +143,7 @@ function writeFile(deps: ExportDeps, run: ExportRun, done: string): Pick<ExportR
   const [header = [], ...rows] = parseCsv(text);
   const width = Math.max(header.length, 1);
   const fits = Math.max(0, Math.floor((deps.cellsLeft() - NEW_TAB_CELLS) / width) - 1);
-  const written = rows.slice(0, fits).map((row) => row.map((cell) => cell.slice(0, CELL_CHARS)));
+  const written = rows.slice(0, fits).map((row) => row.map(asText));
   const tab = deps.tab(run.tab);
   tab.replaceAll([header, ...written]);
   if (written.length === rows.length) return { text: `${done}; all written to the tab "${run.tab}".`, link };

@@ -639,7 +639,10 @@ describe('Export all matching rows', { timeout: 120_000 }, () => {
     }
     const tab = gas.spreadsheet.sheets.find((s) => s.getName() === 'Export: SP')!;
     expect(tab.table()[0]!.slice(0, 3)).toEqual(['cnpj', 'root', 'name']);
-    expect(tab.column('cnpj')).toEqual(paged);
+    // Identifiers of digits are written as text (a leading '), or Sheets would make numbers of them.
+    // (an alphanumeric CNPJ is text already).
+    expect(tab.column('cnpj')).toEqual(paged.map((c) => (/^\d+$/.test(c) ? `'${c}` : c)));
+    expect(tab.column('root')).toEqual(paged.map((c) => c.slice(0, 8)).map((r) => (/^0\d+$/.test(r) ? `'${r}` : r)));
     expect(tab.column('address.state').every((s) => s === 'SP')).toBe(true);
     expect(run).toEqual({ running: false, text: `${paged.length} rows exported for ${paged.length} credits; all written to the tab "Export: SP".`, link: `${server.url}/dashboard/api/jobs/${jobId}/export` });
     // The search's 5 rows, then each exported row once.

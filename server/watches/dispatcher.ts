@@ -56,7 +56,9 @@ export class WatchDispatcher {
   async dispatch(): Promise<void> {
     await this.plan();
     const { releases } = this.deps.watches;
-    const due = await releases.find({ status: 'pending', leaseUntil: { $lte: new Date(this.deps.now()) } }, { sort: { createdAt: 1 }, limit: PARTS_PER_PASS }).toArray();
+    const due = await releases
+      .find({ status: 'pending', paused: false, leaseUntil: { $lte: new Date(this.deps.now()) } }, { sort: { createdAt: 1 }, limit: PARTS_PER_PASS })
+      .toArray();
     for (const state of due) await this.sendPart(state);
   }
 
@@ -64,7 +66,7 @@ export class WatchDispatcher {
     const fresh = await this.comparisons.find({ planned: { $ne: true } }).toArray();
     for (const comparison of fresh) {
       const recordedAt = new Date(comparison.recordedAt);
-      for await (const watch of this.deps.watches.docs.find({ createdAt: { $lte: recordedAt } }, { projection: { _id: 1, workspaceId: 1 } })) {
+      for await (const watch of this.deps.watches.docs.find({ createdAt: { $lte: recordedAt } }, { projection: { _id: 1, workspaceId: 1, status: 1 } })) {
         try {
           await this.deps.watches.releases.insertOne({
             _id: `${watch._id}|${comparison._id}`,
@@ -73,6 +75,7 @@ export class WatchDispatcher {
             release: comparison._id,
             previousRelease: comparison.previousRelease,
             status: 'pending',
+            paused: watch.status === 'paused',
             parts: null,
             sent: 0,
             after: null,
@@ -95,6 +98,7 @@ export class WatchDispatcher {
       await watches.releases.deleteOne({ _id: state._id });
       return;
     }
+    // Paused since it was read: left for the resume.
     if (watch.status !== 'active') return;
     const now = this.deps.now();
     const taken = await watches.releases.updateOne(

@@ -40,6 +40,8 @@ export interface WatchReleaseDoc {
   release: string;
   previousRelease: string;
   status: 'pending' | 'done';
+  /** Its watch is paused: left aside until resumed (so paused watches never hold up active ones). */
+  paused: boolean;
   /** How many parts the release's matching changes take (counted at the first pass); null before. */
   parts: number | null;
   /** Parts sent (charged and stored for delivery). */
@@ -56,7 +58,7 @@ const WATCH_RELEASES = 'watch_releases';
 
 export const watchIndexes: IndexDeclaration[] = [
   { collection: WATCHES, keys: { workspaceId: 1, createdAt: -1 } },
-  { collection: WATCH_RELEASES, keys: { status: 1, leaseUntil: 1 } },
+  { collection: WATCH_RELEASES, keys: { status: 1, paused: 1, leaseUntil: 1 } },
   { collection: WATCH_RELEASES, keys: { watchId: 1 } },
 ];
 
@@ -95,12 +97,15 @@ export class Watches {
   }
 
   async resume(workspaceId: string, watchId: string): Promise<WatchDoc | null> {
-    await this.docs.updateOne({ _id: watchId, workspaceId }, { $set: { status: 'active' }, $unset: { pausedReason: '' } });
+    const { matchedCount } = await this.docs.updateOne({ _id: watchId, workspaceId }, { $set: { status: 'active' }, $unset: { pausedReason: '' } });
+    if (matchedCount === 0) return null;
+    await this.releases.updateMany({ watchId, paused: true }, { $set: { paused: false } });
     return this.get(workspaceId, watchId);
   }
 
   async pause(watchId: string): Promise<void> {
     await this.docs.updateOne({ _id: watchId }, { $set: { status: 'paused', pausedReason: 'insufficient_credits' } });
+    await this.releases.updateMany({ watchId }, { $set: { paused: true } });
   }
 
   async delete(workspaceId: string, watchId: string): Promise<boolean> {

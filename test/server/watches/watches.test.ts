@@ -13,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importRelease } from '../../../server/companies/receita/import/importer.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { eventually } from '../../helpers/eventually.ts';
-import { makeCnpj } from '../../helpers/companies.ts';
+import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
+import { seedChanges } from '../../helpers/changes.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 import { cnpj, writeReleasePair } from '../companies/change-releases.ts';
 import { mongoForTests } from '../store/mongo-server.ts';
@@ -165,4 +166,34 @@ describe.each(stores)('watches on the $store store', ({ store, env }) => {
     const list = await app.request('GET', '/v1/api/watches', { key: rich.apiKey });
     expect(list.body.watches.map((w: { watchId: string }) => w.watchId)).toEqual([byCnpj.body.watchId]);
   }, 120_000);
+
+  it('sends a release\'s changes in parts of at most 500, each paid before it is sent; resumed, a watch goes on from its part', async () => {
+    const docs = Array.from({ length: 501 }, (_, i) => companyDoc(makeCnpj(String(30_000_000 + i * 3))));
+    const { apiKey, workspaceId } = await app.workspace();
+    const watch = await create(apiKey, { name: 'many', cnpjs: docs.map((d) => d._id) });
+    expect(watch.status, JSON.stringify(watch.body)).toBe(201);
+    // A trial's 500 credits pay the first part of 500 changes, not the second's one.
+    expect(await balance(apiKey)).toBe(500);
+    await seedChanges(app, '2026-12', '2026-11', docs.map((doc) => ({ doc, kind: 'opened' })));
+    const paused = await eventually(async () => {
+      const got = await app.request('GET', `/v1/api/watches/${watch.body.watchId}`, { key: apiKey });
+      return got.body.status === 'paused' && got.body;
+    }, { timeoutMs: 30_000 });
+    expect(paused).toMatchObject({ pausedReason: 'insufficient_credits', lastDelivery: { release: '2026-12', changes: 500 } });
+    expect(await balance(apiKey)).toBe(0);
+    expect(received.filter((r) => r.body.watchId === watch.body.watchId).map((r) => r.body.part)).toEqual([1]);
+
+    await app.services.credits.credit(workspaceId, 1, 'grant', 'topped up');
+    await app.request('POST', `/v1/api/watches/${watch.body.watchId}/resume`, { key: apiKey, body: {} });
+    const parts = await eventually(() => {
+      const got = received.filter((r) => r.body.watchId === watch.body.watchId);
+      return got.length === 2 && got;
+    }, { timeoutMs: 30_000 });
+    const byPart = parts.sort((a, b) => a.body.part - b.body.part);
+    expect(byPart.map((r) => [r.body.part, r.body.parts, r.body.changes.length, r.valid])).toEqual([[1, 2, 500, true], [2, 2, 1, true]]);
+    expect(new Set(byPart.map((r) => r.headers['prospecta-delivery'])).size).toBe(2);
+    const sent = byPart.flatMap((r) => r.body.changes.map((c: { cnpj: string }) => c.cnpj));
+    expect(sent).toEqual(docs.map((d) => d._id).sort());
+    expect(await balance(apiKey)).toBe(0);
+  }, 60_000);
 });

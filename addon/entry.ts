@@ -9,7 +9,9 @@ import { CAMPAIGN_KEY, createCampaignFromRows, PROSPECTS_TAB, refreshProspects, 
 import { detectedColumns, isOwnColumn } from './features/columns.ts';
 import { plainError, PlainError } from './features/errors.ts';
 import { FIELD_LABELS, type EnrichOptions } from './features/enrich-rows.ts';
-import { prices, searchLimits } from './features/rules.ts';
+import { exportLimits, MOST_CHANGES_A_RELEASE, prices, searchLimits } from './features/rules.ts';
+import { CHANGES_COLUMN, checkChanges, type ChangesOptions } from './features/changes.ts';
+import { exportView, pollExport, SPREADSHEET_CELLS, startExport, type ExportDeps, type ExportFilters } from './features/export.ts';
 import { MAX_ROWS_PER_SEARCH, searchCompaniesIntoSheet, searchPeopleIntoSheet, searchTabName, type SearchKind } from './features/search.ts';
 import { activeJobs, cancelJob, jobHistory, runJobs, type Job } from './features/job.ts';
 import { clientOf, describeJob, jobDeps, startRun, type RunKind, type RunOptions, type Runtime } from './features/runs.ts';
@@ -30,7 +32,7 @@ import { argumentValue, parseCall } from './features/refresh.ts';
 import { urlFetch } from './gas/http.ts';
 import { documentCache, documentProperties, userProperties } from './gas/properties.ts';
 import { documentLock, gasClock, gasTriggers, sha256 } from './gas/runtime.ts';
-import { sheetNamed, sheetOrNew } from './gas/sheet.ts';
+import { cellsLeft, sheetNamed, sheetOrNew } from './gas/sheet.ts';
 
 const DEFAULT_FIELDS: EnrichOptions['fields'] = ['email', 'emailStatus', 'title', 'linkedinUrl', 'phone'];
 
@@ -300,6 +302,9 @@ export function sidebarState() {
     languageModel,
     prices: prices(),
     searchLimits: { ...searchLimits(), rows: MAX_ROWS_PER_SEARCH },
+    exportLimits: exportLimits(),
+    mostChangesARelease: MOST_CHANGES_A_RELEASE,
+    exportRun: exportView(documentProperties()),
     agentLimits: agentLimits(),
     jobs: jobsPanel(),
     safeMode: safeMode(userProperties()),
@@ -320,6 +325,22 @@ export function sidebarStart<K extends RunKind>(kind: K, options: RunOptions[K],
   const { sheet, first, last } = selectedRows();
   startRun(runtime(), kind, sheet, first, trial ? Math.min(last, first + TRY_ROWS - 1) : last, withSettings(kind, options));
   return jobsPanel();
+}
+
+/**
+ * For the sidebar's Changes tab: what changed in the registry for the CNPJ column of the selected
+ * rows (their first five when `trial`), one line per row; answers what it found and cost.
+ */
+export function sidebarChanges(options: ChangesOptions, trial = false): string {
+  try {
+    const client = api();
+    const { sheet, first, last } = selectedRows('with CNPJs to check');
+    const o = checkChanges(client, urlFetch(), gasClock, sheetNamed(sheet)!, first, trial ? Math.min(last, first + TRY_ROWS - 1) : last, options);
+    const counts = `${o.changed} changed, ${o.unchanged} unchanged, ${o.failed} not checked, ${o.skipped} without a CNPJ; ${o.credits} credit${o.credits === 1 ? '' : 's'}`;
+    return o.stoppedBy ? `Stopped: ${o.stoppedBy} (${counts}).` : `Done: ${counts}. See the "${CHANGES_COLUMN}" column.`;
+  } catch (err) {
+    throw new Error(plainError(err));
+  }
 }
 
 /** For the sidebar's Jobs panel: writes what the server's jobs finished since, then lists the runs. */
@@ -353,15 +374,47 @@ export function sidebarSaveSettings(apiKey: string, serverUrl = ''): string {
 
 /**
  * For the sidebar: a search of up to `rows` rows (its pages), written to a new tab named after
- * it, made once the server answered.
+ * it, made once the server answered. `exportable`: a company search matched more rows than it
+ * wrote, so the sidebar offers to export them all.
  */
-export function sidebarSearch(kind: SearchKind, filters: Record<string, unknown>, rows: number): string {
+export function sidebarSearch(kind: SearchKind, filters: Record<string, unknown>, rows: number): { message: string; exportable: boolean } {
   const name = searchTabName(kind, filters);
   try {
     const client = api();
     const tab = () => sheetOrNew(name);
-    const { found, stoppedBy } = kind === 'people' ? searchPeopleIntoSheet(client, filters, rows, tab, gasClock) : searchCompaniesIntoSheet(client, filters, rows, tab, gasClock);
-    return `${found} found, written to the tab "${name}".${stoppedBy ? ` Stopped before ${rows}: ${stoppedBy}` : ''}`;
+    const { found, stoppedBy, more } = kind === 'people' ? searchPeopleIntoSheet(client, filters, rows, tab, gasClock) : searchCompaniesIntoSheet(client, filters, rows, tab, gasClock);
+    return { message: `${found} found, written to the tab "${name}".${stoppedBy ? ` Stopped before ${rows}: ${stoppedBy}` : ''}`, exportable: kind === 'companies' && more };
+  } catch (err) {
+    throw new Error(plainError(err));
+  }
+}
+
+function exportDeps(): ExportDeps {
+  const client = api();
+  return {
+    client,
+    properties: documentProperties(),
+    lock: documentLock(),
+    tab: sheetOrNew,
+    cellsLeft: () => cellsLeft(SPREADSHEET_CELLS),
+    baseUrl: loadSettings(userProperties())!.baseUrl,
+  };
+}
+
+/** For the sidebar: an export job of every company matching the search's filters, up to `maxRows`. */
+export function sidebarExport(filters: Record<string, unknown>, maxRows: number) {
+  try {
+    const { companyOrder: _sources, ...rest } = filters as ExportFilters & { companyOrder?: unknown };
+    return startExport(exportDeps(), rest, maxRows, searchTabName('export', rest));
+  } catch (err) {
+    throw new Error(plainError(err));
+  }
+}
+
+/** For the sidebar, while an export runs: its progress; once it ended, its file written to its tab. */
+export function sidebarExportStatus() {
+  try {
+    return pollExport(exportDeps());
   } catch (err) {
     throw new Error(plainError(err));
   }

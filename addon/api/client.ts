@@ -3,9 +3,9 @@
  * routes and validates on the server decides here which input fields go in the path, the query
  * or the body. Synchronous, because Apps Script is.
  */
-import type { InputOf, OperationId, OutputOf } from '../../shared/operations/index.ts';
+import type { InputOf, OutputOf } from '../../shared/operations/index.ts';
 import { sending, type HttpPort, type HttpRequest, type HttpResponse } from './http.ts';
-import { registry, type LimitNode } from './registry.ts';
+import { registry, type AddonOperationId, type LimitNode } from './registry.ts';
 
 export class ApiCallError extends Error {
   constructor(
@@ -59,7 +59,7 @@ export class ProspectaClient {
    * `Idempotency-Key` gets `idempotencyKey`: pass the same one each time the same call is sent
    * again, so the server answers the retry from the first run rather than charging it twice.
    */
-  request<Id extends OperationId>(id: Id, input: InputOf<Id>, idempotencyKey: string = this.newKey()): HttpRequest {
+  request<Id extends AddonOperationId>(id: Id, input: InputOf<Id>, idempotencyKey: string = this.newKey()): HttpRequest {
     const op = registry[id];
     const values = { ...(input as Record<string, unknown>) };
     const take = (name: string) => {
@@ -89,7 +89,7 @@ export class ProspectaClient {
   }
 
   /** The typed body of a success, or an ApiCallError carrying the server's code and message. */
-  parse<Id extends OperationId>(_id: Id, response: HttpResponse): OutputOf<Id> {
+  parse<Id extends AddonOperationId>(_id: Id, response: HttpResponse): OutputOf<Id> {
     let body: unknown;
     try {
       body = response.body ? JSON.parse(response.body) : undefined;
@@ -107,8 +107,18 @@ export class ProspectaClient {
     );
   }
 
+  /**
+   * The text of an operation that answers a file (an export's CSV) rather than JSON; a refusal is
+   * an ApiCallError as from `call`.
+   */
+  file<Id extends AddonOperationId>(id: Id, input: InputOf<Id>): string {
+    const response = sending(() => this.http.fetch(this.request(id, input)));
+    if (response.status >= 200 && response.status < 300) return response.body;
+    return this.parse(id, response) as never;
+  }
+
   /** One call; `idempotencyKey` when the caller derives its own (a formula, from its input). */
-  call<Id extends OperationId>(id: Id, input: InputOf<Id>, idempotencyKey?: string): OutputOf<Id> {
+  call<Id extends AddonOperationId>(id: Id, input: InputOf<Id>, idempotencyKey?: string): OutputOf<Id> {
     const request = this.request(id, input, idempotencyKey);
     return this.parse(id, sending(() => this.http.fetch(request)));
   }
@@ -120,7 +130,7 @@ export class ProspectaClient {
  * names a body field: property names joined by dots, `[]` for an array's items, `*` for the values
  * of a record (or of an object's other properties); an empty path is the body itself.
  */
-export function limitOf(id: OperationId, path: string, limit: 'maxItems' | 'maxLength' | 'maximum'): number {
+export function limitOf(id: AddonOperationId, path: string, limit: 'maxItems' | 'maxLength' | 'maximum'): number {
   let node: LimitNode | undefined = registry[id].limits;
   for (const step of path ? path.split('.') : []) {
     if (!node) break;
@@ -134,6 +144,6 @@ export function limitOf(id: OperationId, path: string, limit: 'maxItems' | 'maxL
 }
 
 /** The most items a body array of an operation may hold (see limitOf). */
-export function maxItems(id: OperationId, field: string): number {
+export function maxItems(id: AddonOperationId, field: string): number {
   return limitOf(id, field, 'maxItems');
 }

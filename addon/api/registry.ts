@@ -73,4 +73,36 @@ function lean(op: Operation): LeanOperation {
   };
 }
 
-export const registry = Object.fromEntries(Object.entries(operations).map(([id, op]) => [id, lean(op as Operation)])) as Record<OperationId, LeanOperation>;
+/**
+ * The operations the add-on calls, and so the only ones Code.js carries (every execution evaluates
+ * it whole): the client's types refuse any other. A new feature that calls another adds it here.
+ */
+export const ADDON_OPERATIONS = [
+  'getCredits',
+  'listProviders',
+  'listTemplates',
+  'searchPeople',
+  'searchCompanies',
+  'exportCompanies',
+  'searchCompanyChanges',
+  'lookupCnpjBatch',
+  'enrich',
+  'aiColumn',
+  'research',
+  'hydratePeople',
+  'agentChat',
+  'createSheet',
+  'upsertSheetRows',
+  'createCampaign',
+  'addProspects',
+  'listProspects',
+  'updateProspect',
+  'startJob',
+  'getJob',
+  'getJobResults',
+  'getJobExport',
+  'cancelJob',
+] as const satisfies readonly OperationId[];
+export type AddonOperationId = (typeof ADDON_OPERATIONS)[number];
+
+export const registry = Object.fromEntries(ADDON_OPERATIONS.map((id) => [id, lean(operations[id] as Operation)])) as Record<AddonOperationId, LeanOperation>;

@@ -5,10 +5,16 @@
 import { priceOf } from '../../shared/operations/types.ts';
 import { limitOf } from '../api/client.ts';
 import { registry as operations } from '../api/registry.ts';
+import { DEFAULT_EXPORT_ROWS } from '../../shared/schemas/exports.ts';
+import { CHANGE_KINDS } from '../../shared/schemas/changes.ts';
 
 export interface Prices {
   /** Per row a search returns. */
   companyRow: number;
+  /** Per row an export writes. */
+  exportRow: number;
+  /** Per registry change found. */
+  change: number;
   personRow: number;
   /** Per company found by a CNPJ lookup. */
   cnpj: number;
@@ -21,6 +27,8 @@ export interface Prices {
 export function prices(): Prices {
   return {
     companyRow: priceOf(operations.searchCompanies.credits, 1, {}),
+    exportRow: priceOf(operations.exportCompanies.credits, 1, {}),
+    change: priceOf(operations.searchCompanyChanges.credits, 1, {}),
     personRow: priceOf(operations.searchPeople.credits, 1, {}),
     cnpj: priceOf(operations.lookupCnpjBatch.credits, 1, {}),
     aiColumn: priceOf(operations.aiColumn.credits, 1, {}),
@@ -33,3 +41,14 @@ export function prices(): Prices {
 export function searchLimits(): { people: number; companies: number } {
   return { people: limitOf('searchPeople', 'limit', 'maximum'), companies: limitOf('searchCompanies', 'limit', 'maximum') };
 }
+
+/** The most rows an export writes, and what it writes when not told. */
+export function exportLimits(): { max: number; default: number } {
+  return { max: limitOf('exportCompanies', 'maxRows', 'maximum'), default: DEFAULT_EXPORT_ROWS };
+}
+
+/**
+ * The most changes one establishment can have in one release: a change per kind, but `opened` and
+ * `removed` come alone.
+ */
+export const MOST_CHANGES_A_RELEASE = CHANGE_KINDS.length - 2;

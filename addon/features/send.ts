@@ -5,7 +5,8 @@
  */
 import { ApiCallError, type ProspectaClient } from '../api/client.ts';
 import { sending, type HttpPort, type HttpRequest } from '../api/http.ts';
-import type { InputOf, OperationId, OutputOf } from '../../shared/operations/index.ts';
+import type { InputOf, OutputOf } from '../../shared/operations/index.ts';
+import type { AddonOperationId } from '../api/registry.ts';
 import { plainError, StopJob } from './errors.ts';
 import type { Clock } from './ports.ts';
 
@@ -14,7 +15,7 @@ const MAX_WAIT_S = 60;
 
 export type Outcome<T> = { ok: true; value: T } | { ok: false; error: string };
 
-export function sendAll<Id extends OperationId>(
+export function sendAll<Id extends AddonOperationId>(
   client: ProspectaClient,
   http: HttpPort,
   clock: Clock,

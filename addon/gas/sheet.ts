@@ -52,3 +52,11 @@ export function sheetNamed(name: string): SheetPort | null {
   const sheet = SpreadsheetApp.getActiveSpreadsheet().getSheetByName(name);
   return sheet ? sheetPort(sheet) : null;
 }
+
+/** Cells the spreadsheet has left of Google Sheets' limit: every tab's grid counts, filled or not. */
+export function cellsLeft(limit: number): number {
+  const used = SpreadsheetApp.getActiveSpreadsheet()
+    .getSheets()
+    .reduce((sum, sheet) => sum + sheet.getMaxRows() * sheet.getMaxColumns(), 0);
+  return Math.max(0, limit - used);
+}

@@ -18,6 +18,13 @@ interface JobView {
   credits: number;
 }
 
+/** The document's export as the add-on reports it (addon/features/export.ts, ExportView). */
+interface ExportView {
+  running: boolean;
+  text: string;
+  link?: string;
+}
+
 interface SidebarState {
   configured: boolean;
   balance: string | null;
@@ -33,9 +40,15 @@ interface SidebarState {
   /** Whether the server has a language model (the AI column, Research and Agent tabs need one); null when unknown. */
   languageModel: { configured: boolean; variable: string } | null;
   /** Credits, from the operation registry: per search row, per CNPJ found, per AI value, per research row (with the web). */
-  prices: { companyRow: number; personRow: number; cnpj: number; aiColumn: number; research: number; researchWithWeb: number };
+  prices: { companyRow: number; exportRow: number; change: number; personRow: number; cnpj: number; aiColumn: number; research: number; researchWithWeb: number };
   /** The most results a page of each search may ask for, and the most rows a search gives across its pages. */
   searchLimits: { people: number; companies: number; rows: number };
+  /** The most rows an export writes, and its default. */
+  exportLimits: { max: number; default: number };
+  /** The most changes one establishment can have in one release (an estimate's upper bound). */
+  mostChangesARelease: number;
+  /** The document's export, running or ended; null when none was started. */
+  exportRun: ExportView | null;
   /** The agent's longest message and most rows a selection sends, from the registry. */
   agentLimits: { message: number; rows: number };
   jobs: JobView[];
@@ -58,7 +71,10 @@ interface AddonFunctions {
   sidebarJobs(): JobView[];
   sidebarCancelRun(id: string): JobView[];
   sidebarSetMaxAge(days: number | null): SidebarState;
-  sidebarSearch(kind: 'people' | 'companies', filters: Record<string, unknown>, rows: number): string;
+  sidebarSearch(kind: 'people' | 'companies', filters: Record<string, unknown>, rows: number): { message: string; exportable: boolean };
+  sidebarExport(filters: Record<string, unknown>, maxRows: number): ExportView;
+  sidebarExportStatus(): ExportView | null;
+  sidebarChanges(options: Record<string, unknown>, trial: boolean): string;
   sidebarCreateCampaign(fields: Record<string, string>): string;
   sidebarSaveSettings(apiKey: string, serverUrl: string): string;
   sidebarAgentChat(message: string, conversationId: string | null, withSelection: boolean): AgentTurn;
@@ -219,6 +235,7 @@ function render(next: SidebarState): void {
     checkboxes('providers', next.providers.map((p) => p.id), Object.fromEntries(next.providers.map((p) => [p.id, `${p.name} (${credits(p.cost)} a call)`])), []);
     columnChoices('enrich-columns', Object.keys(INPUT_LABELS).filter((f) => f !== 'cnpj' || next.detected.cnpj), next.headers, next.detected);
     columnChoices('cnpj-columns', ['cnpj'], next.headers, next.detected);
+    columnChoices('changes-columns', ['cnpj'], next.headers, next.detected);
     checkboxes('ai-context', next.headers, {}, next.headers);
     $<HTMLInputElement>('maxAgeDays').value = next.maxAgeDays === null ? '' : String(next.maxAgeDays);
     $<HTMLInputElement>('maxAgeDays').max = String(next.maxAgeLimit);
@@ -230,6 +247,9 @@ function render(next: SidebarState): void {
     }
     if (!next.configured) select('settings');
     fitSearch(true);
+    $<HTMLInputElement>('export-rows').max = String(next.exportLimits.max);
+    $<HTMLInputElement>('export-rows').value = String(next.exportLimits.default);
+    showExport(next.exportRun);
     $<HTMLTextAreaElement>('agent-message').maxLength = next.agentLimits.message;
   }
   const rows = next.selectedRows;
@@ -237,6 +257,9 @@ function render(next: SidebarState): void {
   enrichEstimate();
   $('cnpj-estimate').textContent = rows ? `${rows} selected row(s): at most ${credits(rows * p.cnpj)}.` : 'Select the rows with CNPJs.';
   $('cnpj-price').textContent = `, ${credits(p.cnpj)} per company found`;
+  $('changes-estimate').textContent = rows
+    ? `${rows} selected row(s): ${credits(p.change)} per change found, nothing for a row that did not change; at most ${credits(rows * p.change * next.mostChangesARelease)} a release compared (${next.mostChangesARelease} kinds of change a row).`
+    : 'Select the rows with CNPJs.';
   $('ai-estimate').textContent = rows ? `${rows} selected row(s): at most ${credits(rows * p.aiColumn)} (${credits(p.aiColumn)} a value).` : 'Select the rows to fill.';
   $('research-price').textContent = rows ? `${credits(p.research)} a row: at most ${credits(rows * p.research)} for ${rows} selected row(s).` : `${credits(p.research)} a row.`;
   $('web-price').textContent = ` (${credits(p.researchWithWeb)} a row instead of ${p.research})`;
@@ -248,6 +271,7 @@ function render(next: SidebarState): void {
     ? 'A formula not yet paid for shows an error until you select it and click Refresh selected, the only thing that spends.'
     : 'Formulas buy what they lack when Sheets calculates them, each input once.';
   renderJobs(next.jobs);
+  exportEstimate();
 }
 
 /** The tabs a model serves, and their run buttons: said before anything is typed when the server has none. */
@@ -385,6 +409,36 @@ for (const [tab, run] of Object.entries(RUNS)) {
 }
 $('fields').addEventListener('change', enrichEstimate);
 
+/** The Changes tab's options; null (the field marked) when the release is not a month. */
+function changesOptions(): Record<string, unknown> | null {
+  const el = $<HTMLInputElement>('changes-since');
+  const since = el.value.trim();
+  const ok = since === '' || /^\d{4}-(0[1-9]|1[0-2])$/.test(since);
+  el.classList.toggle('invalid', !ok);
+  if (!ok) return showError('The release is a month, YYYY-MM (e.g. 2026-10), or empty for the latest release.'), null;
+  return { columns: chosenColumns('changes-columns'), ...(since ? { since } : {}) };
+}
+
+for (const trial of [false, true]) {
+  const button = `${trial ? 'try' : 'run'}-changes`;
+  $(button).addEventListener('click', async () => {
+    const options = changesOptions();
+    if (!options) return;
+    showError(null);
+    const el = $<HTMLButtonElement>(button);
+    el.disabled = true;
+    try {
+      $('progress').hidden = false;
+      $('progress-text').textContent = await call('sidebarChanges', options, trial);
+      void refresh();
+    } catch (err) {
+      showError((err as Error).message);
+    } finally {
+      el.disabled = false;
+    }
+  });
+}
+
 /** The search's filters as the registry names them; companies are active ones unless unticked. */
 function searchFilters(kind: 'people' | 'companies'): Record<string, unknown> {
   const value = (id: string) => $<HTMLInputElement>(id).value.trim();
@@ -404,6 +458,74 @@ function searchFilters(kind: 'people' | 'companies'): Record<string, unknown> {
   };
 }
 
+/** The filters of the last company search that matched more than it wrote: what an export writes. */
+let exportFilters: Record<string, unknown> | null = null;
+let exportPolling: ReturnType<typeof setInterval> | null = null;
+/** The document's export as last reported. */
+let currentExport: ExportView | null = null;
+
+/** The rows an export may write: a whole number from 1 to the most, or null (marked) when it is not. */
+function exportRows(): number | null {
+  const el = $<HTMLInputElement>('export-rows');
+  const max = state?.exportLimits.max ?? 1;
+  const rows = Number(el.value);
+  const ok = /^\d+$/.test(el.value.trim()) && rows >= 1 && rows <= max;
+  el.classList.toggle('invalid', !ok);
+  return ok ? rows : null;
+}
+
+function exportEstimate(): void {
+  if (!state) return;
+  const rows = exportRows();
+  const price = state.prices.exportRow;
+  $('export-estimate').textContent =
+    rows === null
+      ? `Rows at most: a whole number from 1 to ${state.exportLimits.max.toLocaleString('en')}.`
+      : `At most ${credits(rows * price)} (${credits(price)} a row written), charged as the rows are written; the export stops when the credits run out, keeping what it wrote.`;
+}
+
+/** The export panel: the form after a search that matched more, the status of the document's export, its link. */
+function showExport(run: ExportView | null): void {
+  currentExport = run;
+  $('export-panel').hidden = !run && !exportFilters;
+  $('export-form').hidden = !exportFilters || Boolean(run?.running);
+  $('export-status').textContent = run?.text ?? '';
+  const link = $<HTMLAnchorElement>('export-link');
+  link.hidden = !run?.link;
+  if (run?.link) link.href = run.link;
+  if (run?.running && !exportPolling) exportPolling = setInterval(() => void followExport(), 5000);
+  if (!run?.running && exportPolling) {
+    clearInterval(exportPolling);
+    exportPolling = null;
+  }
+}
+
+async function followExport(): Promise<void> {
+  try {
+    showExport(await call('sidebarExportStatus'));
+  } catch (err) {
+    showExport({ running: false, text: currentExport?.text ?? '' });
+    showError((err as Error).message);
+  }
+}
+
+$('export-rows').addEventListener('input', exportEstimate);
+$('run-export').addEventListener('click', async () => {
+  const rows = exportRows();
+  if (rows === null) return showError(`Rows at most: a whole number from 1 to ${(state?.exportLimits.max ?? 1).toLocaleString('en')}.`);
+  if (!exportFilters) return;
+  showError(null);
+  const button = $<HTMLButtonElement>('run-export');
+  button.disabled = true;
+  try {
+    showExport(await call('sidebarExport', exportFilters, rows));
+  } catch (err) {
+    showError((err as Error).message);
+  } finally {
+    button.disabled = false;
+  }
+});
+
 $('run-search').addEventListener('click', async () => {
   const kind = $<HTMLSelectElement>('search-kind').value as 'people' | 'companies';
   const filters = searchFilters(kind);
@@ -417,9 +539,11 @@ $('run-search').addEventListener('click', async () => {
   const button = $<HTMLButtonElement>('run-search');
   button.disabled = true;
   try {
-    const message: string = await call('sidebarSearch', kind, filters, searchRows());
+    const { message, exportable } = await call('sidebarSearch', kind, filters, searchRows());
     $('progress').hidden = false;
     $('progress-text').textContent = message;
+    exportFilters = exportable ? filters : null;
+    showExport(currentExport);
   } catch (err) {
     showError((err as Error).message);
   } finally {

@@ -27,7 +27,7 @@ import { setPageHeaders } from './security-headers.ts';
 export const DASHBOARD_PREFIX = '/dashboard';
 const PREFIX = DASHBOARD_PREFIX;
 /** The app's own pages, each served the same shell; the script routes between them. */
-const APP_PAGES = /^\/dashboard(?:\/(?:keys|credits|campaigns(?:\/[0-9a-fA-F-]{36})?|jobs|agent))?\/?$/;
+const APP_PAGES = /^\/dashboard(?:\/(?:keys|credits|campaigns(?:\/[0-9a-fA-F-]{36})?|jobs|watches|agent))?\/?$/;
 /** The cookie outlives idle sessions; the store decides whether the session it names still runs. */
 const COOKIE_MAX_AGE_MS = 30 * 24 * 3600_000;
 

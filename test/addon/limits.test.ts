@@ -21,6 +21,6 @@ describe('limits from the schemas', () => {
 
   it("states the registry's prices", () => {
     const research = operations.research.credits;
-    expect(prices()).toEqual({ companyRow: 1, personRow: 1, cnpj: 1, aiColumn: operations.aiColumn.credits.cost, research: research.cost, researchWithWeb: research.costWith.cost });
+    expect(prices()).toEqual({ companyRow: 1, exportRow: 1, change: 1, personRow: 1, cnpj: 1, aiColumn: operations.aiColumn.credits.cost, research: research.cost, researchWithWeb: research.costWith.cost });
   });
 });

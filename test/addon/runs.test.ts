@@ -10,6 +10,7 @@ import type { HttpPort, HttpRequest } from '../../addon/api/http.ts';
 import type { EnrichOptions } from '../../addon/features/enrich-rows.ts';
 import type { Runtime } from '../../addon/features/runs.ts';
 import { controlSocketPath, sendControl } from '../../server/cli/control.ts';
+import { CSV_COLUMNS } from '../../server/exports/export-file.ts';
 import { cnpjCheckDigits } from '../../shared/cnpj.ts';
 import { addonIn, type Addon } from '../helpers/addon-sandbox.ts';
 import { eventually } from '../helpers/eventually.ts';
@@ -32,10 +33,27 @@ async function command(name: string, args: Record<string, string>): Promise<any>
   return reply.result;
 }
 
+/** The workspace of each API key made here, for what needs its id (a dashboard sign-in). */
+const workspaceOf = new Map<string, string>();
+
 async function workspace(credits: number): Promise<string> {
   const { workspaceId, apiKey } = await command('workspace create', { name: 'Sheet user', plan: 'active' });
   if (credits > 0) await command('credits grant', { workspace: workspaceId, amount: String(credits) });
+  workspaceOf.set(apiKey, workspaceId);
   return apiKey;
+}
+
+/** The dashboard's session cookie for the workspace of `apiKey`, signed in as a browser is by a one-time link. */
+async function dashboardCookie(apiKey: string): Promise<string> {
+  const { url } = await command('dashboard link', { workspace: workspaceOf.get(apiKey)! });
+  const token = new URL(url).searchParams.get('token')!;
+  const res = await fetch(`${server.url}/dashboard/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: server.url },
+    body: new URLSearchParams({ token }).toString(),
+  });
+  return res.headers.getSetCookie().find((c) => c.startsWith('prospecta_session='))!.split(';')[0]!;
 }
 
 beforeAll(async () => {
@@ -83,6 +101,11 @@ const pretty = (c: string) => c.replace(/^(.{2})(.{3})(.{3})(.{4})(.{2})$/, '$1.
 async function consumed(apiKey: string): Promise<number> {
   const credits = (await fetch(`${server.url}/v1/api/credits`, { headers: { Authorization: `Bearer ${apiKey}` } }).then((r) => r.json())) as { consumed: number };
   return credits.consumed;
+}
+
+/** What the server answers a GET of `/v1/api` + `path`, for what the add-on itself never reads. */
+async function serverGet(apiKey: string, path: string): Promise<any> {
+  return fetch(`${server.url}/v1/api${path}`, { headers: { Authorization: `Bearer ${apiKey}` } }).then((r) => r.json());
 }
 
 /** The workspace's jobs on the server. */
@@ -414,7 +437,7 @@ describe('campaign from selected rows', () => {
     const prospects = client.call('listProspects', { campaignId }).prospects;
     expect(prospects.filter((p) => p.status === 'replied')).toHaveLength(1);
     expect(prospects.some((p) => p.emailSubject === 'Assunto revisado')).toBe(true);
-    const events = client.call('listProspectEvents', { prospectId: sheet.column('Prospect id')[0]! }).events.map((e) => e.type);
+    const events = (await serverGet(apiKey, `/prospecting/prospects/${sheet.column('Prospect id')[0]!}/events`)).events.map((e: { type: string }) => e.type);
     expect(events).toContain('status_changed');
 
     sheet.put(4, headers.indexOf('Status') + 1, 'done');
@@ -447,15 +470,15 @@ describe('campaign creation that Apps Script stops half-way', () => {
     expect(() => A.createCampaignFromRows(new A.ProspectaClient(dying, { apiKey, baseUrl: server.url }), A.documentProperties(), A.sheetNamed('Leads')!, 2, 81, fields)).toThrow(
       /Exceeded maximum execution time/,
     );
-    const [started] = client.call('listCampaigns', {}).campaigns;
-    expect(client.call('listCampaigns', {}).campaigns).toHaveLength(1);
+    const [started] = (await serverGet(apiKey, '/prospecting/campaigns')).campaigns;
+    expect((await serverGet(apiKey, '/prospecting/campaigns')).campaigns).toHaveLength(1);
     expect(A.documentProperties().get(A.CAMPAIGN_KEY)).toBe(started!.campaignId);
     expect(client.call('listProspects', { campaignId: started!.campaignId }).prospects).toHaveLength(75);
 
     // Run again (even with other fields): the same campaign is finished, no second one is made.
     const again = A.createCampaignFromRows(client, A.documentProperties(), A.sheetNamed('Leads')!, 2, 81, { name: 'Outra', offering: 'Outra coisa.' });
     expect(again).toMatchObject({ campaignId: started!.campaignId, name: 'Parcial', resumed: true });
-    expect(client.call('listCampaigns', {}).campaigns).toHaveLength(1);
+    expect((await serverGet(apiKey, '/prospecting/campaigns')).campaigns).toHaveLength(1);
     const prospects = client.call('listProspects', { campaignId: started!.campaignId }).prospects;
     expect(prospects.map((p) => p.rowId).sort()).toEqual([...leads.column(A.ROW_ID_COLUMN)].sort());
     expect(new Set(prospects.map((p) => p.rowId)).size).toBe(80);
@@ -487,7 +510,7 @@ describe('campaign creation that Apps Script stops half-way', () => {
     const finished = A.createCampaignFromRows(client, A.documentProperties(), A.sheetNamed('Leads')!, 2, 31, fields);
     expect(finished).toMatchObject({ name: 'A', resumed: true });
     expect(client.call('listProspects', { campaignId: finished.campaignId }).prospects).toHaveLength(30);
-    expect(client.call('listCampaigns', {}).campaigns).toHaveLength(2);
+    expect((await serverGet(apiKey, '/prospecting/campaigns')).campaigns).toHaveLength(2);
   });
 });
 
@@ -528,7 +551,7 @@ describe('menu and sidebar entry points', () => {
     expect(() => A.sidebarSearch('companies', { state: 'SP' }, 5)).toThrow(/Not enough credits/);
     expect(gas.spreadsheet.sheets.map((s) => s.getName())).toEqual(['Leads']);
     A.saveSettings(A.userProperties(), { apiKey: await workspace(100), serverUrl: server.url });
-    expect(A.sidebarSearch('companies', { state: 'SP' }, 5)).toMatch(/^5 found, written to the tab "Companies: SP"\.$/);
+    expect(A.sidebarSearch('companies', { state: 'SP' }, 5)).toEqual({ message: '5 found, written to the tab "Companies: SP".', exportable: true });
     expect(gas.spreadsheet.sheets.map((s) => s.getName())).toEqual(['Leads', 'Companies: SP']);
   });
 });
@@ -540,7 +563,7 @@ describe('search into a sheet', () => {
     const filters = { state: 'SP', registrationStatuses: ['ATIVA' as const] };
     // The same search in one unpaged answer is the reference: 45 rows are three pages of 20, 20 and 5.
     const calls = gas.http.calls;
-    expect(A.searchCompaniesIntoSheet(client, filters, 45, () => A.sheetOrNew('Empresas SP'), A.gasClock)).toEqual({ found: 45 });
+    expect(A.searchCompaniesIntoSheet(client, filters, 45, () => A.sheetOrNew('Empresas SP'), A.gasClock)).toEqual({ found: 45, more: true });
     expect(gas.http.calls - calls).toBe(3);
     const companies = gas.spreadsheet.sheets.find((s) => s.getName() === 'Empresas SP')!;
     expect(companies.table()[0]!.slice(0, 3)).toEqual(['CNPJ', 'Razão social', 'Nome fantasia']);
@@ -550,7 +573,7 @@ describe('search into a sheet', () => {
     expect(await consumed(apiKey)).toBe(45);
 
     const found = A.searchPeopleIntoSheet(client, { sourceOrder: ['receita_federal'] }, 30, () => A.sheetOrNew('Sócios'), A.gasClock);
-    expect(found).toEqual({ found: 30 });
+    expect(found).toEqual({ found: 30, more: true });
     const people = gas.spreadsheet.sheets.find((s) => s.getName() === 'Sócios')!;
     expect(people.column('Source')).toEqual(Array(30).fill('receita_federal'));
   });
@@ -571,9 +594,80 @@ describe('search into a sheet', () => {
     const apiKey = await workspace(1000);
     const client = new A.ProspectaClient(A.urlFetch(), { apiKey, baseUrl: server.url });
     const all = client.call('searchCompanies', { state: 'SP', openingDateMin: '2015-01-01', limit: 20 });
-    const { found } = A.searchCompaniesIntoSheet(client, { state: 'SP', openingDateMin: '2015-01-01' }, 1000, () => A.sheetOrNew('Recentes'), A.gasClock);
+    const { found, more } = A.searchCompaniesIntoSheet(client, { state: 'SP', openingDateMin: '2015-01-01' }, 1000, () => A.sheetOrNew('Recentes'), A.gasClock);
     expect(found).toBeGreaterThanOrEqual(all.results.length);
+    // Nothing more to export: the sidebar offers no export.
+    expect(more).toBe(false);
     const tab = gas.spreadsheet.sheets.find((s) => s.getName() === 'Recentes')!;
     expect(new Set(tab.column('CNPJ')).size).toBe(found);
+  });
+});
+
+describe('Export all matching rows', { timeout: 120_000 }, () => {
+  /** Follows the document's export as the sidebar does, until its file is written. */
+  const exported = () =>
+    eventually(
+      () => {
+        const run = A.sidebarExportStatus()!;
+        expect(run.running).toBe(false);
+        return run;
+      },
+      { timeoutMs: 60_000, intervalMs: 300, message: 'the export to end and be written' },
+    );
+
+  it('a search that matched more offers an export job; its file goes to a new tab, the same rows as paging the search, paid once', async () => {
+    const apiKey = await workspace(5_000);
+    A.saveSettings(A.userProperties(), { apiKey, serverUrl: server.url });
+    gas.addSheet('Leads', [['Nome']]);
+    expect(A.sidebarSearch('companies', { state: 'SP' }, 5).exportable).toBe(true);
+    const started = A.sidebarExport({ state: 'SP' }, 1_000_000);
+    expect(started.running).toBe(true);
+    // A second export while one runs is refused before anything is sent.
+    expect(() => A.sidebarExport({ state: 'RJ' }, 10)).toThrow(/still running/);
+    const run = await exported();
+    const jobs = await serverJobs(apiKey);
+    expect(jobs.map((j) => j.status)).toEqual(['done']);
+    const jobId = jobs[0]!.jobId;
+
+    const client = new A.ProspectaClient(A.urlFetch(), { apiKey, baseUrl: server.url });
+    const paged: string[] = [];
+    for (let cursor: string | undefined; ; ) {
+      const page = client.call('searchCompanies', { state: 'SP', limit: 20, ...(cursor ? { cursor } : {}) });
+      paged.push(...page.results.map((c) => c.cnpj));
+      if (!page.nextCursor) break;
+      cursor = page.nextCursor;
+    }
+    const tab = gas.spreadsheet.sheets.find((s) => s.getName() === 'Export: SP')!;
+    expect(tab.table()[0]!.slice(0, 3)).toEqual(['cnpj', 'root', 'name']);
+    // Identifiers of digits are written as text (a leading '), or Sheets would make numbers of them.
+    // (an alphanumeric CNPJ is text already).
+    expect(tab.column('cnpj')).toEqual(paged.map((c) => (/^\d+$/.test(c) ? `'${c}` : c)));
+    expect(tab.column('root')).toEqual(paged.map((c) => c.slice(0, 8)).map((r) => (/^0\d+$/.test(r) ? `'${r}` : r)));
+    expect(tab.column('address.state').every((s) => s === 'SP')).toBe(true);
+    expect(run).toEqual({ running: false, text: `${paged.length} rows exported for ${paged.length} credits; all written to the tab "Export: SP".`, link: `${server.url}/dashboard/api/jobs/${jobId}/export` });
+    // The search's 5 rows, then each exported row once.
+    expect(await consumed(apiKey)).toBe(5 + 2 * paged.length);
+  });
+
+  it("writes what the spreadsheet has room for, the rest by the file's link; an export the credits stop keeps what it paid for", async () => {
+    const apiKey = await workspace(25);
+    A.saveSettings(A.userProperties(), { apiKey, serverUrl: server.url });
+    gas.addSheet('Leads', [['Nome']]);
+    // Room in a new tab for the header and 10 rows of the export's columns, of the spreadsheet's 10 million cells.
+    const width = CSV_COLUMNS.length;
+    gas.addSheet('Big', [['x']]).size = { rows: 10_000_000 - 26_000 - 26_000 - 11 * width, columns: 1 };
+    A.sidebarExport({ state: 'SP' }, 100);
+    const run = await exported();
+    const [job] = await serverJobs(apiKey);
+    expect(job!.status).toBe('stopped');
+    const link = `${server.url}/dashboard/api/jobs/${job!.jobId}/export`;
+    expect(run).toEqual({ running: false, text: '25 rows exported for 25 credits (stopped: the credits ran out); the first 10 written to the tab "Export: SP" (the spreadsheet\'s 10 million cells), the whole file by the link.', link });
+    const tab = gas.spreadsheet.sheets.find((s) => s.getName() === 'Export: SP')!;
+    expect(tab.table()).toHaveLength(11);
+    expect(tab.notes.get('1:1')).toBe(`Rows 2–11 of the export; the spreadsheet has no room for the other 15. The whole file: ${link}`);
+    // The link serves the whole file to the dashboard's session, as a browser signed in to it.
+    const file = await fetch(link, { headers: { cookie: await dashboardCookie(apiKey) } }).then((r) => r.text());
+    expect(file.trim().split('\r\n')).toHaveLength(26);
+    expect(await consumed(apiKey)).toBe(25);
   });
 });

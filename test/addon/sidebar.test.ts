@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { buildAddon } from '../../addon/build.mjs';
 import { agentLimits } from '../../addon/features/agent.ts';
-import { prices, searchLimits } from '../../addon/features/rules.ts';
+import { exportLimits, MOST_CHANGES_A_RELEASE, prices, searchLimits } from '../../addon/features/rules.ts';
 import { MAX_ROWS_PER_SEARCH } from '../../shared/schemas/search.ts';
 
 /** Null without Chromium: the global setup has said so (or failed the run under CI=true), and these skip. */
@@ -35,6 +35,9 @@ const baseState = {
   languageModel: { configured: true, variable: 'LLM_BASE_URL' } as { configured: boolean; variable: string } | null,
   prices: prices(),
   searchLimits: { ...searchLimits(), rows: MAX_ROWS_PER_SEARCH },
+  exportLimits: exportLimits(),
+  exportRun: null,
+  mostChangesARelease: MOST_CHANGES_A_RELEASE,
   agentLimits: agentLimits(),
   jobs: [] as unknown[],
   safeMode: true,
@@ -133,7 +136,7 @@ describe.skipIf(!chromiumPath)('sidebar', () => {
   });
 
   it('searches up to 1,000 rows in pages, companies active by default, with the filters analysts use and an estimate first', async () => {
-    const page = await open({ sidebarState: baseState, sidebarSearch: '25 found.' });
+    const page = await open({ sidebarState: baseState, sidebarSearch: { message: '25 found.', exportable: false } });
     await page.click('nav button[data-tab=search]');
     expect(await page.locator('#search-limit').inputValue()).toBe('100');
     expect(await page.locator('#search-limit').getAttribute('max')).toBe('1000');
@@ -168,6 +171,62 @@ describe.skipIf(!chromiumPath)('sidebar', () => {
       ],
       ['people', { jobTitle: 'CEO', industry: 'padaria' }, 300],
     ]);
+  });
+
+  it('offers to export every matching row after a search that matched more, with its estimate, then follows it to its link', async () => {
+    const link = 'https://prospecta.test/dashboard/api/jobs/j1/export';
+    const page = await open({
+      sidebarState: baseState,
+      sidebarSearch: { message: '100 found, written to the tab "Companies: SP".', exportable: true },
+      sidebarExport: { running: true, text: 'Export queued on the server…' },
+      sidebarExportStatus: { running: false, text: '2,400 rows exported for 2400 credits; all written to the tab "Export: SP".', link },
+    });
+    await page.clock.install();
+    await page.click('nav button[data-tab=search]');
+    expect(await page.isVisible('#export-panel')).toBe(false);
+    await page.fill('#search-state', 'SP');
+    await page.click('#run-search');
+    await page.locator('#export-form').waitFor({ state: 'visible' });
+    expect(await page.locator('#export-rows').inputValue()).toBe(String(exportLimits().default));
+    expect(await page.locator('#export-estimate').textContent()).toMatch(new RegExp(`^At most ${exportLimits().default * baseState.prices.exportRow} credits \\(1 credit a row written\\)`));
+    await page.fill('#export-rows', '0');
+    await page.click('#run-export');
+    expect(await page.locator('#error').textContent()).toBe('Rows at most: a whole number from 1 to 1,000,000.');
+    expect((await calls(page)).map(([name]) => name)).not.toContain('sidebarExport');
+    await page.fill('#export-rows', '5000');
+    expect(await page.locator('#export-estimate').textContent()).toMatch(/^At most 5000 credits/);
+    await page.click('#run-export');
+    await page.locator('#export-status', { hasText: 'Export queued' }).waitFor();
+    expect(await page.isVisible('#export-form')).toBe(false);
+    await page.clock.runFor(5000);
+    await page.locator('#export-link').waitFor({ state: 'visible' });
+    expect(await page.locator('#export-link').getAttribute('href')).toBe(link);
+    expect(await page.locator('#export-status').textContent()).toMatch(/all written to the tab "Export: SP"/);
+    await page.screenshot({ path: `${SHOTS}search-export.png`, fullPage: true });
+    const exports = (await calls(page)).filter(([name]) => name === 'sidebarExport').map(([, args]) => args);
+    expect(exports).toEqual([[{ state: 'SP', registrationStatuses: ['ATIVA'] }, 5000]]);
+  });
+
+  it('Changes: reads the CNPJ column, estimates from the registry, refuses a release that is not a month, and tries 5 rows', async () => {
+    const withCnpj = { ...baseState, headers: [...baseState.headers, 'CNPJ'], detected: { ...baseState.detected, cnpj: 'CNPJ' } };
+    const page = await open({ sidebarState: withCnpj, sidebarChanges: 'Done: 3 changed, 2 unchanged, 0 not checked, 0 without a CNPJ; 4 credits.' });
+    await page.click('nav button[data-tab=changes]');
+    await page.locator('#changes-columns select').waitFor();
+    expect(await page.locator('#changes-columns select').inputValue()).toBe('CNPJ');
+    const most = 12 * baseState.prices.change * MOST_CHANGES_A_RELEASE;
+    expect(await page.locator('#changes-estimate').textContent()).toBe(
+      `12 selected row(s): ${baseState.prices.change} credit per change found, nothing for a row that did not change; at most ${most} credits a release compared (${MOST_CHANGES_A_RELEASE} kinds of change a row).`,
+    );
+    await page.fill('#changes-since', '2026-13');
+    await page.click('#run-changes');
+    expect(await page.locator('#error').textContent()).toMatch(/^The release is a month, YYYY-MM/);
+    expect(await page.locator('#changes-since.invalid').count()).toBe(1);
+    await page.fill('#changes-since', '2026-10');
+    await page.click('#try-changes');
+    await page.locator('#progress-text', { hasText: 'Done: 3 changed' }).waitFor();
+    await page.screenshot({ path: `${SHOTS}changes.png`, fullPage: true });
+    const sent = (await calls(page)).filter(([name]) => name === 'sidebarChanges').map(([, args]) => args);
+    expect(sent).toEqual([[{ columns: { cnpj: 'CNPJ' }, since: '2026-10' }, true]]);
   });
 
   it('refuses a state that is not two letters, without calling the add-on', async () => {
@@ -287,7 +346,7 @@ describe.skipIf(!chromiumPath)('sidebar', () => {
   });
 
   it('searches into a new tab once it has a filter (being active is a default, not one)', async () => {
-    const page = await open({ sidebarState: baseState, sidebarSearch: '12 found, written to the tab "Companies: padaria".' });
+    const page = await open({ sidebarState: baseState, sidebarSearch: { message: '12 found, written to the tab "Companies: padaria".', exportable: false } });
     await page.click('nav button[data-tab=search]');
     await page.click('#run-search');
     expect(await page.locator('#error').textContent()).toBe('Give at least one filter.');

@@ -156,6 +156,11 @@ export class FakeSheet {
     this.grid[row - 1]![column - 1] = value;
   }
 
+  /** The grid's size, which Sheets counts against the spreadsheet's 10 million cells: 1,000 × 26 at least, or what a test sets. */
+  size: { rows: number; columns: number } | null = null;
+  getMaxRows = () => Math.max(this.size?.rows ?? 1000, this.grid.length);
+  getMaxColumns = () => Math.max(this.size?.columns ?? 26, this.getLastColumn());
+
   getName = () => this.name;
   getLastRow = () => {
     for (let r = this.grid.length; r > 0; r--) if (this.grid[r - 1]!.some((v) => v !== '' && v !== null && v !== undefined)) return r;
@@ -303,7 +308,8 @@ export function fakeGas(): FakeGas {
   const checked = (r: { status: number; headers: Record<string, string>; body: string }, p: Params & { url: string }) => {
     if (bytes(r.body) > Quotas.FETCH_BYTES) throw new Error('Exception: Response too large.');
     // What the add-on receives is held to the same response contract as the server tests' client.
-    checkResponse((p.method ?? 'get').toUpperCase(), new URL(p.url).pathname, r.status, r.body ? JSON.parse(r.body) : undefined);
+    const json = /json/.test(Object.entries(r.headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1] ?? 'json');
+    checkResponse((p.method ?? 'get').toUpperCase(), new URL(p.url).pathname, r.status, r.body ? (json ? JSON.parse(r.body) : r.body) : undefined);
     if (r.status >= 400 && !p.muteHttpExceptions) throw new Error(`Exception: Request failed returned code ${r.status}`);
     return response(r);
   };
@@ -312,6 +318,7 @@ export function fakeGas(): FakeGas {
     SpreadsheetApp: {
       getActiveSpreadsheet: () => ({
         getSheetByName: (name: string) => spreadsheet.sheets.find((s) => s.getName() === name) ?? null,
+        getSheets: () => [...spreadsheet.sheets],
         insertSheet: (name: string) => {
           quotas.writing('insertSheet');
           return fake.addSheet(name, []);

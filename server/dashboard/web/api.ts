@@ -27,6 +27,9 @@ const routes = {
   getJobResults: { method: 'GET', path: '/api/jobs/{jobId}/results' },
   cancelJob: { method: 'POST', path: '/api/jobs/{jobId}/cancel' },
   listProviders: { method: 'GET', path: '/api/providers' },
+  listWatches: { method: 'GET', path: '/api/watches' },
+  resumeWatch: { method: 'POST', path: '/api/watches/{watchId}/resume' },
+  deleteWatch: { method: 'DELETE', path: '/api/watches/{watchId}' },
 } as const satisfies { [Id in OperationId]?: Pick<Operations[Id], 'method' | 'path'> };
 
 export type Out<Id extends OperationId> = OutputOf<Id>;

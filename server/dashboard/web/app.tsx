@@ -14,6 +14,7 @@ import { Credits } from './pages/credits.tsx';
 import { Jobs } from './pages/jobs.tsx';
 import { Keys } from './pages/keys.tsx';
 import { Overview } from './pages/overview.tsx';
+import { Watches } from './pages/watches.tsx';
 import { currentPath, routeOf, type Route } from './router.ts';
 
 const NAV = [
@@ -22,6 +23,7 @@ const NAV = [
   { href: '/dashboard/credits', label: 'Credits', pages: ['credits'] },
   { href: '/dashboard/campaigns', label: 'Campaigns', pages: ['campaigns', 'campaign'] },
   { href: '/dashboard/jobs', label: 'Jobs', pages: ['jobs'] },
+  { href: '/dashboard/watches', label: 'Watches', pages: ['watches'] },
   { href: '/dashboard/agent', label: 'Agent', pages: ['agent'] },
 ] as const;
 
@@ -32,6 +34,7 @@ const TITLES: Record<Route['page'], string> = {
   campaigns: 'Campaigns',
   campaign: 'Campaign',
   jobs: 'Jobs',
+  watches: 'Watches',
   agent: 'Agent',
   'not-found': 'Not found',
 };
@@ -50,6 +53,8 @@ function Page({ route }: { route: Route }) {
       return <CampaignPage key={route.campaignId} campaignId={route.campaignId} />;
     case 'jobs':
       return <Jobs />;
+    case 'watches':
+      return <Watches />;
     case 'agent':
       return <Agent />;
     case 'not-found':

@@ -13,6 +13,7 @@ export type Route =
   | { page: 'campaigns' }
   | { page: 'campaign'; campaignId: string }
   | { page: 'jobs' }
+  | { page: 'watches' }
   | { page: 'agent' }
   | { page: 'not-found' };
 
@@ -34,6 +35,8 @@ export function routeOf(path: string): Route {
       return { page: 'campaigns' };
     case '/jobs':
       return { page: 'jobs' };
+    case '/watches':
+      return { page: 'watches' };
     case '/agent':
       return { page: 'agent' };
   }

@@ -3,6 +3,7 @@
  * app on loopback, signed in by one-time links: every page renders with no serious or critical
  * axe-core violation and nothing refused by the CSP; keys are created, copied, used, and revoked;
  * the ledger pages and exports; a prospect is edited; the agent streams a fake model's tool calls;
+ * watches are resumed and deleted; an export job's file is downloaded from the Jobs page;
  * 360 px wide and the keyboard alone are enough; sign-out ends the session. Screenshots of each
  * page go to test-results/dashboard (not in git).
  */
@@ -44,6 +45,7 @@ const PAGES = [
   { name: 'campaigns', path: '/dashboard/campaigns', heading: 'Campaigns', nav: 'Campaigns' },
   { name: 'campaign', path: '', heading: 'Clínicas Recife', nav: 'Campaigns' },
   { name: 'agent', path: '/dashboard/agent', heading: 'Agent', nav: 'Agent' },
+  { name: 'watches', path: '/dashboard/watches', heading: 'Watches', nav: 'Watches' },
 ] as const;
 const pathOf = (page: (typeof PAGES)[number]) => page.path || `/dashboard/campaigns/${campaignId}`;
 
@@ -363,6 +365,58 @@ describe.skipIf(!chromiumPath)('the dashboard in a browser', () => {
     await page.getByRole('button', { name: 'New conversation' }).click();
     await page.locator('.conversations li button').first().click();
     await page.getByText('You asked about ACME before.').waitFor();
+    expect(problems).toEqual([]);
+  });
+
+  it('lists the watches with what they follow and their last delivery; resumes a paused one, deletes one once confirmed', async () => {
+    // A public address, never called: no release is imported while this runs.
+    const webhook = { url: 'https://93.184.215.14/prospecta', secret: 'a-secret-of-24-characters' };
+    const create = (body: Record<string, unknown>) => app.request('POST', '/v1/api/watches', { key: owner.apiKey, body: { ...body, webhook } });
+    const customers = await create({ name: 'Customers', cnpjs: [acme] });
+    const openings = await create({ name: 'Restaurants opened in SP', filters: { state: 'SP', cnaes: ['5611201'] }, kinds: ['opened'] });
+    expect([customers.status, openings.status]).toEqual([201, 201]);
+    // What a delivery the balance could not pay leaves behind (the dispatcher's own tests make it happen).
+    await app.services.store
+      .collection<{ _id: string }>('watches')
+      .updateOne({ _id: customers.body.watchId }, { $set: { status: 'paused', pausedReason: 'insufficient_credits', lastDelivery: { release: '2026-10', changes: 120, at: new Date('2026-10-20T10:00:00Z') } } });
+    const { page, problems } = await signIn();
+    await open(page, '/dashboard/watches', 'Watches');
+    const paused = page.getByRole('row', { name: /Customers/ });
+    expect(await paused.textContent()).toMatch(/1 CNPJAll.*Paused: not enough credits.*Release 2026-10: 120 changes/);
+    const active = page.getByRole('row', { name: /Restaurants opened in SP/ });
+    expect(await active.textContent()).toMatch(/state: SP; cnaes: 5611201opened.*Active.*None yet/);
+    expect(await active.getByRole('button', { name: 'Resume' }).count()).toBe(0);
+    expect(await axeViolations(page), 'axe on the watches').toEqual([]);
+    await page.screenshot({ path: `${SHOTS}watches-list.png`, fullPage: true });
+
+    await paused.getByRole('button', { name: 'Resume' }).click();
+    await eventually(async () => expect(await page.getByRole('row', { name: /Customers/ }).textContent()).toMatch(/Active/), { message: 'the watch to say active' });
+    expect((await app.request('GET', `/v1/api/watches/${customers.body.watchId}`, { key: owner.apiKey })).body.status).toBe('active');
+
+    await active.getByRole('button', { name: 'Delete' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
+    expect(await dialog.textContent()).toContain('Restaurants opened in SP');
+    expect(await axeViolations(page), 'axe with the dialog open').toEqual([]);
+    await dialog.getByRole('button', { name: 'Confirm' }).click();
+    await page.locator('.notice').getByText('Watch “Restaurants opened in SP” deleted.').waitFor();
+    expect(await page.getByRole('row', { name: /Restaurants opened in SP/ }).count()).toBe(0);
+    expect((await app.request('GET', `/v1/api/watches/${openings.body.watchId}`, { key: owner.apiKey })).status).toBe(404);
+    expect(problems).toEqual([]);
+  });
+
+  it("offers an export job's own file on the Jobs page, downloaded with the session", async () => {
+    const started = await app.request('POST', '/v1/api/companies/export', { key: owner.apiKey, body: { format: 'csv' } });
+    expect(started.status).toBe(202);
+    await eventually(async () => expect((await app.request('GET', `/v1/api/jobs/${started.body.jobId}`, { key: owner.apiKey })).body.status).toBe('done'), { message: 'the export to end' });
+    const { page, problems } = await signIn();
+    await open(page, '/dashboard/jobs', 'Jobs');
+    const link = page.getByRole('row', { name: /exportCompanies/ }).getByRole('link', { name: 'Download the file' });
+    expect(await link.getAttribute('href')).toBe(`/dashboard/api/jobs/${started.body.jobId}/export`);
+    const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
+    const rows = (await readFile(await download.path(), 'utf8')).trim().split('\r\n');
+    expect(rows).toHaveLength(2);
+    expect(rows[1]).toContain(acme);
     expect(problems).toEqual([]);
   });
 

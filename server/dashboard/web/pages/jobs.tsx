@@ -1,6 +1,7 @@
 /**
  * Jobs: the workspace's background jobs with their progress and credits, a Cancel button while
- * one runs, and a finished job's results as CSV (every page of `getJobResults`, read here).
+ * one runs, and a finished job's results as CSV (every page of `getJobResults`, read here), or
+ * an export's own file.
  * While a job is queued or running the list is read again every few seconds.
  */
 import { useEffect, useState } from 'preact/hooks';
@@ -123,6 +124,11 @@ export function Jobs() {
                           <button type="button" disabled={busy === job.jobId} onClick={() => void cancel(job)}>
                             Cancel
                           </button>
+                        ) : job.operation === 'exportCompanies' ? (
+                          // An export has no items: its result is the file it wrote, downloaded with this session.
+                          <a href={`/dashboard/api/jobs/${encodeURIComponent(job.jobId)}/export`} download>
+                            Download the file
+                          </a>
                         ) : (
                           <button type="button" disabled={busy === job.jobId} onClick={() => void exportResults(job)}>
                             Results (CSV)

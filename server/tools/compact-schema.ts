@@ -52,7 +52,7 @@ function compactUnion(members: Json[]): Json {
 const GUARD_LIMIT = 1000;
 const LIMIT_KEYWORDS = new Set(['maxItems', 'maximum', 'minItems', 'minimum', 'exclusiveMinimum', 'exclusiveMaximum']);
 /** What the validator checks and the field's description already says in words. */
-const VALIDATOR_ONLY = new Set(['format', 'pattern', 'minLength', 'maxLength', 'propertyNames']);
+const VALIDATOR_ONLY = new Set(['format', 'pattern', 'minLength', 'maxLength', 'propertyNames', 'uniqueItems']);
 
 /**
  * An input schema keeps what helps a model fill it in right the first time (descriptions, enums,
@@ -78,6 +78,10 @@ function compactInput(schema: Json): Json {
       if (members.length > 0) out[key] = members.map((member) => withoutDescription(compactInput(member)));
     }
     else if (key === 'additionalProperties' && value === false) continue;
+    // A nested record's name (`SheetRow`) is the OpenAPI document's; its description says what it is.
+    else if (key === 'title') continue;
+    // A record of any keys (TypeBox's `Record`) says so in fewer words.
+    else if (key === 'patternProperties' && isAnyKey(value as Json)) out.additionalProperties = compactInput(Object.values(value as Json)[0] as Json);
     else if (VALIDATOR_ONLY.has(key)) continue;
     else if (LIMIT_KEYWORDS.has(key) && typeof value === 'number' && Math.abs(value) >= GUARD_LIMIT) continue;
     else if (key === 'description' && typeof value === 'string') out.description = firstSentenceIfLong(value);
@@ -103,6 +107,8 @@ function firstSentenceIfLong(text: string): string {
   const end = text.search(/(?<!\b(?:e\.g|i\.e|etc))\.\s/);
   return end > 0 && end < text.length - 1 ? text.slice(0, end + 1) : text;
 }
+
+const isAnyKey = (patterns: Json) => Object.keys(patterns).length === 1 && ['^(.*)$', '^[\\s\\S]*$', '^.*$'].includes(Object.keys(patterns)[0]!);
 
 const withoutDescription = ({ description: _, ...rest }: Json): Json => rest;
 

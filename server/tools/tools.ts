@@ -178,10 +178,47 @@ function buildTools(): Map<string, Tool> {
     const operation: Operation = operations[id];
     if (operation.tool === false || operation.access === 'dashboard') continue;
     const tool: Tool = { operationId: id, operation, scope: operation.scope, definition: definition(id, operation), split: splitter(operation), task: TASK_OPERATIONS.has(id) };
+    for (const earlier of tools.values()) if (earlier.scope === tool.scope) referToShared(tool.definition, earlier.definition);
     describeOnce(tool.definition, operation.scope, described);
     tools.set(tool.definition.name, tool);
   }
   return tools;
+}
+
+/** A set of fields this large, the same in an earlier tool, is referred to rather than listed again. */
+const SHARED_FIELDS = 8;
+
+/**
+ * The company search's filters are taken by its stream, the export, the changes feed and the
+ * watches (at the top level or as one `filters` object): listed in full once, in the first tool
+ * of the scope, and elsewhere by a sentence naming it (a client pays for every byte of the list on
+ * every conversation: 48 KB at most). The later tool's input stays open to them; the pipeline
+ * validates them as the operation declares, whatever the tool list says.
+ */
+function referToShared(definition: ToolDefinition, earlier: ToolDefinition): void {
+  type Schema = { type?: unknown; properties?: Record<string, unknown>; required?: string[]; additionalProperties?: unknown; description?: string };
+  const theirs = earlier.inputSchema.properties as Record<string, unknown>;
+  const same = (name: string, schema: unknown) => name in theirs && JSON.stringify(withoutWords(schema)) === JSON.stringify(withoutWords(theirs[name]));
+  const refer = (schema: Schema, where: string): boolean => {
+    const shared = Object.keys(schema.properties ?? {}).filter((name) => same(name, schema.properties![name]));
+    if (shared.length < SHARED_FIELDS) return false;
+    for (const name of shared) delete schema.properties![name];
+    if (schema.required) schema.required = schema.required.filter((name) => !shared.includes(name));
+    schema.additionalProperties = true;
+    definition.description += ` ${where} every field of ${earlier.name}.`;
+    return true;
+  };
+  if (refer(definition.inputSchema as Schema, 'Also takes')) return;
+  for (const [name, property] of Object.entries(definition.inputSchema.properties as Record<string, Schema>)) {
+    if (property.type === 'object' && property.properties && refer(property, `\`${name}\` takes`)) return;
+  }
+}
+
+/** A field's schema without its description, to compare two tools' fields. */
+function withoutWords(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withoutWords);
+  if (schema === null || typeof schema !== 'object') return schema;
+  return Object.fromEntries(Object.entries(schema).filter(([key]) => key !== 'description').map(([key, value]) => [key, withoutWords(value)]));
 }
 
 /**

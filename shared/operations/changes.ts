@@ -21,9 +21,8 @@ export const changeOperations = defineOperations({
     path: '/api/companies/changes',
     summary: 'Registry changes',
     description:
-      'What changed per establishment between imported releases, each changed field `{from, to}`: by CNPJs, kinds and ' +
-      'company search filters (as in the latest release), `since` a release (default: the latest one). Newest release ' +
-      'first, then by CNPJ, a page at a time. Costs 1 credit per change returned.',
+      'What changed per establishment between releases (each field `{from, to}`), by CNPJs, kinds and company ' +
+      'filters, `since` a release (default: the latest), newest first. Costs 1 credit per change returned.',
     tag: 'Search',
     scope: 'search:write',
     requiresPlan: true,
@@ -38,9 +37,9 @@ export const changeOperations = defineOperations({
     path: '/api/watches',
     summary: 'Create a watch',
     description:
-      'After each newer release is imported, its changes matching the watch (CNPJs or search filters, and kinds) are ' +
-      'POSTed to its webhook, signed, at most 500 a delivery. Free to create; a delivery costs 1 credit per change, ' +
-      'charged before it is sent; a balance that cannot pay pauses the watch until resumed.',
+      'After each newer release is imported, its changes matching the watch (CNPJs or filters, and kinds) are POSTed ' +
+      'to its webhook, signed, 500 at most a delivery. Free to create; 1 credit per change delivered, charged before ' +
+      'sending; a balance that cannot pay pauses the watch until resumed.',
     ...ofWatches,
     request: { body: WatchCreateBody },
     responses: { 201: Watch },

@@ -67,7 +67,7 @@ export const MaxCredits = Type.Optional(
   Type.Integer({
     minimum: 0,
     maximum: 1_000_000_000,
-    description: 'Stop before spending more than this many credits on this request (a budget guard), at most 1,000,000,000.',
+    description: 'Stop before spending more than this many credits on this request. A budget guard, at most 1,000,000,000.',
   }),
 );
 
@@ -90,8 +90,8 @@ const ProviderOrder = Type.Unsafe<ProviderId[] | Partial<Record<(typeof ENRICH_F
     ],
     {
       description:
-        `Providers to try first: a list for every field, or an object giving a field its own list; the others follow in the ` +
-        `default order (by cost, then quality), and a field not named follows the default order. Providers: ${PROVIDER_IDS.join(', ')}.`,
+        `Providers to try first: a list for every field, or an object giving a field its own list. The others follow in the ` +
+        `default order (by cost, then quality), as does a field not named. Providers: ${PROVIDER_IDS.join(', ')}.`,
     },
   ),
 );
@@ -114,8 +114,8 @@ export const MaxAge = Type.Optional(
     minimum: 0,
     maximum: 31_536_000,
     description:
-      'Seconds a stored answer for the same subject (its identifiers, normalized) may be old to be given again, ' +
-      'charged nothing and calling no provider (0 to 31,536,000; default 2,592,000, 30 days). 0 runs the cascade.',
+      'Seconds a stored answer for the same subject may be old to be given again, free and calling no provider ' +
+      '(default 2,592,000: 30 days; at most 31,536,000). The subject is its identifiers, normalized; 0 runs the cascade.',
   }),
 );
 

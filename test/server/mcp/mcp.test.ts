@@ -110,9 +110,16 @@ describe('tools', () => {
       if (op.requiresPlan) expect(tool.description, tool.name).toMatch(/plan/);
       expect(tool.inputSchema.type).toBe('object');
       expect(tool.outputSchema?.type).toBe('object');
-      // Path, query and body fields in one object.
+      // Path, query and body fields in one object; the company search's filters, where a later tool
+      // takes them all again, by a sentence naming the tool that lists them (tools.ts, referToShared).
       const fields = Object.values(op.request).flatMap((schema: TSchema) => Object.keys(schema.properties ?? {}));
-      expect(Object.keys(tool.inputSchema.properties ?? {}).sort()).toEqual(fields.sort());
+      const referred = /every field of (\w+)\.$/.exec(tool.description)?.[1];
+      const listed = Object.keys(tool.inputSchema.properties ?? {});
+      if (referred && !listed.includes('filters')) {
+        const theirs = Object.keys(byName.get(referred)!.inputSchema.properties ?? {});
+        expect([...listed, ...theirs.filter((name) => fields.includes(name) && !listed.includes(name))].sort(), tool.name).toEqual(fields.sort());
+        expect(tool.inputSchema.additionalProperties, tool.name).toBe(true);
+      } else expect(listed.sort(), tool.name).toEqual(fields.sort());
     }
     expect(byName.get('get_prospect')!.inputSchema.required).toEqual(['prospectId']);
     // What the registry says of the tool stays; only what it says of HTTP goes.

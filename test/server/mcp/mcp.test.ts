@@ -113,7 +113,7 @@ describe('tools', () => {
       // Path, query and body fields in one object; the company search's filters, where a later tool
       // takes them all again, by a sentence naming the tool that lists them (tools.ts, referToShared).
       const fields = Object.values(op.request).flatMap((schema: TSchema) => Object.keys(schema.properties ?? {}));
-      const referred = /every field of (\w+)\.$/.exec(tool.description ?? "")?.[1];
+      const referred = /every field of (\w+)\.$/.exec(tool.description ?? '')?.[1];
       const listed = Object.keys(tool.inputSchema.properties ?? {});
       if (referred && !listed.includes('filters')) {
         const theirs = Object.keys(byName.get(referred)!.inputSchema.properties ?? {});

@@ -243,9 +243,10 @@ describe('catalog and OpenAPI', () => {
     expect(schemas.CnpjBatchResults.properties.results.items).toEqual(ref('Company'));
     expect(schemas.CampaignDetail.properties.prospects.items).toEqual(ref('Prospect'));
     const stream = doc.paths['/api/companies/search/stream'].post.responses['200'].content['text/event-stream'];
-    // Each event as what it is (issue 43): the SSE fields, its name, and its data JSON of the payload's schema.
+    // Each event as what it is (issue 43): the SSE fields, its name, and its data JSON of the payload's schema;
+    // a stream may end with an `error` event.
     const events = Object.fromEntries(stream.schema.oneOf.map((branch: any) => [branch.properties.event.const, branch.properties.data]));
-    expect(Object.keys(events).sort()).toEqual(['done', 'page']);
+    expect(Object.keys(events).sort()).toEqual(['done', 'error', 'page']);
     expect(events.page).toEqual({ type: 'string', contentMediaType: 'application/json', contentSchema: ref('CompanyPage') });
     expect(schemas.CompanyStreamDone.required).toEqual(expect.arrayContaining(['total', 'sources']));
     // Every reference resolves, and every component is used.

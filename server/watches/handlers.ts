@@ -23,7 +23,6 @@ export interface WatchDeps {
 export function createWatchHandlers({ watches, companies, runner, webhookAllowPrivate }: WatchDeps) {
   const createWatch: Handler<'createWatch'> = async (input, ctx) => {
     const { name, cnpjs, filters, kinds, webhook } = input;
-    if (!cnpjs && !filters) throw invalidRequest('a watch needs cnpjs, filters or both: with neither it would watch nothing');
     const watched = cnpjs ? validCnpjs(cnpjs) : undefined;
     // Refused now, as the search refuses them, rather than at the first delivery.
     if (filters) planSearch(filters as CompanyFilters, await companies.activities());

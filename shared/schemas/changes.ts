@@ -116,7 +116,7 @@ export const WATCH_STATUSES = ['active', 'paused'] as const;
 export const WATCH_PAUSED_REASONS = ['insufficient_credits'] as const;
 
 export const WatchCreateBody = ClosedObject('A watch: which establishments, which kinds, and where to send their changes.', {
-  name: Type.String({ minLength: 1, maxLength: 120, description: 'A name for people, at most 120 characters.' }),
+  name: Type.String({ minLength: 1, maxLength: 120, description: 'A name, at most 120 characters.' }),
   cnpjs: Type.Optional(
     Type.Array(CnpjInput('A CNPJ, with or without punctuation.'), {
       minItems: 1,
@@ -127,14 +127,17 @@ export const WatchCreateBody = ClosedObject('A watch: which establishments, whic
   filters: Type.Optional(
     Type.Object(filters, {
       additionalProperties: false,
-      description: 'Company search filters, applied to the establishment as in the new release. At least one of `cnpjs`, `filters`.',
+      description: 'Company search filters, as of the new release. At least one of `cnpjs`, `filters`.',
     }),
   ),
   kinds: Kinds,
-  webhook: ClosedObject('Where to POST `registry.changes` deliveries, signed with `secret` as jobs\' webhooks are.', {
+  webhook: ClosedObject('Where to POST its deliveries, signed with `secret` as jobs\' are.', {
     url: JobWebhook.properties.url,
     secret: JobWebhook.properties.secret,
   }),
+}, {
+  // Each branch names one field, so a failure reads "at least one of cnpjs, filters is required".
+  anyOf: [{ required: ['cnpjs'] }, { required: ['filters'] }],
 });
 
 export const Watch = ClosedObject(

@@ -411,7 +411,7 @@ describe.skipIf(!chromiumPath)('the dashboard in a browser', () => {
     await eventually(async () => expect((await app.request('GET', `/v1/api/jobs/${started.body.jobId}`, { key: owner.apiKey })).body.status).toBe('done'), { message: 'the export to end' });
     const { page, problems } = await signIn();
     await open(page, '/dashboard/jobs', 'Jobs');
-    const link = page.getByRole('row', { name: /exportCompanies/ }).getByRole('link', { name: 'Download the file' });
+    const link = page.getByRole('row', { name: /Export companies/ }).getByRole('link', { name: 'Download the file' });
     expect(await link.getAttribute('href')).toBe(`/dashboard/api/jobs/${started.body.jobId}/export`);
     const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
     const rows = (await readFile(await download.path(), 'utf8')).trim().split('\r\n');

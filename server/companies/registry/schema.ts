@@ -62,24 +62,28 @@ export const STAGE_SCHEMA = `
  * when the first establishment is read, gathered into one row per root, sorted once: its last
  * company and Simples rows (a later row of a root replaces an earlier one) and its partners as a
  * JSON array, one per Sócios line in the files' order (a line staged twice by a resumed import
- * counts once). A join is then one probe per root.
+ * counts once). A join is then one probe per root. Rows staged after a gathering (a resumed
+ * import reading the rest of a file that had ended early) are gathered into it the same way.
  */
 export const COMPANY_STAGE_SCHEMA = `
   CREATE TABLE IF NOT EXISTS stage.company (root TEXT NOT NULL, company TEXT, simples TEXT);
   CREATE TABLE IF NOT EXISTS stage.partner (root TEXT NOT NULL, line TEXT NOT NULL, partner TEXT NOT NULL);
 `;
 export const COMPANY_STAGE_GATHER = `
-  CREATE TABLE stage.roots (root TEXT PRIMARY KEY, company TEXT, simples TEXT, partners TEXT) WITHOUT ROWID;
+  CREATE TABLE IF NOT EXISTS stage.roots (root TEXT PRIMARY KEY, company TEXT, simples TEXT, partners TEXT) WITHOUT ROWID;
   INSERT INTO stage.roots (root, company)
-    SELECT root, company FROM (SELECT root, company, max(rowid) FROM stage.company WHERE company IS NOT NULL GROUP BY root);
+    SELECT root, company FROM (SELECT root, company, max(rowid) FROM stage.company WHERE company IS NOT NULL GROUP BY root) WHERE true
+    ON CONFLICT (root) DO UPDATE SET company = excluded.company;
   INSERT INTO stage.roots (root, simples)
     SELECT root, simples FROM (SELECT root, simples, max(rowid) FROM stage.company WHERE simples IS NOT NULL GROUP BY root) WHERE true
     ON CONFLICT (root) DO UPDATE SET simples = excluded.simples;
   INSERT INTO stage.roots (root, partners)
-    SELECT root, json_group_array(partner ORDER BY last) FROM (
-      SELECT root, partner, max(rowid) AS last FROM stage.partner GROUP BY root, line
+    SELECT root, json_group_array(partner ORDER BY first) FROM (
+      SELECT root, partner, min(rowid) AS first FROM stage.partner GROUP BY root, line
     ) WHERE true GROUP BY root
-    ON CONFLICT (root) DO UPDATE SET partners = excluded.partners;
+    ON CONFLICT (root) DO UPDATE SET partners = (
+      SELECT json_group_array(value) FROM (SELECT value FROM json_each(roots.partners) UNION ALL SELECT value FROM json_each(excluded.partners))
+    );
   DELETE FROM stage.company;
   DELETE FROM stage.partner;
 `;

@@ -181,11 +181,15 @@ export class FileStaging implements Staging {
   /** Nothing to clear: the staging file is this import's own, and goes with it. */
   async clear(): Promise<void> {}
 
-  /** The first read gathers the staged rows by root (every per-company file has been staged by then), once. */
+  /**
+   * The first read of a run gathers the staged rows by root (every per-company file has been
+   * staged by then), and whatever a resumed run staged after an earlier gathering.
+   */
   private gathered(): Database.Statement {
     if (this.read) return this.read;
-    const done = this.db.prepare("SELECT 1 FROM stage.sqlite_schema WHERE name = 'roots'").get() !== undefined;
-    if (!done) this.transaction(() => this.db.exec(COMPANY_STAGE_GATHER));
+    const staged = this.db.prepare('SELECT EXISTS (SELECT 1 FROM stage.company) OR EXISTS (SELECT 1 FROM stage.partner)').pluck().get() === 1;
+    const gathered = this.db.prepare("SELECT 1 FROM stage.sqlite_schema WHERE name = 'roots'").get() !== undefined;
+    if (staged || !gathered) this.transaction(() => this.db.exec(COMPANY_STAGE_GATHER));
     return (this.read = this.db.prepare('SELECT company, simples, partners FROM stage.roots WHERE root = ?'));
   }
 }

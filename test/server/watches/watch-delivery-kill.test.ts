@@ -63,7 +63,8 @@ describe('kill -9 while watches are sent a release', () => {
     }
 
     // The CLI imports the newer release beside the running server, which starts sending; it dies among the deliveries.
-    expect((await runCli(['import', 'cnpj', '--dir', releases.second], env)).code).toBe(0);
+    const imported = await runCli(['import', 'cnpj', '--dir', releases.second], env);
+    expect(imported.code, imported.stderr).toBe(0);
     await eventually(() => byWatch.size >= 3, { timeoutMs: 60_000, intervalMs: 1, message: 'some watches sent their changes' });
     server.child.kill('SIGKILL');
     await server.exited;

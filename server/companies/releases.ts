@@ -15,6 +15,8 @@ export interface LoadedRelease {
   complete: boolean;
   /** The demo's synthetic release, which any real one may replace. */
   synthetic: boolean;
+  /** Establishments it holds; null where its import was resumed on MongoDB (each run counts only what it wrote). */
+  establishments: number | null;
 }
 
 interface ImportRecord {
@@ -22,6 +24,7 @@ interface ImportRecord {
   status: string;
   finishedAt: Date | null;
   synthetic?: boolean;
+  summary?: { establishments?: number; resumed?: boolean } | null;
 }
 
 /** The release of the last import that finished, or null before any. */
@@ -36,6 +39,7 @@ export async function loadedRelease(store: Store): Promise<LoadedRelease | null>
     importedAt: new Date(last.finishedAt),
     complete: last.status === 'complete',
     synthetic: last.synthetic === true,
+    establishments: last.summary && !last.summary.resumed ? (last.summary.establishments ?? null) : null,
   };
 }
 
@@ -59,7 +63,8 @@ export class Releases {
       return Promise.reject(err as Error);
     }
     if (inFiles) {
-      return Promise.resolve({ release: inFiles.release, importedAt: new Date(inFiles.importedAt), complete: inFiles.complete, synthetic: inFiles.synthetic });
+      const { release, importedAt, complete, synthetic, establishments } = inFiles;
+      return Promise.resolve({ release, importedAt: new Date(importedAt), complete, synthetic, establishments });
     }
     if (!this.cached || Date.now() - this.cached.at > TTL_MS) {
       const value = loadedRelease(this.store);
@@ -75,6 +80,6 @@ export class Releases {
 }
 
 /** As `GET /health` and the provider catalog give it. */
-export function releaseView(loaded: LoadedRelease | null): { release: string; importedAt: string; complete: boolean } | null {
-  return loaded && { release: loaded.release, importedAt: loaded.importedAt.toISOString(), complete: loaded.complete };
+export function releaseView(loaded: LoadedRelease | null): { release: string; importedAt: string; complete: boolean; establishments: number | null } | null {
+  return loaded && { release: loaded.release, importedAt: loaded.importedAt.toISOString(), complete: loaded.complete, establishments: loaded.establishments };
 }

@@ -10,6 +10,7 @@ export const RegistryRelease = ClosedObject(
     release: Type.String({ pattern: '^[0-9]{4}-[0-9]{2}$', description: 'The open-data release, `YYYY-MM`.' }),
     importedAt: Type.String({ format: 'date-time', description: 'When its import finished.' }),
     complete: Type.Boolean({ description: 'Whether every file was read whole (otherwise what could be read was imported, nothing removed).' }),
+    establishments: Nullable(Type.Integer({ minimum: 0 }), 'Establishments it holds; null where not counted (an import resumed on MongoDB).'),
   },
   { title: 'RegistryRelease' },
 );

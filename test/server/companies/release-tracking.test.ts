@@ -40,7 +40,7 @@ describe('release tracking', () => {
     expect(summary.unknownCodes).toEqual({});
 
     const health = await app.request('GET', '/v1/health');
-    expect(health.body.registry).toEqual({ release: '2026-10', importedAt: expect.any(String), complete: true });
+    expect(health.body.registry).toEqual({ release: '2026-10', importedAt: expect.any(String), complete: true, establishments: 400 });
     expect(Date.parse(health.body.registry.importedAt)).toBeGreaterThanOrEqual(before - 1000);
     const providers = await app.request('GET', '/v1/api/providers');
     expect(providers.body.providers.find((p: { id: string }) => p.id === 'receita_federal').release).toEqual(health.body.registry);

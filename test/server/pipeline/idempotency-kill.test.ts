@@ -27,6 +27,8 @@ const HTTP_CALLS = 30;
 const MCP_CALLS = 10;
 /** Enough that the job is still running when the process dies. */
 const JOB_ITEMS = 400;
+/** Calls in flight at once while the server is killed: some between their debit and their stored answer. */
+const IN_FLIGHT = 8;
 /** Each call asks for every company, so one run costs one credit each: the most a call may ask for on the embedded store; FerretDB is slower. */
 const EMBEDDED_COMPANIES = 500;
 const MONGO_COMPANIES = 20;
@@ -79,20 +81,24 @@ async function scenario(env: Record<string, string>, { withJob, companies, httpC
   if (started) expect(started.status, JSON.stringify(started.body)).toBe(202);
   const jobId = started?.body.jobId as string;
 
-  // The calls start a few milliseconds apart, so that whenever the process dies some are between
-  // their debit and their stored answer; it dies as the first eighth of them have answered.
+  // A few calls at a time, HTTP and MCP interleaved, each starting as another ends, so that
+  // whenever the process dies some are between their debit and their stored answer; it dies as
+  // the first eighth of them have answered.
   const client = await mcpClient(server);
   let answered = 0;
   const dying = server;
-  const calls = [...httpKeys.map((key) => () => api('POST', '/companies/cnpj/batch', body, { 'Idempotency-Key': key })), ...mcpKeys.map((key) => () => mcpCall(client, key))];
-  const inFlight = calls.map(async (call, i) => {
-    await new Promise((resolve) => setTimeout(resolve, (i % 2 ? i : calls.length - i) * 2));
-    await call().then(
-      () => void (++answered === Math.ceil(calls.length / 8) && dying.child.kill('SIGKILL')),
-      () => {},
-    );
-  });
-  await Promise.allSettled(inFlight);
+  const http = httpKeys.map((key) => () => api('POST', '/companies/cnpj/batch', body, { 'Idempotency-Key': key }));
+  const mcp = mcpKeys.map((key) => () => mcpCall(client, key));
+  const calls = Array.from({ length: Math.max(http.length, mcp.length) }, (_, i) => [http[i], mcp[i]]).flat().filter((call) => call !== undefined);
+  const worker = async () => {
+    for (let call = calls.shift(); call; call = calls.shift()) {
+      await call().then(
+        () => void (++answered === Math.ceil((httpKeys.length + mcpKeys.length) / 8) && dying.child.kill('SIGKILL')),
+        () => {},
+      );
+    }
+  };
+  await Promise.allSettled(Array.from({ length: IN_FLIGHT }, worker));
   if (!dying.child.killed) dying.child.kill('SIGKILL');
   await server.exited;
 

@@ -3,29 +3,23 @@
  * release (its progress line has begun counting them): run again, it resumes, and the change
  * history holds exactly what an import never killed records, nothing twice and nothing lost.
  */
-import { spawn } from 'node:child_process';
 import { cp } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { beforeAll, expect, it } from 'vitest';
 import { changeFilePath } from '../../../server/companies/changes/change-file.ts';
 import { Registry } from '../../../server/companies/registry/registry.ts';
-import { generateRelease } from '../../../server/seed/release-generator.ts';
-import { runCli, track } from '../../helpers/processes.ts';
+import { importKilledAt, importOf as importFrom, releasePair } from '../../helpers/release-imports.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 
-const root = fileURLToPath(new URL('../../..', import.meta.url));
 const ESTABLISHMENTS = 1_500;
 
 let releases: string;
 beforeAll(async () => {
-  releases = await tempDir('changes-kill');
-  await generateRelease({ dir: path.join(releases, '2026-09'), establishments: ESTABLISHMENTS, seed: 9, release: '2026-09' });
-  await generateRelease({ dir: path.join(releases, '2026-10'), establishments: ESTABLISHMENTS, seed: 10, release: '2026-10' });
+  releases = await releasePair('changes-kill', ESTABLISHMENTS);
 }, 300_000);
 
-const importOf = (dataDir: string, release: string) => runCli(['import', 'cnpj', '--dir', path.join(releases, release)], { DATA_DIR: dataDir });
+const importOf = (dataDir: string, release: string) => importFrom(releases, dataDir, release);
 
 /** Every change recorded, in key order, and the comparison's counts. */
 function history(dataDir: string) {
@@ -40,30 +34,6 @@ function history(dataDir: string) {
   }
 }
 
-/** Starts the import and kills it with SIGKILL once its progress line counts changes. */
-function importKilledWhileComparing(dataDir: string): Promise<{ killed: boolean }> {
-  return new Promise((resolve, reject) => {
-    const child = track(
-      spawn(process.execPath, ['bin/prospecta.mjs', 'import', 'cnpj', '--dir', path.join(releases, '2026-10')], {
-        cwd: root,
-        env: { ...process.env, LOG_LEVEL: 'silent', DATA_DIR: dataDir },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      }),
-    );
-    let progress = '';
-    let killed = false;
-    child.stderr!.on('data', (d) => {
-      progress += d;
-      if (!killed && /^changes: /m.test(progress)) {
-        killed = true;
-        child.kill('SIGKILL');
-      }
-    });
-    child.on('error', reject);
-    child.on('close', () => resolve({ killed }));
-  });
-}
-
 it('resumes the comparison after a kill during it, recording each change once', async () => {
   const [base, clean, cut] = [await tempDir('changes-base'), await tempDir('changes-clean'), await tempDir('changes-cut')];
   expect((await importOf(base, '2026-09')).code).toBe(0);
@@ -74,7 +44,8 @@ it('resumes the comparison after a kill during it, recording each change once', 
   const expected = history(clean);
   expect(expected.changes.length).toBeGreaterThan(1_000);
 
-  expect((await importKilledWhileComparing(cut)).killed).toBe(true);
+  // Killed once its progress line counts changes.
+  expect((await importKilledAt(releases, cut, '2026-10', /^changes: /m)).killed).toBe(true);
   // Killed within the comparison: the first release still in service, and nothing of its step kept.
   const registry = new Registry(path.join(cut, 'registry'));
   expect(registry.meta()?.release).toBe('2026-09');

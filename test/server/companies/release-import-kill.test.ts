@@ -4,50 +4,21 @@
  * stays whole (the old one, or the new one once switched, never a mix), and running the import
  * again resumes it and answers exactly what an import never killed answers.
  */
-import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Registry } from '../../../server/companies/registry/registry.ts';
-import { generateRelease } from '../../../server/seed/release-generator.ts';
-import { runCli, track } from '../../helpers/processes.ts';
+import { importKilledAt as killedAt, importOf as importFrom, releasePair } from '../../helpers/release-imports.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 
-const root = fileURLToPath(new URL('../../..', import.meta.url));
 const ESTABLISHMENTS = 3_000;
 
 let releases: string;
 beforeAll(async () => {
-  releases = await tempDir('kill-releases');
-  await generateRelease({ dir: path.join(releases, '2026-09'), establishments: ESTABLISHMENTS, seed: 9, release: '2026-09' });
-  await generateRelease({ dir: path.join(releases, '2026-10'), establishments: ESTABLISHMENTS, seed: 10, release: '2026-10' });
+  releases = await releasePair('kill-releases', ESTABLISHMENTS);
 }, 300_000);
 
-const importOf = (dataDir: string, release: string) => runCli(['import', 'cnpj', '--dir', path.join(releases, release)], { DATA_DIR: dataDir });
-
-/** Starts the import and kills it with SIGKILL once its progress names `line`; resolves when it is gone. */
-function importKilledAt(dataDir: string, release: string, line: RegExp): Promise<{ killed: boolean }> {
-  return new Promise((resolve, reject) => {
-    const child = track(
-      spawn(process.execPath, ['bin/prospecta.mjs', 'import', 'cnpj', '--dir', path.join(releases, release)], {
-        cwd: root,
-        env: { ...process.env, LOG_LEVEL: 'silent', DATA_DIR: dataDir },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      }),
-    );
-    let progress = '';
-    let killed = false;
-    child.stderr!.on('data', (d) => {
-      progress += d;
-      if (!killed && line.test(progress)) {
-        killed = true;
-        child.kill('SIGKILL');
-      }
-    });
-    child.on('error', reject);
-    child.on('close', () => resolve({ killed }));
-  });
-}
+const importOf = (dataDir: string, release: string) => importFrom(releases, dataDir, release);
+const importKilledAt = (dataDir: string, release: string, line: RegExp) => killedAt(releases, dataDir, release, line);
 
 /** What the release in service answers: every document, in CNPJ order, as the batch writes it. */
 function answers(dataDir: string): { release: string; documents: string[] } {

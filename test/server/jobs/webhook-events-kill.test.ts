@@ -5,16 +5,14 @@
  * however many times it is sent. Before, an item's result was written and its event stored after
  * it, so the items in flight at the kill kept their results and charges but lost their events.
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { CompanyDoc } from '../../../server/companies/company-record.ts';
 import { openStore } from '../../../server/store/open.ts';
-import { deferCleanup } from '../../helpers/cleanup.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { runCli, startServer } from '../../helpers/processes.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
+import { webhookReceiver } from '../../helpers/webhook-receiver.ts';
 
 const ITEMS = 400;
 const SECRET = 'kill-test-webhook-secret';
@@ -23,25 +21,12 @@ const cnpj = makeCnpj('53000000');
 describe('kill -9 while a job reports its items', () => {
   it('every item event is delivered after the restart, each under one delivery id', { timeout: 300_000 }, async () => {
     const byItem = new Map<string, Set<string>>();
-    const hook = createServer((req, res) => {
-      let body = '';
-      req.on('data', (chunk) => (body += chunk));
-      req.on('end', () => {
-        const event = JSON.parse(body) as { type: string; item?: { itemId: string } };
-        if (event.type === 'job.item') {
-          const ids = byItem.get(event.item!.itemId) ?? new Set<string>();
-          ids.add(String(req.headers['prospecta-delivery']));
-          byItem.set(event.item!.itemId, ids);
-        }
-        res.writeHead(200).end();
-      });
+    const url = await webhookReceiver((event: { type: string; item?: { itemId: string } }, headers) => {
+      if (event.type !== 'job.item') return;
+      const ids = byItem.get(event.item!.itemId) ?? new Set<string>();
+      ids.add(String(headers['prospecta-delivery']));
+      byItem.set(event.item!.itemId, ids);
     });
-    await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
-    deferCleanup(async () => {
-      hook.closeAllConnections();
-      await new Promise((resolve) => hook.close(resolve));
-    });
-    const url = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
 
     const env = { DATA_DIR: await tempDir('webhook-events-kill'), JOBS_POLL_MS: '50', WEBHOOK_ALLOW_PRIVATE: 'true' };
     const store = await openStore({ dataDir: env.DATA_DIR });

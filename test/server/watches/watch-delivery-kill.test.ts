@@ -3,11 +3,9 @@
  * then restarted on the same DATA_DIR. Every watch receives its changes at least once, each part
  * under one `Prospecta-Delivery` id however often it is sent, and is charged for them once.
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { deferCleanup } from '../../helpers/cleanup.ts';
 import { eventually } from '../../helpers/eventually.ts';
+import { webhookReceiver } from '../../helpers/webhook-receiver.ts';
 import { runCli, startServer } from '../../helpers/processes.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 import { cnpj, expectedKinds, writeReleasePair } from '../companies/change-releases.ts';
@@ -20,23 +18,11 @@ const CHANGES = Object.values(expectedKinds).flat().length;
 describe('kill -9 while watches are sent a release', () => {
   it('every watch gets its changes after the restart, each part under one delivery id, charged once', { timeout: 300_000 }, async () => {
     const byWatch = new Map<string, Set<string>>();
-    const hook = createServer((req, res) => {
-      let body = '';
-      req.on('data', (chunk) => (body += chunk));
-      req.on('end', () => {
-        const delivery = JSON.parse(body) as { watchId: string; changes: unknown[] };
-        const ids = byWatch.get(delivery.watchId) ?? new Set<string>();
-        ids.add(String(req.headers['prospecta-delivery']));
-        byWatch.set(delivery.watchId, ids);
-        res.writeHead(200).end();
-      });
+    const url = await webhookReceiver((delivery: { watchId: string }, headers) => {
+      const ids = byWatch.get(delivery.watchId) ?? new Set<string>();
+      ids.add(String(headers['prospecta-delivery']));
+      byWatch.set(delivery.watchId, ids);
     });
-    await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
-    deferCleanup(async () => {
-      hook.closeAllConnections();
-      await new Promise((resolve) => hook.close(resolve));
-    });
-    const url = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
 
     const env = { DATA_DIR: await tempDir('watch-kill'), JOBS_POLL_MS: '50', WEBHOOK_ALLOW_PRIVATE: 'true' };
     const releases = await writeReleasePair(await tempDir('watch-kill-releases'));

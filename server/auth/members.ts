@@ -156,7 +156,7 @@ export class Members {
   }
 
   async list(workspaceId: string): Promise<MemberInfo[]> {
-    const docs = await this.collection.find({ workspaceId }, { sort: { createdAt: 1, subject: 1 } }).toArray();
+    const docs = await this.collection.find({ workspaceId }, { sort: { createdAt: 1, sub: 1, iss: 1 } }).toArray();
     return docs.map(memberInfo);
   }
 

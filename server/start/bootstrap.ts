@@ -17,6 +17,7 @@ import { BRASILAPI_LIMITS, BrasilApiSource } from '../companies/brasilapi-client
 import { Llm, llmSettings } from '../ai/llm.ts';
 import { webSearchFrom } from '../ai/web-search.ts';
 import { secretFile, WorkspaceProviderKeys } from '../providers/workspace-keys.ts';
+import { cacheInvalidation } from './cache-invalidation.ts';
 import { createServices, indexDeclarations, type Services } from './services.ts';
 import { IdempotencyKeys, idempotencyIndexes } from '../pipeline/idempotency.ts';
 import { ensureIndexes, openStore } from '../store/open.ts';
@@ -136,22 +137,12 @@ export async function bootstrap(
     closers.unshift(() => services.jobRunner.close());
 
     if (redis && subscriber) {
-      // Other instances drop a revoked key, or a member added or removed, from their caches as
-      // soon as it changes here: the change answers once Redis has passed the announcement on
-      // (when Redis is away it answers all the same, and the others' caches lapse after
-      // KEY_CACHE_SECONDS).
-      const announce = (channel: string) => (message: string) =>
-        redis!.publish(channel, message).then(
-          () => {},
-          () => {},
-        );
-      services.keys.onRevoke = announce(REVOKED_CHANNEL);
-      services.members.onChange = announce(MEMBERS_CHANNEL);
-      await subscriber.subscribe(REVOKED_CHANNEL, MEMBERS_CHANNEL);
-      subscriber.on('message', (channel: string, message: string) => {
-        if (channel === REVOKED_CHANNEL) services.keys.forget(message);
-        else if (channel === MEMBERS_CHANNEL) services.members.forget(message);
+      const announce = await cacheInvalidation(redis, subscriber, {
+        [REVOKED_CHANNEL]: (hash) => services.keys.forget(hash),
+        [MEMBERS_CHANNEL]: (key) => services.members.forget(key),
       });
+      services.keys.onRevoke = announce[REVOKED_CHANNEL];
+      services.members.onChange = announce[MEMBERS_CHANNEL];
     }
 
     await services.credits.recover();

@@ -1,6 +1,6 @@
 /**
  * Paid calls under an `Idempotency-Key` cut by kill -9 (issue 39): the built server as a real
- * process, 30 CNPJ batch lookups over HTTP and 10 over MCP, each under its own key, and a job of
+ * process, 16 CNPJ batch lookups over HTTP and 6 over MCP, each under its own key, and a job of
  * lookups, all in flight when the process is killed with SIGKILL; then it restarts on the same
  * store and every key is retried. No retry is a 5xx, every one gets the operation's answer, every
  * key (and every job item) costs in the ledger what one run costs, and the ledger is still a chain.
@@ -23,10 +23,10 @@ import { runCli, startServer, type ServerProcess } from '../../helpers/processes
 import { tempDir } from '../../helpers/temp-dir.ts';
 import { dropDatabase, mongoForTests, throwawayDatabaseName } from '../store/mongo-server.ts';
 
-const HTTP_CALLS = 30;
-const MCP_CALLS = 10;
+const HTTP_CALLS = 16;
+const MCP_CALLS = 6;
 /** Enough that the job is still running when the process dies. */
-const JOB_ITEMS = 400;
+const JOB_ITEMS = 200;
 /** Calls in flight at once while the server is killed: some between their debit and their stored answer. */
 const IN_FLIGHT = 8;
 /** Each call asks for every company, so one run costs one credit each: the most a call may ask for on the embedded store; FerretDB is slower. */

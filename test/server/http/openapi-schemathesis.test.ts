@@ -38,7 +38,7 @@ const WORKERS = 2;
  * And a time budget, so that the suite keeps its own (npm test is at its 10 minutes): an idle
  * machine runs every case within it, a busy one fewer. ST_MAX_SECONDS raises it for a deeper run.
  */
-const MAX_SECONDS = Number(process.env.ST_MAX_SECONDS ?? 45);
+const MAX_SECONDS = Number(process.env.ST_MAX_SECONDS ?? 30);
 
 const installed = spawnSync(SCHEMATHESIS, ['--version'], { encoding: 'utf8' }).status === 0;
 if (!installed) {

@@ -60,11 +60,18 @@ async function generateCnpj(args: Args) {
   if (args.release !== undefined && !(MONTH.test(args.release) && args.release >= '2010')) {
     throw new UsageError('--release must be a month from 2010 on, YYYY-MM');
   }
+  const after = args.after === undefined ? undefined : { from: args.after, rate: Number(args.changes ?? 0.02) };
+  if (after && !(MONTH.test(after.from) && after.from >= '2010' && after.from < (args.release ?? '2026-10'))) {
+    throw new UsageError('--after must be a month from 2010 on, YYYY-MM, before --release');
+  }
+  if (after && !(after.rate > 0 && after.rate <= 1)) throw new UsageError('--changes must be a share above 0 up to 1, such as 0.02');
+  if (!after && args.changes !== undefined) throw new UsageError('--changes needs --after, the release it changes');
   return generateRelease({
     dir: required(args, 'dir'),
     establishments,
     seed,
     ...(args.release ? { release: args.release } : {}),
+    ...(after ? { after } : {}),
   });
 }
 

@@ -59,6 +59,8 @@ function parseCommand(argv: string[]): ControlRequest {
       release: { type: 'string' },
       establishments: { type: 'string' },
       seed: { type: 'string' },
+      after: { type: 'string' },
+      changes: { type: 'string' },
       file: { type: 'string' },
       list: { type: 'string' },
       provider: { type: 'string' },

@@ -23,7 +23,7 @@ const USAGES = {
   'provider-key set': 'provider-key set --workspace ID --provider ID [--key KEY]  (the workspace’s own key: calls cost no data credits; without --key, read from stdin, out of shell history)',
   'provider-key list': 'provider-key list --workspace ID',
   'provider-key delete': 'provider-key delete --workspace ID --provider ID',
-  'generate cnpj': 'generate cnpj --dir DIR [--establishments N] [--seed N] [--release YYYY-MM]  (a synthetic release, to try the importer)',
+  'generate cnpj': 'generate cnpj --dir DIR [--establishments N] [--seed N] [--release YYYY-MM] [--after YYYY-MM [--changes 0.02]]  (a synthetic release, to try the importer; with --after, the month after that one of the same seed, a share of it changed)',
   'seed demo': 'seed demo  (a demo workspace with credits, synthetic companies and people; again: a new key for it)',
   'backup': 'backup --out FILE  (the embedded store, consistent, also while the server runs; MongoDB: use mongodump)',
   'migrate': 'migrate  (converts a DATA_DIR written by the journal store of earlier versions to SQLite; a server does it at start too)',

@@ -37,11 +37,20 @@ export interface GenerateOptions {
   release?: string;
   /** Default `zip`: the 37 published zips; `csv`: the files inside them, under their inner names. */
   format?: 'zip' | 'csv';
+  /**
+   * The release after another one of the same seed and size (`from`, an earlier month): its
+   * establishments as they were then, about `rate` of them changed this month (closed or
+   * suspended, moved, new phone or email, new main activity), and for a quarter as many
+   * companies a new partner and a branch opened this month; a twentieth as many establishments
+   * are no longer in the files. For the change feed's tests and benchmark.
+   */
+  after?: { from: string; rate: number };
 }
 
 export interface GeneratedRelease {
   /** Paths of the written files (in `dir`), in the published order. */
   files: string[];
+  /** Estabelecimentos rows (with `after`: those opened this month in, those gone out). */
   establishments: number;
   /** Distinct roots: the Empresas rows. */
   companies: number;
@@ -54,7 +63,7 @@ export interface GeneratedRelease {
 }
 
 export async function generateRelease(options: GenerateOptions): Promise<GeneratedRelease> {
-  const release = new SyntheticRelease(options.establishments, options.seed ?? 1, options.release ?? '2026-10');
+  const release = new SyntheticRelease(options.establishments, options.seed ?? 1, options.release ?? '2026-10', options.after);
   const zipped = (options.format ?? 'zip') === 'zip';
   await mkdir(options.dir, { recursive: true });
   const queue = release.files();
@@ -72,7 +81,7 @@ export async function generateRelease(options: GenerateOptions): Promise<Generat
   await Promise.all([writer(), writer()]);
   return {
     files,
-    establishments: options.establishments,
+    establishments: release.establishments,
     companies: release.companies,
     partners: release.partnerRows,
     simples: release.simplesRows,
@@ -131,6 +140,7 @@ const enum Stream {
   EstablishmentPart,
   RootLetters,
   TaxRegime,
+  Drift,
 }
 
 function recordKey(seed: number, stream: Stream, index: number): number {
@@ -516,8 +526,26 @@ const SIMPLES_START = Date.UTC(2007, 6, 1) / DAY_MS;
 const MEI_START = Date.UTC(2009, 6, 1) / DAY_MS;
 const RECADASTRO_DAY = Date.UTC(2005, 10, 3) / DAY_MS;
 
+/** The files' stamp (`D61011`), their time, and the last day a record of the release may carry. */
+function extractionOf(release: string): { stamp: string; mtime: Date; lastDay: number } {
+  const match = /^(\d{4})-(0[1-9]|1[0-2])$/.exec(release);
+  const year = Number(match?.[1]);
+  const month = Number(match?.[2]);
+  // Simples and MEI dates need a release after both existed.
+  if (!match || year < 2010) throw new RangeError(`release must be YYYY-MM from 2010 on, got ${release}`);
+  // The Receita extracts on the second weekend of the month; the Sunday names the files.
+  const firstWeekday = new Date(Date.UTC(year, month - 1, 1)).getUTCDay();
+  const day = 8 + ((7 - firstWeekday) % 7);
+  return {
+    stamp: `D${year % 10}${String(month).padStart(2, '0')}${String(day).padStart(2, '0')}`,
+    mtime: new Date(year, month - 1, day, 12),
+    lastDay: Date.UTC(year, month - 1, day) / DAY_MS - 1,
+  };
+}
+
 class SyntheticRelease {
   readonly companies: number;
+  readonly establishments: number;
   readonly mtime: Date;
   partnerRows = 0;
   simplesRows = 0;
@@ -525,7 +553,12 @@ class SyntheticRelease {
 
   private readonly establishmentsPerCompany: Uint8Array;
   private readonly stamp: string;
+  /** The last day of the records: the earlier release's, with `after`. */
   private readonly lastDay: number;
+  /** With `after`, the days between the two extractions, when this month's changes happened. */
+  private readonly news: { from: number; to: number };
+  /** With `after`, the share of establishments changed this month, in millionths. */
+  private readonly drift: number;
   private readonly dates: string[] = [];
   private readonly rootStep: number;
   private readonly rootOffset: number;
@@ -536,22 +569,21 @@ class SyntheticRelease {
     establishments: number,
     private readonly seed: number,
     release: string,
+    after?: GenerateOptions['after'],
   ) {
     if (!Number.isInteger(establishments) || establishments < 1) {
       throw new RangeError(`establishments must be a positive integer, got ${establishments}`);
     }
-    const match = /^(\d{4})-(0[1-9]|1[0-2])$/.exec(release);
-    const year = Number(match?.[1]);
-    const month = Number(match?.[2]);
-    // Simples and MEI dates need a release after both existed.
-    if (!match || year < 2010) throw new RangeError(`release must be YYYY-MM from 2010 on, got ${release}`);
-    // The Receita extracts on the second weekend of the month; the Sunday names the files.
-    const firstWeekday = new Date(Date.UTC(year, month - 1, 1)).getUTCDay();
-    const day = 8 + ((7 - firstWeekday) % 7);
-    this.stamp = `D${year % 10}${String(month).padStart(2, '0')}${String(day).padStart(2, '0')}`;
-    this.mtime = new Date(year, month - 1, day, 12);
-    this.lastDay = Date.UTC(year, month - 1, day) / DAY_MS - 1;
-    for (let d = FIRST_DAY; d <= this.lastDay; d++) {
+    const extraction = extractionOf(release);
+    if (after && !(after.from < release && after.rate > 0 && after.rate <= 1)) {
+      throw new RangeError(`after needs an earlier release than ${release} and a rate above 0 up to 1`);
+    }
+    this.stamp = extraction.stamp;
+    this.mtime = extraction.mtime;
+    this.lastDay = after ? extractionOf(after.from).lastDay : extraction.lastDay;
+    this.news = { from: this.lastDay + 1, to: extraction.lastDay };
+    this.drift = Math.round((after?.rate ?? 0) * 1_000_000);
+    for (let d = FIRST_DAY; d <= extraction.lastDay; d++) {
       this.dates.push(new Date(d * DAY_MS).toISOString().slice(0, 10).replaceAll('-', ''));
     }
 
@@ -571,6 +603,63 @@ class SyntheticRelease {
     }
     this.companies = companies;
     this.establishmentsPerCompany = counts.subarray(0, companies);
+    let written = establishments;
+    if (this.drift) {
+      for (let index = 0; index < companies; index++) {
+        for (let order = 0; order < counts[index]!; order++) if (this.gone(index, order)) written--;
+        if (this.grows(index)) written++;
+      }
+    }
+    this.establishments = written;
+  }
+
+  // With `after`, what happened this month, each a pure function of the seed and the record.
+  private driftKey(index: number, slot: number): number {
+    return this.establishmentKey(Stream.Drift, index, slot) % 1_000_000;
+  }
+
+  /** An establishment no longer in the files. */
+  private gone(index: number, order: number): boolean {
+    return this.driftKey(index, order) < this.drift / 20;
+  }
+
+  /** An establishment changed this month. */
+  private changed(index: number, order: number): boolean {
+    return this.driftKey(index, order) < this.drift;
+  }
+
+  /** A company with a new partner and a branch opened this month (slot 7: a company has at most four establishments). */
+  private grows(index: number): boolean {
+    return this.driftKey(index, 7) < this.drift / 4;
+  }
+
+  private newsDay(r: Random): string {
+    return this.date(this.news.from + r.int(this.news.to - this.news.from + 1));
+  }
+
+  /** One change of this month to an establishment's row: closed or suspended, moved, new contact, or new activity. */
+  private change(fields: string[], company: Company, r: Random): void {
+    const kind = r.next();
+    const abroad = fields[19] === 'EX';
+    if (kind < 0.4 || abroad) {
+      const status = r.pick(['08', '04', '03'] as const);
+      fields[5] = status;
+      fields[6] = this.newsDay(r);
+      fields[7] = REASONS[status]!.pick(r);
+    } else if (kind < 0.65) {
+      const [low, high] = CEP_RANGES[fields[19]!]!;
+      fields[14] = r.pick(STREETS);
+      fields[15] = String(1 + r.int(3000));
+      fields[18] = String(low + r.int(high - low + 1)).padStart(5, '0') + r.digits(3);
+    } else if (kind < 0.85) {
+      fields[21] ||= company.city.ddd;
+      fields[22] = String(2 + r.int(8)) + r.digits(7);
+      fields[27] = email(r, company);
+    } else {
+      let cnae = r.pick(BUSINESS_CNAES);
+      while (cnae === fields[11]) cnae = r.pick(BUSINESS_CNAES);
+      fields[11] = cnae;
+    }
   }
 
   files(): ReleaseFile[] {
@@ -664,10 +753,21 @@ class SyntheticRelease {
   private *establishmentLines(part: number): Generator<string> {
     for (let index = 0; index < this.companies; index++) {
       let company: Company | undefined;
-      for (let order = 0; order < this.establishmentsPerCompany[index]!; order++) {
+      const count = this.establishmentsPerCompany[index]!;
+      for (let order = 0; order < count; order++) {
         if (this.establishmentKey(Stream.EstablishmentPart, index, order) % 10 !== part) continue;
+        if (this.drift && this.gone(index, order)) continue;
         company ??= this.company(index);
-        yield csvLine(this.establishment(company, order));
+        const fields = this.establishment(company, order);
+        if (this.drift && this.changed(index, order)) this.change(fields, company, this.detailRandom.reset(this.establishmentKey(Stream.Drift, index, order)));
+        yield csvLine(fields);
+      }
+      if (this.drift && this.grows(index) && this.establishmentKey(Stream.EstablishmentPart, index, count) % 10 === part) {
+        // A branch opened this month, active since.
+        const fields = this.establishment((company ??= this.company(index)), count);
+        const day = this.newsDay(this.detailRandom.reset(this.establishmentKey(Stream.Drift, index, count)));
+        [fields[5], fields[6], fields[7], fields[10]] = ['02', day, '00', day];
+        yield csvLine(fields);
       }
     }
   }
@@ -922,6 +1022,11 @@ class SyntheticRelease {
       // Minors act through a parent.
       const representative = age === '1' ? [maskedCpf(r), personName(r), r.pick(['14', '15'])] : NO_REPRESENTATIVE;
       rows.push([company.root, '2', personName(r), maskedCpf(r), qualification, joined, '', ...representative, age]);
+    }
+    // A company that takes partners beyond its first (an EIRELI or a lone-owner body does not) takes one this month.
+    if (this.drift && this.grows(company.index) && plan.others.length > 0) {
+      const n = this.detailRandom.reset(this.establishmentKey(Stream.Drift, company.index, 7));
+      rows.push([company.root, '2', personName(n), maskedCpf(n), n.pick(plan.others), this.newsDay(n), '', ...NO_REPRESENTATIVE, AGE_BANDS.pick(n)]);
     }
     return rows;
   }

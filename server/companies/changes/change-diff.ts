@@ -35,13 +35,17 @@ const json = (value: unknown) => JSON.stringify(value ?? null);
 
 /**
  * 48 bits of a SHA-1 of every compared field: an integer SQLite and JavaScript both hold exactly.
- * Two releases' hashes differ when a compared field does (a false "same" has odds of 2^-48).
+ * Two releases' hashes differ when a compared field does (a false "same" has odds of 2^-48). The
+ * fields go in as one JSON array, one digest call: a call per field was a fifth of an import's
+ * encoding work. (A release hashed otherwise is compared field by field where hashes differ, so
+ * changing this costs one slower comparison, never a wrong change.)
  */
 export function changeHash(record: object): number {
-  const hash = createHash('sha1');
   const loose = record as Record<string, unknown>;
-  for (const field of FIELDS) hash.update(json(loose[field])).update('\u0000');
-  return hash.digest().readUIntBE(0, 6);
+  return createHash('sha1')
+    .update(JSON.stringify(FIELDS.map((field) => loose[field] ?? null)))
+    .digest()
+    .readUIntBE(0, 6);
 }
 
 /** The kinds whose fields differ between `before` and `after`, each with its fields' values. */

@@ -267,6 +267,36 @@ describe('generateRelease', () => {
     }
   });
 
+  it('writes the next month of a release: the same establishments, about the rate of them changed this month, some opened, a few gone', async () => {
+    // The release of 2026-10 (the default) as the month after 2026-09's of the same seed.
+    const dir = path.join(workDir, 'after');
+    const base = await generateRelease({ dir: path.join(dir, 'september'), establishments: ESTABLISHMENTS, seed: SEED, release: '2026-09', format: 'csv' });
+    const next = await generateRelease({ dir: path.join(dir, 'october'), establishments: ESTABLISHMENTS, seed: SEED, format: 'csv', after: { from: '2026-09', rate: 0.1 } });
+    const establishmentsOf = async (files: string[]) => {
+      const byCnpj = new Map<string, string[]>();
+      for (const file of files.filter((f) => f.endsWith('.ESTABELE'))) for (const row of parse(await readFile(file))) byCnpj.set(row.slice(0, 3).join(''), row);
+      return byCnpj;
+    };
+    const before = await establishmentsOf(base.files);
+    const after = await establishmentsOf(next.files);
+    expect(after.size).toBe(next.establishments);
+    const opened = [...after.keys()].filter((cnpj) => !before.has(cnpj));
+    const gone = [...before.keys()].filter((cnpj) => !after.has(cnpj));
+    const changed = [...after].filter(([cnpj, row]) => before.has(cnpj) && row.join(';') !== before.get(cnpj)!.join(';'));
+    expect(changed.length / ESTABLISHMENTS).toBeGreaterThan(0.07);
+    expect(changed.length / ESTABLISHMENTS).toBeLessThan(0.13);
+    expect(opened.length).toBeGreaterThan(0);
+    expect(gone.length).toBeGreaterThan(0);
+    expect(next.establishments).toBe(ESTABLISHMENTS + opened.length - gone.length);
+    // What changed happened this month: a branch opened, and a new status, from September's extraction on (the 13th).
+    for (const cnpj of opened) expect(after.get(cnpj)![10]! >= '20260913', cnpj).toBe(true);
+    for (const [cnpj, row] of changed) if (row[5] !== before.get(cnpj)![5]) expect(row[6]! >= '20260913', cnpj).toBe(true);
+    // New partners join this month too.
+    const partners = (files: string[]) => Promise.all(files.filter((f) => f.endsWith('.SOCIOCSV')).map(async (f) => parse(await readFile(f)))).then((p) => p.flat());
+    expect((await partners(next.files)).length).toBeGreaterThan((await partners(base.files)).length);
+    await expect(generateRelease({ dir, establishments: 5, release: '2026-09', after: { from: '2026-09', rate: 0.1 } })).rejects.toThrow(RangeError);
+  });
+
   it("names the inner files after the release's extraction date and rejects bad options", async () => {
     const dir = path.join(workDir, 'march');
     const march = await generateRelease({ dir, establishments: 5, release: '2025-03', format: 'csv' });

@@ -69,10 +69,52 @@ function Page({ route }: { route: Route }) {
   }
 }
 
+/** The workspace signed in to (and who, when the sign-in says), and "Sign out". */
+function TopBar() {
+  const session = useLoad(getSession, []);
+  return (
+    <header class="top">
+      <a class="brand" href="/dashboard">
+        prospecta
+      </a>
+      <span class="workspace">
+        {session.state.status === 'ok' && (
+          <>
+            <span class="sr-only">Workspace: </span>
+            {session.state.data.workspaceName}
+            {session.state.data.who && <span class="muted"> · {session.state.data.who}</span>}
+          </>
+        )}
+      </span>
+      <form method="post" action="/dashboard/logout" class="sign-out">
+        <button type="submit">Sign out</button>
+      </form>
+    </header>
+  );
+}
+
+function MainNav({ page }: { page: Route['page'] }) {
+  return (
+    <nav class="main-nav" aria-label="Dashboard">
+      <ul>
+        {NAV.map((item) => (
+          <li key={item.href}>
+            <a href={item.href} aria-current={(item.pages as readonly string[]).includes(page) ? 'page' : undefined}>
+              {item.label}
+            </a>
+          </li>
+        ))}
+        <li class="docs-link">
+          <a href="/docs">API reference</a>
+        </li>
+      </ul>
+    </nav>
+  );
+}
+
 export function App() {
   const path = currentPath.value;
   const route = routeOf(path);
-  const session = useLoad(getSession, []);
   const first = useRef(true);
 
   useEffect(() => {
@@ -91,37 +133,8 @@ export function App() {
       <a class="skip-link" href="#main">
         Skip to content
       </a>
-      <header class="top">
-        <a class="brand" href="/dashboard">
-          prospecta
-        </a>
-        <span class="workspace">
-          {session.state.status === 'ok' && (
-            <>
-              <span class="sr-only">Workspace: </span>
-              {session.state.data.workspaceName}
-              {session.state.data.who && <span class="muted"> · {session.state.data.who}</span>}
-            </>
-          )}
-        </span>
-        <form method="post" action="/dashboard/logout" class="sign-out">
-          <button type="submit">Sign out</button>
-        </form>
-      </header>
-      <nav class="main-nav" aria-label="Dashboard">
-        <ul>
-          {NAV.map((item) => (
-            <li key={item.href}>
-              <a href={item.href} aria-current={(item.pages as readonly string[]).includes(route.page) ? 'page' : undefined}>
-                {item.label}
-              </a>
-            </li>
-          ))}
-          <li class="docs-link">
-            <a href="/docs">API reference</a>
-          </li>
-        </ul>
-      </nav>
+      <TopBar />
+      <MainNav page={route.page} />
       <main id="main" tabIndex={-1}>
         <Page route={route} />
       </main>

@@ -1,7 +1,7 @@
 /** Where data would be: a loading line, the server's reason it needs a plan, or what failed. */
 import type { ComponentChildren } from 'preact';
-import { ApiError } from './api.ts';
-import type { Loaded } from './load.ts';
+import { ApiError } from '../api.ts';
+import type { Loaded } from '../load.ts';
 
 export function messageOf(error: unknown): string {
   if (error instanceof ApiError) return error.message;

@@ -3,8 +3,10 @@
  * never fetch it). The canvas is hidden from screen readers; the same figures are in a summary
  * sentence and a table beside it.
  */
+import type { RefObject } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
-import { formatDay, formatNumber, plural } from './format.ts';
+import { formatDay, formatNumber, plural } from '../format.ts';
+import { HeaderRow, ScrollingTable } from './table.tsx';
 
 export interface Day {
   date: string;
@@ -15,8 +17,8 @@ const ACCENT = '#1d4ed8';
 const HEIGHT = 200;
 const WHOLE_STEPS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1e3, 2e3, 2.5e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6, 1e7, 1e8, 1e9];
 
-export function UsageChart({ days, title }: { days: Day[]; title: string }) {
-  const box = useRef<HTMLDivElement>(null);
+/** Draws the days into `box` as bars once uPlot has loaded, again when they change, and cleans up after. */
+function useBars(box: RefObject<HTMLDivElement | null>, days: Day[]) {
   useEffect(() => {
     let cancelled = false;
     let cleanup = () => {};
@@ -55,7 +57,11 @@ export function UsageChart({ days, title }: { days: Day[]; title: string }) {
       cleanup();
     };
   }, [days]);
+}
 
+export function UsageChart({ days, title }: { days: Day[]; title: string }) {
+  const box = useRef<HTMLDivElement>(null);
+  useBars(box, days);
   const total = days.reduce((sum, d) => sum + d.consumed, 0);
   const peak = days.reduce<Day | null>((best, d) => (d.consumed > (best?.consumed ?? 0) ? d : best), null);
   return (
@@ -67,28 +73,26 @@ export function UsageChart({ days, title }: { days: Day[]; title: string }) {
       <div class="chart-canvas" ref={box} aria-hidden="true" />
       <details>
         <summary>Show the figures as a table</summary>
-        <div class="table-wrap" tabIndex={0} role="region" aria-label={`${title}, by day`}>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Day (UTC)</th>
-                <th scope="col" class="num">
-                  Credits consumed
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {days.map((d) => (
-                <tr key={d.date}>
-                  <td>{d.date}</td>
-                  <td class="num">{formatNumber(d.consumed)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <FiguresTable days={days} label={`${title}, by day`} />
       </details>
     </figure>
+  );
+}
+
+/** The chart's figures for screen readers and anyone who wants them exact. */
+function FiguresTable({ days, label }: { days: Day[]; label: string }) {
+  return (
+    <ScrollingTable label={label}>
+      <HeaderRow columns={['Day (UTC)', 'Credits consumed']} numeric={['Credits consumed']} />
+      <tbody>
+        {days.map((d) => (
+          <tr key={d.date}>
+            <td>{d.date}</td>
+            <td class="num">{formatNumber(d.consumed)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </ScrollingTable>
   );
 }
 

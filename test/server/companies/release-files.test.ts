@@ -126,6 +126,16 @@ describe('the search on a release file', () => {
     const file = inFiles.registry!.current()!;
     const { filter } = planSearch(filters, await inFiles.activities());
     for (const driverCap of [0, Infinity]) expect(file.search(filter, 1000, undefined, false, driverCap)).toEqual(expected);
+    // And page after page with no index counted selective enough, as in a large release: a walk,
+    // or a full-text condition's matches in key order.
+    const walked: string[] = [];
+    for (let after: string | undefined; ; ) {
+      const page = file.search(filter, 7, after, false, 0);
+      walked.push(...page);
+      if (page.length < 7) break;
+      after = page.at(-1);
+    }
+    expect(walked).toEqual(expected);
   });
 
   it('finds names and partners by word and by prefix, accents and case ignored', async () => {

@@ -8,7 +8,7 @@
  * write runs with the layout read again when SQLite's `schema_version` has moved, so no key table
  * is ever left behind by a writer that did not know of it.
  */
-import type { Database } from 'better-sqlite3';
+import type { Database, Statement } from 'better-sqlite3';
 import type { IndexSpecification } from 'mongodb';
 import type { IndexOptions } from '../port.ts';
 import { DUPLICATE_KEY } from '../port.ts';
@@ -83,6 +83,7 @@ const sameSpec = (a: IndexSpec, b: IndexSpec) =>
 export class Schema {
   private version = -1;
   private layouts = new Map<string, Layout>();
+  private schemaVersion: Statement | undefined;
 
   constructor(private readonly db: Database) {
     db.exec('CREATE TABLE IF NOT EXISTS _indexes (collection TEXT NOT NULL, name TEXT NOT NULL, spec TEXT NOT NULL, PRIMARY KEY (collection, name))');
@@ -113,7 +114,9 @@ export class Schema {
 
   /** Reads the layout again if any process has changed it since. */
   refresh(): void {
-    const version = this.db.pragma('schema_version', { simple: true }) as number;
+    // Prepared once: db.pragma() compiles its statement at every call, and this runs at every read.
+    this.schemaVersion ??= this.db.prepare('PRAGMA schema_version').pluck();
+    const version = this.schemaVersion.get() as number;
     if (version === this.version) return;
     const layouts = new Map<string, Layout>();
     const tables = this.db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name LIKE 'c:%'").pluck().all() as string[];

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { update as applyOperators } from 'mingo';
 import type { Document } from '../port.ts';
 import { cloneValue, type Doc } from './codec.ts';
+import { plainUpdate } from './plain-update.ts';
 
 type Modifier = Parameters<typeof applyOperators>[1];
 
@@ -31,6 +32,8 @@ function assertString(id: unknown): asserts id is string {
 
 function run(doc: Record<string, unknown>, modifier: Document, arrayFilters?: Document[], filter?: Document): boolean {
   if (Object.keys(modifier).length === 0) return false;
+  const plain = arrayFilters || filter ? undefined : plainUpdate(doc, modifier);
+  if (plain !== undefined) return plain;
   // Deep clone mode: values taken from the update must not stay shared with the caller.
   return applyOperators(doc, modifier as Modifier, arrayFilters, filter, { cloneMode: 'deep' }).length > 0;
 }

@@ -1,0 +1,92 @@
+/**
+ * The store's own `$set`/`$inc`/`$unset` (plain-update.ts) against mingo's, on random documents
+ * and updates: where it answers, the document (its keys in the same order) and whether it changed
+ * are mingo's; where MongoDB's rules are subtle it leaves the update to mingo.
+ */
+import { update as mingoUpdate } from 'mingo';
+import { describe, expect, it } from 'vitest';
+import { cloneValue, encode } from '../../../server/store/embedded/codec.ts';
+import { plainUpdate } from '../../../server/store/embedded/plain-update.ts';
+
+/** A small seeded generator (mulberry32), so a failure can be replayed. */
+function random(seed: number) {
+  let state = seed;
+  const next = () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), state | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
+  return { next, pick };
+}
+
+type Random = ReturnType<typeof random>;
+const FIELDS = ['a', 'b', 'n', 'list'] as const;
+const PATHS = ['a', 'b', 'n', 'list', 'a.b', 'a.c', 'a.b.c', 'b.x', 'n.x', 'list.0', 'list.x', 'z', 'z.y', '_id', 'a.$', '$x'];
+
+function value(r: Random, depth = 0): unknown {
+  const kind = r.next();
+  if (kind < 0.25) return Math.floor(r.next() * 5);
+  if (kind < 0.4) return r.pick(['x', 'y', '']);
+  if (kind < 0.48) return null;
+  if (kind < 0.55) return new Date(Date.UTC(2026, 0, 1 + Math.floor(r.next() * 3)));
+  if (kind < 0.62) return r.pick([true, false]);
+  if (kind < 0.75 && depth < 2) return [value(r, depth + 1), value(r, depth + 1)].slice(0, Math.floor(r.next() * 3));
+  if (depth < 2) {
+    const doc: Record<string, unknown> = {};
+    for (const key of ['b', 'c', 'x']) if (r.next() < 0.5) doc[key] = value(r, depth + 1);
+    return doc;
+  }
+  return 1.5;
+}
+
+function documentOf(r: Random): Record<string, unknown> {
+  const doc: Record<string, unknown> = { _id: 'd' };
+  for (const field of FIELDS) if (r.next() < 0.7) doc[field] = value(r);
+  return doc;
+}
+
+function updateOf(r: Random): Record<string, Record<string, unknown>> {
+  const update: Record<string, Record<string, unknown>> = {};
+  for (let n = 1 + Math.floor(r.next() * 3); n > 0; n--) {
+    const operator = r.pick(['$set', '$set', '$inc', '$unset', '$push']);
+    const path = r.pick(PATHS);
+    (update[operator] ??= {})[path] = operator === '$inc' ? r.pick([0, 1, -2, 2.5, 'x']) : operator === '$unset' ? '' : value(r);
+  }
+  return update;
+}
+
+describe('plain updates', () => {
+  it('agree with mingo on 5,000 random documents and updates, and leave it the cases they do not take', () => {
+    const r = random(41);
+    let answered = 0;
+    for (let run = 0; run < 5000; run++) {
+      const doc = documentOf(r);
+      const update = updateOf(r);
+      const ours = cloneValue(doc);
+      const changed = plainUpdate(ours, update);
+      if (changed === undefined) {
+        // Untouched when left to mingo.
+        expect(encode(ours)).toBe(encode(doc));
+        continue;
+      }
+      answered++;
+      const theirs = cloneValue(doc);
+      const modified = mingoUpdate(theirs, update as never, undefined, undefined, { cloneMode: 'deep' });
+      const context = `${encode(doc)} ${encode(update)}`;
+      expect(encode(ours), context).toBe(encode(theirs));
+      expect(changed, context).toBe(modified.length > 0);
+    }
+    // Enough of them are plain (900 of this seed's 5,000) that the comparison is not vacuous.
+    expect(answered).toBeGreaterThan(600);
+  });
+
+  it('copies what it sets, so the caller’s value stays its own', () => {
+    const doc: Record<string, unknown> = { _id: 'd' };
+    const nested = { list: [1, 2] };
+    expect(plainUpdate(doc, { $set: { 'a.b': nested } })).toBe(true);
+    nested.list.push(3);
+    expect(doc).toEqual({ _id: 'd', a: { b: { list: [1, 2] } } });
+  });
+});

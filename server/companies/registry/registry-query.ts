@@ -5,10 +5,14 @@
  * drive the query. Pages are in CNPJ order, so the query either walks `facts` in key order
  * testing each row (fast when matches are dense: a page needs few rows), or starts from the most
  * selective driver's keys and tests those (fast when they are few). Which: each driver's keys are
- * counted up to a cap that grows with the release; below it the driver wins. Above it, a
- * full-text condition still drives: its index yields keys in key order, so the page is its first
- * matches that pass the other tests, where a walk of `facts` would run the full-text query once
- * per row (a second against a millisecond for two common words at 200,000 establishments).
+ * counted up to a cap that grows with the release; below it the driver wins.
+ *
+ * A full-text condition (a name or partner word) is never counted: its index yields keys in key
+ * order, so it drives by streaming, the page being its first matches that pass the other tests,
+ * and stops there. Counting it would cost the whole query (every match of two common words), and
+ * testing it per row of a walk runs the query once per row (a second, against a millisecond
+ * streamed, for two common words at 200,000 establishments). Beside one, another driver wins only
+ * when it holds fewer than TEXT_RIVAL_CAP keys, each then tested with the full-text query.
  */
 import type Database from 'better-sqlite3';
 import type { CompanyDoc } from '../company-record.ts';
@@ -35,6 +39,9 @@ export interface SearchQuery {
 function driverCap(establishments: number): number {
   return Math.min(50_000, Math.max(5_000, Math.round(establishments / 2_000)));
 }
+
+/** Below this many keys, an index beats streaming a full-text condition (see the module's comment). */
+const TEXT_RIVAL_CAP = 1_000;
 
 const list = (values: Param[]) => values.map(() => '?').join(', ');
 
@@ -83,8 +90,7 @@ function words(table: 'names' | 'partners', value: unknown): Condition {
   const match =
     given.$regex !== undefined && given.$regex.startsWith('^') ? `${quoted(given.$regex.slice(1))}*` : (given.$all ?? []).map(quoted).join(' AND ');
   if (match === '') throw new Error(`the registry cannot search ${table} by ${JSON.stringify(value)}`);
-  const driver = { sql: `SELECT rowid AS k FROM ${table} WHERE ${table} MATCH ?`, params: [match] };
-  return { sql: `EXISTS (SELECT 1 FROM ${table} WHERE ${table} MATCH ? AND rowid = f.k)`, params: [match], driver, text: { table, match } };
+  return { sql: `EXISTS (SELECT 1 FROM ${table} WHERE ${table} MATCH ? AND rowid = f.k)`, params: [match], text: { table, match } };
 }
 
 function conditionOf(field: string, value: unknown): Condition {
@@ -175,16 +181,17 @@ export function searchQuery(
   const params = [...from.params, ...conditions.flatMap((c) => c.params)];
   return {
     run(db, limit) {
+      const text = conditions.find((c) => c.text);
+      const enough = text ? Math.min(cap, TEXT_RIVAL_CAP) : cap;
       let best: { sql: string; params: Param[]; count: number } | undefined;
       for (const { driver } of conditions) {
         if (!driver) continue;
         const sql = `SELECT * FROM (${driver.sql}) WHERE ${from.sql}`;
-        const most = best?.count ?? cap;
+        const most = best?.count ?? enough;
         // LIMIT -1: no limit (a cap of Infinity, which tests use to always drive).
         const count = db.prepare(`SELECT count(*) FROM (${sql} LIMIT ?)`).pluck().get(...driver.params, ...from.params, Number.isFinite(most) ? most : -1) as number;
-        if (count < (best?.count ?? cap)) best = { sql, params: [...driver.params, ...from.params], count };
+        if (count < (best?.count ?? enough)) best = { sql, params: [...driver.params, ...from.params], count };
       }
-      const text = best ? undefined : conditions.find((c) => c.text);
       const statement = best
         ? db.prepare(`SELECT f.k FROM (${best.sql}) d CROSS JOIN facts f ON f.k = d.k WHERE ${where} ORDER BY f.k LIMIT ?`).bind(...best.params, ...params, limit)
         : text

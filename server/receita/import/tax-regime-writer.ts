@@ -9,8 +9,8 @@
  * establishment of the import has is kept all the same, and counted (not on MongoDB, where that
  * count would need a join over the whole registry).
  */
-import type { BulkLoader, Collection, Store } from '../../../store/port.ts';
-import { regimeKeys, taxRegimeRow, type TaxRegimeDoc } from '../../tax-regimes.ts';
+import type { BulkLoader, Collection, Store } from '../../store/port.ts';
+import { regimeKeys, taxRegimeRow, type TaxRegimeDoc } from '../../companies/tax-regimes.ts';
 import type { DocumentContext } from './documents.ts';
 import type { Problem, Row } from './rows.ts';
 

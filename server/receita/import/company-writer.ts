@@ -17,7 +17,7 @@ import { Interner } from './interner.ts';
 import { addUnknown, type UnknownCodes } from './records.ts';
 import { basename, join } from 'node:path';
 import { registryOf, type Registry } from '../../companies/registry/registry.ts';
-import { ReleaseWriter, type FinishOptions } from '../../companies/registry/release-writer.ts';
+import { ReleaseWriter, type FinishOptions } from './release-writer.ts';
 import { codecTables, RecordEncoder, withDictionary } from '../../companies/registry/record-codec.ts';
 import { stagedRow } from '../../companies/registry/staged-row.ts';
 import type { TaxRegimeDoc } from '../../companies/tax-regimes.ts';
@@ -134,7 +134,7 @@ class LoadWriter implements CompanyWriter {
 }
 
 /**
- * The embedded store's registry: a release file of its own (registry/release-writer.ts), built
+ * The embedded store's registry: a release file of its own (release-writer.ts), built
  * beside the one in service and switched to at the end. Documents are built and encoded as
  * staged rows in the worker threads when there are any; this thread only stores them.
  */

@@ -16,7 +16,7 @@ import type { Problem, Row } from './rows.ts';
 
 const REMOVALS_PER_WRITE = 10_000;
 
-/** What this writer needs of a release file being written (registry/release-writer.ts). */
+/** What this writer needs of a release file being written (release-writer.ts). */
 interface ReleaseFileRegimes {
   putTaxRegimes(docs: TaxRegimeDoc[]): void;
   taxRegimesOf(cnpjs: string[]): Map<string, Array<{ year: number; form: string }>>;

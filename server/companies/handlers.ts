@@ -4,7 +4,7 @@ import type { StreamEventOf } from '../../shared/operations/index.ts';
 import { ServiceError } from '../lib/errors.ts';
 import type { Handler, HandlerContext } from '../invocation/handler.ts';
 import { holdsRaw } from '../lib/raw-json.ts';
-import type { BrasilApiSource } from './brasilapi-client.ts';
+import type { BrasilApiSource } from '../providers/brasilapi-client.ts';
 import { companyView, REGISTRY_SOURCE, type CompanyView } from './company-record.ts';
 import type { Companies } from './companies.ts';
 import { startCompanySearch } from './company-search.ts';

@@ -13,7 +13,7 @@ export async function buildServer() {
   await build({
     absWorkingDir: root,
     // The import's worker thread runs a script of its own, beside the CLI that starts it.
-    entryPoints: { server: 'server/start/main.ts', cli: 'server/cli/main.ts', 'document-worker': 'server/companies/receita/import/document-worker.ts' },
+    entryPoints: { server: 'server/start/main.ts', cli: 'server/cli/main.ts', 'document-worker': 'server/receita/import/document-worker.ts' },
     outdir: 'dist',
     outExtension: { '.js': '.mjs' },
     bundle: true,

@@ -32,7 +32,8 @@ export const parts = [
   ...[
     ['auth', 'API keys, access tokens, members, authorize()'],
     ['credits', 'workspaces (the credit account), plans, the ledger, payment'],
-    ['companies', "Brazil's company records, search, the Receita's releases"],
+    ['companies', "Brazil's company records, their search and lookup, the release files and changes they are read from"],
+    ['receita', "the Receita Federal's releases: their download, their import, the release file's writer"],
     ['people', 'people search over its sources, the people import'],
     ['enrich', 'the cascade and its memory'],
     ['providers', 'one file per data provider, their HTTP client and catalog'],

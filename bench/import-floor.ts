@@ -8,9 +8,9 @@
  */
 import { availableParallelism } from 'node:os';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { findReleaseFiles, type ReleaseFile } from '../server/companies/receita/import/release-files.ts';
-import { rowLayoutOf } from '../server/companies/receita/import/row-layout.ts';
-import { openReleaseEntries, readRowBatches } from '../server/companies/receita/import/rows.ts';
+import { findReleaseFiles, type ReleaseFile } from '../server/receita/import/release-files.ts';
+import { rowLayoutOf } from '../server/receita/import/row-layout.ts';
+import { openReleaseEntries, readRowBatches } from '../server/receita/import/rows.ts';
 
 const ROLE = 'prospecta-import-floor';
 

@@ -90,21 +90,9 @@ export class ProspectaClient {
 
   /** The typed body of a success, or an ApiCallError carrying the server's code and message. */
   parse<Id extends AddonOperationId>(_id: Id, response: HttpResponse): OutputOf<Id> {
-    let body: unknown;
-    try {
-      body = response.body ? JSON.parse(response.body) : undefined;
-    } catch {
-      body = undefined;
-    }
+    const body = jsonOf(response);
     if (response.status >= 200 && response.status < 300) return body as OutputOf<Id>;
-    const error = (body ?? {}) as { error?: string; message?: string };
-    const retryAfter = Number(header(response.headers, 'Retry-After'));
-    throw new ApiCallError(
-      response.status,
-      error.error ?? 'http_error',
-      error.message ?? `The server answered ${response.status}.`,
-      Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : null,
-    );
+    throw refusal(response, body);
   }
 
   /**
@@ -114,7 +102,7 @@ export class ProspectaClient {
   file<Id extends AddonOperationId>(id: Id, input: InputOf<Id>): string {
     const response = sending(() => this.http.fetch(this.request(id, input)));
     if (response.status >= 200 && response.status < 300) return response.body;
-    return this.parse(id, response) as never;
+    throw refusal(response, jsonOf(response));
   }
 
   /** One call; `idempotencyKey` when the caller derives its own (a formula, from its input). */
@@ -122,6 +110,27 @@ export class ProspectaClient {
     const request = this.request(id, input, idempotencyKey);
     return this.parse(id, sending(() => this.http.fetch(request)));
   }
+}
+
+/** A response's body as JSON; undefined when it is none. */
+function jsonOf(response: HttpResponse): unknown {
+  try {
+    return response.body ? JSON.parse(response.body) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The ApiCallError a refusal stands for: the server's code and message, and its Retry-After. */
+function refusal(response: HttpResponse, body: unknown): ApiCallError {
+  const error = (body ?? {}) as { error?: string; message?: string };
+  const retryAfter = Number(header(response.headers, 'Retry-After'));
+  return new ApiCallError(
+    response.status,
+    error.error ?? 'http_error',
+    error.message ?? `The server answered ${response.status}.`,
+    Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : null,
+  );
 }
 
 /**

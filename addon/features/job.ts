@@ -218,6 +218,11 @@ export function startJob(deps: JobDeps, job: Job): Job {
   }
 }
 
+/** A server job's item answer: the same JSON as the synchronous call's, so read as `parse` reads that. */
+function readResult<Id extends JobOperation>(processor: Processor<object, Id>, output: unknown, options: object): RowResult {
+  return processor.read(output as OutputOf<Id>, options);
+}
+
 /** startJob on the server with the run's key: sent again after a lost answer, it answers the same job. */
 function startServerJob(deps: JobDeps, job: Job, sending: Array<{ row: number; input: object }>): void {
   const server = job.server!;
@@ -280,7 +285,7 @@ function pollJob(deps: JobDeps, job: Job, deadline: number): void {
           row,
           // The credits are the server's for this item, whatever the answer says of itself.
           result.status === 'ok'
-            ? { ...processor.read(result.output as never, job.options), credits: result.creditsCharged }
+            ? { ...readResult(processor, result.output, job.options), credits: result.creditsCharged }
             : { status: `✗ ${result.error?.message ?? 'failed'}`, failed: true, credits: result.creditsCharged },
         );
       }

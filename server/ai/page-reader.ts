@@ -93,7 +93,7 @@ function decode(body: Buffer, type: string): string {
 /** The readable text of an HTML document. */
 export function readableText(html: string, url: string, maxChars = 8000): Page {
   const { document } = linkedom().parseHTML(html);
-  const article = new (readability().Readability)(document as unknown as ConstructorParameters<typeof Readability>[0]).parse();
+  const article = new (readability().Readability)(document).parse();
   const fallback = document.body?.textContent ?? '';
   const text = (article?.textContent ?? fallback).replace(/\s+/g, ' ').trim();
   const title = (article?.title || document.title || url).replace(/\s+/g, ' ').trim();

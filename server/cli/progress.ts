@@ -5,7 +5,7 @@
  */
 import cliProgress from 'cli-progress';
 import type { CommandEvent } from './commands.ts';
-import type { DownloadProgress } from '../companies/receita/download/download.ts';
+import type { DownloadProgress } from '../receita/download/download.ts';
 
 export function progressDisplay(stream: NodeJS.WriteStream = process.stderr) {
   const started = Date.now();

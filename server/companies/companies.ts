@@ -10,7 +10,7 @@
 import type { Collection, Filter, FindOptions, IndexDeclaration, Store } from '../store/port.ts';
 import { ActivityMatcher, type CnaeDoc } from './activities.ts';
 import { RawJson } from '../lib/raw-json.ts';
-import { REGISTRY_SOURCE, type CompanyDoc, type CompanyRecord, type CompanyView } from './company-record.ts';
+import { REGISTRY_SOURCE, type CompanyDoc, type CompanyRecord, type CompanyView, type Partner } from './company-record.ts';
 import { planSearch, type CompanyFilters, type SearchPlan } from './search-plan.ts';
 import { TaxRegimes, taxRegimeIndexes } from './tax-regimes.ts';
 import { Releases } from './releases.ts';
@@ -128,13 +128,15 @@ export class Companies {
 
   /** The records, each with its tax regimes by year (from their own collection). */
   private async records(filter: Filter<CompanyDoc>, options: Omit<FindOptions, 'projection'> = {}): Promise<CompanyRecord[]> {
-    const records = (await this.collection.find(filter, { ...options, projection: INTERNAL_FIELDS }).toArray()) as unknown as CompanyRecord[];
-    const regimes = await this.taxRegimes.byCnpj(records.map((r) => r.cnpj));
-    for (const record of records) {
-      completeRecord(record);
-      record.taxRegimes = regimes.get(record.cnpj) ?? [];
-    }
-    return records;
+    // The projection leaves out the internal fields; what is left, with its tax regimes, is the record.
+    const docs = await this.collection.find(filter, { ...options, projection: INTERNAL_FIELDS }).toArray();
+    const regimes = await this.taxRegimes.byCnpj(docs.map((d) => d.cnpj));
+    return docs.map((doc) => {
+      // Completed first: the tax regimes come after the stored fields, as the stored JSON passed through has them.
+      completeRecord(doc);
+      const record: CompanyRecord = Object.assign(doc, { taxRegimes: regimes.get(doc.cnpj) ?? [] });
+      return record;
+    });
   }
 
   /**
@@ -173,18 +175,19 @@ export class Companies {
  * A document imported before issue 22 lacks its newer fields: they are given as unknown (null),
  * so every answer keeps the record's shape until the next import writes them.
  */
-function completeRecord(record: CompanyRecord): void {
+function completeRecord(record: Omit<CompanyRecord, 'taxRegimes'>): void {
   if (record.size !== undefined) return;
-  const loose = record as unknown as Record<string, unknown>;
-  for (const field of NEWER_FIELDS) loose[field] ??= null;
-  for (const partner of record.partners) {
-    const p = partner as unknown as Record<string, unknown>;
-    for (const field of NEWER_PARTNER_FIELDS) p[field] ??= null;
-  }
+  nullWhereMissing(record, NEWER_FIELDS);
+  for (const partner of record.partners) nullWhereMissing(partner, NEWER_PARTNER_FIELDS);
+}
+
+/** Each of `fields` that `target` lacks, given as null (unknown). */
+function nullWhereMissing<T extends object>(target: T, fields: ReadonlyArray<keyof T>): void {
+  for (const field of fields) if (target[field] == null) Object.assign(target, { [field]: null });
 }
 
 const NEWER_FIELDS = [
   'size', 'responsibleQualification', 'federativeEntity', 'specialSituation', 'specialSituationDate', 'phone1', 'phone2',
   'fax', 'foreignCity', 'country', 'simples', 'mei',
 ] as const satisfies ReadonlyArray<keyof CompanyRecord>;
-const NEWER_PARTNER_FIELDS = ['type', 'qualificationCode', 'country', 'ageBand', 'legalRepresentative'] as const;
+const NEWER_PARTNER_FIELDS = ['type', 'qualificationCode', 'country', 'ageBand', 'legalRepresentative'] as const satisfies ReadonlyArray<keyof Partner>;

@@ -4,20 +4,29 @@ import type { StreamEventOf } from '../../shared/operations/index.ts';
 import { ServiceError } from '../lib/errors.ts';
 import type { Handler, HandlerContext } from '../invocation/handler.ts';
 import { holdsRaw } from '../lib/raw-json.ts';
-import type { BrasilApiSource } from './brasilapi-client.ts';
-import { companyView, REGISTRY_SOURCE, type CompanyView } from './company-record.ts';
+import type { TraceContext } from '../lib/trace-context.ts';
+import { companyView, REGISTRY_SOURCE, type CompanyRecord, type CompanyView } from './company-record.ts';
 import type { Companies } from './companies.ts';
 import { startCompanySearch } from './company-search.ts';
 import type { SearchCursors } from './search-cursors.ts';
 
 const MAX_NAMED = 5;
 
+/**
+ * What the batch asks of a source outside the registry (BrasilAPI's client in providers/ is one):
+ * declared here, so companies/ needs nothing of providers/, which imports companies/.
+ */
+export interface RemoteCompanies {
+  /** The company with this normalized CNPJ, or null when the source does not know it; fails with a ServiceError when the source does. */
+  lookup(cnpj: string, signal?: AbortSignal, trace?: TraceContext): Promise<CompanyRecord | null>;
+}
+
 export interface CompanyDeps {
   companies: Companies;
   /** Where each search page left off. */
   searchCursors: SearchCursors;
   /** BrasilAPI, for CNPJs the registry lacks; null unless BRASILAPI_ENABLED. */
-  remoteCompanies: BrasilApiSource | null;
+  remoteCompanies: RemoteCompanies | null;
   /** BRASILAPI_LOOKUPS_PER_REQUEST. */
   lookupsPerRequest: number;
 }
@@ -110,7 +119,7 @@ export function createCompanyHandlers({ companies, searchCursors, remoteCompanie
  * the companies the registry did find.
  */
 async function lookUpRemotely(
-  remote: BrasilApiSource,
+  remote: RemoteCompanies,
   cnpjs: string[],
   found: Map<string, CompanyView>,
   { signal, log, trace }: Pick<HandlerContext, 'signal' | 'log' | 'trace'>,

@@ -82,7 +82,7 @@ export class TaxRegimes {
     const found = new Map<string, TaxRegime[]>();
     if (cnpjs.length === 0) return found;
     const docs = await this.collection.find({ cnpj: { $in: cnpjs } }, { projection: PUBLIC_FIELDS }).toArray();
-    for (const doc of docs as unknown as Array<TaxRegime & { cnpj: string }>) {
+    for (const doc of docs) {
       const list = found.get(doc.cnpj) ?? [];
       list.push({ year: doc.year, form: doc.form, scpCnpj: doc.scpCnpj ?? null, bookkeepingEntries: doc.bookkeepingEntries ?? null });
       found.set(doc.cnpj, list);

@@ -11,8 +11,8 @@ import { headerMeaning } from '../../shared/column-headers.ts';
 import { foldText } from '../../shared/fold-text.ts';
 import { EMAIL_STATUSES } from '../../shared/schemas/search.ts';
 import { normalizeDomain } from '../enrich/enrich-record.ts';
-import { CsvSplitter, MAX_ROW_CHARS, type SplitRow } from '../companies/receita/import/csv-splitter.ts';
-import type { Problem } from '../companies/receita/import/rows.ts';
+import { CsvSplitter, MAX_ROW_CHARS, type SplitRow } from '../receita/import/csv-splitter.ts';
+import type { Problem } from '../receita/import/rows.ts';
 import { personDocument, type People, type PersonDoc, type PersonRecord } from './people.ts';
 import { seniorityOfTitle } from './seniority.ts';
 

@@ -1,8 +1,8 @@
 /**
- * BrasilAPI's CNPJ lookup as an enrichment source. The client (server/companies/brasilapi-client.ts)
+ * BrasilAPI's CNPJ lookup as an enrichment source. The client (brasilapi-client.ts)
  * is shared with the CNPJ batch and keeps its own limiter: one budget for both uses.
  */
-import { BRASILAPI_LIMITS, type BrasilApiSource } from '../companies/brasilapi-client.ts';
+import { BRASILAPI_LIMITS, type BrasilApiSource } from './brasilapi-client.ts';
 import { checkCnpj } from '../../shared/cnpj.ts';
 import { companyFields, REGISTRY_COMPANY_OUTPUTS } from './company-fields.ts';
 import { ProviderFailure } from './provider-failure.ts';

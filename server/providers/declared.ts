@@ -4,7 +4,7 @@
  */
 import { PROVIDER_IDS } from '../../shared/schemas/enrichment.ts';
 import type { Companies } from '../companies/companies.ts';
-import type { BrasilApiSource } from '../companies/brasilapi-client.ts';
+import type { BrasilApiSource } from './brasilapi-client.ts';
 import { apollo } from './apollo.ts';
 import { brasilApi } from './brasilapi.ts';
 import { hunter, hunterVerifier } from './hunter.ts';

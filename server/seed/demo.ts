@@ -8,7 +8,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { importRelease, type ImportProgress } from '../companies/receita/import/importer.ts';
+import { importRelease, type ImportProgress } from '../receita/import/importer.ts';
 import { generateRelease } from './release-generator.ts';
 import type { Services } from '../start/services.ts';
 import { seedDemoPeople } from './demo-people.ts';

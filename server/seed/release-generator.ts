@@ -24,7 +24,7 @@ import {
   REGISTRATION_REASONS,
   type CodeTableEntry,
   type Municipality,
-} from '../companies/code-tables.ts';
+} from './code-tables.ts';
 
 export interface GenerateOptions {
   /** Created if missing; the files are written inside. */

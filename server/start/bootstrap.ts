@@ -13,7 +13,7 @@ import { SignInLinks, signInLinkIndexes } from '../dashboard/sign-in-links.ts';
 import { createRateLimiter, type RateLimiter } from '../http/rate-limit.ts';
 import type { Clock } from '../outbound/clock.ts';
 import { closeLimiter, createLimiter, throttleFor } from '../outbound/limiter.ts';
-import { BRASILAPI_LIMITS, BrasilApiSource } from '../companies/brasilapi-client.ts';
+import { BRASILAPI_LIMITS, BrasilApiSource } from '../providers/brasilapi-client.ts';
 import { Llm, llmSettings } from '../ai/llm.ts';
 import { webSearchFrom } from '../ai/web-search.ts';
 import { secretFile, WorkspaceProviderKeys } from '../providers/workspace-keys.ts';

@@ -26,7 +26,7 @@ import { webhookIndexes, Webhooks } from '../jobs/webhooks.ts';
 import { Providers } from '../providers/providers.ts';
 import { providerSettings } from '../providers/settings.ts';
 import { providerKeyIndexes, type WorkspaceProviderKeys } from '../providers/workspace-keys.ts';
-import type { BrasilApiSource } from '../companies/brasilapi-client.ts';
+import type { BrasilApiSource } from '../providers/brasilapi-client.ts';
 import { People, peopleIndexes } from '../people/people.ts';
 import { Companies, companyIndexes } from '../companies/companies.ts';
 import { Campaigns, campaignIndexes } from '../outreach/campaigns.ts';

@@ -6,7 +6,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { BrasilApiCompany } from '../../server/companies/brasilapi-client.ts';
+import type { BrasilApiCompany } from '../../server/providers/brasilapi-client.ts';
 
 export type Fault =
   /** BrasilAPI's own rate limit (JSON, with `Retry-After`), or its edge's (plain text, without) when absent. */

@@ -8,8 +8,8 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { beforeEach } from 'vitest';
-import { importRelease, type ImportOptions, type ImportSummary } from '../../server/companies/receita/import/importer.ts';
-import type { Problem } from '../../server/companies/receita/import/rows.ts';
+import { importRelease, type ImportOptions, type ImportSummary } from '../../server/receita/import/importer.ts';
+import type { Problem } from '../../server/receita/import/rows.ts';
 import { embeddedStorePerTest, type StorePerTest } from './embedded-store.ts';
 import { tempDir } from './temp-dir.ts';
 

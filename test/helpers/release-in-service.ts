@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { CompanyDoc } from '../../server/companies/company-record.ts';
 import type { TaxRegimeDoc } from '../../server/companies/tax-regimes.ts';
 import { registryOf } from '../../server/companies/registry/registry.ts';
-import { ReleaseWriter } from '../../server/companies/registry/release-writer.ts';
+import { ReleaseWriter } from '../../server/receita/import/release-writer.ts';
 import { codecTables, RecordEncoder, withDictionary } from '../../server/companies/registry/record-codec.ts';
 import { stagedRow } from '../../server/companies/registry/staged-row.ts';
 import type { Store } from '../../server/store/port.ts';

@@ -4,7 +4,7 @@
  * file) keeps it. One row per (release, establishment, kind), so a step run twice records nothing
  * twice; the last KEPT_RELEASES releases' changes are kept.
  *
- * Written by `ChangeStep`, a step of the release file's `finish` (release-writer.ts): with the
+ * Written by `ChangeStep`, a step of the release file's `finish` (receita/import/release-writer.ts): with the
  * release in service attached as `old`, establishments whose compared-fields hash differs (and
  * those present on one side only) are decoded and diffed (change-diff.ts), a page of keys at a time.
  * Read by `ChangeFile`, joined with the release in service's `facts` for the search filters.

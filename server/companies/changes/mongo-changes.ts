@@ -49,7 +49,7 @@ export class MongoChangeRecorder {
   /** Before `docs` replace what is stored under their CNPJs: their changes, durably. */
   async before(docs: CompanyDoc[]): Promise<void> {
     const stored = await this.companies.find({ _id: { $in: docs.map((d) => d._id) } }, { projection: PROJECTION }).toArray();
-    const old = new Map(stored.map((doc) => [doc._id, doc as unknown as CompanyDoc]));
+    const old = new Map(stored.map((doc) => [doc._id, doc]));
     const found: ChangeDoc[] = [];
     for (const doc of docs) {
       const before = old.get(doc._id);
@@ -70,7 +70,7 @@ export class MongoChangeRecorder {
     const gone = this.companies.find({ importRun: { $ne: run } }, { projection: PROJECTION, sort: { _id: 1 } });
     let page: ChangeDoc[] = [];
     for await (const doc of gone) {
-      page.push(this.change(doc._id, 'removed', {}, doc as unknown as CompanyDoc));
+      page.push(this.change(doc._id, 'removed', {}, doc));
       if (page.length >= REMOVALS_PER_WRITE) (await this.write(page), (page = []));
     }
     await this.write(page);

@@ -63,7 +63,7 @@ export class DatabaseLoader<T extends BaseDoc> implements BulkLoader<T> {
   }
 
   async put(docs: Iterable<T>): Promise<void> {
-    const list = [...docs] as unknown as Doc[];
+    const list = [...docs];
     this.tables.transaction(this.collection, () => {
       for (const doc of list) this.tables.put(this.collection, doc);
     });

@@ -8,7 +8,6 @@ import { Aggregator, ProcessingMode } from 'mingo';
 import type { IndexSpecification, OptionalUnlessRequiredId } from 'mongodb';
 import type {
   AnyBulkWriteOperation,
-  BaseDoc,
   BulkWriteResultLike,
   Collection,
   Cursor,
@@ -46,7 +45,11 @@ type UpdateCounts = Omit<UpdateResultLike, 'upsertedId'> & { upsertedId: string 
 
 const NO_UPDATE: UpdateCounts = { matchedCount: 0, modifiedCount: 0, upsertedCount: 0, upsertedId: null };
 
-export class EmbeddedCollection<T extends BaseDoc> implements Collection<T> {
+/**
+ * A collection of the embedded store. Its documents are the codec's `Doc`s: the store's
+ * `collection<T>()` is the one place they are given the caller's record type, which no store can check.
+ */
+export class EmbeddedCollection implements Collection<Doc> {
   constructor(
     readonly collectionName: string,
     private readonly tables: Tables,
@@ -75,7 +78,7 @@ export class EmbeddedCollection<T extends BaseDoc> implements Collection<T> {
     return arrange([...this.matching(filter)], { sort, limit: 1 })[0];
   }
 
-  async insertOne(doc: OptionalUnlessRequiredId<T>): Promise<{ insertedId: unknown }> {
+  async insertOne(doc: OptionalUnlessRequiredId<Doc>): Promise<{ insertedId: unknown }> {
     const copy = inserted(doc as Document);
     // The driver also writes a generated _id back into the caller's document.
     (doc as Document)._id ??= copy._id;
@@ -85,27 +88,27 @@ export class EmbeddedCollection<T extends BaseDoc> implements Collection<T> {
     });
   }
 
-  async findOne(filter: Filter<T>, options: FindOptions = {}): Promise<WithId<T> | null> {
+  async findOne(filter: Filter<Doc>, options: FindOptions = {}): Promise<WithId<Doc> | null> {
     const [doc] = await this.find(filter, { ...options, limit: 1 }).toArray();
     return doc ?? null;
   }
 
-  find(filter: Filter<T>, options: FindOptions = {}): Cursor<WithId<T>> {
+  find(filter: Filter<Doc>, options: FindOptions = {}): Cursor<WithId<Doc>> {
     return new ArrayCursor(() => {
       const order = idOrder(options.sort);
       // In `_id` order (or none asked), only the first skip + limit matches are needed.
       const enough = (options.sort === undefined || order) && options.limit ? (options.skip ?? 0) + Math.abs(options.limit) : Infinity;
       const docs = take(this.matching(filter as Document, order), enough);
       const arranged = arrange(docs, order ? { skip: options.skip, limit: options.limit } : options);
-      return project(arranged, options.projection) as unknown as WithId<T>[];
+      return project(arranged, options.projection);
     });
   }
 
-  updateOne(filter: Filter<T>, update: UpdateFilter<T>, options: UpdateOptions = {}): Promise<UpdateResultLike> {
+  updateOne(filter: Filter<Doc>, update: UpdateFilter<Doc>, options: UpdateOptions = {}): Promise<UpdateResultLike> {
     return this.write(() => this.updateIn(filter as Document, update as Document, options.upsert, false));
   }
 
-  updateMany(filter: Filter<T>, update: UpdateFilter<T>, options: UpdateOptions = {}): Promise<UpdateResultLike> {
+  updateMany(filter: Filter<Doc>, update: UpdateFilter<Doc>, options: UpdateOptions = {}): Promise<UpdateResultLike> {
     return this.write(() => this.updateIn(filter as Document, update as Document, options.upsert, true));
   }
 
@@ -128,7 +131,7 @@ export class EmbeddedCollection<T extends BaseDoc> implements Collection<T> {
     return { ...NO_UPDATE, matchedCount: targets.length, modifiedCount };
   }
 
-  findOneAndUpdate(filter: Filter<T>, update: UpdateFilter<T>, options: FindOneAndUpdateOptions): Promise<WithId<T> | null> {
+  findOneAndUpdate(filter: Filter<Doc>, update: UpdateFilter<Doc>, options: FindOneAndUpdateOptions): Promise<WithId<Doc> | null> {
     return this.write(() => {
       const before = this.first(filter as Document, options.sort);
       let after: Doc;
@@ -144,11 +147,11 @@ export class EmbeddedCollection<T extends BaseDoc> implements Collection<T> {
       }
       // MongoDB returns the document as it was unless asked otherwise.
       const chosen = options.returnDocument === 'after' ? after : before;
-      return chosen ? (project([chosen], options.projection)[0] as unknown as WithId<T>) : null;
+      return chosen ? (project([chosen], options.projection)[0] ?? null) : null;
     });
   }
 
-  deleteOne(filter: Filter<T>): Promise<{ deletedCount: number }> {
+  deleteOne(filter: Filter<Doc>): Promise<{ deletedCount: number }> {
     return this.write(() => {
       const target = this.first(filter as Document, undefined);
       if (target) this.tables.remove(this.collectionName, target);
@@ -156,7 +159,7 @@ export class EmbeddedCollection<T extends BaseDoc> implements Collection<T> {
     });
   }
 
-  deleteMany(filter: Filter<T>): Promise<{ deletedCount: number }> {
+  deleteMany(filter: Filter<Doc>): Promise<{ deletedCount: number }> {
     return this.write(() => {
       const targets = [...this.matching(filter as Document)];
       for (const target of targets) this.tables.remove(this.collectionName, target);
@@ -164,7 +167,7 @@ export class EmbeddedCollection<T extends BaseDoc> implements Collection<T> {
     });
   }
 
-  async countDocuments(filter: Filter<T> = {}): Promise<number> {
+  async countDocuments(filter: Filter<Doc> = {}): Promise<number> {
     if (Object.keys(filter).length === 0) return this.tables.count(this.collectionName);
     let count = 0;
     for (const _ of this.matching(filter as Document)) count++;
@@ -194,7 +197,7 @@ export class EmbeddedCollection<T extends BaseDoc> implements Collection<T> {
     });
   }
 
-  async bulkWrite(operations: AnyBulkWriteOperation<T>[], options: { ordered?: boolean } = {}): Promise<BulkWriteResultLike> {
+  async bulkWrite(operations: AnyBulkWriteOperation<Doc>[], options: { ordered?: boolean } = {}): Promise<BulkWriteResultLike> {
     const ordered = options.ordered ?? true;
     const result: BulkWriteResultLike = { insertedCount: 0, matchedCount: 0, modifiedCount: 0, deletedCount: 0, upsertedCount: 0 };
     const writeErrors: BulkWriteError['writeErrors'] = [];

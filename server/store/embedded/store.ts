@@ -64,7 +64,7 @@ export class StoreCorruptError extends Error {
 
 class EmbeddedStore implements Store {
   readonly kind = 'embedded';
-  private readonly collections = new Map<string, EmbeddedCollection<BaseDoc>>();
+  private readonly collections = new Map<string, EmbeddedCollection>();
   private readonly ttlTimer: NodeJS.Timeout;
   private readonly unwatch: () => void;
   private closed = false;
@@ -92,7 +92,7 @@ class EmbeddedStore implements Store {
     return this.embedded(name) as unknown as Collection<T>;
   }
 
-  private embedded(name: string): EmbeddedCollection<BaseDoc> {
+  private embedded(name: string): EmbeddedCollection {
     let collection = this.collections.get(name);
     if (!collection) {
       collection = new EmbeddedCollection(name, this.tables);

@@ -5,7 +5,7 @@
  */
 import type { Database, Statement } from 'better-sqlite3';
 import { storeWritten } from '../../lib/metrics.ts';
-import type { Document } from '../port.ts';
+import type { BaseDoc, Document } from '../port.ts';
 import { decode, encode, type Doc } from './codec.ts';
 import { conditionsOf, keysAt, type Condition, type KeyTable, type SqlValue } from './keys.ts';
 import { DuplicateKeyError, jsonPath, Schema, type IndexSpec, type Layout } from './schema.ts';
@@ -208,7 +208,7 @@ export class Tables {
   }
 
   /** Stores `doc` (its `text` when already encoded) whether or not one with its `_id` is stored. */
-  put(collection: string, doc: Doc, text = encode(doc)): void {
+  put(collection: string, doc: BaseDoc & Document, text = encode(doc)): void {
     const layout = this.layout(collection);
     this.run(collection, `INSERT INTO ${layout.table} (_id, doc) VALUES (?, ?) ON CONFLICT (_id) DO UPDATE SET doc = excluded.doc`, doc._id, text);
     for (const keyTable of layout.keyTables.values()) this.run(collection, `DELETE FROM ${keyTable.table} WHERE id = ?`, doc._id);
@@ -221,7 +221,7 @@ export class Tables {
     for (const keyTable of layout.keyTables.values()) this.run(collection, `DELETE FROM ${keyTable.table} WHERE id = ?`, doc._id);
   }
 
-  private addKeys(collection: string, layout: Layout, doc: Doc): void {
+  private addKeys(collection: string, layout: Layout, doc: BaseDoc & Document): void {
     for (const keyTable of layout.keyTables.values()) {
       for (const key of keysAt(doc, keyTable.path.split('.'))) {
         this.run(collection, `INSERT OR IGNORE INTO ${keyTable.table} (k, id) VALUES (?, ?)`, key, doc._id);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ActivityMatcher } from '../../../server/companies/activities.ts';
-import { CNAE_SUBCLASSES } from '../../../server/companies/code-tables.ts';
+import { CNAE_SUBCLASSES } from '../../../server/seed/code-tables.ts';
 
 const matcher = new ActivityMatcher(CNAE_SUBCLASSES);
 const codes = (phrase: string) => matcher.match(phrase).map((a) => a.code);

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importRelease, type ImportSummary } from '../../../server/companies/receita/import/importer.ts';
+import { importRelease, type ImportSummary } from '../../../server/receita/import/importer.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 import { mongoForTests } from '../store/mongo-server.ts';

@@ -13,7 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Companies } from '../../../server/companies/companies.ts';
 import type { CompanyDoc } from '../../../server/companies/company-record.ts';
 import { planSearch, type CompanyFilters } from '../../../server/companies/search-plan.ts';
-import { importRelease } from '../../../server/companies/receita/import/importer.ts';
+import { importRelease } from '../../../server/receita/import/importer.ts';
 import { Registry } from '../../../server/companies/registry/registry.ts';
 import { generateRelease } from '../../../server/seed/release-generator.ts';
 import { openEmbeddedStore } from '../../../server/store/embedded/store.ts';

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importRelease, type ImportSummary } from '../../../server/companies/receita/import/importer.ts';
+import { importRelease, type ImportSummary } from '../../../server/receita/import/importer.ts';
 import { generateRelease, type GeneratedRelease } from '../../../server/seed/release-generator.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StreamEventOf } from '../../../shared/operations/index.ts';
 import { loadConfig } from '../../../server/config.ts';
 import { registry } from '../../../server/lib/metrics.ts';
-import { importRelease } from '../../../server/companies/receita/import/importer.ts';
+import { importRelease } from '../../../server/receita/import/importer.ts';
 import { generateRelease } from '../../../server/seed/release-generator.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { eventually } from '../../helpers/eventually.ts';

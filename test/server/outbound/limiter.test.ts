@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { patchBottleneckYield } from '../../../server/outbound/bottleneck-yield.ts';
 import { closeLimiter, createLimiter, runLimited, type Throttle } from '../../../server/outbound/limiter.ts';
-import { BrasilApiSource } from '../../../server/companies/brasilapi-client.ts';
+import { BrasilApiSource } from '../../../server/providers/brasilapi-client.ts';
 import { makeCnpj } from '../../helpers/companies.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { brasilApiCompany, startFakeBrasilApi, type FakeBrasilApi } from '../../helpers/fake-brasilapi.ts';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCommand } from '../../../server/cli/control.ts';
 import type { CompanyDoc } from '../../../server/companies/company-record.ts';
-import { MAX_ROW_CHARS } from '../../../server/companies/receita/import/csv-splitter.ts';
+import { MAX_ROW_CHARS } from '../../../server/receita/import/csv-splitter.ts';
 import { DEMO_PEOPLE, seedDemoPeople } from '../../../server/seed/demo-people.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj, partner } from '../../helpers/companies.ts';

@@ -11,7 +11,7 @@ import {
   PARTNER_QUALIFICATIONS,
   REGISTRATION_REASONS,
   type CodeTableEntry,
-} from '../../../server/companies/code-tables.ts';
+} from '../../../server/seed/code-tables.ts';
 import { generateRelease, type GeneratedRelease } from '../../../server/seed/release-generator.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 import { unzip, type Entry } from '../../helpers/zip.ts';

@@ -10,7 +10,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importRelease } from '../../../server/companies/receita/import/importer.ts';
+import { importRelease } from '../../../server/receita/import/importer.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';

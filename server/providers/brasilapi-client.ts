@@ -12,7 +12,7 @@ import type { Maybe } from '../lib/maybe.ts';
 import { VERSION } from '../lib/version.ts';
 import type { TraceContext } from '../lib/trace-context.ts';
 import { REGISTRATION_STATUSES, STORED_FISCAL_SIZES } from '../../shared/schemas/registry.ts';
-import type { CodeAndDescription, CompanyRecord, RegistrationStatus } from './company-record.ts';
+import type { CodeAndDescription, CompanyRecord, RegistrationStatus } from '../companies/company-record.ts';
 import type { PhoneNumber, TaxOption } from '../../shared/types.ts';
 import { AGE_BAND_CODES, COMPANY_SIZE_CODES, PARTNER_TYPE_CODES, type FixedCodeTable } from '../../shared/registry-codes.ts';
 

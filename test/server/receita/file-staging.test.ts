@@ -6,7 +6,7 @@
  */
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { FileStaging } from '../../../server/companies/receita/import/staging.ts';
+import { FileStaging } from '../../../server/receita/import/staging.ts';
 
 function stagingFile() {
   const db = new Database(':memory:');

@@ -8,9 +8,9 @@
  * (as compact text) where the store itself holds every document anyway.
  */
 import type Database from 'better-sqlite3';
-import type { Store } from '../../../store/port.ts';
+import type { Store } from '../../store/port.ts';
 import type { RootData } from './records.ts';
-import { COMPANY_STAGE_GATHER, COMPANY_STAGE_SCHEMA } from '../../registry/schema.ts';
+import { COMPANY_STAGE_GATHER, COMPANY_STAGE_SCHEMA } from '../../companies/registry/schema.ts';
 
 export interface Staging {
   /** Whether staged data survives the process, so a resumed import need not read it again. */

@@ -4,10 +4,10 @@
  * missing code keeps its code with a null description), dates become ISO dates or null, and
  * the capital's comma decimal becomes a number.
  */
-import type { CodeAndDescription, CompanyRecord, Partner, RegistrationStatus } from '../../company-record.ts';
-import type { PhoneNumber, TaxOption } from '../../../../shared/types.ts';
+import type { CodeAndDescription, CompanyRecord, Partner, RegistrationStatus } from '../../companies/company-record.ts';
+import type { PhoneNumber, TaxOption } from '../../../shared/types.ts';
 import type { LookupKind } from './release-files.ts';
-import { AGE_BAND_CODES, COMPANY_SIZE_CODES, PARTNER_TYPE_CODES, type FixedCodeTable } from '../../../../shared/registry-codes.ts';
+import { AGE_BAND_CODES, COMPANY_SIZE_CODES, PARTNER_TYPE_CODES, type FixedCodeTable } from '../../../shared/registry-codes.ts';
 
 export type Lookups = Record<LookupKind, Map<string, string>>;
 

@@ -9,20 +9,20 @@
  * are upserted through the collection.
  */
 import { availableParallelism } from 'node:os';
-import type { BulkLoader, Collection, Store } from '../../../store/port.ts';
-import type { CompanyDoc } from '../../company-record.ts';
+import type { BulkLoader, Collection, Store } from '../../store/port.ts';
+import type { CompanyDoc } from '../../companies/company-record.ts';
 import { DocumentThread } from './document-thread.ts';
 import { companyDocuments, type DocumentContext, type EstablishmentBatch } from './documents.ts';
 import { Interner } from './interner.ts';
 import { addUnknown, type UnknownCodes } from './records.ts';
 import { basename, join } from 'node:path';
-import { registryOf, type Registry } from '../../registry/registry.ts';
-import { ReleaseWriter, type FinishOptions } from '../../registry/release-writer.ts';
-import { codecTables, RecordEncoder, withDictionary } from '../../registry/record-codec.ts';
-import { stagedRow } from '../../registry/staged-row.ts';
-import type { TaxRegimeDoc } from '../../tax-regimes.ts';
+import { registryOf, type Registry } from '../../companies/registry/registry.ts';
+import { ReleaseWriter, type FinishOptions } from './release-writer.ts';
+import { codecTables, RecordEncoder, withDictionary } from '../../companies/registry/record-codec.ts';
+import { stagedRow } from '../../companies/registry/staged-row.ts';
+import type { TaxRegimeDoc } from '../../companies/tax-regimes.ts';
 import { FileStaging } from './staging.ts';
-import type { MongoChangeRecorder } from '../../changes/mongo-changes.ts';
+import type { MongoChangeRecorder } from '../../companies/changes/mongo-changes.ts';
 
 export interface CompanyWriter {
   /** Stores the batch's documents, each under its CNPJ, replacing what was there; resolves once durable. */
@@ -134,7 +134,7 @@ class LoadWriter implements CompanyWriter {
 }
 
 /**
- * The embedded store's registry: a release file of its own (registry/release-writer.ts), built
+ * The embedded store's registry: a release file of its own (release-writer.ts), built
  * beside the one in service and switched to at the end. Documents are built and encoded as
  * staged rows in the worker threads when there are any; this thread only stores them.
  */

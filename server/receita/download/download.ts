@@ -307,7 +307,7 @@ async function fetchInto(
     let written = offset;
     try {
       if (res.body) {
-        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        for await (const chunk of res.body) {
           arm();
           await handle.write(chunk);
           written += chunk.byteLength;

@@ -7,18 +7,18 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { encodeDocuments, encodeUntaggedDocuments } from '../../../server/store/embedded/bulk-load.ts';
-import { DocumentThread, type Built } from '../../../server/companies/receita/import/document-thread.ts';
-import { companyDocuments, type DocumentContext, type EstablishmentBatch } from '../../../server/companies/receita/import/documents.ts';
-import { MemoryStaging } from '../../../server/companies/receita/import/staging.ts';
+import { DocumentThread, type Built } from '../../../server/receita/import/document-thread.ts';
+import { companyDocuments, type DocumentContext, type EstablishmentBatch } from '../../../server/receita/import/documents.ts';
+import { MemoryStaging } from '../../../server/receita/import/staging.ts';
 import { companyIndexes } from '../../../server/companies/companies.ts';
-import { Codes, empresa, simples, socio } from '../../../server/companies/receita/import/records.ts';
+import { Codes, empresa, simples, socio } from '../../../server/receita/import/records.ts';
 import { makeCnpj } from '../../helpers/companies.ts';
 import { csv, estabelecimento } from '../../helpers/release-files.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
-import type { ReleaseFile } from '../../../server/companies/receita/import/release-files.ts';
-import { readRowBatches, openReleaseFile, type Problem } from '../../../server/companies/receita/import/rows.ts';
-import { rowLayoutOf } from '../../../server/companies/receita/import/row-layout.ts';
-import { stageRows, type StagedRows } from '../../../server/companies/receita/import/staged-rows.ts';
+import type { ReleaseFile } from '../../../server/receita/import/release-files.ts';
+import { readRowBatches, openReleaseFile, type Problem } from '../../../server/receita/import/rows.ts';
+import { rowLayoutOf } from '../../../server/receita/import/row-layout.ts';
+import { stageRows, type StagedRows } from '../../../server/receita/import/staged-rows.ts';
 
 const WORKER = new URL('../../../dist/document-worker.mjs', import.meta.url);
 

@@ -2,7 +2,7 @@
  * How each kind of release file is split into rows: its field count and CSV layout. The importer
  * reads with it, and so does bench:cnpj's import floor, which must split exactly as it does.
  */
-import { TAX_REGIME_COLUMNS } from '../../tax-regimes.ts';
+import { TAX_REGIME_COLUMNS } from '../../companies/tax-regimes.ts';
 import { COLUMNS } from './records.ts';
 import { LOOKUP_KINDS, type FileKind, type LookupKind } from './release-files.ts';
 

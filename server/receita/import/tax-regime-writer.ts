@@ -9,14 +9,14 @@
  * establishment of the import has is kept all the same, and counted (not on MongoDB, where that
  * count would need a join over the whole registry).
  */
-import type { BulkLoader, Collection, Store } from '../../../store/port.ts';
-import { regimeKeys, taxRegimeRow, type TaxRegimeDoc } from '../../tax-regimes.ts';
+import type { BulkLoader, Collection, Store } from '../../store/port.ts';
+import { regimeKeys, taxRegimeRow, type TaxRegimeDoc } from '../../companies/tax-regimes.ts';
 import type { DocumentContext } from './documents.ts';
 import type { Problem, Row } from './rows.ts';
 
 const REMOVALS_PER_WRITE = 10_000;
 
-/** What this writer needs of a release file being written (registry/release-writer.ts). */
+/** What this writer needs of a release file being written (release-writer.ts). */
 interface ReleaseFileRegimes {
   putTaxRegimes(docs: TaxRegimeDoc[]): void;
   taxRegimesOf(cnpjs: string[]): Map<string, Array<{ year: number; form: string }>>;

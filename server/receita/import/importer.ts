@@ -10,24 +10,24 @@
  * so a damaged download never deletes good data.
  */
 import { randomUUID } from 'node:crypto';
-import type { Collection, Store } from '../../../store/port.ts';
-import { checkCnpj } from '../../../../shared/cnpj.ts';
+import type { Collection, Store } from '../../store/port.ts';
+import { checkCnpj } from '../../../shared/cnpj.ts';
 import { findReleaseFiles, LOOKUP_KINDS, ReleaseRefused, releaseMonthOf, type FileKind, type LookupKind, type ReleaseFile } from './release-files.ts';
 import * as records from './records.ts';
 import { openReleaseEntries, openReleaseFile, readRowBatches, type Problem, type Row } from './rows.ts';
 import { TaxRegimeWriter } from './tax-regime-writer.ts';
 import { rowLayoutOf } from './row-layout.ts';
-import { loadedRelease } from '../../releases.ts';
+import { loadedRelease } from '../../companies/releases.ts';
 import { companyWriter, type CompanyWriter } from './company-writer.ts';
 import { addUnknown } from './records.ts';
 import { MemoryStaging, StoreStaging, type Staging } from './staging.ts';
-import type { CnaeDoc } from '../../activities.ts';
+import type { CnaeDoc } from '../../companies/activities.ts';
 import type { EstablishmentBatch } from './documents.ts';
-import { importStarted } from '../../../lib/metrics.ts';
+import { importStarted } from '../../lib/metrics.ts';
 import type { StagedRead } from './document-thread.ts';
-import { closeComparison } from '../../changes/change-history.ts';
-import type { ChangeCounts } from '../../changes/change-diff.ts';
-import { MongoChangeRecorder } from '../../changes/mongo-changes.ts';
+import { closeComparison } from '../../companies/changes/change-history.ts';
+import type { ChangeCounts } from '../../companies/changes/change-diff.ts';
+import { MongoChangeRecorder } from '../../companies/changes/mongo-changes.ts';
 import { COMPANY_FILE_KINDS, stageRows, type CompanyFileKind, type StagedRows } from './staged-rows.ts';
 
 export interface ImportProgress {

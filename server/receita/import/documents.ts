@@ -2,7 +2,7 @@
  * Establishment rows joined with what their company's files said, as the documents an import
  * writes. Pure, so the same code runs in the importer and in its worker thread.
  */
-import { companyDocument, type CompanyDoc } from '../../company-record.ts';
+import { companyDocument, type CompanyDoc } from '../../companies/company-record.ts';
 import * as records from './records.ts';
 import { quotedFields } from './csv-splitter.ts';
 

@@ -14,15 +14,15 @@
 import Database from 'better-sqlite3';
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { TaxRegimeDoc } from '../tax-regimes.ts';
-import { companyDocument, type CompanyRecord, type StoredRecord } from '../company-record.ts';
-import { RecordDecoder, RecordEncoder, type CodecTables } from './record-codec.ts';
-import { FACT_COLUMNS, FACT_INDEXES, RELEASE_SCHEMA, STAGE_COLUMNS, STAGE_SCHEMA, type StagedRow } from './schema.ts';
-import { stagedRow } from './staged-row.ts';
-import type { ReleaseMeta } from './release-file.ts';
-import { cnpjKey } from './cnpj-key.ts';
-import { ChangeStep } from '../changes/change-file.ts';
-import type { ChangeCounts } from '../changes/change-diff.ts';
+import type { TaxRegimeDoc } from '../../companies/tax-regimes.ts';
+import { companyDocument, type CompanyRecord, type StoredRecord } from '../../companies/company-record.ts';
+import { RecordDecoder, RecordEncoder, type CodecTables } from '../../companies/registry/record-codec.ts';
+import { FACT_COLUMNS, FACT_INDEXES, RELEASE_SCHEMA, STAGE_COLUMNS, STAGE_SCHEMA, type StagedRow } from '../../companies/registry/schema.ts';
+import { stagedRow } from '../../companies/registry/staged-row.ts';
+import type { ReleaseMeta } from '../../companies/registry/release-file.ts';
+import { cnpjKey } from '../../companies/registry/cnpj-key.ts';
+import { ChangeStep } from '../../companies/changes/change-file.ts';
+import type { ChangeCounts } from '../../companies/changes/change-diff.ts';
 
 /** The import's page cache: bounds its memory whatever the release's size (sorting spills to temporary files). */
 const CACHE_KIB = 256 * 1024;

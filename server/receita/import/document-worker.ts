@@ -5,7 +5,7 @@
  * transferred, not copied.
  */
 import { parentPort } from 'node:worker_threads';
-import { encodeUntaggedDocuments } from '../../../store/embedded/bulk-load.ts';
+import { encodeUntaggedDocuments } from '../../store/embedded/bulk-load.ts';
 import { companyDocuments, type DocumentContext } from './documents.ts';
 import type { BuildReply, BuildRequest } from './document-thread.ts';
 import { Codes, type UnknownCodes } from './records.ts';
@@ -13,8 +13,8 @@ import { openReleaseFile, readRowBatches, type Problem } from './rows.ts';
 import { rowLayoutOf } from './row-layout.ts';
 import { stageRows, type CompanyFileKind } from './staged-rows.ts';
 import type { ReleaseFile } from './release-files.ts';
-import { RecordEncoder } from '../../registry/record-codec.ts';
-import { stagedRow } from '../../registry/staged-row.ts';
+import { RecordEncoder } from '../../companies/registry/record-codec.ts';
+import { stagedRow } from '../../companies/registry/staged-row.ts';
 
 /** Staged blocks a file's reading may run ahead of the importer taking them. */
 const BLOCKS_AHEAD = 4;

@@ -9,14 +9,14 @@
  * context (those tables) goes to it with the first request, when they have been read.
  */
 import { Worker } from 'node:worker_threads';
-import type { EncodedDocuments } from '../../../store/port.ts';
+import type { EncodedDocuments } from '../../store/port.ts';
 import type { DocumentContext, EstablishmentBatch } from './documents.ts';
 import type { UnknownCodes } from './records.ts';
 import type { ReleaseFile } from './release-files.ts';
 import type { Problem } from './rows.ts';
 import type { StagedRows } from './staged-rows.ts';
-import type { StagedRow } from '../../registry/schema.ts';
-import type { CodecTables } from '../../registry/record-codec.ts';
+import type { StagedRow } from '../../companies/registry/schema.ts';
+import type { CodecTables } from '../../companies/registry/record-codec.ts';
 
 export type BuildRequest =
   | { kind: 'context'; context: DocumentContext; indexed: string[] }

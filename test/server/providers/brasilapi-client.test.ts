@@ -2,7 +2,7 @@ import type Bottleneck from 'bottleneck';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../server/lib/errors.ts';
 import { closeLimiter, createLimiter } from '../../../server/outbound/limiter.ts';
-import { BrasilApiSource, fromMinhaReceita, type BrasilApiOptions } from '../../../server/companies/brasilapi-client.ts';
+import { BrasilApiSource, fromMinhaReceita, type BrasilApiOptions } from '../../../server/providers/brasilapi-client.ts';
 import { makeCnpj } from '../../helpers/companies.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { latch } from '../../helpers/latch.ts';

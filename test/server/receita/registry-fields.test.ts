@@ -8,7 +8,7 @@ import { rename } from 'node:fs/promises';
 import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { Companies } from '../../../server/companies/companies.ts';
-import { OlderReleaseError } from '../../../server/companies/receita/import/importer.ts';
+import { OlderReleaseError } from '../../../server/receita/import/importer.ts';
 import { loadedRelease } from '../../../server/companies/releases.ts';
 import { makeCnpj } from '../../helpers/companies.ts';
 import { csv, estabelecimento, writeExtracted, writeZip } from '../../helpers/release-files.ts';

@@ -4,7 +4,7 @@
  * unsplit past its first fields only when splitting the rest gives the same fields.
  */
 import { describe, expect, it } from 'vitest';
-import { CsvSplitter, quotedFields, type SplitOptions } from '../../../server/companies/receita/import/csv-splitter.ts';
+import { CsvSplitter, quotedFields, type SplitOptions } from '../../../server/receita/import/csv-splitter.ts';
 
 function split(text: string, piece: number, options: SplitOptions = {}) {
   const splitter = new CsvSplitter(';', options);
@@ -66,7 +66,7 @@ describe('a line that never ends', () => {
   });
 
   it('a release file of 64 MiB without a line break is read in linear time, as one problem', async () => {
-    const { readRowBatches } = await import('../../../server/companies/receita/import/rows.ts');
+    const { readRowBatches } = await import('../../../server/receita/import/rows.ts');
     const { Readable } = await import('node:stream');
     const piece = Buffer.alloc(1 << 16, 'x');
     const source = Readable.from((function* () {

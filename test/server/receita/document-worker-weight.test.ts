@@ -10,7 +10,7 @@ describe('the import\'s document worker', () => {
   it('loads neither mingo nor TypeBox', async () => {
     const result = await build({
       absWorkingDir: root,
-      entryPoints: ['server/companies/receita/import/document-worker.ts'],
+      entryPoints: ['server/receita/import/document-worker.ts'],
       bundle: true,
       platform: 'node',
       format: 'esm',

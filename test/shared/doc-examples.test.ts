@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { operations } from '../../shared/operations/index.ts';
+import type { Operation } from '../../shared/operations/types.ts';
 import { checkCnpj } from '../../shared/cnpj.ts';
 import { compileValidators } from '../../server/pipeline/validate.ts';
 
@@ -66,7 +67,7 @@ describe('the curl examples of the README and docs/api.md', () => {
   it.each(all.map((e) => [e.where, e] as const))('%s: a request the server takes', (_, example) => {
     const id = operationOf(example.method, example.path);
     expect(id, `no operation answers ${example.method} ${example.path}`).toBeDefined();
-    const op = operations[id as keyof typeof operations];
+    const op: Operation = operations[id as keyof typeof operations];
     if (op.scope !== null || op.actsFor) expect(example.headers.some((h) => /^Authorization: Bearer \S/.test(h)), 'a credential').toBe(true);
     if (example.body === undefined) return;
     expect(example.headers.map((h) => h.toLowerCase()), 'a JSON body says so').toContain('content-type: application/json');

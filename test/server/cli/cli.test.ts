@@ -1,8 +1,12 @@
+import { readFileSync, statSync } from 'node:fs';
 import { symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startServer } from '../../helpers/processes.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
+
+/** The build the CLI runs (bin/prospecta.mjs imports dist/cli.mjs). */
+const DIST = new URL('../../../dist/', import.meta.url).pathname;
 
 let dataDir: string;
 let env: Record<string, string>;
@@ -60,6 +64,29 @@ describe('prospecta CLI on the embedded store', () => {
     const none = await runCli(['provider-key', 'set', '--workspace', ws, '--provider', 'hunter'], secretEnv, { stdin: '' });
     expect(none.code).toBe(2);
     expect(none.stderr).toMatch(/^prospecta: --key is required, on the command line or as the first line of stdin/);
+  });
+
+  it('answers --help from what parsing needs: usage on stdout, exit code 0, and no npm package loaded', async () => {
+    const help = await runCli(['--help'], env);
+    expect(help.code, help.stderr).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: prospecta <command> \[options\]\n(.|\n)*  backup --out FILE/);
+    // What `--help` runs is dist/cli.mjs and what it imports statically: Node's own modules and
+    // small chunks of ours. Each command imports what it runs on when it runs (issue 43: `--help`
+    // took 2-3 s loading every command's packages first).
+    const seen = new Set<string>();
+    const packages: string[] = [];
+    const walk = (file: string) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      for (const [, specifier] of readFileSync(path.join(DIST, file), 'utf8').matchAll(/^(?:import\s[^;]*?\sfrom\s*|import\s*)"([^"]+)";$/gm)) {
+        if (specifier!.startsWith('./')) walk(specifier!.slice(2));
+        else if (!specifier!.startsWith('node:')) packages.push(specifier!);
+      }
+    };
+    walk('cli.mjs');
+    expect(packages).toEqual([]);
+    const bytes = [...seen].reduce((sum, file) => sum + statSync(path.join(DIST, file)).size, 0);
+    expect(bytes, [...seen].join(', ')).toBeLessThan(50_000);
   });
 
   it('reports bad usage on stderr with a non-zero exit code', async () => {

@@ -4,6 +4,7 @@
  * axe-core violation and nothing refused by the CSP; keys are created, copied, used, and revoked;
  * the ledger pages and exports; a prospect is edited; the agent streams a fake model's tool calls;
  * watches are resumed and deleted; an export job's file is downloaded from the Jobs page;
+ * without a model, the Agent page says so before anything is typed;
  * 360 px wide and the keyboard alone are enough; sign-out ends the session. Screenshots of each
  * page go to test-results/dashboard (not in git).
  */
@@ -46,6 +47,7 @@ const PAGES = [
   { name: 'campaign', path: '', heading: 'Clínicas Recife', nav: 'Campaigns' },
   { name: 'agent', path: '/dashboard/agent', heading: 'Agent', nav: 'Agent' },
   { name: 'watches', path: '/dashboard/watches', heading: 'Watches', nav: 'Watches' },
+  { name: 'jobs', path: '/dashboard/jobs', heading: 'Jobs', nav: 'Jobs' },
 ] as const;
 const pathOf = (page: (typeof PAGES)[number]) => page.path || `/dashboard/campaigns/${campaignId}`;
 
@@ -60,10 +62,10 @@ interface Signed {
   problems: string[];
 }
 
-/** A new browser context signed in to `workspaceId` by a one-time link, on the Overview. */
-async function signIn(workspaceId = owner.workspaceId, viewport = { width: 1200, height: 900 }): Promise<Signed> {
-  const { url } = await app.services.signInLinks.issue(workspaceId);
-  const context = await browser.newContext({ viewport, baseURL: base });
+/** A new browser context signed in to `workspaceId` by a one-time link, on the Overview (of `server`, this file's app by default). */
+async function signIn(workspaceId = owner.workspaceId, viewport = { width: 1200, height: 900 }, server = { app, base }): Promise<Signed> {
+  const { url } = await server.app.services.signInLinks.issue(workspaceId);
+  const context = await browser.newContext({ viewport, baseURL: server.base });
   context.setDefaultTimeout(EVENTUALLY_TIMEOUT_MS);
   const page = await context.newPage();
   const problems: string[] = [];
@@ -73,7 +75,7 @@ async function signIn(workspaceId = owner.workspaceId, viewport = { width: 1200,
   });
   page.on('pageerror', (err) => problems.push(err.message));
   // Opening the link signs nothing in: its page's "Sign in" posts it back, without script.
-  await page.goto(`${base}${new URL(url).pathname}${new URL(url).search}`);
+  await page.goto(`${server.base}${new URL(url).pathname}${new URL(url).search}`);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
   return { page, context, problems };
@@ -349,6 +351,7 @@ describe.skipIf(!chromiumPath)('the dashboard in a browser', () => {
     await eventually(async () => expect(await tool.textContent()).toMatch(/cnpjs: \[".*"\].*1 credit$/), { message: 'the tool call with its cost' });
     await page.getByText('ACME is active in the registry.').waitFor();
     await page.getByText('1 tool call, 1 credit in all.').waitFor();
+    expect(await page.getByText('No language model is configured').count(), 'no notice with a model').toBe(0);
     await eventually(async () => expect(await page.locator('.conversations li').count()).toBe(1), { message: 'the conversation listed' });
     expect(await axeViolations(page), 'axe after a chat').toEqual([]);
     await page.screenshot({ path: `${SHOTS}agent-chat.png`, fullPage: true });
@@ -405,6 +408,29 @@ describe.skipIf(!chromiumPath)('the dashboard in a browser', () => {
     expect(problems).toEqual([]);
   });
 
+  it('says on the Agent page, before anything is typed, that no model is configured, naming LLM_BASE_URL', async () => {
+    const port = await freePort();
+    const at = `http://127.0.0.1:${port}`;
+    const bare = await startTestApp({ PUBLIC_URL: at, RATE_LIMIT_PER_MINUTE: '100000' }, { port });
+    try {
+      const { workspaceId } = await bare.workspace('trial');
+      const { page, context, problems } = await signIn(workspaceId, undefined, { app: bare, base: at });
+      await page.goto(`${at}/dashboard/agent`);
+      await page.getByRole('heading', { level: 1, name: 'Agent' }).waitFor();
+      const notice = page.getByRole('status').filter({ hasText: 'No language model is configured' });
+      await notice.waitFor();
+      expect(await notice.textContent()).toContain('LLM_BASE_URL');
+      expect(await page.getByLabel('Message', { exact: true }).isDisabled()).toBe(true);
+      expect(await page.getByRole('button', { name: 'Send' }).isDisabled()).toBe(true);
+      expect(await axeViolations(page), 'axe with the notice').toEqual([]);
+      await page.screenshot({ path: `${SHOTS}agent-no-model.png`, fullPage: true });
+      expect(problems).toEqual([]);
+      await context.close();
+    } finally {
+      await bare.close();
+    }
+  });
+
   it("offers an export job's own file on the Jobs page, downloaded with the session", async () => {
     const started = await app.request('POST', '/v1/api/companies/export', { key: owner.apiKey, body: { format: 'csv' } });
     expect(started.status).toBe(202);
@@ -417,6 +443,7 @@ describe.skipIf(!chromiumPath)('the dashboard in a browser', () => {
     const rows = (await readFile(await download.path(), 'utf8')).trim().split('\r\n');
     expect(rows).toHaveLength(2);
     expect(rows[1]).toContain(acme);
+    await page.screenshot({ path: `${SHOTS}jobs-export.png`, fullPage: true });
     expect(problems).toEqual([]);
   });
 

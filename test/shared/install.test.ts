@@ -1,0 +1,26 @@
+/**
+ * `npm install` carries what the server and the README's commands need, plus the devDependencies,
+ * and nothing only a test needs: the MCP conformance suite and the Node 24 it runs on (about
+ * 240 MB, issue 43) are installed into test/mcp-conformance/ by the test that needs them, on first
+ * need (scripts/install-conformance.mjs), never by an install script of the project.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+
+const read = (path: string) => JSON.parse(readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8')) as {
+  scripts?: Record<string, string>;
+  dependencies?: Record<string, string>;
+  devDependencies?: Record<string, string>;
+};
+
+describe('npm install', () => {
+  it('runs no install script beyond the build, and installs none of the conformance suite', () => {
+    const project = read('package.json');
+    expect(Object.keys(project.scripts ?? {}).filter((name) => /^(pre|post)?install$/.test(name))).toEqual([]);
+    expect(project.scripts?.prepare).toBe('node build.mjs');
+    const installed = Object.keys({ ...project.dependencies, ...project.devDependencies });
+    const suite = Object.keys(read('test/mcp-conformance/package.json').dependencies ?? {});
+    expect(suite.length).toBeGreaterThan(0);
+    expect(installed.filter((name) => suite.includes(name))).toEqual([]);
+  });
+});

@@ -15,6 +15,7 @@ import { REGISTRATION_STATUSES, STORED_FISCAL_SIZES } from '../../shared/schemas
 import type { CodeAndDescription, CompanyRecord, RegistrationStatus } from '../companies/company-record.ts';
 import type { PhoneNumber, TaxOption } from '../../shared/types.ts';
 import { AGE_BAND_CODES, COMPANY_SIZE_CODES, PARTNER_TYPE_CODES, type FixedCodeTable } from '../../shared/registry-codes.ts';
+import { cleanText } from './clean-text.ts';
 
 export const BRASILAPI_URL = 'https://brasilapi.com.br';
 
@@ -101,12 +102,15 @@ export interface BrasilApiCompany {
   cnaes_secundarios?: Maybe<{ codigo?: Maybe<number>; descricao?: Maybe<string> }[]>;
 }
 
-/** Trimmed text; empty and non-text values are null. */
+/**
+ * Text as prospecta keeps a provider's (clean-text.ts: no NUL, no lone surrogate, trimmed); empty
+ * and non-text values are null. The CNPJ batch answers these records as they are, without the
+ * enrichment cascade's cleaning, so the rule is applied here, where BrasilAPI's text is read.
+ */
 function text(value: unknown): string | null {
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   if (typeof value !== 'string') return null;
-  const trimmed = value.trim();
-  return trimmed ? trimmed : null;
+  return cleanText(value) || null;
 }
 
 /** A numeric code given as a number (leading zeros lost) or digits, padded back to its width. */

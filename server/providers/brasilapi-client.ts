@@ -5,6 +5,7 @@
  */
 import type Bottleneck from 'bottleneck';
 import { OutboundClient, type OutboundClientOptions } from '../outbound/client.ts';
+import { readCapped } from '../outbound/read-capped.ts';
 import type { DeclaredLimits } from '../outbound/limiter.ts';
 import type { Attempt, AttemptFailure } from '../outbound/retry.ts';
 import { retryAfterMs } from '../outbound/retry-after.ts';
@@ -27,6 +28,11 @@ export const BRASILAPI_URL = 'https://brasilapi.com.br';
 export const BRASILAPI_LIMITS: DeclaredLimits = { perSecond: 1, maxConcurrent: 1, maxQueued: 20 };
 
 const PROVIDER = 'BrasilAPI';
+/**
+ * Far beyond any company minha-receita publishes (a few kilobytes, long partner lists included):
+ * a larger answer is broken or hostile, and is refused before it fills memory.
+ */
+const MAX_BODY_BYTES = 1024 * 1024;
 /** Its edge answers 403 to Node's default User-Agent and 429 to none (BrasilAPI #826, #835). */
 const USER_AGENT = `prospecta/${VERSION} (+https://github.com/prospecta)`;
 
@@ -336,7 +342,9 @@ export class BrasilApiSource {
       signal,
     });
     if (res.status === 200) {
-      const body: unknown = await res.json();
+      const bytes = await readCapped(res, MAX_BODY_BYTES);
+      if (bytes === null) return { failure: 'answer too large', kind: 'final' };
+      const body: unknown = JSON.parse(bytes.toString('utf8'));
       if (typeof body !== 'object' || body === null || Array.isArray(body)) {
         return { failure: 'unexpected response', kind: 'final' };
       }

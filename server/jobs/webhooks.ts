@@ -99,6 +99,12 @@ export class Webhooks {
   private readonly inFlightOf = new Map<string, number>();
   /** Where the round of workspaces starts next, so the first in the list is not always served first. */
   private turn = 0;
+  /**
+   * Each workspace's turn among its jobs, kept across passes: a pass mostly has one place to give
+   * (an attempt just ended), and a round begun afresh at each pass would give it to the job the
+   * list names first, so a job behind another's backlog in its workspace waited for all of it.
+   */
+  private readonly jobTurn = new Map<string, number>();
   /** The last list of jobs with due deliveries, and when it was read (`performance.now()`: tests move `now`). */
   private lanes: { at: number; lanes: Lane[] } | null = null;
   private pumping: Promise<number> | null = null;
@@ -162,18 +168,21 @@ export class Webhooks {
     const byWorkspace = new Map<string, Lane[]>();
     for (const lane of lanes) byWorkspace.set(lane.workspaceId, [...(byWorkspace.get(lane.workspaceId) ?? []), lane]);
     const workspaces = [...byWorkspace.keys()];
+    for (const workspaceId of this.jobTurn.keys()) if (!byWorkspace.has(workspaceId)) this.jobTurn.delete(workspaceId);
     if (workspaces.length === 0) return 0;
     this.turn = (this.turn + 1) % workspaces.length;
     const order = [...workspaces.slice(this.turn), ...workspaces.slice(0, this.turn)];
     const queues = new Map<string, DeliveryDoc[]>();
     const free = () => MAX_IN_FLIGHT - this.inFlight;
-    for (let round = 0, progress = true; progress && free() > 0; round++) {
+    for (let progress = true; progress && free() > 0; ) {
       progress = false;
       for (const workspaceId of order) {
         if (free() <= 0) break;
         if ((this.inFlightOf.get(workspaceId) ?? 0) >= WORKSPACE_SHARE) continue;
         const jobs = byWorkspace.get(workspaceId)!;
-        const lane = jobs[round % jobs.length]!;
+        const turn = this.jobTurn.get(workspaceId) ?? 0;
+        this.jobTurn.set(workspaceId, turn + 1);
+        const lane = jobs[turn % jobs.length]!;
         let queue = queues.get(lane.jobId);
         if (!queue) {
           queue = await this.deliveries

@@ -5,6 +5,7 @@
  */
 import type Bottleneck from 'bottleneck';
 import { OutboundClient, type OutboundClientOptions } from '../outbound/client.ts';
+import { readCapped } from '../outbound/read-capped.ts';
 import type { DeclaredLimits } from '../outbound/limiter.ts';
 import type { Attempt, AttemptFailure } from '../outbound/retry.ts';
 import { retryAfterMs } from '../outbound/retry-after.ts';
@@ -15,6 +16,7 @@ import { REGISTRATION_STATUSES, STORED_FISCAL_SIZES } from '../../shared/schemas
 import type { CodeAndDescription, CompanyRecord, RegistrationStatus } from '../companies/company-record.ts';
 import type { PhoneNumber, TaxOption } from '../../shared/types.ts';
 import { AGE_BAND_CODES, COMPANY_SIZE_CODES, PARTNER_TYPE_CODES, type FixedCodeTable } from '../../shared/registry-codes.ts';
+import { cleanText } from './clean-text.ts';
 
 export const BRASILAPI_URL = 'https://brasilapi.com.br';
 
@@ -26,6 +28,11 @@ export const BRASILAPI_URL = 'https://brasilapi.com.br';
 export const BRASILAPI_LIMITS: DeclaredLimits = { perSecond: 1, maxConcurrent: 1, maxQueued: 20 };
 
 const PROVIDER = 'BrasilAPI';
+/**
+ * Far beyond any company minha-receita publishes (a few kilobytes, long partner lists included):
+ * a larger answer is broken or hostile, and is refused before it fills memory.
+ */
+const MAX_BODY_BYTES = 1024 * 1024;
 /** Its edge answers 403 to Node's default User-Agent and 429 to none (BrasilAPI #826, #835). */
 const USER_AGENT = `prospecta/${VERSION} (+https://github.com/prospecta)`;
 
@@ -101,12 +108,15 @@ export interface BrasilApiCompany {
   cnaes_secundarios?: Maybe<{ codigo?: Maybe<number>; descricao?: Maybe<string> }[]>;
 }
 
-/** Trimmed text; empty and non-text values are null. */
+/**
+ * Text as prospecta keeps a provider's (clean-text.ts: no NUL, no lone surrogate, trimmed); empty
+ * and non-text values are null. The CNPJ batch answers these records as they are, without the
+ * enrichment cascade's cleaning, so the rule is applied here, where BrasilAPI's text is read.
+ */
 function text(value: unknown): string | null {
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   if (typeof value !== 'string') return null;
-  const trimmed = value.trim();
-  return trimmed ? trimmed : null;
+  return cleanText(value) || null;
 }
 
 /** A numeric code given as a number (leading zeros lost) or digits, padded back to its width. */
@@ -332,7 +342,9 @@ export class BrasilApiSource {
       signal,
     });
     if (res.status === 200) {
-      const body: unknown = await res.json();
+      const bytes = await readCapped(res, MAX_BODY_BYTES);
+      if (bytes === null) return { failure: 'answer too large', kind: 'final' };
+      const body: unknown = JSON.parse(bytes.toString('utf8'));
       if (typeof body !== 'object' || body === null || Array.isArray(body)) {
         return { failure: 'unexpected response', kind: 'final' };
       }

@@ -256,6 +256,13 @@ describe('BrasilApiSource.lookup', () => {
     expect(fake.requests).toHaveLength(2);
   });
 
+  it('refuses an answer past 1 MiB without retrying it: no company is that large (issue 39)', async () => {
+    fake.add(brasilApiCompany({ cnpj: known, razao_social: 'X'.repeat(2 * 1024 * 1024) }));
+    const err = await rejection(source({ maxRetries: 3 }).lookup(known));
+    expect(err).toMatchObject({ code: 'provider_unavailable' });
+    expect(fake.requests).toHaveLength(1);
+  });
+
   it('retries 5xx answers', async () => {
     fake.next({ status: 500 });
     fake.next({ status: 502 });

@@ -182,6 +182,26 @@ function hostileOn(name: string, open: () => Promise<{ env: Record<string, strin
       expect(res.body.missing).toEqual(['companyName', 'tradeName']);
       expectClean(await memoryOf(workspaceId));
     });
+
+    it('BrasilAPI in the CNPJ batch: NULs and lone surrogates are gone from the company answered and charged', async () => {
+      const { apiKey } = await app.workspace();
+      const before = await balance(apiKey);
+      const cnpj = makeCnpj('39390002');
+      brasilApi.add(
+        brasilApiCompany({
+          cnpj,
+          razao_social: 'ARROZ\u0000 BOM\uD800 LTDA',
+          nome_fantasia: '\u0000\uDC00',
+          qsa: [{ ...brasilApiCompany({ cnpj }).qsa![0]!, nome_socio: '\u0000JOAO\uD800 SILVA ' }],
+        }),
+      );
+      const res = await app.request('POST', '/v1/api/companies/cnpj/batch', { key: apiKey, body: { cnpjs: [cnpj] } });
+      expect(res.status).toBe(200);
+      expect(res.body.results).toHaveLength(1);
+      expect(res.body.results[0]).toMatchObject({ cnpj, name: 'ARROZ BOM LTDA', tradeName: null, partners: [expect.objectContaining({ name: 'JOAO SILVA' })] });
+      expect(JSON.stringify(res.body)).not.toMatch(/\\u0000|\\ud[89a-f][0-9a-f]{2}/i);
+      expect(before - (await balance(apiKey))).toBe(1);
+    });
   });
 }
 

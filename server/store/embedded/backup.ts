@@ -29,6 +29,12 @@ export class BadBackupError extends Error {
   readonly code = 'BAD_BACKUP';
 }
 
+/** SQLite's error for a file that is not a database, or is damaged. */
+export function isDamagedDatabaseError(err: unknown): boolean {
+  const code = String((err as { code?: unknown }).code ?? '');
+  return code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT');
+}
+
 async function sha256Of(file: string): Promise<string> {
   const digest = createHash('sha256');
   for await (const chunk of createReadStream(file)) digest.update(chunk as Buffer);
@@ -118,10 +124,14 @@ export async function restoreBackup(dir: string, file: string, databaseFile: str
       await copyFile(file, temp);
       await chmod(temp, 0o600);
       await syncPath(temp);
-      // Folds the old store's WAL into it and removes it (the last connection to close does).
+      // Folds the old store's WAL into it and removes it (the last connection to close does). A
+      // store SQLite cannot read, which start-up sends the operator here to replace, has nothing
+      // to fold: its WAL goes with it.
       const old = new Database(target, { timeout: 10_000 });
       try {
         old.pragma('wal_checkpoint(TRUNCATE)');
+      } catch (err) {
+        if (!isDamagedDatabaseError(err)) throw err;
       } finally {
         old.close();
       }

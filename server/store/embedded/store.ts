@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { STORE_CLOSED, type BaseDoc, type BulkLoader, type Collection, type IndexDeclaration, type Store } from '../port.ts';
 import { DatabaseLoader } from './bulk-load.ts';
-import { backupTo, type BackupResult } from './backup.ts';
+import { backupTo, isDamagedDatabaseError, type BackupResult } from './backup.ts';
 import { EmbeddedCollection } from './collection.ts';
 import { jsonOf, memberPrefixes } from './json-members.ts';
 import { holdServerLock, type ServerLock } from './lock.ts';
@@ -151,8 +151,7 @@ export async function openDatabase(path: string, synchronous: 'NORMAL' | 'FULL')
     return db;
   } catch (err) {
     db?.close();
-    const code = String((err as { code?: unknown }).code ?? '');
-    if (['SQLITE_NOTADB', 'SQLITE_CORRUPT'].includes(code) || code.startsWith('SQLITE_CORRUPT')) {
+    if (isDamagedDatabaseError(err)) {
       throw new StoreCorruptError(`${path} is not a SQLite database or is damaged (${(err as Error).message}): restore a backup (npx prospecta restore), or move it away to start empty.`);
     }
     throw err;

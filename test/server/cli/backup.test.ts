@@ -116,4 +116,27 @@ describe('backup and restore of the embedded store', () => {
     expect(await storeFiles()).toEqual(filesBefore);
     expect((await runCli(['restore', '--from', other], env)).code).toBe(0);
   });
+
+  it('restores over a store SQLite cannot read, the case start-up sends the operator to restore for', { timeout: 90_000 }, async () => {
+    const dir = await tempDir('backup');
+    const env = { DATA_DIR: join(dir, 'data') };
+    const workspace = await runCli(['workspace', 'create', '--name', 'Kept'], env);
+    expect(workspace.code, workspace.stderr).toBe(0);
+    const file = join(dir, 'kept.db');
+    expect((await runCli(['backup', '--out', file], env)).code).toBe(0);
+
+    const store = join(env.DATA_DIR, 'store.db');
+    const bytes = await readFile(store);
+    bytes.fill(0x41, 0, 100);
+    await writeFile(store, bytes);
+    const refused = await runCli(['workspace', 'list'], env);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain(`${store} is not a SQLite database or is damaged`);
+
+    const restored = await runCli(['restore', '--from', file], env);
+    expect(restored.code, restored.stderr).toBe(0);
+    const listed = await runCli(['workspace', 'list'], env);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.json.workspaces).toEqual([expect.objectContaining({ workspaceId: workspace.json.workspaceId, name: 'Kept' })]);
+  });
 });

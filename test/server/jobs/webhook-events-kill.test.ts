@@ -10,7 +10,7 @@ import type { CompanyDoc } from '../../../server/companies/company-record.ts';
 import { openStore } from '../../../server/store/open.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
 import { eventually } from '../../helpers/eventually.ts';
-import { runCli, startServer } from '../../helpers/processes.ts';
+import { apiOf, cliWorkspace, startServer } from '../../helpers/processes.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 import { webhookReceiver } from '../../helpers/webhook-receiver.ts';
 
@@ -32,20 +32,10 @@ describe('kill -9 while a job reports its items', () => {
     const store = await openStore({ dataDir: env.DATA_DIR });
     await store.collection<CompanyDoc>('companies').insertOne(companyDoc(cnpj));
     await store.close();
-    const made = await runCli(['workspace', 'create', '--name', 'events', '--plan', 'active'], env);
-    expect(made.code, made.stderr).toBe(0);
-    const { workspaceId, apiKey } = made.json as { workspaceId: string; apiKey: string };
-    expect((await runCli(['credits', 'grant', '--workspace', workspaceId, '--amount', String(ITEMS)], env)).code).toBe(0);
+    const { apiKey } = await cliWorkspace(env, 'events', ITEMS);
 
     let server = await startServer(env);
-    const api = async (method: string, path: string, payload?: unknown): Promise<any> => {
-      const res = await fetch(`${server.url}/v1/api${path}`, {
-        method,
-        headers: { Authorization: `Bearer ${apiKey}`, ...(payload ? { 'Content-Type': 'application/json' } : {}) },
-        ...(payload ? { body: JSON.stringify(payload) } : {}),
-      });
-      return res.json();
-    };
+    const api = apiOf(() => server, apiKey);
     const items = Array.from({ length: ITEMS }, (_, i) => ({ itemId: `item-${i}`, input: { cnpjs: [cnpj] } }));
     const { jobId } = await api('POST', '/jobs', { operation: 'lookupCnpjBatch', items, webhook: { url, secret: SECRET, events: ['job.item'] } });
     expect(jobId).toBeDefined();

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../../helpers/eventually.ts';
 import { webhookReceiver } from '../../helpers/webhook-receiver.ts';
-import { runCli, startServer } from '../../helpers/processes.ts';
+import { apiOf, cliWorkspace, runCli, startServer } from '../../helpers/processes.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 import { cnpj, expectedKinds, writeReleasePair } from '../companies/change-releases.ts';
 
@@ -27,20 +27,10 @@ describe('kill -9 while watches are sent a release', () => {
     const env = { DATA_DIR: await tempDir('watch-kill'), JOBS_POLL_MS: '50', WEBHOOK_ALLOW_PRIVATE: 'true' };
     const releases = await writeReleasePair(await tempDir('watch-kill-releases'));
     expect((await runCli(['import', 'cnpj', '--dir', releases.first], env)).code).toBe(0);
-    const made = await runCli(['workspace', 'create', '--name', 'watches', '--plan', 'active'], env);
-    expect(made.code, made.stderr).toBe(0);
-    const { workspaceId, apiKey } = made.json as { workspaceId: string; apiKey: string };
-    expect((await runCli(['credits', 'grant', '--workspace', workspaceId, '--amount', String(WATCHES * CHANGES)], env)).code).toBe(0);
+    const { apiKey } = await cliWorkspace(env, 'watches', WATCHES * CHANGES);
 
     let server = await startServer(env);
-    const api = async (method: string, path: string, payload?: unknown): Promise<any> => {
-      const res = await fetch(`${server.url}/v1/api${path}`, {
-        method,
-        headers: { Authorization: `Bearer ${apiKey}`, ...(payload ? { 'Content-Type': 'application/json' } : {}) },
-        ...(payload ? { body: JSON.stringify(payload) } : {}),
-      });
-      return res.json();
-    };
+    const api = apiOf(() => server, apiKey);
     const before = (await api('GET', '/credits')).balance as number;
     const cnpjs = [...Object.keys(expectedKinds), cnpj.same];
     for (let i = 0; i < WATCHES; i++) {

@@ -328,9 +328,10 @@ export class Credits {
    * movement's own, unless something filed it first.
    */
   private async record(after: WorkspaceDoc, movement: Movement): Promise<void> {
-    const filed = this.insertRow(after._id, movement, after.seq, after.balance).then(() => this.clearFromOutbox(after._id, movement));
-    if (this.readOnIssue) this.inBackground(filed);
-    else await filed;
+    const file = () => this.insertRow(after._id, movement, after.seq, after.balance).then(() => this.clearFromOutbox(after._id, movement));
+    if (!this.readOnIssue) return file();
+    // The embedded store writes as it is called: filed after the answer has gone, not before it.
+    this.inBackground(new Promise(setImmediate).then(file));
   }
 
   /** One ledger row; a row already there (filed by someone else) is the same row, so it is left. */

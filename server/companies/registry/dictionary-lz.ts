@@ -56,7 +56,8 @@ export class DictionaryLz {
       let best = 0;
       let from = -1;
       const own = this.docHash[h]!;
-      if (own >= 0) (best = matchLength(w, i, own, end)), (from = own);
+      // Offsets are 2 bytes: a document past 64 KiB may not reach its own start.
+      if (own >= 0 && i - own <= MAX_OFFSET) (best = matchLength(w, i, own, end)), (from = own);
       const shared = this.dictHash[hash4(w, i, HASH_BITS)]!;
       if (shared >= 0 && i - shared <= MAX_OFFSET) {
         const n = matchLength(w, i, shared, end);
@@ -113,10 +114,11 @@ export class DictionaryLz {
     return o;
   }
 
+  /** Room for a document of `size` bytes after the dictionary, keeping what the window holds (a decompression's output so far). */
   private ensure(size: number): Uint8Array {
     if (this.dictLength + size <= this.window.length) return this.window;
     const grown = new Uint8Array(this.dictLength + Math.max(size, this.window.length * 2));
-    grown.set(this.window.subarray(0, this.dictLength));
+    grown.set(this.window);
     this.window = grown;
     return grown;
   }

@@ -102,7 +102,7 @@ export class Companies {
       const regimes = file.taxRegimes(cnpjs);
       const views = new Map<string, CompanyView>();
       for (const [cnpj, json] of file.json(cnpjs)) {
-        views.set(cnpj, RawJson.withFields(Buffer.from(json), { taxRegimes: regimes.get(cnpj) ?? [], source: REGISTRY_SOURCE }) as unknown as CompanyView);
+        views.set(cnpj, RawJson.withFields(json, { taxRegimes: regimes.get(cnpj) ?? [], source: REGISTRY_SOURCE }) as unknown as CompanyView);
       }
       return views;
     }

@@ -141,76 +141,157 @@ export class RecordEncoder {
   }
 }
 
+/** The bytes of a separator, and of the constants the decoder writes. */
+const SEP_BYTE = 0x1f;
+const NULL = Buffer.from('null');
+const TRUE = Buffer.from('true');
+const FALSE = Buffer.from('false');
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
 export class RecordDecoder {
-  /** Per shape, what precedes each value (`{"a":`, `,"b":`). */
-  private readonly shapes: string[][];
-  private readonly strings: string[];
+  /** Per shape, what precedes each value (`{"a":`, `,"b":`), as bytes. */
+  private readonly shapes: Buffer[][];
+  /** The string table, each as its JSON text's bytes. */
+  private readonly strings: Buffer[];
   private readonly lz: DictionaryLz;
+  /** Where a document's JSON is written before it is copied out; grown as needed. */
+  private out = Buffer.allocUnsafe(16 * 1024);
+  private o = 0;
 
   constructor(tables: CodecTables) {
     this.shapes = tables.shapes.map(prefixesOf);
-    this.strings = tables.strings.map((s) => JSON.stringify(s));
+    this.strings = tables.strings.map((s) => Buffer.from(JSON.stringify(s)));
     this.lz = new DictionaryLz(Buffer.from(tables.dictionary, 'base64'));
+  }
+
+  /**
+   * The document's JSON text as UTF-8 bytes, from what its file stores: written byte by byte from
+   * the decompressed tokens, never through a JS string (a string and its conversion to bytes were
+   * a third of a 500-CNPJ batch's time in the server).
+   */
+  bytes(stored: Uint8Array): Buffer {
+    const { bytes, start, end } = this.lz.decompress(stored);
+    this.o = 0;
+    const next = this.read(bytes, start, end);
+    if (next !== end) throw new Error('a registry document has more values than its shape');
+    return Buffer.from(this.out.subarray(0, this.o));
   }
 
   /** The document's JSON text, from what its file stores. */
   decode(stored: Uint8Array): string {
-    const { bytes, start, end } = this.lz.decompress(stored);
-    const tokens = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8', start, end).split(SEP);
-    const at = { i: 0 };
-    const json = this.read(tokens, at);
-    if (at.i !== tokens.length) throw new Error('a registry document has more values than its shape');
-    return json;
+    return this.bytes(stored).toString('utf8');
   }
 
-  private read(tokens: string[], at: { i: number }): string {
-    const token = tokens[at.i++];
-    if (token === undefined) throw new Error('a registry document ends early');
-    const rest = token.slice(1);
-    switch (token.charCodeAt(0)) {
+  /** Writes the value whose token starts at `i`; answers where the next token starts (`end` after the last). */
+  private read(b: Uint8Array, i: number, end: number): number {
+    if (i >= end) throw new Error('a registry document ends early');
+    let stop = b.indexOf(SEP_BYTE, i);
+    if (stop < 0 || stop > end) stop = end;
+    const next = stop === end ? end : stop + 1;
+    switch (b[i]) {
       case 0x6e: // n
-        return 'null';
+        this.write(NULL);
+        return next;
       case 0x74: // t
-        return 'true';
+        this.write(TRUE);
+        return next;
       case 0x66: // f
-        return 'false';
+        this.write(FALSE);
+        return next;
       case 0x23: // #
-        return rest;
-      case 0x72: // r
-        return this.strings[Number(rest)]!;
-      case 0x73: // s
-        return rest.includes('"') || rest.includes('\\') ? JSON.stringify(rest) : `"${rest}"`;
       case 0x6a: // j
-        return rest;
+        this.copy(b, i + 1, stop);
+        return next;
+      case 0x72: // r
+        this.write(this.strings[this.integer(b, i + 1, stop)] ?? fail('a registry document names a string its table lacks'));
+        return next;
+      case 0x73: // s: JSON.stringify's text, which escapes only these two in a string of no control characters or surrogates
+        this.ensure(2 * (stop - i) + 2);
+        this.out[this.o++] = QUOTE;
+        for (let j = i + 1; j < stop; j++) {
+          const c = b[j]!;
+          if (c === QUOTE || c === BACKSLASH) this.out[this.o++] = BACKSLASH;
+          this.out[this.o++] = c;
+        }
+        this.out[this.o++] = QUOTE;
+        return next;
       case 0x5b: {
         // [
-        const count = Number(rest);
-        let json = '[';
-        for (let n = 0; n < count; n++) json += (n === 0 ? '' : ',') + this.read(tokens, at);
-        return json + ']';
+        const count = this.integer(b, i + 1, stop);
+        this.byte(0x5b);
+        let at = next;
+        for (let n = 0; n < count; n++) {
+          if (n > 0) this.byte(0x2c);
+          at = this.read(b, at, end);
+        }
+        this.byte(0x5d);
+        return at;
       }
-      case 0x7b: {
-        // {
-        const prefixes = this.shapes[Number(rest)]!;
-        if (prefixes.length === 0) return '{}';
-        let json = '';
-        for (const prefix of prefixes) json += prefix + this.read(tokens, at);
-        return json + '}';
-      }
-      case 0x4b: {
-        // K
-        const prefixes = prefixesOf(JSON.parse(rest) as string[]);
-        if (prefixes.length === 0) return '{}';
-        let json = '';
-        for (const prefix of prefixes) json += prefix + this.read(tokens, at);
-        return json + '}';
-      }
+      case 0x7b: // {
+        return this.object(this.shapes[this.integer(b, i + 1, stop)] ?? fail('a registry document names a shape its table lacks'), b, next, end);
+      case 0x4b: // K
+        return this.object(prefixesOf(JSON.parse(Buffer.from(b.buffer, b.byteOffset + i + 1, stop - i - 1).toString('utf8')) as string[]), b, next, end);
       default:
-        throw new Error(`a registry document holds an unknown token ${JSON.stringify(token.slice(0, 8))}`);
+        throw new Error(`a registry document holds an unknown token ${JSON.stringify(Buffer.from(b.subarray(i, Math.min(stop, i + 8))).toString('utf8'))}`);
     }
+  }
+
+  private object(prefixes: Buffer[], b: Uint8Array, at: number, end: number): number {
+    if (prefixes.length === 0) {
+      this.byte(0x7b);
+      this.byte(0x7d);
+      return at;
+    }
+    for (const prefix of prefixes) {
+      this.write(prefix);
+      at = this.read(b, at, end);
+    }
+    this.byte(0x7d);
+    return at;
+  }
+
+  /** The decimal integer in `b` from `i` to `stop`. */
+  private integer(b: Uint8Array, i: number, stop: number): number {
+    if (i === stop) throw new Error('a registry document holds a token without its number');
+    let n = 0;
+    for (let j = i; j < stop; j++) {
+      const d = b[j]! - 0x30;
+      if (d < 0 || d > 9) throw new Error('a registry document holds a token with a malformed number');
+      n = n * 10 + d;
+    }
+    return n;
+  }
+
+  private write(bytes: Buffer): void {
+    this.ensure(bytes.length);
+    bytes.copy(this.out, this.o);
+    this.o += bytes.length;
+  }
+
+  private copy(b: Uint8Array, from: number, to: number): void {
+    this.ensure(to - from);
+    this.out.set(b.subarray(from, to), this.o);
+    this.o += to - from;
+  }
+
+  private byte(c: number): void {
+    this.ensure(1);
+    this.out[this.o++] = c;
+  }
+
+  private ensure(room: number): void {
+    if (this.o + room <= this.out.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(this.out.length * 2, this.o + room));
+    this.out.copy(grown, 0, 0, this.o);
+    this.out = grown;
   }
 }
 
-function prefixesOf(names: string[]): string[] {
-  return names.map((name, i) => `${i === 0 ? '{' : ','}${JSON.stringify(name)}:`);
+function fail(message: string): never {
+  throw new Error(message);
+}
+
+function prefixesOf(names: string[]): Buffer[] {
+  return names.map((name, i) => Buffer.from(`${i === 0 ? '{' : ','}${JSON.stringify(name)}:`));
 }

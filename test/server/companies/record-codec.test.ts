@@ -25,9 +25,11 @@ describe('the record codec', () => {
     ['control characters, emoji and a lone surrogate', { name: 'a\u0001b\u001fc\nd', emoji: 'café ☕ 🍞', lone: 'x\ud800y' }],
     ['a shape the table lacks, nested, an empty object and array', { extra: { z: 1, a: [{}, [], [null, true, false]] }, n: -0.5e-7 }],
     ['members undefined are left out, as JSON.stringify does', { a: undefined, b: 1, c: [undefined], d: Number.NaN }],
-  ])('%s: decodes to JSON.stringify\'s text', (_name, value) => {
+    ['a document longer than the decoder\'s first buffer', { long: 'Ç"\\'.repeat(12_000), list: Array.from({ length: 2000 }, (_, i) => ({ code: String(i), description: 'ATIVA' })) }],
+  ])('%s: decodes to JSON.stringify\'s text, as a string and as bytes', (_name, value) => {
     const stored = encoder.encode(value);
     expect(decoder.decode(stored)).toBe(JSON.stringify(value));
+    expect(decoder.bytes(stored).equals(Buffer.from(JSON.stringify(value)))).toBe(true);
   });
 
   it('compresses a document of the release to well under its JSON', () => {

@@ -187,11 +187,11 @@ describe('imports into release files', () => {
     const held = companies.registry!.current()!;
     const [first] = held.search({}, 1);
     expect(held.meta.release).toBe('2026-09');
-    const before = held.json([first!]).get(first!)!;
+    const before = held.json([first!]).get(first!)!.toString();
 
     await importRelease(store, { dir: await generated('2026-10', 2), release: '2026-10' });
     // A request that took the old release before the switch reads it whole.
-    expect(held.json([first!]).get(first!)).toBe(before);
+    expect(held.json([first!]).get(first!)!.toString()).toBe(before);
     expect(JSON.parse(before).release).toBe('2026-09');
     expect(existsSync(held.path)).toBe(false);
     // Every request after the switch reads the new one; health names it.

@@ -26,7 +26,7 @@ function answers(dataDir: string): { release: string; documents: string[] } {
   const file = registry.current()!;
   try {
     const cnpjs = file.search({}, 100_000);
-    return { release: file.meta.release, documents: [...file.json(cnpjs).values()] };
+    return { release: file.meta.release, documents: [...file.json(cnpjs).values()].map(String) };
   } finally {
     registry.close();
   }

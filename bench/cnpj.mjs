@@ -25,7 +25,7 @@ import yauzl from 'yauzl';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { MongoClient } from 'mongodb';
-import { pct, root } from './lib.mjs';
+import { pct, post as postText, root } from './lib.mjs';
 const SIZES = process.env.ESTABLISHMENTS ? [Number(process.env.ESTABLISHMENTS)] : [100_000, 1_000_000];
 if (process.env.RELEASE_DIR && !process.env.ESTABLISHMENTS) throw new Error('RELEASE_DIR needs ESTABLISHMENTS, the size it was generated with');
 const BATCH_RUNS = 200;
@@ -207,12 +207,8 @@ async function startBareBatch(answers) {
 async function batchFloor(url, apiKey, requestOf) {
   const send = async (base, text, auth) => {
     const started = performance.now();
-    const res = await fetch(base + '/v1/api/companies/cnpj/batch', {
-      method: 'POST',
-      headers: { ...(auth ? { Authorization: `Bearer ${apiKey}` } : {}), 'Content-Type': 'application/json' },
-      body: text,
-    });
-    const answer = await res.text();
+    const res = await postText(base + '/v1/api/companies/cnpj/batch', text, auth ? { Authorization: `Bearer ${apiKey}` } : {});
+    const answer = res.text;
     if (res.status !== 200) throw new Error(`batch answered ${res.status}: ${answer.slice(0, 200)}`);
     if (JSON.parse(answer).results.length === 0) throw new Error('the batch found nothing');
     return { ms: performance.now() - started, answer };
@@ -301,15 +297,11 @@ async function measure(establishments) {
   }
 
   const post = async (route, body) => {
-    const res = await fetch(url + route, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${account.apiKey}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    if (res.status !== 200) throw new Error(`${route} answered ${res.status}: ${await res.text()}`);
+    const res = await postText(url + route, JSON.stringify(body), { Authorization: `Bearer ${account.apiKey}` });
+    if (res.status !== 200) throw new Error(`${route} answered ${res.status}: ${res.text}`);
     // Server-Timing: the server's own time, apart from moving and parsing the answer.
-    const serverMs = Number(/dur=([\d.]+)/.exec(res.headers.get('server-timing') ?? '')?.[1] ?? NaN);
-    return { body: await res.json(), serverMs };
+    const serverMs = Number(/dur=([\d.]+)/.exec(res.headers['server-timing'] ?? '')?.[1] ?? NaN);
+    return { body: JSON.parse(res.text), serverMs };
   };
 
   const results = [];

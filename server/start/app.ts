@@ -57,7 +57,8 @@ export function createApp(services: AppServices, options: AppOptions = {}): Koa<
   // Errors are answered by errorHandler; Koa's own handler would only log them again.
   app.silent = true;
 
-  const openapi = buildOpenApi(services.version, services.config.publicUrl);
+  // Built on first request: a tenth of the server's start-up, for a document few ask for.
+  let openapi: ReturnType<typeof buildOpenApi> | undefined;
   const built = createHandlers(services);
   const replaced = typeof options.handlers === 'function' ? options.handlers(built) : options.handlers;
   const pipeline = createPipeline(services, { ...built, ...replaced });
@@ -71,7 +72,7 @@ export function createApp(services: AppServices, options: AppOptions = {}): Koa<
   const extraRoutes = (r: Router<AppState>) => {
     r.get('/openapi.json', (ctx) => {
       ctx.state.operation = 'openapi';
-      ctx.body = openapi;
+      ctx.body = openapi ??= buildOpenApi(services.version, services.config.publicUrl);
     });
     // The root is where people type the address: the dashboard is what they are looking for.
     r.get('/', (ctx) => {

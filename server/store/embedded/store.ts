@@ -10,6 +10,7 @@
 import { chmod, mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { Checkpointer } from './checkpointer.ts';
 import { STORE_CLOSED, type BaseDoc, type BulkLoader, type Collection, type IndexDeclaration, type Store } from '../port.ts';
 import { DatabaseLoader } from './bulk-load.ts';
 import { backupTo, isDamagedDatabaseError, type BackupResult } from './backup.ts';
@@ -67,6 +68,8 @@ class EmbeddedStore implements Store {
   private readonly collections = new Map<string, EmbeddedCollection>();
   private readonly ttlTimer: NodeJS.Timeout;
   private readonly unwatch: () => void;
+  /** A server's WAL checkpoints, off its thread (checkpointer.ts); none for a one-shot command. */
+  private readonly checkpointer: Checkpointer | undefined;
   private closed = false;
   readonly tables: Tables;
   readonly bulkLoader: (<T extends BaseDoc>(collection: string, fields?: Array<keyof T & string>) => BulkLoader<T>) | undefined;
@@ -84,6 +87,7 @@ class EmbeddedStore implements Store {
     this.bulkLoader = options.oneShot ? <T extends BaseDoc>(name: string, fields: Array<keyof T & string> = []) => new DatabaseLoader<T>(this.tables, name, fields) : undefined;
     this.ttlTimer = setInterval(() => this.removeExpired(), options.ttlSweepIntervalMs);
     this.ttlTimer.unref();
+    this.checkpointer = options.oneShot ? undefined : new Checkpointer(db, db.name, options.onBackgroundError);
     this.unwatch = watchStore({ databaseBytes: () => (db.pragma('page_count', { simple: true }) as number) * (db.pragma('page_size', { simple: true }) as number) });
   }
 
@@ -130,6 +134,7 @@ class EmbeddedStore implements Store {
     clearInterval(this.ttlTimer);
     this.unwatch();
     try {
+      await this.checkpointer?.stop();
       this.db.close();
     } finally {
       this.lock?.release();

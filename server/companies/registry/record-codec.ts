@@ -94,7 +94,7 @@ export class RecordEncoder {
 
   /** The document encoded and compressed, as its file stores it. */
   encode(value: unknown): Uint8Array {
-    return this.lz.compress(Buffer.from(this.text(value))).slice();
+    return this.lz.compressText(this.text(value));
   }
 
   /** The document encoded, before compression. */

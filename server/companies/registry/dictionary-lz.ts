@@ -27,54 +27,92 @@ function matchLength(w: Uint8Array, a: number, b: number, end: number): number {
 export class DictionaryLz {
   /** The dictionary, then room for one document (its window). */
   private window: Uint8Array;
+  /** The window as a Buffer, to write a document's text into it without a copy of its own. */
+  private windowBuffer: Buffer;
   private readonly dictHash: Int32Array;
+  /**
+   * A document's own positions, valid only where `docStamp` holds the document's number: a table
+   * marked stale by a counter, where clearing 4,096 entries per document cost a tenth of compressing.
+   */
   private readonly docHash = new Int32Array(1 << DOC_HASH_BITS);
+  private readonly docStamp = new Int32Array(1 << DOC_HASH_BITS);
+  private stamp = 0;
   private readonly dictLength: number;
+  /** Where sequences are written, reused: each call answers a copy of its part. */
+  private out = new Uint8Array(4096);
 
   constructor(dictionary: Uint8Array) {
     this.dictLength = Math.min(dictionary.length, MAX_OFFSET);
     this.window = new Uint8Array(this.dictLength + 64 * 1024);
+    this.windowBuffer = Buffer.from(this.window.buffer, this.window.byteOffset, this.window.byteLength);
     this.window.set(dictionary.subarray(dictionary.length - this.dictLength));
     this.dictHash = new Int32Array(1 << HASH_BITS).fill(-1);
     for (let i = 0; i + MIN_MATCH <= this.dictLength; i++) this.dictHash[hash4(this.window, i, HASH_BITS)] = i;
   }
 
   compress(input: Uint8Array): Uint8Array {
-    const d = this.dictLength;
     this.ensure(input.length);
+    this.window.set(input, this.dictLength);
+    return this.compressWindow(input.length);
+  }
+
+  /** `text` as UTF-8, compressed: written straight into the window. */
+  compressText(text: string): Uint8Array {
+    this.ensure(text.length * 3);
+    return this.compressWindow(this.windowBuffer.write(text, this.dictLength, 'utf8'));
+  }
+
+  /** The `length` bytes after the dictionary in the window, compressed (a copy the caller keeps). */
+  private compressWindow(length: number): Uint8Array {
+    const d = this.dictLength;
     const w = this.window;
-    w.set(input, d);
-    const end = d + input.length;
-    const out = new Uint8Array(input.length + (input.length >> 4) + 16);
+    const end = d + length;
+    if (this.out.length < length + (length >> 4) + 16) this.out = new Uint8Array(2 * (length + (length >> 4) + 16));
+    const out = this.out;
+    const docHash = this.docHash;
+    const docStamp = this.docStamp;
+    const dictHash = this.dictHash;
+    // Repeats after 2^32 documents, far beyond any release (an entry of an earlier document is matched byte by byte anyway).
+    const stamp = (this.stamp = (this.stamp + 1) | 0);
     let o = 0;
     let anchor = d;
-    this.docHash.fill(-1);
     let i = d;
     const limit = end - MIN_MATCH;
     while (i <= limit) {
-      const h = hash4(w, i, DOC_HASH_BITS);
+      // One multiplication for both tables (hash4's, shifted two ways).
+      const mixed = Math.imul(w[i]! | (w[i + 1]! << 8) | (w[i + 2]! << 16) | (w[i + 3]! << 24), 2654435761);
+      const h = mixed >>> (32 - DOC_HASH_BITS);
       let best = 0;
       let from = -1;
-      const own = this.docHash[h]!;
-      // Offsets are 2 bytes: a document past 64 KiB may not reach its own start.
-      if (own >= 0 && i - own <= MAX_OFFSET) (best = matchLength(w, i, own, end)), (from = own);
-      const shared = this.dictHash[hash4(w, i, HASH_BITS)]!;
+      // A document longer than the reach of an offset (64 KiB: a company of hundreds of partners)
+      // must not take a match from further back than it: the offset would wrap, and decode wrong.
+      if (docStamp[h] === stamp && i - docHash[h]! <= MAX_OFFSET) {
+        const own = docHash[h]!;
+        best = matchLength(w, i, own, end);
+        from = own;
+      }
+      const shared = dictHash[mixed >>> (32 - HASH_BITS)]!;
       if (shared >= 0 && i - shared <= MAX_OFFSET) {
         const n = matchLength(w, i, shared, end);
         if (n > best) (best = n), (from = shared);
       }
-      this.docHash[h] = i;
+      docHash[h] = i;
+      docStamp[h] = stamp;
       if (best < MIN_MATCH) {
         i++;
         continue;
       }
       o = this.sequence(out, o, w, anchor, i, best, i - from);
-      for (let j = i + 1; j < i + best && j <= limit; j++) this.docHash[hash4(w, j, DOC_HASH_BITS)] = j;
+      for (let j = i + 1; j < i + best && j <= limit; j++) {
+        const k = hash4(w, j, DOC_HASH_BITS);
+        docHash[k] = j;
+        docStamp[k] = stamp;
+      }
       i += best;
       anchor = i;
     }
     o = this.sequence(out, o, w, anchor, end, 0, 0);
-    return out.subarray(0, o);
+    return out.slice(0, o);
   }
 
   /** Decompresses into the window; answers the document's end there (it starts at `start`). */
@@ -86,7 +124,7 @@ export class DictionaryLz {
       const token = input[i++]!;
       let literals = token >> 4;
       if (literals === 15) for (let b = 255; b === 255; literals += b) b = input[i++]!;
-      if (o + literals + 64 > w.length) w = this.ensure(o + literals - this.dictLength + 64);
+      if (o + literals + 64 > w.length) w = this.ensure(o + literals - this.dictLength + 64, o);
       for (let n = 0; n < literals; n++) w[o++] = input[i++]!;
       if (i >= input.length) break;
       let length = (token & 15) + MIN_MATCH;
@@ -94,7 +132,7 @@ export class DictionaryLz {
       const offset = input[i]! | (input[i + 1]! << 8);
       i += 2;
       if (offset === 0 || offset > o) throw new Error('a compressed registry document is damaged');
-      if (o + length + 64 > w.length) w = this.ensure(o + length - this.dictLength + 64);
+      if (o + length + 64 > w.length) w = this.ensure(o + length - this.dictLength + 64, o);
       for (let from = o - offset, n = 0; n < length; n++) w[o++] = w[from + n]!;
     }
     return { bytes: w, start: this.dictLength, end: o };
@@ -114,12 +152,13 @@ export class DictionaryLz {
     return o;
   }
 
-  /** Room for a document of `size` bytes after the dictionary, keeping what the window holds (a decompression's output so far). */
-  private ensure(size: number): Uint8Array {
+  /** Room for `size` bytes after the dictionary; the first `keep` bytes of the window kept (a document being decompressed). */
+  private ensure(size: number, keep = this.dictLength): Uint8Array {
     if (this.dictLength + size <= this.window.length) return this.window;
     const grown = new Uint8Array(this.dictLength + Math.max(size, this.window.length * 2));
-    grown.set(this.window);
+    grown.set(this.window.subarray(0, keep));
     this.window = grown;
+    this.windowBuffer = Buffer.from(grown.buffer, grown.byteOffset, grown.byteLength);
     return grown;
   }
 }

@@ -78,23 +78,24 @@ export function withDictionary(tables: CodecTables, samples: unknown[]): CodecTa
 
 export class RecordEncoder {
   /** Per first member name, the shapes starting with it (compared name by name: no string is built per object). */
-  private readonly shapes = new Map<string, Array<{ id: number; names: string[] }>>();
-  private readonly strings = new Map<string, number>();
+  private readonly shapes = new Map<string, Array<{ token: string; names: string[] }>>();
+  /** Each string of the table, as its token: made once, not per value written. */
+  private readonly strings = new Map<string, string>();
   private readonly lz: DictionaryLz;
 
   constructor(tables: CodecTables) {
     tables.shapes.forEach((names, id) => {
       const list = this.shapes.get(names[0] ?? '') ?? [];
-      list.push({ id, names });
+      list.push({ token: `{${id}`, names });
       this.shapes.set(names[0] ?? '', list);
     });
-    tables.strings.forEach((text, i) => this.strings.set(text, i));
+    tables.strings.forEach((text, i) => this.strings.set(text, `r${i}`));
     this.lz = new DictionaryLz(Buffer.from(tables.dictionary, 'base64'));
   }
 
   /** The document encoded and compressed, as its file stores it. */
   encode(value: unknown): Uint8Array {
-    return this.lz.compress(Buffer.from(this.text(value))).slice();
+    return this.lz.compressText(this.text(value));
   }
 
   /** The document encoded, before compression. */
@@ -111,7 +112,7 @@ export class RecordEncoder {
     else if (typeof value === 'number') out.push(Number.isFinite(value) ? `#${value}` : 'n');
     else if (typeof value === 'string') {
       const ref = this.strings.get(value);
-      if (ref !== undefined) out.push(`r${ref}`);
+      if (ref !== undefined) out.push(ref);
       else out.push(PLAIN.test(value) ? `s${value}` : `j${JSON.stringify(value)}`);
     } else if (Array.isArray(value)) {
       out.push(`[${value.length}`);
@@ -121,21 +122,22 @@ export class RecordEncoder {
       let names = Object.keys(record);
       if (names.some((name) => record[name] === undefined)) names = names.filter((name) => record[name] !== undefined);
       const shape = this.shapeOf(names);
-      out.push(shape !== undefined ? `{${shape}` : `K${JSON.stringify(names)}`);
+      out.push(shape ?? `K${JSON.stringify(names)}`);
       for (const name of names) this.write(record[name], out);
     } else {
       throw new TypeError(`a registry document cannot hold a ${typeof value}`);
     }
   }
 
-  private shapeOf(names: string[]): number | undefined {
+  /** The token of the object's shape, if the table has it. */
+  private shapeOf(names: string[]): string | undefined {
     const candidates = this.shapes.get(names[0] ?? '');
     if (!candidates) return undefined;
-    for (const { id, names: known } of candidates) {
+    for (const { token, names: known } of candidates) {
       if (known.length !== names.length) continue;
       let same = true;
       for (let i = 1; same && i < names.length; i++) same = known[i] === names[i];
-      if (same) return id;
+      if (same) return token;
     }
     return undefined;
   }

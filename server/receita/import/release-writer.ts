@@ -63,7 +63,10 @@ export class ReleaseWriter {
     this.db.exec(STAGE_SCHEMA);
     this.insert = this.db.prepare(`INSERT INTO stage.rows (${STAGE_COLUMNS.join(', ')}) VALUES (${STAGE_COLUMNS.map(() => '?').join(', ')})`);
     this.insertRegime = this.db.prepare('INSERT OR REPLACE INTO tax_regime (k, year, scp, form, entries) VALUES (?, ?, ?, ?, ?)');
-    this.regimesOf = this.db.prepare('SELECT year, form FROM tax_regime WHERE k = ?');
+    // One statement for a batch's keys (a statement per CNPJ cost twice as much); keys as BigInt, being up to 62 bits.
+    this.regimesOf = this.db
+      .prepare('SELECT k, year, form FROM tax_regime WHERE k IN (SELECT value FROM json_each(?)) ORDER BY k, year, scp, form')
+      .safeIntegers();
   }
 
   /** The tables of the file's encoding (record-codec.ts), once set: a resumed import reads them back. */
@@ -94,11 +97,17 @@ export class ReleaseWriter {
   /** The tax-regime rows written so far of these CNPJs, by CNPJ (the regime files are read before the establishments). */
   taxRegimesOf(cnpjs: string[]): Map<string, Array<{ year: number; form: string }>> {
     const found = new Map<string, Array<{ year: number; form: string }>>();
+    const cnpjOf = new Map<bigint, string>();
     for (const cnpj of cnpjs) {
       const key = cnpjKey(cnpj);
-      if (key === null) continue;
-      const rows = this.regimesOf.all(key) as Array<{ year: number; form: string }>;
-      if (rows.length > 0) found.set(cnpj, rows);
+      if (key !== null) cnpjOf.set(key, cnpj);
+    }
+    if (cnpjOf.size === 0) return found;
+    for (const { k, year, form } of this.regimesOf.all(`[${[...cnpjOf.keys()].join(',')}]`) as Array<{ k: bigint; year: bigint; form: string }>) {
+      const cnpj = cnpjOf.get(k)!;
+      const rows = found.get(cnpj) ?? [];
+      rows.push({ year: Number(year), form });
+      found.set(cnpj, rows);
     }
     return found;
   }

@@ -166,9 +166,9 @@ export class FileStaging implements Staging {
   async get(roots: string[]): Promise<Map<string, RootData>> {
     const read = this.gathered();
     const found = new Map<string, RootData>();
-    for (const root of roots) {
-      const row = read.get(root) as { company: string | null; simples: string | null; partners: string | null } | undefined;
-      if (!row) continue;
+    // One statement for the batch's roots: a statement per root cost twice as much (issue 41).
+    for (const row of read.all(JSON.stringify(roots)) as Array<{ root: string; company: string | null; simples: string | null; partners: string | null }>) {
+      const { root } = row;
       const data: RootData = {};
       if (row.company !== null) data.company = row.company;
       if (row.simples !== null) data.simples = row.simples;
@@ -190,6 +190,6 @@ export class FileStaging implements Staging {
     const staged = this.db.prepare('SELECT EXISTS (SELECT 1 FROM stage.company) OR EXISTS (SELECT 1 FROM stage.partner)').pluck().get() === 1;
     const gathered = this.db.prepare("SELECT 1 FROM stage.sqlite_schema WHERE name = 'roots'").get() !== undefined;
     if (staged || !gathered) this.transaction(() => this.db.exec(COMPANY_STAGE_GATHER));
-    return (this.read = this.db.prepare('SELECT company, simples, partners FROM stage.roots WHERE root = ?'));
+    return (this.read = this.db.prepare('SELECT root, company, simples, partners FROM stage.roots WHERE root IN (SELECT value FROM json_each(?))'));
   }
 }

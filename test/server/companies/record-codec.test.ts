@@ -37,6 +37,19 @@ describe('the record codec', () => {
     expect(encoder.encode(value).length).toBeLessThan(Buffer.byteLength(JSON.stringify(value)) / 3);
   });
 
+  it('encodes a document to the same bytes whatever it encoded before, a document larger than its window included', () => {
+    // The compressor reuses its tables and buffers from one document to the next (issue 41's speed):
+    // nothing of an earlier document may leak into a later one's bytes.
+    const value = record(makeCnpj('77888999'), { partners: [partner({ name: 'ANA PAULA' })] });
+    const large = record(makeCnpj('12345678'), { partners: Array.from({ length: 600 }, (_, i) => partner({ name: `SÓCIA ${i} ÇÃ` })) });
+    const first = Buffer.from(new RecordEncoder(tables).encode(value));
+    const used = new RecordEncoder(tables);
+    for (let i = 0; i < 50; i++) used.encode(record(makeCnpj(String(10_000_000 + i * 7919)), { name: `EMPRESA ${i}` }));
+    expect(decoder.decode(used.encode(large))).toBe(JSON.stringify(large));
+    expect(Buffer.from(used.encode(value))).toEqual(first);
+    expect(Buffer.from(new RecordEncoder(tables).encode(large))).toEqual(Buffer.from(used.encode(large)));
+  });
+
   it('refuses bytes that are not a document it wrote', () => {
     const stored = encoder.encode(record(makeCnpj('77888999')));
     const damaged = Uint8Array.from(stored);

@@ -7,13 +7,12 @@
  * from the outbox. A crash between those steps loses nothing: `recover()` copies any movement
  * still pending. No read-then-write ever decides whether a balance suffices.
  *
- * A movement is answered once it is durable in the account's outbox, and its ledger row is there
- * for any request sent after the answer. On MongoDB that means the row's insert is waited for. The
- * embedded store writes as it is called, in this process, so there the row is written just after
- * the answer has gone (setImmediate: before this process reads another request), not before it;
- * a crash in between leaves the movement in the outbox, which `recover()` files at start-up. The
- * pull that follows the row is never waited for: a pull that never lands leaves the movement
- * pending, and copying it again finds it there.
+ * A movement is answered once it is durable in the account's outbox and its ledger row is there
+ * to read. On MongoDB that means the row's insert is waited for; the embedded store applies a
+ * write to memory when it is issued, so there the row's disk flush is not waited for (each flush
+ * was a third of a charged call's wait, issue 35): a crash before it lands leaves the movement in
+ * the outbox, which `recover()` files at start-up. The pull that follows the row is never waited
+ * for: a pull that never lands leaves the movement pending, and copying it again finds it there.
  *
  * A movement's `seq` and `balanceAfter` are those of the update that applied it: the debit that
  * made it reads them from that update's answer. Whoever else files a pending movement (a read of
@@ -329,10 +328,9 @@ export class Credits {
    * movement's own, unless something filed it first.
    */
   private async record(after: WorkspaceDoc, movement: Movement): Promise<void> {
-    const file = () => this.insertRow(after._id, movement, after.seq, after.balance).then(() => this.clearFromOutbox(after._id, movement));
-    if (!this.readOnIssue) return file();
-    // The embedded store writes as it is called: filed after the answer has gone, not before it.
-    this.inBackground(new Promise(setImmediate).then(file));
+    const filed = this.insertRow(after._id, movement, after.seq, after.balance).then(() => this.clearFromOutbox(after._id, movement));
+    if (this.readOnIssue) this.inBackground(filed);
+    else await filed;
   }
 
   /** One ledger row; a row already there (filed by someone else) is the same row, so it is left. */

@@ -2,7 +2,7 @@
  * The server's WAL checkpoints, off its thread. By default SQLite checkpoints in whichever
  * connection commits past 1,000 pages of WAL; with `synchronous = NORMAL` that checkpoint is
  * where the fsyncs happen (two, of 7 to 15 ms each, measured on the development machine), so
- * about one charged request in 40 waited 20 to 30 ms for it. A server's connection turns that
+ * about one charged request in 100 waited 20 to 30 ms for it. A server's connection turns that
  * off. Once its WAL has grown past a threshold (so that a short-lived store, as in most tests,
  * never starts one), a worker thread with a connection of its own runs a passive checkpoint every
  * second: it never blocks a reader or a writer, and moves what it can. Should the worker fail,

@@ -144,7 +144,7 @@ export class RecordEncoder {
 }
 
 /** The bytes of a separator, and of the constants the decoder writes. */
-const SEP_BYTE = 0x1f;
+const SEP_BYTE = SEP.charCodeAt(0);
 const NULL = Buffer.from('null');
 const TRUE = Buffer.from('true');
 const FALSE = Buffer.from('false');

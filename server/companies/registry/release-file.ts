@@ -10,7 +10,7 @@ import type { TaxRegime } from '../../../shared/types.ts';
 import type { CompanyRecord } from '../company-record.ts';
 import type { Filter } from '../../store/port.ts';
 import type { CompanyDoc } from '../company-record.ts';
-import { cnpjKey, cnpjOfKey } from './cnpj-key.ts';
+import { cnpjKey, cnpjKeys, cnpjOfKey } from './cnpj-key.ts';
 import { RecordDecoder, type CodecTables } from './record-codec.ts';
 import { searchQuery } from './registry-query.ts';
 
@@ -35,7 +35,7 @@ export class ReleaseFile {
   readonly meta: ReleaseMeta;
   private readonly db: Database.Database;
   private readonly decoder: RecordDecoder;
-  /** Statements given the keys as one JSON array: one call for a 500-CNPJ batch, where a call per CNPJ cost twice as much. */
+  /** Statements given a batch's keys as one JSON array (cnpj-key.ts's `cnpjKeys`). */
   private readonly bodies: Database.Statement<[string], [bigint, Buffer]>;
   private readonly regimes: Database.Statement<[string], [bigint, bigint, string, string, bigint | null]>;
 
@@ -69,12 +69,12 @@ export class ReleaseFile {
    * checked against the one asked, so a damaged page never answers another company.
    */
   json(cnpjs: readonly string[]): Map<string, Buffer> {
-    const keys = keysOf(cnpjs);
+    const { keys, json } = cnpjKeys(cnpjs);
     const bodies = new Map<bigint, Buffer>();
-    for (const [key, body] of this.bodies.iterate(keys.json)) bodies.set(key, body);
+    for (const [key, body] of this.bodies.iterate(json)) bodies.set(key, body);
     const found = new Map<string, Buffer>();
     // In the order asked (the search's pages are in CNPJ order, a batch in its own).
-    for (const [cnpj, key] of keys.of) {
+    for (const [cnpj, key] of keys) {
       const body = bodies.get(key);
       if (body === undefined) continue;
       const json = this.decoder.bytes(body);
@@ -86,16 +86,16 @@ export class ReleaseFile {
 
   /** Each CNPJ's tax regimes, newest year first (those with any). */
   taxRegimes(cnpjs: readonly string[]): Map<string, TaxRegime[]> {
-    const keys = keysOf(cnpjs);
+    const { keys, json } = cnpjKeys(cnpjs);
     const byKey = new Map<bigint, TaxRegime[]>();
-    for (const [key, year, scp, form, entries] of this.regimes.iterate(keys.json)) {
+    for (const [key, year, scp, form, entries] of this.regimes.iterate(json)) {
       const regime = { year: Number(year), form, scpCnpj: scp === '0' ? null : scp, bookkeepingEntries: entries === null ? null : Number(entries) };
       const list = byKey.get(key);
       if (list) list.push(regime);
       else byKey.set(key, [regime]);
     }
     const found = new Map<string, TaxRegime[]>();
-    for (const [cnpj, key] of keys.of) {
+    for (const [cnpj, key] of keys) {
       const list = byKey.get(key);
       if (list) found.set(cnpj, list.sort((a, b) => b.year - a.year || a.form.localeCompare(b.form)));
     }
@@ -125,16 +125,6 @@ export class ReleaseFile {
   close(): void {
     this.db.close();
   }
-}
-
-/** The keys of `cnpjs` (those that are CNPJs, each once), by CNPJ and as the JSON array the statements read. */
-function keysOf(cnpjs: readonly string[]): { of: Map<string, bigint>; json: string } {
-  const of = new Map<string, bigint>();
-  for (const cnpj of cnpjs) {
-    const key = cnpjKey(cnpj);
-    if (key !== null) of.set(cnpj, key);
-  }
-  return { of, json: `[${[...of.values()].join(',')}]` };
 }
 
 /** The key to continue from: the cursors of search pages hold the last CNPJ given. */

@@ -20,7 +20,7 @@ import { RecordDecoder, RecordEncoder, type CodecTables } from '../../companies/
 import { FACT_COLUMNS, FACT_INDEXES, RELEASE_SCHEMA, STAGE_COLUMNS, STAGE_SCHEMA, type StagedRow } from '../../companies/registry/schema.ts';
 import { stagedRow } from '../../companies/registry/staged-row.ts';
 import type { ReleaseMeta } from '../../companies/registry/release-file.ts';
-import { cnpjKey } from '../../companies/registry/cnpj-key.ts';
+import { cnpjKey, cnpjKeys } from '../../companies/registry/cnpj-key.ts';
 import { ChangeStep } from '../../companies/changes/change-file.ts';
 import type { ChangeCounts } from '../../companies/changes/change-diff.ts';
 
@@ -63,7 +63,7 @@ export class ReleaseWriter {
     this.db.exec(STAGE_SCHEMA);
     this.insert = this.db.prepare(`INSERT INTO stage.rows (${STAGE_COLUMNS.join(', ')}) VALUES (${STAGE_COLUMNS.map(() => '?').join(', ')})`);
     this.insertRegime = this.db.prepare('INSERT OR REPLACE INTO tax_regime (k, year, scp, form, entries) VALUES (?, ?, ?, ?, ?)');
-    // One statement for a batch's keys (a statement per CNPJ cost twice as much); keys as BigInt, being up to 62 bits.
+    // One statement for a batch's keys (cnpj-key.ts's `cnpjKeys`); keys as BigInt, being up to 62 bits.
     this.regimesOf = this.db
       .prepare('SELECT k, year, form FROM tax_regime WHERE k IN (SELECT value FROM json_each(?)) ORDER BY k, year, scp, form')
       .safeIntegers();
@@ -97,13 +97,10 @@ export class ReleaseWriter {
   /** The tax-regime rows written so far of these CNPJs, by CNPJ (the regime files are read before the establishments). */
   taxRegimesOf(cnpjs: string[]): Map<string, Array<{ year: number; form: string }>> {
     const found = new Map<string, Array<{ year: number; form: string }>>();
-    const cnpjOf = new Map<bigint, string>();
-    for (const cnpj of cnpjs) {
-      const key = cnpjKey(cnpj);
-      if (key !== null) cnpjOf.set(key, cnpj);
-    }
-    if (cnpjOf.size === 0) return found;
-    for (const { k, year, form } of this.regimesOf.all(`[${[...cnpjOf.keys()].join(',')}]`) as Array<{ k: bigint; year: bigint; form: string }>) {
+    const { keys, json } = cnpjKeys(cnpjs);
+    if (keys.size === 0) return found;
+    const cnpjOf = new Map([...keys].map(([cnpj, key]) => [key, cnpj]));
+    for (const { k, year, form } of this.regimesOf.all(json) as Array<{ k: bigint; year: bigint; form: string }>) {
       const cnpj = cnpjOf.get(k)!;
       const rows = found.get(cnpj) ?? [];
       rows.push({ year: Number(year), form });

@@ -109,6 +109,8 @@ export class Webhooks {
   private lanes: { at: number; lanes: Lane[] } | null = null;
   private pumping: Promise<number> | null = null;
   private closed = false;
+  /** Aborts the attempts out when the process closes (see `close`). */
+  private readonly closing = new AbortController();
 
   constructor(
     store: Store,
@@ -127,19 +129,19 @@ export class Webhooks {
     const body = JSON.stringify({ type: event.type, ...lane, ...event.payload, at: new Date(now).toISOString() });
     try {
       await this.deliveries.insertOne({
-      _id: event.id,
-      jobId: event.jobId,
-      workspaceId: event.workspaceId,
-      type: event.type,
-      url: event.url,
-      secret: event.secret,
-      body,
-      status: 'pending',
-      attempts: 0,
-      nextAttemptAt: new Date(now),
-      lastError: null,
-      createdAt: new Date(now),
-      expiresAt: new Date(now + KEEP_MS),
+        _id: event.id,
+        jobId: event.jobId,
+        workspaceId: event.workspaceId,
+        type: event.type,
+        url: event.url,
+        secret: event.secret,
+        body,
+        status: 'pending',
+        attempts: 0,
+        nextAttemptAt: new Date(now),
+        lastError: null,
+        createdAt: new Date(now),
+        expiresAt: new Date(now + KEEP_MS),
       });
     } catch (err) {
       // Stored already: the same event enqueued again after a crash.
@@ -253,12 +255,14 @@ export class Webhooks {
   private async attempt(delivery: DeliveryDoc): Promise<void> {
     let failure: string | null = null;
     try {
-      await this.client.call((signal) => this.post(delivery, signal), {
+      await this.client.call((signal) => this.post(delivery, AbortSignal.any([signal, this.closing.signal])), {
         classify: (err, timeout) => timeout ?? { kind: 'failed', failure: err instanceof BlockedAddressError ? err.message : ((err as NodeJS.ErrnoException).code ?? (err as Error).message) },
       });
     } catch (err) {
       failure = (err as Error).message;
     }
+    // Cut short by `close`: left taken, as a dead process leaves it, to be sent again (`resumeAbandoned`).
+    if (this.closed) return;
     const now = this.options.now();
     if (failure === null) {
       await this.deliveries.updateOne({ _id: delivery._id }, { $set: { status: 'delivered', lastError: null, sending: false } });
@@ -316,8 +320,10 @@ export class Webhooks {
   }
 
   async close(): Promise<void> {
-    // Attempts out are not waited for (up to the receiver's timeout): one a dead process left is sent again (`resumeAbandoned`).
+    // Attempts out are aborted, not waited for: a receiver holding one would hold the shutdown up
+    // to its timeout. Each is sent again under its id, as one a dead process left (`resumeAbandoned`).
     this.closed = true;
+    this.closing.abort();
     await closeLimiter(this.limiter);
   }
 }

@@ -12,6 +12,7 @@ import type { CompanyDoc } from '../../../server/companies/company-record.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
 import { eventually } from '../../helpers/eventually.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
 
 const SECRET = 'a-webhook-secret-of-32-characters';
 const cnpj = makeCnpj('11222333');
@@ -112,6 +113,38 @@ describe('job webhooks', () => {
     expect(items.map((event) => event.item.itemId).sort()).toEqual(['0', 'b', expect.any(String)].sort());
     expect(items[0].item).toMatchObject({ status: 'ok', output: { results: [{ cnpj }] }, creditsCharged: 1 });
     expect(received.map((r) => r.valid)).toEqual([true, true, true]);
+  });
+});
+
+describe('a server closing with a delivery out', () => {
+  it('does not wait for a receiver holding it: the attempt is dropped and sent again, same id, at the next start', async () => {
+    const dataDir = await tempDir('webhook-close');
+    const env = { JOBS_POLL_MS: '20', WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_TIMEOUT_MS: '60000' };
+    const first = await startTestApp(env, { dataDir });
+    let second: TestApp | undefined;
+    try {
+      await first.services.store.collection<CompanyDoc>('companies').insertOne(companyDoc(cnpj));
+      received.length = 0;
+      script = [() => {}]; // held: never answered
+      const { workspaceId, apiKey } = await first.workspace();
+      await first.services.credits.credit(workspaceId, 5, 'grant', 'one job');
+      const job = await first.request('POST', '/v1/api/jobs', { key: apiKey, body: { operation: 'lookupCnpjBatch', items: [{ input: { cnpjs: [cnpj] } }], webhook: { url: receiverUrl, secret: SECRET } } });
+      expect(job.status).toBe(202);
+      await eventually(() => received.length === 1, { message: 'the delivery to reach the receiver' });
+
+      // Before, closing waited for the attempt until its timeout (60 s here).
+      const closed = await Promise.race([first.close().then(() => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), 15_000).unref())]);
+      expect(closed, 'the server closed while the receiver held its delivery').toBe(true);
+
+      second = await startTestApp(env, { dataDir });
+      await eventually(() => received.length === 2, { message: 'the delivery sent again by the next start' });
+      await eventually(async () => (await second!.services.webhooks.deliveries.findOne({ jobId: job.body.jobId }))?.status === 'delivered');
+      expect(received[1]!.headers['prospecta-delivery']).toBe(received[0]!.headers['prospecta-delivery']);
+      expect(received[1]!.body).toBe(received[0]!.body);
+    } finally {
+      await second?.close();
+      await first.close().catch(() => {});
+    }
   });
 });
 

@@ -32,7 +32,7 @@ const keptAlive = new http.Agent({ keepAlive: true });
  */
 export function post(url, body, headers = {}) {
   return new Promise((resolve, reject) => {
-    const request = http.request(url, { method: 'POST', agent: keptAlive, headers: { 'Content-Type': 'application/json', ...headers } }, (res) => {
+    const request = http.request(url, { method: 'POST', agent: keptAlive, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), ...headers } }, (res) => {
       const chunks = [];
       res.on('data', (chunk) => chunks.push(chunk));
       res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, text: Buffer.concat(chunks).toString() }));

@@ -38,13 +38,16 @@ export function cloneValue<T>(value: T): T {
   return copy as T;
 }
 
-function replacer(this: Record<string, unknown>, key: string, encoded: unknown): unknown {
-  // `encoded` has already been through Date#toJSON; the holder still has the original.
-  const raw = this[key];
-  if (raw instanceof Date) return { $date: raw.getTime() };
-  if (typeof raw === 'number' && !Number.isFinite(raw)) return { $number: String(raw) };
-  if (typeof raw === 'object' && raw !== null && !Array.isArray(raw) && !isPlainObject(raw)) unsupported(raw);
-  return encoded;
+/** `value` with its Dates and non-finite numbers as their tags; anything else not JSON refused. */
+function tagged(value: unknown): unknown {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : { $number: String(value) };
+  if (typeof value !== 'object' || value === null) return value;
+  if (value instanceof Date) return { $date: value.getTime() };
+  if (Array.isArray(value)) return value.map(tagged);
+  if (!isPlainObject(value)) unsupported(value);
+  const copy: Record<string, unknown> = {};
+  for (const key in value) copy[key] = tagged((value as Record<string, unknown>)[key]);
+  return copy;
 }
 
 /** Whether a value holds anything plain JSON would not give back as it was. */
@@ -58,11 +61,12 @@ function needsTags(value: unknown): boolean {
 }
 
 /**
- * A replacer takes JSON.stringify off V8's fast path (it was 40% of a bulk import's time), so it
- * is only used for the values that need it; scanning for them first costs far less.
+ * Only a value that needs tags is copied with them first; scanning for them costs far less. A
+ * replacer would take JSON.stringify off V8's fast path: it was 40% of a bulk import's time, and
+ * 2 to 3 times the copy's cost for an account's document.
  */
 export function encode(value: unknown): string {
-  return needsTags(value) ? JSON.stringify(value, replacer) : JSON.stringify(value);
+  return JSON.stringify(needsTags(value) ? tagged(value) : value);
 }
 
 /**

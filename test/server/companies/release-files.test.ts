@@ -220,6 +220,22 @@ describe('imports into release files', () => {
     expect(second).toEqual(first);
   });
 
+  it('answers a CNPJ asked alone (read by its key) as it answers it within a batch (read through one list)', async () => {
+    await importRelease(store, { dir: await generated('2026-10', 5), release: '2026-10' });
+    const file = new Companies(store).registry!.current()!;
+    const cnpjs = file.search({}, 5_000);
+    const regimes = file.taxRegimes(cnpjs);
+    const docs = file.json(cnpjs);
+    // Those with several tax-regime rows: a lookup by key that kept one row would lose the others.
+    const several = cnpjs.filter((cnpj) => (regimes.get(cnpj)?.length ?? 0) > 1).slice(0, 50);
+    expect(several.length).toBeGreaterThan(0);
+    for (const cnpj of [...several, cnpjs[0]!]) {
+      expect(file.taxRegimes([cnpj]).get(cnpj)).toEqual(regimes.get(cnpj));
+      expect(file.json([cnpj]).get(cnpj)).toEqual(docs.get(cnpj));
+    }
+    expect(file.json([makeCnpj('99999999')]).size).toBe(0);
+  });
+
   it('names a damaged release file at start-up, and never answers from it', async () => {
     const companies = new Companies(store);
     await importRelease(store, { dir: await generated('2026-10', 4), release: '2026-10' });

@@ -96,12 +96,24 @@ export class EmbeddedCollection implements Collection<Doc> {
   find(filter: Filter<Doc>, options: FindOptions = {}): Cursor<WithId<Doc>> {
     return new ArrayCursor(() => {
       const order = idOrder(options.sort);
-      // In `_id` order (or none asked), only the first skip + limit matches are needed.
-      const enough = (options.sort === undefined || order) && options.limit ? (options.skip ?? 0) + Math.abs(options.limit) : Infinity;
-      const docs = take(this.matching(filter as Document, order), enough);
-      const arranged = arrange(docs, order ? { skip: options.skip, limit: options.limit } : options);
+      // Matches in the order asked (by `_id`, or through an order table), or none asked: only the first skip + limit are needed.
+      const ordered = order ? undefined : this.ordered(filter as Document, options.sort === undefined ? undefined : sortSpec(options.sort));
+      const inOrder = options.sort === undefined || order !== undefined || ordered !== undefined;
+      const enough = inOrder && options.limit ? (options.skip ?? 0) + Math.abs(options.limit) : Infinity;
+      const docs = take(ordered ?? this.matching(filter as Document, order), enough);
+      const arranged = arrange(docs, inOrder ? { skip: options.skip, limit: options.limit } : options);
       return project(arranged, options.projection);
     });
+  }
+
+  /** Matching stored documents in the order `sort` asks (`_id` order without one), when an order table gives them (Tables#ordered). */
+  private ordered(filter: Document, sort: Record<string, 1 | -1> | undefined): Generator<Doc> | undefined {
+    const candidates = this.tables.ordered(this.collectionName, filter, sort);
+    if (!candidates) return undefined;
+    const test = compilePredicate(filter);
+    return (function* () {
+      for (const doc of candidates) if (test(doc)) yield doc;
+    })();
   }
 
   updateOne(filter: Filter<Doc>, update: UpdateFilter<Doc>, options: UpdateOptions = {}): Promise<UpdateResultLike> {

@@ -13,6 +13,7 @@ import type { IndexSpecification } from 'mongodb';
 import type { IndexOptions } from '../port.ts';
 import { DUPLICATE_KEY } from '../port.ts';
 import type { KeyTable } from './keys.ts';
+import { orderTableName, type OrderTable } from './order-tables.ts';
 
 export interface IndexSpec {
   name: string;
@@ -26,6 +27,8 @@ export interface Layout {
   indexes: IndexSpec[];
   /** Key tables by path. */
   keyTables: Map<string, KeyTable>;
+  /** Order tables (order-tables.ts), one per pair of first fields of the indexes that have them. */
+  orderTables: OrderTable[];
 }
 
 /** A quoted SQL identifier. */
@@ -119,8 +122,9 @@ export class Schema {
     const version = this.schemaVersion.get() as number;
     if (version === this.version) return;
     const layouts = new Map<string, Layout>();
-    const tables = this.db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name LIKE 'c:%'").pluck().all() as string[];
-    for (const table of tables) layouts.set(table.slice(2), { table: ident(table), indexes: [], keyTables: new Map() });
+    const tables = this.db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND (name LIKE 'c:%' OR name LIKE 'o:%')").pluck().all() as string[];
+    for (const table of tables) if (table.startsWith('c:')) layouts.set(table.slice(2), { table: ident(table), indexes: [], keyTables: new Map(), orderTables: [] });
+    const orderTables = new Set(tables.filter((table) => table.startsWith('o:')));
     for (const row of this.db.prepare('SELECT collection, spec FROM _indexes ORDER BY rowid').all() as Array<{ collection: string; spec: string }>) {
       const layout = layouts.get(row.collection);
       if (!layout) continue;
@@ -128,6 +132,11 @@ export class Schema {
       layout.indexes.push(spec);
       const path = spec.fields[0]!;
       if (!layout.keyTables.has(path)) layout.keyTables.set(path, { path, table: ident(`k:${row.collection}:${path}`) });
+      // An index made before order tables has none until createIndex (run at every start) makes it.
+      const order = orderTableName(row.collection, spec.fields);
+      if (spec.fields.length > 1 && orderTables.has(order) && !layout.orderTables.some((o) => o.table === ident(order))) {
+        layout.orderTables.push({ fields: [spec.fields[0]!, spec.fields[1]!], table: ident(order) });
+      }
     }
     this.layouts = layouts;
     this.version = version;
@@ -137,7 +146,7 @@ export class Schema {
    * Creates an index (its key table filled from the stored documents by `fill`), or finds the same
    * one there; in the caller's write transaction.
    */
-  createIndex(collection: string, spec: IndexSpec, fill: (keyTable: KeyTable) => void): string {
+  createIndex(collection: string, spec: IndexSpec, fill: (keyTable: KeyTable) => void, fillOrder: (orderTable: OrderTable) => void): string {
     // The table's own key, as MongoDB names it.
     if (spec.fields.length === 1 && spec.fields[0] === '_id' && !spec.expireAfterSeconds) return '_id_';
     const layout = this.layout(collection);
@@ -147,7 +156,10 @@ export class Schema {
     }
     const existing = named ?? layout.indexes.find((index) => index.fields.join() === spec.fields.join());
     if (existing) {
-      if (existing.name === spec.name && sameSpec(existing, spec)) return existing.name;
+      if (existing.name === spec.name && sameSpec(existing, spec)) {
+        this.ensureOrderTable(collection, layout, spec, fillOrder);
+        return existing.name;
+      }
       throw new IndexConflictError(`An index on ${existing.fields.join(', ')} exists with other options (${existing.name})`, INDEX_OPTIONS_CONFLICT);
     }
     const path = spec.fields[0]!;
@@ -169,9 +181,25 @@ export class Schema {
         throw err;
       }
     }
+    this.ensureOrderTable(collection, layout, spec, fillOrder);
     this.db.prepare('INSERT INTO _indexes (collection, name, spec) VALUES (?, ?, ?)').run(collection, spec.name, JSON.stringify(spec));
     // Read again at the next use: the layout may have been read between the table and this row.
     this.version = -1;
     return spec.name;
+  }
+
+  /** An index of several fields gets its order table, filled from the stored documents, unless it has one. */
+  private ensureOrderTable(collection: string, layout: Layout, spec: IndexSpec, fill: (orderTable: OrderTable) => void): void {
+    if (spec.fields.length < 2) return;
+    const name = orderTableName(collection, spec.fields);
+    if (layout.orderTables.some((o) => o.table === ident(name))) return;
+    const orderTable: OrderTable = { fields: [spec.fields[0]!, spec.fields[1]!], table: ident(name) };
+    // Not WITHOUT ROWID: `s` may be NULL (null or missing), which a primary key cannot hold.
+    this.db.exec(`CREATE TABLE ${orderTable.table} (k NOT NULL, s, id TEXT NOT NULL)`);
+    this.db.exec(`CREATE INDEX ${ident(`${name}:order`)} ON ${orderTable.table} (k, s, id)`);
+    this.db.exec(`CREATE INDEX ${ident(`${name}:id`)} ON ${orderTable.table} (id)`);
+    fill(orderTable);
+    layout.orderTables.push(orderTable);
+    this.version = -1;
   }
 }

@@ -9,6 +9,7 @@ import type { BaseDoc, Document } from '../port.ts';
 import { decode, encode, type Doc } from './codec.ts';
 import { conditionsOf, keysAt, type Condition, type KeyTable, type SqlValue } from './keys.ts';
 import { DuplicateKeyError, jsonPath, Schema, type IndexSpec, type Layout } from './schema.ts';
+import { sameSortValue, sortRange, sortValueAt, UNORDERED, type OrderTable } from './order-tables.ts';
 
 /** The disk (or the volume's quota) is full: writes are refused, reads go on (HTTP 507). */
 export class StoreFullError extends Error {
@@ -95,7 +96,7 @@ export class Tables {
   }
 
   /** For reads: a collection never written has no table, and no documents. */
-  private static readonly EMPTY: Layout = { table: '(SELECT NULL AS _id, NULL AS doc WHERE 0)', indexes: [], keyTables: new Map() };
+  private static readonly EMPTY: Layout = { table: '(SELECT NULL AS _id, NULL AS doc WHERE 0)', indexes: [], keyTables: new Map(), orderTables: [] };
 
   private readable(collection: string): Layout {
     return this.schema.find(collection) ?? Tables.EMPTY;
@@ -165,6 +166,38 @@ export class Tables {
     for (const text of this.statement(sql).pluck().iterate(...params) as IterableIterator<string>) yield decode(text) as Doc;
   }
 
+  /**
+   * The documents that may match `filter` (every one that does) through an order table
+   * (order-tables.ts), when one can give them: the filter names the first field of an index by
+   * one plain value, and sorts by its second alone or has a range on it. In the order `sort`
+   * asks, or in `_id` order when it asks none; undefined where no order table serves. The caller
+   * tests each and stops at its limit.
+   */
+  ordered(collection: string, filter: Document, sort: Record<string, 1 | -1> | undefined): Generator<Doc> | undefined {
+    const fields = sort === undefined ? [] : Object.entries(sort);
+    if (fields.length > 1) return undefined;
+    const [by, direction] = fields[0] ?? [];
+    const layout = this.readable(collection);
+    const conditions = conditionsOf(filter);
+    for (const orderTable of layout.orderTables) {
+      const [first, second] = orderTable.fields;
+      if (by !== undefined && by !== second) continue;
+      const range = sortRange(filter[second]);
+      if (by === undefined && !range) continue;
+      const key = conditions.find((c) => c.path === first && c.plain && c.values === 1)?.params[0];
+      if (key === undefined) continue;
+      if (this.statement(`SELECT 1 FROM ${orderTable.table} WHERE k = ? AND s >= ?`).pluck().get(key, UNORDERED) !== undefined) return undefined;
+      const order = by === undefined ? 'o.id' : `o.s ${direction === 1 ? 'ASC' : 'DESC'}, o.id`;
+      const sql = `SELECT c.doc FROM ${orderTable.table} o JOIN ${layout.table} c ON c._id = o.id WHERE o.k = ?${range ? ` AND ${range.sql}` : ''} ORDER BY ${order}`;
+      return this.decoded(this.statement(sql).pluck().iterate(key, ...(range?.params ?? [])) as IterableIterator<string>);
+    }
+    return undefined;
+  }
+
+  private *decoded(texts: IterableIterator<string>): Generator<Doc> {
+    for (const text of texts) yield decode(text) as Doc;
+  }
+
   private estimate(table: string, condition: Condition): number {
     if (condition.values < 4) return condition.values;
     const sql = `SELECT count(*) FROM (SELECT 1 FROM ${table} WHERE ${condition.sql.replaceAll('{col}', 'k')} LIMIT ${ESTIMATE_CAP})`;
@@ -213,6 +246,14 @@ export class Tables {
       this.run(collection, `DELETE FROM ${keyTable.table} WHERE id = ?`, after._id);
       for (const key of now) this.run(collection, `INSERT OR IGNORE INTO ${keyTable.table} (k, id) VALUES (?, ?)`, key, after._id);
     }
+    for (const orderTable of layout.orderTables) {
+      const [first, by] = orderTable.fields;
+      const old = keysAt(before, first.split('.'));
+      const now = keysAt(after, first.split('.'));
+      if (old.size === now.size && [...now].every((k) => old.has(k)) && sameSortValue(sortValueAt(before, by), sortValueAt(after, by))) continue;
+      this.run(collection, `DELETE FROM ${orderTable.table} WHERE id = ?`, after._id);
+      this.addOrder(collection, orderTable, after);
+    }
   }
 
   /** Stores `doc` (its `text` when already encoded) whether or not one with its `_id` is stored. */
@@ -220,6 +261,7 @@ export class Tables {
     const layout = this.layout(collection);
     this.run(collection, `INSERT INTO ${layout.table} (_id, doc) VALUES (?, ?) ON CONFLICT (_id) DO UPDATE SET doc = excluded.doc`, doc._id, text);
     for (const keyTable of layout.keyTables.values()) this.run(collection, `DELETE FROM ${keyTable.table} WHERE id = ?`, doc._id);
+    for (const orderTable of layout.orderTables) this.run(collection, `DELETE FROM ${orderTable.table} WHERE id = ?`, doc._id);
     this.addKeys(collection, layout, doc);
   }
 
@@ -227,6 +269,7 @@ export class Tables {
     const layout = this.layout(collection);
     this.run(collection, `DELETE FROM ${layout.table} WHERE _id = ?`, doc._id);
     for (const keyTable of layout.keyTables.values()) this.run(collection, `DELETE FROM ${keyTable.table} WHERE id = ?`, doc._id);
+    for (const orderTable of layout.orderTables) this.run(collection, `DELETE FROM ${orderTable.table} WHERE id = ?`, doc._id);
   }
 
   private addKeys(collection: string, layout: Layout, doc: BaseDoc & Document): void {
@@ -235,23 +278,45 @@ export class Tables {
         this.run(collection, `INSERT OR IGNORE INTO ${keyTable.table} (k, id) VALUES (?, ?)`, key, doc._id);
       }
     }
+    for (const orderTable of layout.orderTables) this.addOrder(collection, orderTable, doc);
   }
 
-  /** In a write transaction: creates the index, filing the stored documents in a new key table. */
+  /** The document's rows in an order table: one per key of the index's first field. */
+  private addOrder(collection: string, orderTable: OrderTable, doc: BaseDoc & Document): void {
+    const [first, by] = orderTable.fields;
+    const keys = keysAt(doc, first.split('.'));
+    if (keys.size === 0) return;
+    const value = sortValueAt(doc, by);
+    for (const key of keys) this.run(collection, `INSERT INTO ${orderTable.table} (k, s, id) VALUES (?, ?, ?)`, key, value, doc._id);
+  }
+
+  /** In a write transaction: creates the index, filing the stored documents in its new key and order tables. */
   createIndex(collection: string, spec: IndexSpec): string {
-    return this.schema.createIndex(collection, spec, (keyTable) => {
-      const table = this.layout(collection).table;
-      const path = keyTable.path.split('.');
-      let after = '';
-      for (;;) {
-        const page = this.statement(`SELECT _id, doc FROM ${table} WHERE _id > ? ORDER BY _id LIMIT ${FILL_PAGE}`).all(after) as Array<{ _id: string; doc: string }>;
-        for (const { _id, doc } of page) {
-          for (const key of keysAt(decode(doc) as Doc, path)) this.run(collection, `INSERT OR IGNORE INTO ${keyTable.table} (k, id) VALUES (?, ?)`, key, _id);
+    return this.schema.createIndex(
+      collection,
+      spec,
+      (keyTable) => {
+        const path = keyTable.path.split('.');
+        for (const doc of this.stored(collection)) {
+          for (const key of keysAt(doc, path)) this.run(collection, `INSERT OR IGNORE INTO ${keyTable.table} (k, id) VALUES (?, ?)`, key, doc._id);
         }
-        if (page.length < FILL_PAGE) return;
-        after = page.at(-1)!._id;
-      }
-    });
+      },
+      (orderTable) => {
+        for (const doc of this.stored(collection)) this.addOrder(collection, orderTable, doc);
+      },
+    );
+  }
+
+  /** Every stored document, a page at a time. */
+  private *stored(collection: string): Generator<Doc> {
+    const table = this.layout(collection).table;
+    let after = '';
+    for (;;) {
+      const page = this.statement(`SELECT _id, doc FROM ${table} WHERE _id > ? ORDER BY _id LIMIT ${FILL_PAGE}`).all(after) as Array<{ _id: string; doc: string }>;
+      for (const { doc } of page) yield decode(doc) as Doc;
+      if (page.length < FILL_PAGE) return;
+      after = page.at(-1)!._id;
+    }
   }
 
   /** The documents a TTL index says have expired at `now` (ms): a Date (or an array's earliest) old enough. */

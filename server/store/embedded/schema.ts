@@ -192,7 +192,16 @@ export class Schema {
   private ensureOrderTable(collection: string, layout: Layout, spec: IndexSpec, fill: (orderTable: OrderTable) => void): void {
     if (spec.fields.length < 2) return;
     const name = orderTableName(collection, spec.fields);
-    if (layout.orderTables.some((o) => o.table === ident(name))) return;
+    const present = layout.orderTables.find((o) => o.table === ident(name));
+    if (present) {
+      // A server of a version before order tables, run on this store since, wrote without filing
+      // its documents here; they hold one row per row of the first field's key table when whole.
+      const rows = (table: string) => this.db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
+      if (rows(present.table) === rows(layout.keyTables.get(present.fields[0])!.table)) return;
+      this.db.exec(`DELETE FROM ${present.table}`);
+      fill(present);
+      return;
+    }
     const orderTable: OrderTable = { fields: [spec.fields[0]!, spec.fields[1]!], table: ident(name) };
     // Not WITHOUT ROWID: `s` may be NULL (null or missing), which a primary key cannot hold.
     this.db.exec(`CREATE TABLE ${orderTable.table} (k NOT NULL, s, id TEXT NOT NULL)`);

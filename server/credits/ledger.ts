@@ -25,7 +25,8 @@
  */
 import { ServiceError } from '../lib/errors.ts';
 import { isDuplicateKeyError, isStoreClosed, type Collection, type Filter, type IndexDeclaration, type Store } from '../store/port.ts';
-import type { WorkspaceDoc, Workspaces } from './workspaces.ts';
+import { utcDay, type WorkspaceDoc, type Workspaces } from './workspaces.ts';
+import { MAX_USAGE_DAYS } from '../../shared/schemas/credits.ts';
 import type { OutputOf } from '../../shared/operations/index.ts';
 import { Lru } from '../lib/lru.ts';
 import { newMovement, type Movement } from './movement.ts';
@@ -55,6 +56,8 @@ export type LedgerPage = OutputOf<'listLedger'>;
 const DAY_MS = 86_400_000;
 
 const RECENT_MOVEMENTS = 50;
+/** Days of counts kept past the oldest a usage read can ask before they are dropped (a write every week, not at every read). */
+const PRUNE_AFTER_EXTRA_DAYS = 7;
 /** Ledger rows read at a time while placing pending movements (usually a few are enough). */
 const PLACING_BATCH = 64;
 /** Workspaces whose recent movements are kept between reads. */
@@ -101,7 +104,7 @@ export class Credits {
     const after = await this.accounts.findOneAndUpdate(
       { _id: workspaceId, balance: { $gte: amount } },
       {
-        $inc: { balance: -amount, consumed: amount, seq: 1 },
+        $inc: { balance: -amount, consumed: amount, seq: 1, [`spent.${utcDay(movement.at)}`]: amount },
         $push: { pending: movement },
         $set: { updatedAt: movement.at },
       },
@@ -120,9 +123,11 @@ export class Credits {
   async credit(workspaceId: string, amount: number, operation: string, detail: string): Promise<void> {
     if (!Number.isInteger(amount) || amount <= 0) throw new RangeError('credit amount must be a positive integer');
     const movement = newMovement(amount, operation, detail);
+    // A refund gives back what a debit spent, on the day it is given (as the ledger says it).
+    const spent = isRefund(operation) ? { [`spent.${utcDay(movement.at)}`]: -amount } : {};
     const after = await this.accounts.findOneAndUpdate(
       { _id: workspaceId },
-      { $inc: { balance: amount, seq: 1 }, $push: { pending: movement }, $set: { updatedAt: movement.at } },
+      { $inc: { balance: amount, seq: 1, ...spent }, $push: { pending: movement }, $set: { updatedAt: movement.at } },
       { returnDocument: 'after' },
     );
     if (!after) throw new ServiceError('not_found', 'workspace not found');
@@ -165,6 +170,7 @@ export class Credits {
     let account = await this.workspaces.get(workspaceId);
     if (!account) return null;
     account = await this.expireTrialIfDue(account);
+    await this.pruneDailyCounts(account);
     const settled = account.pending.length === 0;
     if (!settled) await this.flushPending(account);
     return {
@@ -207,26 +213,55 @@ export class Credits {
   /**
    * Credits spent per UTC day over the last `days` days (today included), oldest first: what
    * operations took, net of their refunds. Grants, and trial credits that expired unspent, are
-   * not consumption.
+   * not consumption. Read from the account's counts (`spent`), and from the ledger for the days
+   * before they began (`spentFrom`): a ledger holding a row per charge made this read grow with
+   * the workspace's use (1.7 s for 110,000 rows in the window).
    */
   async usage(workspaceId: string, days: number, now = new Date()): Promise<Array<{ date: string; consumed: number }>> {
     const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
     const first = today - (days - 1) * DAY_MS;
+    const account = await this.workspaces.get(workspaceId);
+    const countedFrom = account?.spentFrom ? Date.parse(account.spentFrom) : Infinity;
     const spent = new Map<number, number>();
-    const rows = this.ledger.find(
-      { workspaceId, at: { $gte: new Date(first) } },
-      { projection: { at: 1, amount: 1, operation: 1 } },
-    );
-    for await (const row of rows) {
-      const isDebit = row.amount < 0 && row.operation !== 'trial_expired';
-      if (!isDebit && !row.operation.startsWith('refund:')) continue;
-      const day = first + Math.floor((row.at.getTime() - first) / DAY_MS) * DAY_MS;
-      spent.set(day, (spent.get(day) ?? 0) - row.amount);
+    if (first < countedFrom) {
+      const rows = this.ledger.find(
+        { workspaceId, at: { $gte: new Date(first), ...(countedFrom < Infinity ? { $lt: new Date(countedFrom) } : {}) } },
+        { projection: { at: 1, amount: 1, operation: 1 } },
+      );
+      for await (const row of rows) {
+        const isDebit = row.amount < 0 && row.operation !== 'trial_expired';
+        if (!isDebit && !isRefund(row.operation)) continue;
+        const day = first + Math.floor((row.at.getTime() - first) / DAY_MS) * DAY_MS;
+        spent.set(day, (spent.get(day) ?? 0) - row.amount);
+      }
+    }
+    for (const [date, amount] of Object.entries(account?.spent ?? {})) {
+      const day = Date.parse(date);
+      if (day >= countedFrom && day >= first) spent.set(day, (spent.get(day) ?? 0) + amount);
     }
     return Array.from({ length: days }, (_, i) => {
       const day = first + i * DAY_MS;
       return { date: new Date(day).toISOString().slice(0, 10), consumed: Math.max(0, spent.get(day) ?? 0) };
     });
+  }
+
+  /**
+   * Starts the daily counts (`spent`) of accounts made before them, from tomorrow (UTC): today's
+   * spending before this moment is only in the ledger, which `usage` reads for the days before
+   * `spentFrom`. Run at start-up; an account already counting is left as it is.
+   */
+  async startDailyCounts(now = new Date()): Promise<number> {
+    const tomorrow = utcDay(new Date(now.getTime() + DAY_MS));
+    return (await this.accounts.updateMany({ spentFrom: { $exists: false } }, { $set: { spentFrom: tomorrow, spent: {} } })).modifiedCount;
+  }
+
+  /** Drops the counts of days older than any usage read can ask (MAX_USAGE_DAYS), once there are some: an account read at every charge stays small. */
+  private async pruneDailyCounts(account: WorkspaceDoc, now = new Date()): Promise<void> {
+    const dates = Object.keys(account.spent ?? {});
+    if (dates.length <= MAX_USAGE_DAYS + PRUNE_AFTER_EXTRA_DAYS) return;
+    const oldest = utcDay(new Date(now.getTime() - MAX_USAGE_DAYS * DAY_MS));
+    const old = dates.filter((date) => date < oldest);
+    if (old.length > 0) await this.accounts.updateOne({ _id: account._id }, { $unset: Object.fromEntries(old.map((date) => [`spent.${date}`, ''])) });
   }
 
   /**
@@ -377,6 +412,9 @@ export class Credits {
     while (this.background.size > 0) await Promise.all(this.background);
   }
 }
+
+/** A refund names the operation it gives back for (`refund:…`, see `refund`). */
+const isRefund = (operation: string) => operation.startsWith('refund:');
 
 function movementView(r: LedgerDoc): MovementView {
   return { movementId: r._id, at: r.at.toISOString(), amount: r.amount, balanceAfter: r.balanceAfter, operation: r.operation, detail: r.detail };

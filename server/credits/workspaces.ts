@@ -20,9 +20,19 @@ export interface WorkspaceDoc {
   pending: Movement[];
   /** Set once an expired trial's credits have been written off. */
   trialExpiredAt: Date | null;
+  /**
+   * Credits spent per UTC day (`YYYY-MM-DD`), net of refunds, moved by the same update as each
+   * movement: what `GET /credits/usage` reads, instead of summing the ledger. Whole from
+   * `spentFrom` on; the days before it (an account made before the counts) are read from the ledger.
+   */
+  spent?: Record<string, number>;
+  spentFrom?: string;
   createdAt: Date;
   updatedAt: Date;
 }
+
+/** A moment's UTC day, as `spent` names it. */
+export const utcDay = (at: Date): string => at.toISOString().slice(0, 10);
 
 export const workspaceIndexes: IndexDeclaration[] = [{ collection: 'workspaces', keys: { 'pending.movementId': 1 } }];
 
@@ -52,6 +62,8 @@ export class Workspaces {
       seq: grant ? 1 : 0,
       pending: grant ? [grant] : [],
       trialExpiredAt: null,
+      spent: {},
+      spentFrom: utcDay(now),
       createdAt: now,
       updatedAt: now,
     };

@@ -146,6 +146,7 @@ export async function bootstrap(
     }
 
     await services.credits.recover();
+    await services.credits.startDailyCounts();
     // The embedded store is this process's alone: a claim still running was left by a dead one.
     if (store.kind === 'embedded') {
       await services.idempotency.settleAbandoned();

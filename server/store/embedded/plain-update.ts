@@ -4,7 +4,7 @@
  * does), applied without mingo. Each mingo update builds a fresh operator context, copying its
  * operator tables, which cost more than the write itself on a charged request (a charge made two:
  * 2 of its 2.5 ms in the server). Anything else, and every case where MongoDB refuses or reads a
- * path or a value specially (an array or a non-document on the path, a numeric or `$` segment,
+ * path or a value specially (an array or a non-document on the path, an all-digit or `$` segment,
  * overlapping paths, `$inc` of a non-number, `$push` modifiers or onto a non-array, a `$pull`
  * condition with operators, nulls or nested values, or elements it would compare as arrays or
  * documents), is left to mingo, which has MongoDB's answers for those: this module answers
@@ -16,7 +16,8 @@ import { cloneValue, encode } from './codec.ts';
 type Fields = Record<string, unknown>;
 
 const PLAIN_OPERATORS = new Set(['$set', '$inc', '$unset', '$push', '$pull']);
-const PLAIN_SEGMENT = /^[^$.\d][^.]*$/;
+/** Not `$…`, and not all digits (an array's index, to MongoDB, where an array is met): `2026-11-27` is a field. */
+const PLAIN_SEGMENT = /^(?!\d+$)[^$.][^.]*$/;
 
 const isDocument = (value: unknown): value is Fields =>
   typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date);

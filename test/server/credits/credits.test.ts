@@ -165,4 +165,54 @@ describe('ledger', () => {
     expect(view.movements[0]).toMatchObject({ movementId, amount: -3, balanceAfter: 497 });
     expect((await accounts.findOne({ _id: workspaceId }))!.pending).toEqual([]);
   });
+
+  it('counts what each day spent in the account, net of refunds, as the ledger says it', async () => {
+    const { workspaceId } = await app.workspace();
+    const { credits } = app.services;
+    await credits.debit(workspaceId, 7, 'enrichPerson', 'spent');
+    await credits.refund(workspaceId, 2, 'enrichPerson', 'given back');
+    await credits.credit(workspaceId, 100, 'grant', 'not spending');
+    await credits.debit(workspaceId, 1, 'lookupCnpjBatch', 'spent');
+    const today = new Date().toISOString().slice(0, 10);
+    const account = (await app.services.store.collection<WorkspaceDoc>('workspaces').findOne({ _id: workspaceId }))!;
+    expect(account.spentFrom! <= today).toBe(true);
+    expect(account.spent).toEqual({ [today]: 6 });
+    expect((await credits.usage(workspaceId, 2)).map((d) => d.consumed)).toEqual([0, 6]);
+  });
+
+  it('reads the days before an account counted them from the ledger, and drops counts older than any read asks', async () => {
+    const { workspaceId } = await app.workspace();
+    const { credits } = app.services;
+    const accounts = app.services.store.collection<WorkspaceDoc>('workspaces');
+    const ledger = app.services.store.collection('ledger');
+    // An account from before the counts, with a ledger of its own days.
+    await accounts.updateOne({ _id: workspaceId }, { $unset: { spent: '', spentFrom: '' } });
+    const now = new Date();
+    const daysAgo = (n: number) => new Date(now.getTime() - n * DAY);
+    const row = (at: Date, amount: number, operation: string) =>
+      ledger.insertOne({ _id: randomUUID(), workspaceId, seq: 0, at, amount, balanceAfter: 0, operation, detail: 'before the counts' });
+    await row(daysAgo(3), -4, 'enrichPerson');
+    await row(daysAgo(2), -5, 'enrichPerson');
+    await row(daysAgo(2), 1, 'refund:enrichPerson');
+    await row(daysAgo(2), 50, 'grant');
+    expect(await credits.startDailyCounts(now)).toBeGreaterThanOrEqual(1);
+    const tomorrow = new Date(now.getTime() + DAY).toISOString().slice(0, 10);
+    expect((await accounts.findOne({ _id: workspaceId }))!.spentFrom).toBe(tomorrow);
+    // Today is read from the ledger (its spending before the counts began is only there); the debit is counted too, for later.
+    await credits.debit(workspaceId, 2, 'enrichPerson', 'today');
+    expect((await credits.usage(workspaceId, 4, now)).map((d) => d.consumed)).toEqual([4, 4, 0, 2]);
+    // From tomorrow on, the counts: what a day after the counts began spent, whatever the ledger holds.
+    await accounts.updateOne({ _id: workspaceId }, { $inc: { [`spent.${tomorrow}`]: 9 } });
+    expect((await credits.usage(workspaceId, 5, new Date(now.getTime() + DAY))).map((d) => d.consumed)).toEqual([4, 4, 0, 2, 9]);
+
+    // A year of counts: those older than the longest read (90 days) go at the next credits read.
+    const old = Object.fromEntries(Array.from({ length: 120 }, (_, i) => [`spent.${daysAgo(i + 1).toISOString().slice(0, 10)}`, 1]));
+    await accounts.updateOne({ _id: workspaceId }, { $set: old });
+    await credits.view(workspaceId);
+    const kept = Object.keys((await accounts.findOne({ _id: workspaceId }))!.spent!);
+    expect(kept.length).toBeLessThanOrEqual(92);
+    expect(kept).toContain(tomorrow);
+    expect(kept).toContain(daysAgo(89).toISOString().slice(0, 10));
+  });
 });
+

@@ -23,7 +23,7 @@ function random(seed: number) {
 
 type Random = ReturnType<typeof random>;
 const FIELDS = ['a', 'b', 'n', 'list'] as const;
-const PATHS = ['a', 'b', 'n', 'list', 'a.b', 'a.c', 'a.b.c', 'b.x', 'n.x', 'list.0', 'list.x', 'z', 'z.y', '_id', 'a.$', '$x'];
+const PATHS = ['a', 'b', 'n', 'list', 'a.b', 'a.c', 'a.b.c', 'b.x', 'n.x', 'list.0', 'list.x', 'list.1x', 'z', 'z.y', 'z.2026-11-27', '7d', '_id', 'a.$', '$x'];
 
 function value(r: Random, depth = 0): unknown {
   const kind = r.next();

@@ -13,22 +13,40 @@ export const FACT_COLUMNS = [
   'hash',
 ] as const;
 
-export const RELEASE_SCHEMA = `
+const FILE_SCHEMA = `
   CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
   CREATE TABLE IF NOT EXISTS doc (k INTEGER PRIMARY KEY, body BLOB NOT NULL);
   CREATE TABLE IF NOT EXISTS facts (
     k INTEGER PRIMARY KEY, state TEXT, city TEXT, status TEXT, kind TEXT, size TEXT, capital REAL, opened INTEGER,
     simples INTEGER, mei INTEGER, nature TEXT, phone INTEGER, email INTEGER, entity TEXT, ages TEXT, regimes TEXT, hash INTEGER
   );
-  CREATE TABLE IF NOT EXISTS activity (cnae INTEGER NOT NULL, k INTEGER NOT NULL, PRIMARY KEY (cnae, k)) WITHOUT ROWID;
-  CREATE TABLE IF NOT EXISTS partner_doc (doc TEXT NOT NULL, k INTEGER NOT NULL, PRIMARY KEY (doc, k)) WITHOUT ROWID;
   CREATE TABLE IF NOT EXISTS tax_regime (
     k INTEGER NOT NULL, year INTEGER NOT NULL, scp TEXT NOT NULL, form TEXT NOT NULL, entries INTEGER,
     PRIMARY KEY (k, year, scp, form)
   ) WITHOUT ROWID;
+`;
+
+/**
+ * The search's tables with many entries per establishment: its CNAEs, its partners' documents,
+ * and the full-text indexes. An import builds them in a file of their own (search-tables.ts) and
+ * copies them into the release file, whose schema includes them.
+ */
+export const SEARCH_SCHEMA = `
+  CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+  CREATE TABLE IF NOT EXISTS activity (cnae INTEGER NOT NULL, k INTEGER NOT NULL, PRIMARY KEY (cnae, k)) WITHOUT ROWID;
+  CREATE TABLE IF NOT EXISTS partner_doc (doc TEXT NOT NULL, k INTEGER NOT NULL, PRIMARY KEY (doc, k)) WITHOUT ROWID;
   CREATE VIRTUAL TABLE IF NOT EXISTS names USING fts5 (words, content='', detail=none, columnsize=0, tokenize='unicode61 remove_diacritics 2');
   CREATE VIRTUAL TABLE IF NOT EXISTS partners USING fts5 (words, content='', detail=none, columnsize=0, tokenize='unicode61 remove_diacritics 2');
 `;
+
+/**
+ * Where SEARCH_SCHEMA's tables keep their rows: a full-text index is its shadow tables (`_data`:
+ * the segments, `_idx`: their first terms, `_config`: its version; a contentless index without
+ * column sizes has no others), so copying them copies the index.
+ */
+export const SEARCH_TABLES = ['activity', 'partner_doc', ...['names', 'partners'].flatMap((fts) => ['data', 'idx', 'config'].map((shadow) => `${fts}_${shadow}`))];
+
+export const RELEASE_SCHEMA = FILE_SCHEMA + SEARCH_SCHEMA;
 
 /**
  * The indexes of the single-valued filters that can narrow a search to a few rows, built last from

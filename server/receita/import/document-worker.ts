@@ -2,7 +2,7 @@
  * The worker thread of a bulk-loaded import (see document-thread.ts). It reads per-company files
  * into staged blocks, and builds each batch's documents and encodes them as the embedded store's
  * journal holds them (or as a registry file stages them), while the importer's thread joins and writes. Encoded bytes are
- * transferred, not copied.
+ * transferred, not copied. At the end of an import into a release file, one of them builds its search tables.
  */
 import { parentPort } from 'node:worker_threads';
 import { encodeUntaggedDocuments } from '../../store/embedded/bulk-load.ts';
@@ -48,6 +48,15 @@ parentPort!.on('message', (request: BuildRequest) => {
     }
     case 'stage':
       stage(request.id, request.file, request.skip).catch((err: Error) => reply({ id: request.id, error: err.message }));
+      return;
+    case 'search tables':
+      // Loaded when asked: SQLite is no part of most imports' worker threads.
+      import('./search-tables.ts')
+        .then(({ buildSearchTables }) => {
+          buildSearchTables(request.path, request.stagePath);
+          reply({ id: request.id, built: true });
+        })
+        .catch((err: Error & { code?: unknown }) => reply({ id: request.id, error: err.message, ...(typeof err.code === 'string' ? { code: err.code } : {}) }));
       return;
     case 'batch':
       try {

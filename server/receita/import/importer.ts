@@ -244,7 +244,7 @@ class Run {
     const { release } = this.companies;
     if (release) {
       // A release file of its own: built from what was written, then put in service in one step.
-      this.summary.removed = release.finish({
+      this.summary.removed = await release.finish({
         meta: { release: this.release, complete: whole, synthetic: this.options.synthetic === true },
         keepUnwritten: !whole,
         keepTaxRegimes: !regimesReplaced,

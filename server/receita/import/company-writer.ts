@@ -189,10 +189,14 @@ export class ReleaseFileWriter implements CompanyWriter {
     return this.file.taxRegimesWithoutEstablishment();
   }
 
-  /** Where the per-company files wait: the release's staging file. */
+  /**
+   * Where the per-company files wait: the release's staging file. A worker thread, idle once they
+   * are staged, gathers them while this one reads the tax-regime files.
+   */
   staging(): FileStaging {
-    const { db, transaction } = this.file.stage;
-    return new FileStaging(db, transaction);
+    const { db, transaction, path, beside } = this.file.stage;
+    const thread = this.threads[0];
+    return new FileStaging(db, transaction, thread ? () => beside(() => thread.gatherStaged(path)) : undefined);
   }
 
   /**

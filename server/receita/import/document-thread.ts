@@ -28,7 +28,9 @@ export type BuildRequest =
   /** From now on, batches become a release file's staged rows, encoded with these tables (registry/). */
   | { kind: 'codec'; codec: CodecTables }
   /** Builds a release file's search tables (search-tables.ts) at `path` from the staging file at `stagePath`. */
-  | { kind: 'search tables'; id: number; path: string; stagePath: string };
+  | { kind: 'search tables'; id: number; path: string; stagePath: string }
+  /** Gathers the per-company rows staged in the staging file at `stagePath` (staging.ts's `gatherStaged`). */
+  | { kind: 'gather'; id: number; stagePath: string };
 
 /** A block of a per-company file: its rows read (skipped and refused ones too), what they stage, and the problems met. */
 export interface StagedBlock extends StagedRows {
@@ -49,7 +51,7 @@ export type BuildReply =
   | { id: number; rows: StagedRow[]; unknown: UnknownCodes }
   | { id: number; staged: StagedBlock }
   | { id: number; end: StagedEnd }
-  | { id: number; built: true }
+  | { id: number; done: true }
   /** `code`: SQLite's, if any (a full disk is told apart by it). */
   | { id: number; error: string; code?: string };
 /** Encoded for the store's bulk load, or staged rows for a registry file (when the context has a codec). */
@@ -134,6 +136,16 @@ export class DocumentThread {
 
   /** Builds a release file's search tables in the worker (search-tables.ts's `buildSearchTables`). */
   buildSearchTables(path: string, stagePath: string): Promise<void> {
+    return this.done((id) => ({ kind: 'search tables', id, path, stagePath }));
+  }
+
+  /** Gathers the staged per-company rows in the worker (staging.ts's `gatherStaged`). */
+  gatherStaged(stagePath: string): Promise<void> {
+    return this.done((id) => ({ kind: 'gather', id, stagePath }));
+  }
+
+  /** A request whose reply only says it is done. */
+  private done(request: (id: number) => BuildRequest): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
@@ -144,7 +156,7 @@ export class DocumentThread {
         },
         reject,
       });
-      this.send({ kind: 'search tables', id, path, stagePath });
+      this.send(request(id));
     });
   }
 

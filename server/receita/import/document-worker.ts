@@ -49,15 +49,11 @@ parentPort!.on('message', (request: BuildRequest) => {
     case 'stage':
       stage(request.id, request.file, request.skip).catch((err: Error) => reply({ id: request.id, error: err.message }));
       return;
+    // Loaded when asked: SQLite is no part of most imports' worker threads.
     case 'search tables':
-      // Loaded when asked: SQLite is no part of most imports' worker threads.
-      import('./search-tables.ts')
-        .then(({ buildSearchTables }) => {
-          buildSearchTables(request.path, request.stagePath);
-          reply({ id: request.id, built: true });
-        })
-        .catch((err: Error & { code?: unknown }) => reply({ id: request.id, error: err.message, ...(typeof err.code === 'string' ? { code: err.code } : {}) }));
-      return;
+      return done(request.id, import('./search-tables.ts').then(({ buildSearchTables }) => buildSearchTables(request.path, request.stagePath)));
+    case 'gather':
+      return done(request.id, import('./staging.ts').then(({ gatherStaged }) => gatherStaged(request.stagePath)));
     case 'batch':
       try {
         const unknown = {};
@@ -72,6 +68,13 @@ parentPort!.on('message', (request: BuildRequest) => {
       }
   }
 });
+
+/** Replies once `work` is done, or with its error (and SQLite's code, which tells a full disk). */
+function done(id: number, work: Promise<void>): void {
+  work
+    .then(() => reply({ id, done: true }))
+    .catch((err: Error & { code?: unknown }) => reply({ id, error: err.message, ...(typeof err.code === 'string' ? { code: err.code } : {}) }));
+}
 
 /** As the importer's own thread reads a per-company file (importer.ts's importFile), block by block. */
 async function stage(id: number, file: ReleaseFile, skip: number): Promise<void> {

@@ -96,9 +96,27 @@ export class ReleaseWriter {
     return this.metaValue('state') === 'ready' && release ? (JSON.parse(release) as ReleaseMeta) : null;
   }
 
-  /** The staging file's connection, for the per-company staging (receita/import/staging.ts), and its transactions. */
-  get stage(): { db: Database.Database; transaction: (write: () => void) => void } {
-    return { db: this.db, transaction: (write) => this.guarded(write) };
+  /**
+   * The staging file's connection, for the per-company staging (receita/import/staging.ts), its
+   * transactions, and `beside`: `run` given the staging file (at `path`) for another thread to
+   * write, this connection's lock on it let go meanwhile and taken again after.
+   */
+  get stage(): { db: Database.Database; transaction: (write: () => void) => void; path: string; beside: (run: () => Promise<void>) => Promise<void> } {
+    return {
+      db: this.db,
+      transaction: (write) => this.guarded(write),
+      path: stagePath(this.path),
+      beside: async (run) => {
+        this.shareStage();
+        try {
+          await run();
+        } catch (err) {
+          throw this.named(err);
+        } finally {
+          this.db.pragma('stage.locking_mode = EXCLUSIVE');
+        }
+      },
+    };
   }
 
   /** The tax-regime rows written so far of these CNPJs, by CNPJ (the regime files are read before the establishments). */
@@ -243,14 +261,19 @@ export class ReleaseWriter {
    * The staging file's lock is let go first (at the next read), so that the build can read it.
    */
   private async searchTablesBuilt(build?: FinishOptions['buildSearchTables']): Promise<void> {
-    this.db.pragma('stage.locking_mode = NORMAL');
-    this.db.prepare('SELECT count(*) FROM stage.sqlite_schema').get();
+    this.shareStage();
     try {
       if (build) await build(searchPath(this.path), stagePath(this.path));
       else buildSearchTables(searchPath(this.path), stagePath(this.path));
     } catch (err) {
       throw this.named(err);
     }
+  }
+
+  /** Lets go of this connection's lock on the staging file (at the next read, which is made here), so that another can take it. */
+  private shareStage(): void {
+    this.db.pragma('stage.locking_mode = NORMAL');
+    this.db.prepare('SELECT count(*) FROM stage.sqlite_schema').get();
   }
 
   private stepDone(name: string): boolean {

@@ -12,7 +12,7 @@ import { codecTables, RecordEncoder, withDictionary } from '../../server/compani
 import { stagedRow } from '../../server/companies/registry/staged-row.ts';
 import type { Store } from '../../server/store/port.ts';
 
-export function putReleaseFile(store: Store, docs: CompanyDoc[], regimes: TaxRegimeDoc[] = [], release = '2026-10'): void {
+export async function putReleaseFile(store: Store, docs: CompanyDoc[], regimes: TaxRegimeDoc[] = [], release = '2026-10'): Promise<void> {
   const registry = registryOf(store)!;
   const path = registry.pathFor(release, randomUUID());
   const writer = new ReleaseWriter(path);
@@ -21,7 +21,7 @@ export function putReleaseFile(store: Store, docs: CompanyDoc[], regimes: TaxReg
   const encoder = new RecordEncoder(writer.codec);
   writer.putTaxRegimes(regimes);
   writer.put(docs.map((doc) => stagedRow(doc, encoder)));
-  writer.finish({ meta: { release, complete: true, synthetic: false }, previous: null, keepUnwritten: false, keepTaxRegimes: false, codec: () => tables });
+  await writer.finish({ meta: { release, complete: true, synthetic: false }, previous: null, keepUnwritten: false, keepTaxRegimes: false, codec: () => tables });
   writer.close();
   registry.switchTo(path);
 }

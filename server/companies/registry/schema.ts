@@ -13,22 +13,40 @@ export const FACT_COLUMNS = [
   'hash',
 ] as const;
 
-export const RELEASE_SCHEMA = `
+const FILE_SCHEMA = `
   CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
   CREATE TABLE IF NOT EXISTS doc (k INTEGER PRIMARY KEY, body BLOB NOT NULL);
   CREATE TABLE IF NOT EXISTS facts (
     k INTEGER PRIMARY KEY, state TEXT, city TEXT, status TEXT, kind TEXT, size TEXT, capital REAL, opened INTEGER,
     simples INTEGER, mei INTEGER, nature TEXT, phone INTEGER, email INTEGER, entity TEXT, ages TEXT, regimes TEXT, hash INTEGER
   );
-  CREATE TABLE IF NOT EXISTS activity (cnae INTEGER NOT NULL, k INTEGER NOT NULL, PRIMARY KEY (cnae, k)) WITHOUT ROWID;
-  CREATE TABLE IF NOT EXISTS partner_doc (doc TEXT NOT NULL, k INTEGER NOT NULL, PRIMARY KEY (doc, k)) WITHOUT ROWID;
   CREATE TABLE IF NOT EXISTS tax_regime (
     k INTEGER NOT NULL, year INTEGER NOT NULL, scp TEXT NOT NULL, form TEXT NOT NULL, entries INTEGER,
     PRIMARY KEY (k, year, scp, form)
   ) WITHOUT ROWID;
+`;
+
+/**
+ * The search's tables with many entries per establishment: its CNAEs, its partners' documents,
+ * and the full-text indexes. An import builds them in a file of their own (search-tables.ts) and
+ * copies them into the release file, whose schema includes them.
+ */
+export const SEARCH_SCHEMA = `
+  CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+  CREATE TABLE IF NOT EXISTS activity (cnae INTEGER NOT NULL, k INTEGER NOT NULL, PRIMARY KEY (cnae, k)) WITHOUT ROWID;
+  CREATE TABLE IF NOT EXISTS partner_doc (doc TEXT NOT NULL, k INTEGER NOT NULL, PRIMARY KEY (doc, k)) WITHOUT ROWID;
   CREATE VIRTUAL TABLE IF NOT EXISTS names USING fts5 (words, content='', detail=none, columnsize=0, tokenize='unicode61 remove_diacritics 2');
   CREATE VIRTUAL TABLE IF NOT EXISTS partners USING fts5 (words, content='', detail=none, columnsize=0, tokenize='unicode61 remove_diacritics 2');
 `;
+
+/**
+ * Where SEARCH_SCHEMA's tables keep their rows: a full-text index is its shadow tables (`_data`:
+ * the segments, `_idx`: their first terms, `_config`: its version; a contentless index without
+ * column sizes has no others), so copying them copies the index.
+ */
+export const SEARCH_TABLES = ['activity', 'partner_doc', ...['names', 'partners'].flatMap((fts) => ['data', 'idx', 'config'].map((shadow) => `${fts}_${shadow}`))];
+
+export const RELEASE_SCHEMA = FILE_SCHEMA + SEARCH_SCHEMA;
 
 /**
  * The indexes of the single-valued filters that can narrow a search to a few rows, built last from
@@ -59,31 +77,31 @@ export const STAGE_SCHEMA = `
  * The per-company files (Empresas, Simples, Sócios) wait in the same staging file until the
  * establishments are joined with them: appended in the files' order as they come (keeping a
  * B-tree keyed by root while rows arrive in random order would cost a random write each), then,
- * when the first establishment is read, gathered into one row per root, sorted once: its last
- * company and Simples rows (a later row of a root replaces an earlier one) and its partners as a
- * JSON array, one per Sócios line in the files' order (a line staged twice by a resumed import
- * counts once). A join is then one probe per root. Rows staged after a gathering (a resumed
- * import reading the rest of a file that had ended early) are gathered into it the same way.
+ * when the first establishment is read, gathered into one row per root: its last company and
+ * Simples rows (a later row of a root replaces an earlier one: the greatest of rowid and row
+ * together, both taken in one sort of the company rows) and its partners, one per Sócios line in
+ * the files' order (a line staged twice by a resumed import counts once), joined by
+ * PARTNER_SEPARATOR (a JSON array escaped every field separator, and cost a third of the gathering).
+ * A join is then one probe per root. Rows staged after a gathering (a resumed import reading the
+ * rest of a file that had ended early) are gathered into it the same way.
  */
 export const COMPANY_STAGE_SCHEMA = `
   CREATE TABLE IF NOT EXISTS stage.company (root TEXT NOT NULL, company TEXT, simples TEXT);
   CREATE TABLE IF NOT EXISTS stage.partner (root TEXT NOT NULL, line TEXT NOT NULL, partner TEXT NOT NULL);
 `;
+/** Between a root's gathered partners (char(2) in COMPANY_STAGE_GATHER): like records.ts's field separator, no registry field holds it. */
+export const PARTNER_SEPARATOR = '\u0002';
 export const COMPANY_STAGE_GATHER = `
   CREATE TABLE IF NOT EXISTS stage.roots (root TEXT PRIMARY KEY, company TEXT, simples TEXT, partners TEXT) WITHOUT ROWID;
-  INSERT INTO stage.roots (root, company)
-    SELECT root, company FROM (SELECT root, company, max(rowid) FROM stage.company WHERE company IS NOT NULL GROUP BY root) WHERE true
-    ON CONFLICT (root) DO UPDATE SET company = excluded.company;
-  INSERT INTO stage.roots (root, simples)
-    SELECT root, simples FROM (SELECT root, simples, max(rowid) FROM stage.company WHERE simples IS NOT NULL GROUP BY root) WHERE true
-    ON CONFLICT (root) DO UPDATE SET simples = excluded.simples;
+  INSERT INTO stage.roots (root, company, simples)
+    SELECT root, substr(max(printf('%012d', rowid) || company), 13), substr(max(printf('%012d', rowid) || simples), 13)
+    FROM stage.company WHERE true GROUP BY root
+    ON CONFLICT (root) DO UPDATE SET company = coalesce(excluded.company, roots.company), simples = coalesce(excluded.simples, roots.simples);
   INSERT INTO stage.roots (root, partners)
-    SELECT root, json_group_array(partner ORDER BY first) FROM (
+    SELECT root, group_concat(partner, char(2) ORDER BY first) FROM (
       SELECT root, partner, min(rowid) AS first FROM stage.partner GROUP BY root, line
     ) WHERE true GROUP BY root
-    ON CONFLICT (root) DO UPDATE SET partners = (
-      SELECT json_group_array(value) FROM (SELECT value FROM json_each(roots.partners) UNION ALL SELECT value FROM json_each(excluded.partners))
-    );
+    ON CONFLICT (root) DO UPDATE SET partners = iif(roots.partners IS NULL, excluded.partners, roots.partners || char(2) || excluded.partners);
   DELETE FROM stage.company;
   DELETE FROM stage.partner;
 `;

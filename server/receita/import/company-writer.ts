@@ -189,17 +189,30 @@ export class ReleaseFileWriter implements CompanyWriter {
     return this.file.taxRegimesWithoutEstablishment();
   }
 
-  /** Where the per-company files wait: the release's staging file. */
+  /**
+   * Where the per-company files wait: the release's staging file. A worker thread, idle once they
+   * are staged, gathers them while this one reads the tax-regime files.
+   */
   staging(): FileStaging {
-    const { db, transaction } = this.file.stage;
-    return new FileStaging(db, transaction);
+    const { db, transaction, path, beside } = this.file.stage;
+    const thread = this.threads[0];
+    return new FileStaging(db, transaction, thread ? () => beside(() => thread.gatherStaged(path)) : undefined);
   }
 
-  /** Builds the file and puts it in service; how many establishments of the replaced release it lacks. */
-  finish(options: Omit<FinishOptions, 'previous' | 'codec'>): number {
+  /**
+   * Builds the file and puts it in service; how many establishments of the replaced release it
+   * lacks. A worker thread, idle by then, builds the search tables meanwhile.
+   */
+  async finish(options: Omit<FinishOptions, 'previous' | 'codec' | 'buildSearchTables'>): Promise<number> {
     const inService = this.registry.inService();
     const previous = inService && inService !== basename(this.file.path) ? join(this.registry.dir, inService) : null;
-    const { removed } = this.file.finish({ ...options, previous, codec: () => this.tables() });
+    const thread = this.threads[0];
+    const { removed } = await this.file.finish({
+      ...options,
+      previous,
+      codec: () => this.tables(),
+      ...(thread ? { buildSearchTables: (path: string, stagePath: string) => thread.buildSearchTables(path, stagePath) } : {}),
+    });
     if (inService !== basename(this.file.path)) this.registry.switchTo(this.file.path);
     return removed;
   }

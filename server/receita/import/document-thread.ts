@@ -26,7 +26,11 @@ export type BuildRequest =
   /** The importer took one of the request's staged blocks: the worker may read one more ahead. */
   | { kind: 'taken'; id: number }
   /** From now on, batches become a release file's staged rows, encoded with these tables (registry/). */
-  | { kind: 'codec'; codec: CodecTables };
+  | { kind: 'codec'; codec: CodecTables }
+  /** Builds a release file's search tables (search-tables.ts) at `path` from the staging file at `stagePath`. */
+  | { kind: 'search tables'; id: number; path: string; stagePath: string }
+  /** Gathers the per-company rows staged in the staging file at `stagePath` (staging.ts's `gatherStaged`). */
+  | { kind: 'gather'; id: number; stagePath: string };
 
 /** A block of a per-company file: its rows read (skipped and refused ones too), what they stage, and the problems met. */
 export interface StagedBlock extends StagedRows {
@@ -47,7 +51,9 @@ export type BuildReply =
   | { id: number; rows: StagedRow[]; unknown: UnknownCodes }
   | { id: number; staged: StagedBlock }
   | { id: number; end: StagedEnd }
-  | { id: number; error: string };
+  | { id: number; done: true }
+  /** `code`: SQLite's, if any (a full disk is told apart by it). */
+  | { id: number; error: string; code?: string };
 /** Encoded for the store's bulk load, or staged rows for a registry file (when the context has a codec). */
 export type Built = { encoded: EncodedDocuments; unknown: UnknownCodes } | { rows: StagedRow[]; unknown: UnknownCodes };
 
@@ -78,7 +84,7 @@ export class DocumentThread {
       const waiting = this.pending.get(reply.id);
       if ('error' in reply) {
         this.pending.delete(reply.id);
-        waiting?.reject(new Error(`the import's worker thread failed: ${reply.error}`));
+        waiting?.reject(Object.assign(new Error(`the import's worker thread failed: ${reply.error}`), reply.code ? { code: reply.code } : {}));
       } else {
         waiting?.reply(reply);
       }
@@ -126,6 +132,32 @@ export class DocumentThread {
     });
     this.send({ kind: 'stage', id, file, skip });
     return read;
+  }
+
+  /** Builds a release file's search tables in the worker (search-tables.ts's `buildSearchTables`). */
+  buildSearchTables(path: string, stagePath: string): Promise<void> {
+    return this.done((id) => ({ kind: 'search tables', id, path, stagePath }));
+  }
+
+  /** Gathers the staged per-company rows in the worker (staging.ts's `gatherStaged`). */
+  gatherStaged(stagePath: string): Promise<void> {
+    return this.done((id) => ({ kind: 'gather', id, stagePath }));
+  }
+
+  /** A request whose reply only says it is done. */
+  private done(request: (id: number) => BuildRequest): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, {
+        reply: () => {
+          this.pending.delete(id);
+          resolve();
+        },
+        reject,
+      });
+      this.send(request(id));
+    });
   }
 
   /** Batches sent after this become staged rows of a release file encoded with `codec`. */

@@ -2,7 +2,7 @@
  * The worker thread of a bulk-loaded import (see document-thread.ts). It reads per-company files
  * into staged blocks, and builds each batch's documents and encodes them as the embedded store's
  * journal holds them (or as a registry file stages them), while the importer's thread joins and writes. Encoded bytes are
- * transferred, not copied.
+ * transferred, not copied. At the end of an import into a release file, one of them builds its search tables.
  */
 import { parentPort } from 'node:worker_threads';
 import { encodeUntaggedDocuments } from '../../store/embedded/bulk-load.ts';
@@ -49,6 +49,11 @@ parentPort!.on('message', (request: BuildRequest) => {
     case 'stage':
       stage(request.id, request.file, request.skip).catch((err: Error) => reply({ id: request.id, error: err.message }));
       return;
+    // Loaded when asked: SQLite is no part of most imports' worker threads.
+    case 'search tables':
+      return done(request.id, import('./search-tables.ts').then(({ buildSearchTables }) => buildSearchTables(request.path, request.stagePath)));
+    case 'gather':
+      return done(request.id, import('./staging.ts').then(({ gatherStaged }) => gatherStaged(request.stagePath)));
     case 'batch':
       try {
         const unknown = {};
@@ -63,6 +68,13 @@ parentPort!.on('message', (request: BuildRequest) => {
       }
   }
 });
+
+/** Replies once `work` is done, or with its error (and SQLite's code, which tells a full disk). */
+function done(id: number, work: Promise<void>): void {
+  work
+    .then(() => reply({ id, done: true }))
+    .catch((err: Error & { code?: unknown }) => reply({ id, error: err.message, ...(typeof err.code === 'string' ? { code: err.code } : {}) }));
+}
 
 /** As the importer's own thread reads a per-company file (importer.ts's importFile), block by block. */
 async function stage(id: number, file: ReleaseFile, skip: number): Promise<void> {

@@ -233,6 +233,8 @@ class Run {
       this.options.onProgress?.(this.progress);
       this.readAhead(index);
       const read = await this.importFile(file);
+      // The last per-company file: what the first establishment's join needs may be prepared beside the tax-regime files.
+      if (COMPANY_FILE_KINDS.has(file.kind) && !COMPANY_FILE_KINDS.has(this.files[index + 1]?.kind ?? '')) this.staging.staged?.();
       whole = read && whole;
       if (file.kind === 'regimes') this.regimesWhole = read && this.regimesWhole;
       this.progress.filesDone++;
@@ -244,7 +246,7 @@ class Run {
     const { release } = this.companies;
     if (release) {
       // A release file of its own: built from what was written, then put in service in one step.
-      this.summary.removed = release.finish({
+      this.summary.removed = await release.finish({
         meta: { release: this.release, complete: whole, synthetic: this.options.synthetic === true },
         keepUnwritten: !whole,
         keepTaxRegimes: !regimesReplaced,

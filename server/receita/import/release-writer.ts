@@ -3,8 +3,9 @@
  * answering from its own file. Rows are appended to a staging file as they come, each batch one
  * transaction (so a killed import loses at most the batches its checkpoint had not counted, which
  * it writes again: the later copy wins); at the end they move into the release's tables in key
- * order, the full-text and filter indexes are built from sorted data, and only then does the
- * registry switch to the file (registry.ts).
+ * order, the full-text and filter indexes are built from sorted data (the search's tables beside,
+ * in another thread: search-tables.ts), and only then does the registry switch to the file
+ * (registry.ts).
  *
  * Every step of the end is one transaction recorded in `meta`, so a kill during it leaves the step
  * undone (SQLite's rollback journal), and the next run does it again. Durability against power loss
@@ -23,6 +24,7 @@ import type { ReleaseMeta } from '../../companies/registry/release-file.ts';
 import { cnpjKey, cnpjKeys } from '../../companies/registry/cnpj-key.ts';
 import { ChangeStep } from '../../companies/changes/change-file.ts';
 import type { ChangeCounts } from '../../companies/changes/change-diff.ts';
+import { buildSearchTables, copySearchTables, searchPath } from './search-tables.ts';
 
 /** The import's page cache: bounds its memory whatever the release's size (sorting spills to temporary files). */
 const CACHE_KIB = 256 * 1024;
@@ -39,6 +41,11 @@ export interface FinishOptions {
   codec: () => CodecTables;
   /** Told the changes recorded so far, by kind, as the comparison with the release in service goes. */
   onChanges?: (counts: ChangeCounts) => void;
+  /**
+   * Builds the search tables (search-tables.ts's `buildSearchTables`) in another thread, so that
+   * this one builds the rest meanwhile; by default in this one, before the rest.
+   */
+  buildSearchTables?: (path: string, stagePath: string) => Promise<void>;
 }
 
 export class ReleaseWriter {
@@ -89,9 +96,27 @@ export class ReleaseWriter {
     return this.metaValue('state') === 'ready' && release ? (JSON.parse(release) as ReleaseMeta) : null;
   }
 
-  /** The staging file's connection, for the per-company staging (receita/import/staging.ts), and its transactions. */
-  get stage(): { db: Database.Database; transaction: (write: () => void) => void } {
-    return { db: this.db, transaction: (write) => this.guarded(write) };
+  /**
+   * The staging file's connection, for the per-company staging (receita/import/staging.ts), its
+   * transactions, and `beside`: `run` given the staging file (at `path`) for another thread to
+   * write, this connection's lock on it let go meanwhile and taken again after.
+   */
+  get stage(): { db: Database.Database; transaction: (write: () => void) => void; path: string; beside: (run: () => Promise<void>) => Promise<void> } {
+    return {
+      db: this.db,
+      transaction: (write) => this.guarded(write),
+      path: stagePath(this.path),
+      beside: async (run) => {
+        this.shareStage();
+        try {
+          await run();
+        } catch (err) {
+          throw this.named(err);
+        } finally {
+          this.db.pragma('stage.locking_mode = EXCLUSIVE');
+        }
+      },
+    };
   }
 
   /** The tax-regime rows written so far of these CNPJs, by CNPJ (the regime files are read before the establishments). */
@@ -138,17 +163,20 @@ export class ReleaseWriter {
     try {
       this.db.transaction(run)();
     } catch (err) {
-      if ((err as { code?: string }).code === 'SQLITE_FULL') {
-        throw new Error(
-          `the disk holding ${dirname(this.path)} is full: the import stopped, and the release in service is untouched; free space and run the import again, it resumes`,
-        );
-      }
-      throw err;
+      throw this.named(err);
     }
   }
 
+  /** A full disk as the one line that says what it means; any other error as it is. */
+  private named(err: unknown): unknown {
+    if ((err as { code?: string }).code !== 'SQLITE_FULL') return err;
+    return new Error(
+      `the disk holding ${dirname(this.path)} is full: the import stopped, and the release in service is untouched; free space and run the import again, it resumes`,
+    );
+  }
+
   /** The end of the import: the release's tables from the staged rows; what it counts; resumable step by step. */
-  finish(options: FinishOptions): { meta: ReleaseMeta; removed: number } {
+  async finish(options: FinishOptions): Promise<{ meta: ReleaseMeta; removed: number }> {
     const done = this.finished;
     // An import that wrote no establishment (its files unreadable) has no dictionary: documents it keeps are compressed without.
     this.codec ??= options.codec();
@@ -159,24 +187,26 @@ export class ReleaseWriter {
     if (options.previous) this.db.prepare('ATTACH DATABASE ? AS old').run(options.previous);
     if (options.previous && options.keepUnwritten) this.step('keep unwritten', () => this.keepUnwritten());
     if (options.previous && options.keepTaxRegimes) this.step('keep tax regimes', () => this.db.exec('INSERT OR IGNORE INTO tax_regime SELECT * FROM old.tax_regime'));
-    const facts = FACT_COLUMNS.join(', ');
-    this.step('documents', () => this.db.exec('INSERT OR REPLACE INTO doc (k, body) SELECT k, body FROM stage.rows ORDER BY k, rowid'));
-    this.step('facts', () => this.db.exec(`INSERT OR REPLACE INTO facts (k, ${facts}) SELECT k, ${facts} FROM stage.rows ORDER BY k, rowid`));
-    // What changed since the release in service, recorded in the change history (changes/change-file.ts) before the switch.
-    const changes = options.previous ? new ChangeStep(this.path, options.meta.release) : null;
-    if (changes?.attach(this.db, options.meta.synthetic)) this.step('changes', () => changes.record(this.db, this.codec!, options.onChanges));
-    for (const [table, column] of [['activity', 'activities'], ['partner_doc', 'pdocs']] as const) {
-      this.step(table, () =>
-        this.db.exec(`INSERT OR IGNORE INTO ${table} SELECT j.value, s.k FROM stage.rows s, json_each(s.${column}) j WHERE s.${column} IS NOT NULL ORDER BY 1, 2`),
-      );
+    // From here on the staged rows are only read: by this connection and by the search tables' build beside it.
+    const search = this.stepDone('search tables') ? null : this.searchTablesBuilt(options.buildSearchTables);
+    try {
+      const facts = FACT_COLUMNS.join(', ');
+      this.step('documents', () => this.db.exec('INSERT OR REPLACE INTO doc (k, body) SELECT k, body FROM stage.rows ORDER BY k, rowid'));
+      this.step('facts', () => this.db.exec(`INSERT OR REPLACE INTO facts (k, ${facts}) SELECT k, ${facts} FROM stage.rows ORDER BY k, rowid`));
+      // What changed since the release in service, recorded in the change history (changes/change-file.ts) before the switch.
+      const changes = options.previous ? new ChangeStep(this.path, options.meta.release) : null;
+      if (changes?.attach(this.db, options.meta.synthetic)) this.step('changes', () => changes.record(this.db, this.codec!, options.onChanges));
+      for (const [name, on] of Object.entries(FACT_INDEXES)) this.step(`index ${name}`, () => this.db.exec(`CREATE INDEX IF NOT EXISTS facts_${name} ON facts (${on})`));
+    } finally {
+      // Not left building when this thread fails: the import's end closes the file under it.
+      await search?.catch(() => undefined);
     }
-    for (const [table, column] of [['names', 'name'], ['partners', 'partners']] as const) {
-      this.step(table, () => {
-        this.db.exec(`INSERT INTO ${table} (rowid, words) SELECT k, ${column} FROM stage.rows WHERE ${column} IS NOT NULL GROUP BY k ORDER BY k`);
-        this.db.exec(`INSERT INTO ${table} (${table}) VALUES ('optimize')`);
-      });
+    if (search) {
+      await search;
+      this.db.prepare('ATTACH DATABASE ? AS search').run(searchPath(this.path));
+      this.step('search tables', () => copySearchTables(this.db, 'search'));
+      this.db.exec('DETACH DATABASE search');
     }
-    for (const [name, on] of Object.entries(FACT_INDEXES)) this.step(`index ${name}`, () => this.db.exec(`CREATE INDEX IF NOT EXISTS facts_${name} ON facts (${on})`));
     const removed = options.previous
       ? (this.db.prepare('SELECT count(*) FROM old.facts o WHERE NOT EXISTS (SELECT 1 FROM main.facts f WHERE f.k = o.k)').pluck().get() as number)
       : 0;
@@ -200,7 +230,7 @@ export class ReleaseWriter {
     this.metaValue('state');
   }
 
-  /** Closes the file; once finished, the staging file goes. */
+  /** Closes the file; once finished, the staging file and the search tables' file go. */
   close(): void {
     const finished = this.db.open && this.finished !== null;
     // The rollback journal, empty between transactions, goes too: the file is only read from now on.
@@ -226,8 +256,32 @@ export class ReleaseWriter {
     }
   }
 
+  /**
+   * The search tables' build (search-tables.ts), begun: by `build` in another thread, or here.
+   * The staging file's lock is let go first (at the next read), so that the build can read it.
+   */
+  private async searchTablesBuilt(build?: FinishOptions['buildSearchTables']): Promise<void> {
+    this.shareStage();
+    try {
+      if (build) await build(searchPath(this.path), stagePath(this.path));
+      else buildSearchTables(searchPath(this.path), stagePath(this.path));
+    } catch (err) {
+      throw this.named(err);
+    }
+  }
+
+  /** Lets go of this connection's lock on the staging file (at the next read, which is made here), so that another can take it. */
+  private shareStage(): void {
+    this.db.pragma('stage.locking_mode = NORMAL');
+    this.db.prepare('SELECT count(*) FROM stage.sqlite_schema').get();
+  }
+
+  private stepDone(name: string): boolean {
+    return this.metaValue(`step ${name}`) === 'done';
+  }
+
   private step(name: string, run: () => void): void {
-    if (this.metaValue(`step ${name}`) === 'done') return;
+    if (this.stepDone(name)) return;
     this.guarded(() => {
       run();
       this.setMeta(`step ${name}`, 'done');
@@ -245,6 +299,7 @@ export class ReleaseWriter {
 
 export const stagePath = (path: string) => path.replace(/\.sqlite$/, '.stage.sqlite');
 
+/** The staging file and the search tables' file, each with its journal. */
 function removeStage(path: string): void {
-  for (const file of [stagePath(path), `${stagePath(path)}-journal`]) rmSync(file, { force: true });
+  for (const file of [stagePath(path), searchPath(path)]) for (const name of [file, `${file}-journal`]) rmSync(name, { force: true });
 }

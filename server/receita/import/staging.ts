@@ -7,10 +7,10 @@
  * store, so the importer's memory stays bounded for a full release (~67M roots). In memory
  * (as compact text) where the store itself holds every document anyway.
  */
-import type Database from 'better-sqlite3';
+import Database from 'better-sqlite3';
 import type { Store } from '../../store/port.ts';
 import type { RootData } from './records.ts';
-import { COMPANY_STAGE_GATHER, COMPANY_STAGE_SCHEMA } from '../../companies/registry/schema.ts';
+import { COMPANY_STAGE_GATHER, COMPANY_STAGE_SCHEMA, PARTNER_SEPARATOR } from '../../companies/registry/schema.ts';
 
 export interface Staging {
   /** Whether staged data survives the process, so a resumed import need not read it again. */
@@ -21,6 +21,8 @@ export interface Staging {
   addPartners(entries: Array<{ root: string; key: string; partner: string }>): Promise<void>;
   get(roots: string[]): Promise<Map<string, RootData>>;
   clear(): Promise<void>;
+  /** Every per-company file is staged: what the first `get` would prepare may begin now, beside what is read next. */
+  staged?(): void;
 }
 
 /**
@@ -133,6 +135,38 @@ export class StoreStaging implements Staging {
 type Transaction = (write: () => void) => void;
 
 /**
+ * Gathers the staged rows by root (COMPANY_STAGE_GATHER), on `db` where the staging file is
+ * attached as `stage`: those not gathered yet, if any (a resumed run may have staged some after
+ * an earlier gathering).
+ */
+function gather(db: Database.Database, transaction: Transaction): void {
+  const staged = db.prepare('SELECT EXISTS (SELECT 1 FROM stage.company) OR EXISTS (SELECT 1 FROM stage.partner)').pluck().get() === 1;
+  const gathered = db.prepare("SELECT 1 FROM stage.sqlite_schema WHERE name = 'roots'").get() !== undefined;
+  if (staged || !gathered) transaction(() => db.exec(COMPANY_STAGE_GATHER));
+}
+
+/**
+ * The page cache of a gathering in a worker thread, beside the writer's own: small, as its sorts
+ * spill to temporary files anyway (256 MiB was no faster at 1M).
+ */
+const GATHER_CACHE_KIB = 32 * 1024;
+
+/** `gather` on a connection of its own to the staging file at `path` (in a worker thread: see FileStaging's `staged`). */
+export function gatherStaged(path: string): void {
+  const db = new Database(':memory:');
+  try {
+    db.prepare('ATTACH DATABASE ? AS stage').run(path);
+    db.pragma('stage.journal_mode = TRUNCATE');
+    db.pragma('stage.synchronous = OFF');
+    db.pragma(`stage.cache_size = -${GATHER_CACHE_KIB}`);
+    db.exec(COMPANY_STAGE_SCHEMA);
+    gather(db, (write) => db.transaction(write)());
+  } finally {
+    db.close();
+  }
+}
+
+/**
  * The staging file of an import into a release file (registry/schema.ts's COMPANY_STAGE_SCHEMA):
  * on disk and durable, so a resumed import need not read the per-company files again.
  */
@@ -142,9 +176,14 @@ export class FileStaging implements Staging {
   private readonly insertPartner: Database.Statement;
   private read: Database.Statement | undefined;
 
+  /** A gathering begun beside (`staged`), which the first read waits for. */
+  private gathering: Promise<void> | undefined;
+
   constructor(
     private readonly db: Database.Database,
     private readonly transaction: Transaction,
+    /** Gathers the staged rows in another thread, given the staging file to itself meanwhile. */
+    private readonly gatherBeside?: () => Promise<void>,
   ) {
     db.exec(COMPANY_STAGE_SCHEMA);
     this.insertCompany = db.prepare('INSERT INTO stage.company (root, company, simples) VALUES (?, ?, ?)');
@@ -163,7 +202,19 @@ export class FileStaging implements Staging {
     });
   }
 
+  /**
+   * Every per-company file is staged: the rows are gathered now in another thread, while this one
+   * reads the tax-regime files (into the release file, not the staging file).
+   */
+  staged(): void {
+    if (!this.gatherBeside || this.gathering || this.read) return;
+    this.gathering = this.gatherBeside();
+    // Failing, it fails the first read; an import stopped before that has failed already.
+    this.gathering.catch(() => undefined);
+  }
+
   async get(roots: string[]): Promise<Map<string, RootData>> {
+    await this.gathering;
     const read = this.gathered();
     const found = new Map<string, RootData>();
     // One statement for the batch's roots: a statement per root cost twice as much (issue 41).
@@ -172,7 +223,7 @@ export class FileStaging implements Staging {
       const data: RootData = {};
       if (row.company !== null) data.company = row.company;
       if (row.simples !== null) data.simples = row.simples;
-      if (row.partners !== null) data.partners = JSON.parse(row.partners) as string[];
+      if (row.partners !== null) data.partners = row.partners.split(PARTNER_SEPARATOR);
       found.set(root, data);
     }
     return found;
@@ -187,9 +238,7 @@ export class FileStaging implements Staging {
    */
   private gathered(): Database.Statement {
     if (this.read) return this.read;
-    const staged = this.db.prepare('SELECT EXISTS (SELECT 1 FROM stage.company) OR EXISTS (SELECT 1 FROM stage.partner)').pluck().get() === 1;
-    const gathered = this.db.prepare("SELECT 1 FROM stage.sqlite_schema WHERE name = 'roots'").get() !== undefined;
-    if (staged || !gathered) this.transaction(() => this.db.exec(COMPANY_STAGE_GATHER));
+    gather(this.db, this.transaction);
     return (this.read = this.db.prepare('SELECT root, company, simples, partners FROM stage.roots WHERE root IN (SELECT value FROM json_each(?))'));
   }
 }

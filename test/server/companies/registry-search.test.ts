@@ -98,14 +98,14 @@ const CASES: Array<[string, CompanyFilters, string[]]> = [
 function searches(
   open: () => Promise<{ store: Store; dispose: () => Promise<void> }>,
   /** Where the documents go; by default the collections. */
-  put?: (store: Store) => void,
+  put?: (store: Store) => Promise<void>,
 ): void {
   let opened: { store: Store; dispose: () => Promise<void> };
   let companies: Companies;
 
   beforeAll(async () => {
     opened = await open();
-    if (put) put(opened.store);
+    if (put) await put(opened.store);
     else {
       await opened.store.collection<CompanyDoc>('companies').bulkWrite(docs().map((document) => ({ insertOne: { document } })));
       await opened.store.collection<TaxRegimeDoc>('tax_regimes').bulkWrite(regimes.map((document) => ({ insertOne: { document } })));

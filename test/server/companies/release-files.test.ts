@@ -97,7 +97,7 @@ describe('the search on a release file', () => {
   beforeEach(async () => {
     filesStore = await openEmbeddedStore(await tempDir('release-files'));
     scanStore = await openEmbeddedStore(await tempDir('release-scan'));
-    putReleaseFile(filesStore, all);
+    await putReleaseFile(filesStore, all);
     await scanStore.collection<CompanyDoc>('companies').bulkWrite(all.map((document) => ({ insertOne: { document } })));
     inFiles = new Companies(filesStore);
     scanned = new Companies(scanStore);

@@ -5,8 +5,13 @@
  * early) joined all the same.
  */
 import Database from 'better-sqlite3';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileStaging } from '../../../server/receita/import/staging.ts';
+import { ReleaseWriter } from '../../../server/receita/import/release-writer.ts';
+import { DocumentThread } from '../../../server/receita/import/document-thread.ts';
+import { DOCUMENT_WORKER } from '../../helpers/import-fixture.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
 
 function stagingFile() {
   const db = new Database(':memory:');
@@ -32,6 +37,14 @@ describe('the staging file of a release import', () => {
     expect(found.get('11111111')).toEqual({ company: 'second', simples: 'S', partners: ['ANA', 'BIA'] });
   });
 
+  it('gives back partners as staged, whatever they hold but the separators', async () => {
+    const { open } = stagingFile();
+    const staging = open();
+    const partners = ['2\u0001JOSÉ "ZÉ" D\'ÁVILA\u0001***1\\2**', '1\u0001[ANA]\u0001{"x":1}', '2\u0001\u0001'];
+    await staging.addPartners(partners.map((partner, i) => ({ root: '11111111', key: `socios_${i}`, partner })));
+    expect((await staging.get(['11111111'])).get('11111111')).toEqual({ partners });
+  });
+
   it('joins rows a resumed run staged after an earlier run gathered them', async () => {
     const { open } = stagingFile();
     const first = open();
@@ -45,5 +58,30 @@ describe('the staging file of a release import', () => {
     const found = await resumed.get(['11111111', '22222222']);
     expect(found.get('11111111')).toEqual({ company: 'kept', simples: 'S', partners: ['ANA', 'CAIO'] });
     expect(found.get('22222222')).toEqual({ company: 'late' });
+  });
+
+  it('gathered by a worker thread once every per-company file is staged, joins the same, and writes on after', async () => {
+    const lookups = { cnaes: new Map(), motivos: new Map(), municipios: new Map(), naturezas: new Map(), paises: new Map(), qualificacoes: new Map() };
+    const thread = new DocumentThread(DOCUMENT_WORKER, { lookups, release: '2026-10', run: 'test' }, []);
+    const writer = new ReleaseWriter(path.join(await tempDir('staging-beside'), '2026-10-test.sqlite'));
+    try {
+      const { db, transaction, path: stage, beside } = writer.stage;
+      const staging = new FileStaging(db, transaction, () => beside(() => thread.gatherStaged(stage)));
+      const roots = Array.from({ length: 500 }, (_, i) => String(10_000_000 + i));
+      await staging.put(roots.map((root) => ({ root, data: { company: `C${root}` } })));
+      await staging.put(roots.filter((_, i) => i % 2 === 0).map((root) => ({ root, data: { simples: `S${root}` } })));
+      await staging.addPartners(roots.flatMap((root, i) => [{ root, key: `s_${i}`, partner: `P${root}` }, { root, key: `s_${i}b`, partner: `Q${root}` }]));
+      staging.staged();
+      const found = await staging.get(roots);
+      expect(found.size).toBe(500);
+      expect(found.get('10000000')).toEqual({ company: 'C10000000', simples: 'S10000000', partners: ['P10000000', 'Q10000000'] });
+      expect(found.get('10000001')).toEqual({ company: 'C10000001', partners: ['P10000001', 'Q10000001'] });
+      // This connection writes the staging file again once the gathering is done.
+      writer.put([[1n, Buffer.from('x'), ...Array.from({ length: 20 }, () => null)]]);
+      expect(db.prepare('SELECT count(*) FROM stage.rows').pluck().get()).toBe(1);
+    } finally {
+      writer.close();
+      await thread.close();
+    }
   });
 });

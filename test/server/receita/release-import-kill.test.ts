@@ -1,6 +1,6 @@
 /**
  * Issue 41: `prospecta import cnpj` killed with SIGKILL in each phase of an import (per-company
- * files, establishments, the end where the file is built and switched to): the release in service
+ * files, tax-regime files, establishments, the end where the file is built and switched to): the release in service
  * stays whole (the old one, or the new one once switched, never a mix), and running the import
  * again resumes it and answers exactly what an import never killed answers.
  */
@@ -43,6 +43,8 @@ describe('an import killed in each phase', () => {
 
   it.each([
     ['the per-company files', /Socios2\.zip done/],
+    // The per-company rows are being gathered by a worker thread beside these files.
+    ['the tax-regime files', /Imunes e Isentas\.zip done/],
     ['the establishments', /Estabelecimentos4\.zip done/],
     ['the end (building and switching the file)', /Estabelecimentos9\.zip done/],
   ])('in %s: the release in service stays whole, and the import resumes to the same answers', async (_phase, line) => {

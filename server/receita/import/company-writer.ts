@@ -158,6 +158,11 @@ export class ReleaseFileWriter implements CompanyWriter {
     this.threads = workerScript ? Array.from({ length: DOCUMENT_THREADS }, () => new DocumentThread(workerScript, context, [])) : [];
   }
 
+  /** The release file's staging was begun by an older version (ReleaseWriter's `stagedByOlderVersion`). */
+  get stagedByOlderVersion(): boolean {
+    return this.file.stagedByOlderVersion;
+  }
+
   async write(batch: EstablishmentBatch): Promise<void> {
     if (!this.encoder) {
       // The first batch is built here: the compression's dictionary is made of its documents.

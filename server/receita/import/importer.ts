@@ -294,8 +294,14 @@ class Run {
     // Against the release loaded before this import marks itself running (the same release again compares with nothing).
     if (this.store.kind === 'mongodb') this.changeRecorder = await MongoChangeRecorder.of(this.store, this.release, this.options.synthetic === true);
     await this.resumeOrStart();
-    const context = { lookups: this.lookups, release: this.release, run: this.state!.run };
-    this.companies = await companyWriter(this.store, context, this.options.documentWorker, this.changeRecorder);
+    this.companies = await companyWriter(this.store, this.context(), this.options.documentWorker, this.changeRecorder);
+    if (this.summary.resumed && this.companies.release?.stagedByOlderVersion) {
+      // Left by an older version, in a form this one does not read: the import starts again, in a file of its own.
+      await this.companies.close();
+      await this.start();
+      this.companies = await companyWriter(this.store, this.context(), this.options.documentWorker, this.changeRecorder);
+    }
+    const context = this.context();
     this.staging = this.stagingFor(this.companies);
     if (!this.summary.resumed) await this.staging.clear();
     this.regimes = new TaxRegimeWriter(this.store, context, this.staging.durable, this.companies.release);
@@ -319,6 +325,10 @@ class Run {
     }
   }
 
+  private context() {
+    return { lookups: this.lookups, release: this.release, run: this.state!.run };
+  }
+
   private async resumeOrStart(): Promise<void> {
     const previous = await this.imports.findOne({ _id: this.release });
     if (previous?.status === 'running') {
@@ -326,6 +336,12 @@ class Run {
       this.summary.resumed = true;
       return;
     }
+    await this.start();
+  }
+
+  /** A new run of the import, from the first file. */
+  private async start(): Promise<void> {
+    this.summary.resumed = false;
     const { _id, ...fresh } = (this.state = {
       _id: this.release,
       run: randomUUID(),

@@ -26,6 +26,9 @@ import { ChangeStep } from '../../companies/changes/change-file.ts';
 import type { ChangeCounts } from '../../companies/changes/change-diff.ts';
 import { buildSearchTables, copySearchTables, searchPath } from './search-tables.ts';
 
+/** The staging file's form, in its `user_version`: raised when a version stages rows that an older one would read otherwise. */
+const STAGE_FORMAT = 2;
+
 /** The import's page cache: bounds its memory whatever the release's size (sorting spills to temporary files). */
 const CACHE_KIB = 256 * 1024;
 
@@ -54,6 +57,11 @@ export class ReleaseWriter {
   private readonly insertRegime: Database.Statement;
   private readonly regimesOf: Database.Statement;
   private codecTables: CodecTables | undefined;
+  /**
+   * The staging file was begun by an older version, whose staged rows this one does not read
+   * (the gathered partners' form changed): the import starts again rather than resume from it.
+   */
+  readonly stagedByOlderVersion: boolean;
 
   constructor(readonly path: string) {
     this.db = new Database(path);
@@ -67,6 +75,9 @@ export class ReleaseWriter {
       this.db.pragma(`${schema}.cache_size = -${CACHE_KIB}`);
     }
     this.db.exec(RELEASE_SCHEMA);
+    const fresh = this.db.prepare('SELECT count(*) FROM stage.sqlite_schema').pluck().get() === 0;
+    if (fresh) this.db.pragma(`stage.user_version = ${STAGE_FORMAT}`);
+    this.stagedByOlderVersion = !fresh && this.db.pragma('stage.user_version', { simple: true }) !== STAGE_FORMAT;
     this.db.exec(STAGE_SCHEMA);
     this.insert = this.db.prepare(`INSERT INTO stage.rows (${STAGE_COLUMNS.join(', ')}) VALUES (${STAGE_COLUMNS.map(() => '?').join(', ')})`);
     this.insertRegime = this.db.prepare('INSERT OR REPLACE INTO tax_regime (k, year, scp, form, entries) VALUES (?, ?, ?, ?, ?)');

@@ -6,6 +6,7 @@
  * prefix, accents ignored; an import writes beside the release in service and switches in one
  * step; the same release imported twice answers the same bytes; a damaged file is named.
  */
+import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { open as openFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -218,6 +219,31 @@ describe('imports into release files', () => {
     const second = await answers();
     expect(first.count).toBe(1_500);
     expect(second).toEqual(first);
+  });
+
+  it('starts again, rather than resume, an import whose staging an older version began', async () => {
+    const release = await generated('2026-10', 9);
+    const stop = new AbortController();
+    const killed = importRelease(store, {
+      dir: release,
+      release: '2026-10',
+      signal: stop.signal,
+      onProgress: (progress) => progress.phase === 'establishments' && stop.abort(),
+    });
+    await expect(killed).rejects.toThrow();
+    // As an older version leaves it: a staging file without this version's form in its header.
+    const registry = path.join(dir, 'registry');
+    const stage = (await readdir(registry)).find((name) => name.endsWith('.stage.sqlite'))!;
+    const older = new Database(path.join(registry, stage));
+    expect(older.pragma('user_version', { simple: true })).toBeGreaterThan(0);
+    older.pragma('user_version = 0');
+    older.close();
+
+    const summary = await importRelease(store, { dir: release, release: '2026-10' });
+    expect(summary).toMatchObject({ resumed: false, complete: true, establishments: 1_500 });
+    expect(existsSync(path.join(registry, stage))).toBe(false);
+    const file = new Companies(store).registry!.current()!;
+    expect(file.search({}, 5_000)).toHaveLength(1_500);
   });
 
   it('answers a CNPJ asked alone (read by its key) as it answers it within a batch (read through one list)', async () => {

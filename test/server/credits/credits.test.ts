@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Credits } from '../../../server/credits/ledger.ts';
+import { Credits, type LedgerDoc } from '../../../server/credits/ledger.ts';
 import { Workspaces, type WorkspaceDoc } from '../../../server/credits/workspaces.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 
@@ -184,7 +184,7 @@ describe('ledger', () => {
     const { workspaceId } = await app.workspace();
     const { credits } = app.services;
     const accounts = app.services.store.collection<WorkspaceDoc>('workspaces');
-    const ledger = app.services.store.collection('ledger');
+    const ledger = app.services.store.collection<LedgerDoc>('ledger');
     // An account from before the counts, with a ledger of its own days.
     await accounts.updateOne({ _id: workspaceId }, { $unset: { spent: '', spentFrom: '' } });
     const now = new Date();

@@ -13,20 +13,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Document } from '../../../server/store/port.ts';
 import { embeddedStorePerTest } from '../../helpers/embedded-store.ts';
+import { seededRandom, type SeededRandom } from '../../helpers/seeded-random.ts';
 
-/** A small seeded generator (mulberry32), so a failure can be replayed. */
-function random(seed: number) {
-  let state = seed;
-  const next = () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), state | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
-  return { next, pick };
-}
-type Random = ReturnType<typeof random>;
 
 interface Doc extends Document {
   _id: string;
@@ -38,7 +26,7 @@ const OWNERS = ['a', 'b', 'c', 7] as const;
  * A sort value: mostly one kind per owner (as real data is), now and then another; owner 7 also
  * holds values no order table can place, so its queries are answered the other way.
  */
-function sortValue(r: Random, owner: unknown): unknown {
+function sortValue(r: SeededRandom, owner: unknown): unknown {
   const odd = r.next();
   if (owner === 7 && odd < 0.04) return r.pick([[r.next() * 10, 1], Number.NaN, { x: 1 }]);
   if (odd < 0.1) return null;
@@ -50,7 +38,7 @@ function sortValue(r: Random, owner: unknown): unknown {
   return r.next() < 0.5 ? Math.floor(r.next() * 4) : r.pick(['x', 'y']);
 }
 
-function document(r: Random, i: number): Doc {
+function document(r: SeededRandom, i: number): Doc {
   const owner = r.next() < 0.05 ? ['a', 'b'] : r.pick(OWNERS);
   const doc: Doc = { _id: `d${String(i).padStart(4, '0')}`, owner, tag: r.pick(['x', 'y']) };
   const s = sortValue(r, Array.isArray(owner) ? 'a' : owner);
@@ -60,7 +48,7 @@ function document(r: Random, i: number): Doc {
 }
 
 /** A range of one type (numbers, strings or Dates), or now and then of two, which no order table reads. */
-function range(r: Random): Document {
+function range(r: SeededRandom): Document {
   const bound = r.pick([() => Math.floor(r.next() * 10) - 3, () => r.pick(['b', 'alpha', 'x', '']), () => new Date(Date.UTC(2026, 0, 1 + Math.floor(r.next() * 10)))]);
   const condition: Document = { [r.pick(['$gt', '$gte'])]: bound() };
   if (r.next() < 0.5) condition[r.pick(['$lt', '$lte'])] = bound();
@@ -78,7 +66,7 @@ async function indexBoth(): Promise<void> {
   await plain().createIndex({ owner: 1 });
 }
 
-async function compareQueries(r: Random, count: number): Promise<number> {
+async function compareQueries(r: SeededRandom, count: number): Promise<number> {
   let withLimit = 0;
   for (let i = 0; i < count; i++) {
     const filter: Document = { owner: r.pick(OWNERS) };
@@ -97,7 +85,7 @@ async function compareQueries(r: Random, count: number): Promise<number> {
 
 describe('order tables', () => {
   it('answer sorted finds as the key table and a sort in memory do, before and after updates and deletes', async () => {
-    const r = random(2026);
+    const r = seededRandom(2026);
     await indexBoth();
     const docs = Array.from({ length: 400 }, (_, i) => document(r, i));
     for (const doc of docs) {
@@ -123,7 +111,7 @@ describe('order tables', () => {
   });
 
   it('are made for an index made before them, at its next createIndex (every start), from the stored documents', async () => {
-    const r = random(41);
+    const r = seededRandom(41);
     await indexBoth();
     for (let i = 0; i < 200; i++) {
       const doc = document(r, i);

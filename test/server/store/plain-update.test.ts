@@ -7,25 +7,12 @@ import { update as mingoUpdate } from 'mingo';
 import { describe, expect, it } from 'vitest';
 import { cloneValue, encode } from '../../../server/store/embedded/codec.ts';
 import { plainUpdate } from '../../../server/store/embedded/plain-update.ts';
+import { seededRandom, type SeededRandom } from '../../helpers/seeded-random.ts';
 
-/** A small seeded generator (mulberry32), so a failure can be replayed. */
-function random(seed: number) {
-  let state = seed;
-  const next = () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), state | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
-  return { next, pick };
-}
-
-type Random = ReturnType<typeof random>;
 const FIELDS = ['a', 'b', 'n', 'list'] as const;
 const PATHS = ['a', 'b', 'n', 'list', 'a.b', 'a.c', 'a.b.c', 'b.x', 'n.x', 'list.0', 'list.x', 'list.1x', 'z', 'z.y', 'z.2026-11-27', '7d', '_id', 'a.$', '$x'];
 
-function value(r: Random, depth = 0): unknown {
+function value(r: SeededRandom, depth = 0): unknown {
   const kind = r.next();
   if (kind < 0.25) return Math.floor(r.next() * 5);
   if (kind < 0.4) return r.pick(['x', 'y', '']);
@@ -42,12 +29,12 @@ function value(r: Random, depth = 0): unknown {
 }
 
 /** A few values, often repeated, so that `$pull` conditions find what they name. */
-function scalar(r: Random): unknown {
+function scalar(r: SeededRandom): unknown {
   return r.pick([0, 1, 2, 'x', 'y', true, new Date(Date.UTC(2026, 0, 1)), new Date(Date.UTC(2026, 0, 2))]);
 }
 
 /** A document `$pull` takes (scalars), or now and then one it leaves to mingo (null, an array, an operator, a NaN). */
-function pullCondition(r: Random): Record<string, unknown> {
+function pullCondition(r: SeededRandom): Record<string, unknown> {
   const condition: Record<string, unknown> = {};
   for (const key of ['b', 'c']) if (r.next() < 0.6) condition[key] = scalar(r);
   const odd = r.next();
@@ -58,7 +45,7 @@ function pullCondition(r: Random): Record<string, unknown> {
   return condition;
 }
 
-function documentOf(r: Random): Record<string, unknown> {
+function documentOf(r: SeededRandom): Record<string, unknown> {
   const doc: Record<string, unknown> = { _id: 'd' };
   for (const field of FIELDS) if (r.next() < 0.7) doc[field] = value(r);
   // Lists of small documents like the ledger's outbox, where `$pull` finds matches.
@@ -72,7 +59,7 @@ function documentOf(r: Random): Record<string, unknown> {
   return doc;
 }
 
-function updateOf(r: Random): Record<string, Record<string, unknown>> {
+function updateOf(r: SeededRandom): Record<string, Record<string, unknown>> {
   const update: Record<string, Record<string, unknown>> = {};
   for (let n = 1 + Math.floor(r.next() * 3); n > 0; n--) {
     const operator = r.pick(['$set', '$set', '$inc', '$unset', '$push', '$pull', '$pull']);
@@ -85,7 +72,7 @@ function updateOf(r: Random): Record<string, Record<string, unknown>> {
 
 describe('plain updates', () => {
   it('agree with mingo on 5,000 random documents and updates, and leave it the cases they do not take', () => {
-    const r = random(41);
+    const r = seededRandom(41);
     let answered = 0;
     let pulled = 0;
     for (let run = 0; run < 5000; run++) {

@@ -4,6 +4,7 @@
  * the last one, on either store and across instances.
  */
 import type { IndexDeclaration, Store } from '../store/port.ts';
+import { utcDay } from './workspaces.ts';
 
 interface AllowanceDoc {
   _id: string;
@@ -21,7 +22,7 @@ export class DailyAllowances {
   /** Takes one of `limit` for today; false, changing nothing, when today's are all used. */
   async take(workspaceId: string, purpose: string, limit: number, now = new Date()): Promise<boolean> {
     if (limit <= 0) return false;
-    const day = now.toISOString().slice(0, 10);
+    const day = utcDay(now);
     const _id = `${workspaceId}:${purpose}:${day}`;
     const collection = this.store.collection<AllowanceDoc>('daily_allowances');
     // The day's document exists first (an upsert that changes nothing when it does), so the

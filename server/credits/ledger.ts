@@ -139,7 +139,7 @@ export class Credits {
 
   /** Gives back credits taken by an earlier debit, e.g. when the work it paid for failed. */
   refund(workspaceId: string, amount: number, operation: string, detail: string): Promise<void> {
-    return this.credit(workspaceId, amount, `refund:${operation}`, detail);
+    return this.credit(workspaceId, amount, `${REFUND}${operation}`, detail);
   }
 
   /**
@@ -244,7 +244,7 @@ export class Credits {
     }
     return Array.from({ length: days }, (_, i) => {
       const day = first + i * DAY_MS;
-      return { date: new Date(day).toISOString().slice(0, 10), consumed: Math.max(0, spent.get(day) ?? 0) };
+      return { date: utcDay(new Date(day)), consumed: Math.max(0, spent.get(day) ?? 0) };
     });
   }
 
@@ -416,8 +416,9 @@ export class Credits {
   }
 }
 
-/** A refund names the operation it gives back for (`refund:…`, see `refund`). */
-const isRefund = (operation: string) => operation.startsWith('refund:');
+/** A refund's operation: this prefix and the operation it gives back for. */
+const REFUND = 'refund:';
+const isRefund = (operation: string) => operation.startsWith(REFUND);
 
 function movementView(r: LedgerDoc): MovementView {
   return { movementId: r._id, at: r.at.toISOString(), amount: r.amount, balanceAfter: r.balanceAfter, operation: r.operation, detail: r.detail };

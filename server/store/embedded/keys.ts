@@ -71,7 +71,8 @@ export interface Condition {
   plain?: boolean;
 }
 
-const RANGE = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' } as const;
+/** MongoDB's range operators as SQL's. */
+export const RANGE = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' } as const;
 
 /**
  * The conditions of `filter` SQL can answer: equality, `$eq`, `$in`, `$all` and ranges on a path,

@@ -17,6 +17,7 @@
  * As in MongoDB, a range of one type matches values of that type only.
  */
 import type { Document } from '../port.ts';
+import { RANGE } from './keys.ts';
 
 /** An order table, for the first two fields of an index. */
 export interface OrderTable {
@@ -62,8 +63,6 @@ function sortValue(value: unknown): SortValue {
   }
   return UNORDERED;
 }
-
-const RANGE = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' } as const;
 
 /**
  * A range `condition` on `s` as SQL with its parameters, each bound and the type it keeps to;

@@ -68,9 +68,8 @@ export class EmbeddedCollection implements Collection<Doc> {
   }
 
   /** Matching stored documents, in `_id` order when `order` is given; stop reading to stop the query. */
-  private *matching(filter: Document, order?: 1 | -1): Generator<Doc> {
-    const test = compilePredicate(filter);
-    for (const doc of this.tables.candidates(this.collectionName, filter, order)) if (test(doc)) yield doc;
+  private matching(filter: Document, order?: 1 | -1): Generator<Doc> {
+    return tested(filter, this.tables.candidates(this.collectionName, filter, order));
   }
 
   private first(filter: Document, sort: FindOptions['sort']): Doc | undefined {
@@ -109,11 +108,7 @@ export class EmbeddedCollection implements Collection<Doc> {
   /** Matching stored documents in the order `sort` asks (`_id` order without one), when an order table gives them (Tables#ordered). */
   private ordered(filter: Document, sort: Record<string, 1 | -1> | undefined): Generator<Doc> | undefined {
     const candidates = this.tables.ordered(this.collectionName, filter, sort);
-    if (!candidates) return undefined;
-    const test = compilePredicate(filter);
-    return (function* () {
-      for (const doc of candidates) if (test(doc)) yield doc;
-    })();
+    return candidates && tested(filter, candidates);
   }
 
   updateOne(filter: Filter<Doc>, update: UpdateFilter<Doc>, options: UpdateOptions = {}): Promise<UpdateResultLike> {
@@ -297,6 +292,12 @@ function idOrder(sort: FindOptions['sort']): 1 | -1 | undefined {
   if (sort === undefined) return undefined;
   const spec = Object.entries(sortSpec(sort));
   return spec.length === 1 && spec[0]![0] === '_id' ? spec[0]![1] : undefined;
+}
+
+/** The candidates `filter` matches (SQL found a superset of them); leaving early closes their query. */
+function* tested(filter: Document, candidates: Iterable<Doc>): Generator<Doc> {
+  const test = compilePredicate(filter);
+  for (const doc of candidates) if (test(doc)) yield doc;
 }
 
 /** The first `count` items (all of them for Infinity); a generator left early closes its query. */

@@ -111,7 +111,7 @@ export class Tables {
     if (typeof filter._id === 'string') {
       // One document at most, by its key (most reads and writes: an account, a job, a key): the
       // general query below would build its text and walk an iterator for it.
-      const text = this.statement(`SELECT doc FROM ${layout.table} WHERE _id = ?`).pluck().get(filter._id) as string | undefined;
+      const text = this.textById(collection, filter._id);
       if (text !== undefined) yield decode(text) as Doc;
       return;
     }

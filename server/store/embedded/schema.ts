@@ -195,7 +195,9 @@ export class Schema {
     const present = layout.orderTables.find((o) => o.table === ident(name));
     if (present) {
       // A server of a version before order tables, run on this store since, wrote without filing
-      // its documents here; they hold one row per row of the first field's key table when whole.
+      // its documents here: one that inserted or deleted some leaves a table whose rows no longer
+      // match the first field's key table's, one each, and it is filled again. (A document it
+      // changed in place is not seen: operations.md tells not to go back.)
       const rows = (table: string) => this.db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
       if (rows(present.table) === rows(layout.keyTables.get(present.fields[0])!.table)) return;
       this.db.exec(`DELETE FROM ${present.table}`);

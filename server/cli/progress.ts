@@ -14,6 +14,7 @@ export function progressDisplay(stream: NodeJS.WriteStream = process.stderr) {
   let downloadBar: cliProgress.SingleBar | undefined;
   let last: { file: string; filesDone: number } | undefined;
   let lastChanges = '';
+  let lastStep: string | undefined;
   const log = (line: string) => (bars ? bars.log(`${line}\n`) : stream.write(`${line}\n`));
 
   const mib = (bytes: number) => (bytes / 1048576).toFixed(1);
@@ -55,7 +56,7 @@ export function progressDisplay(stream: NodeJS.WriteStream = process.stderr) {
       const seconds = Math.max((Date.now() - started) / 1000, 0.001);
       const payload = {
         phase: p.phase,
-        file: p.file,
+        file: p.step ? `${p.file} ${p.step}` : p.file,
         rows: p.rows.toLocaleString('en'),
         rate: Math.round(p.rows / seconds).toLocaleString('en'),
         establishments: p.establishments.toLocaleString('en'),
@@ -68,6 +69,8 @@ export function progressDisplay(stream: NodeJS.WriteStream = process.stderr) {
           log(`${last.file} done: ${payload.rows} rows, ${payload.rate} rows/s, ${payload.establishments} establishments`);
         }
         last = { file: p.file, filesDone: p.filesDone };
+        // The end of a large import takes minutes: each step as it begins, with the time so far.
+        if (p.step && p.step !== lastStep) log(`finishing: ${(lastStep = p.step)} (${Math.round(seconds)} s in)`);
         return;
       }
       bars ??= new cliProgress.MultiBar({ stream, hideCursor: true, clearOnComplete: false }, cliProgress.Presets.shades_classic);

@@ -39,6 +39,8 @@ export interface ImportProgress {
   /** Rows read in this run, all files together. */
   rows: number;
   establishments: number;
+  /** In the phase 'finishing' of an import into a release file: the step of the end begun last. */
+  step?: string;
   /** Changes recorded since the release replaced, by kind: given once the release is in service. */
   changes?: ChangeCounts;
 }
@@ -252,6 +254,10 @@ class Run {
         keepTaxRegimes: !regimesReplaced,
         onChanges: (changes) => {
           this.progress.changes = changes;
+          this.options.onProgress?.(this.progress);
+        },
+        onStep: (step) => {
+          this.progress.step = step;
           this.options.onProgress?.(this.progress);
         },
       });

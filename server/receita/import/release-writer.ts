@@ -44,6 +44,8 @@ export interface FinishOptions {
   codec: () => CodecTables;
   /** Told the changes recorded so far, by kind, as the comparison with the release in service goes. */
   onChanges?: (counts: ChangeCounts) => void;
+  /** Told each step of the end as it begins (a step a killed run finished is not begun again). */
+  onStep?: (name: string) => void;
   /**
    * Builds the search tables (search-tables.ts's `buildSearchTables`) in another thread, so that
    * this one builds the rest meanwhile; by default in this one, before the rest.
@@ -57,6 +59,7 @@ export class ReleaseWriter {
   private readonly insertRegime: Database.Statement;
   private readonly regimesOf: Database.Statement;
   private codecTables: CodecTables | undefined;
+  private onStep: FinishOptions['onStep'];
   /**
    * The staging file was begun by an older version, whose staged rows this one does not read
    * (the gathered partners' form changed): the import starts again rather than resume from it.
@@ -196,6 +199,7 @@ export class ReleaseWriter {
       return { meta: done, removed: Number(this.metaValue('removed') ?? 0) };
     }
     if (options.previous) this.db.prepare('ATTACH DATABASE ? AS old').run(options.previous);
+    this.onStep = options.onStep;
     if (options.previous && options.keepUnwritten) this.step('keep unwritten', () => this.keepUnwritten());
     if (options.previous && options.keepTaxRegimes) this.step('keep tax regimes', () => this.db.exec('INSERT OR IGNORE INTO tax_regime SELECT * FROM old.tax_regime'));
     // From here on the staged rows are only read: by this connection and by the search tables' build beside it.
@@ -213,6 +217,7 @@ export class ReleaseWriter {
       await search?.catch(() => undefined);
     }
     if (search) {
+      options.onStep?.('search tables (built beside)');
       await search;
       this.db.prepare('ATTACH DATABASE ? AS search').run(searchPath(this.path));
       this.step('search tables', () => copySearchTables(this.db, 'search'));
@@ -293,6 +298,7 @@ export class ReleaseWriter {
 
   private step(name: string, run: () => void): void {
     if (this.stepDone(name)) return;
+    this.onStep?.(name);
     this.guarded(() => {
       run();
       this.setMeta(`step ${name}`, 'done');

@@ -20,7 +20,7 @@ export async function putReleaseFile(store: Store, docs: CompanyDoc[], regimes: 
   writer.codec = withDictionary(tables, docs.map(({ _id, search, importRun, ...record }) => record));
   const encoder = new RecordEncoder(writer.codec);
   writer.putTaxRegimes(regimes);
-  writer.put(docs.map((doc) => stagedRow(doc, encoder)));
+  writer.put(docs.map((doc, i) => stagedRow(doc, encoder, i)));
   await writer.finish({ meta: { release, complete: true, synthetic: false }, previous: null, keepUnwritten: false, keepTaxRegimes: false, codec: () => tables });
   writer.close();
   registry.switchTo(path);

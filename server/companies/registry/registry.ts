@@ -87,8 +87,8 @@ export class Registry {
     const inService = this.inService();
     for (const name of listing(this.dir)) {
       if (!name.endsWith('.sqlite') && !name.endsWith('-journal')) continue;
-      // A release file's own staging and search tables' files go with it (receita/import/release-writer.ts).
-      const base = name.replace(/\.(stage|search)\.sqlite(-journal)?$|\.sqlite(-journal)?$/, '');
+      // A release file's own staging, rows and search tables' files go with it (receita/import/release-writer.ts, thread-staging.ts).
+      const base = name.replace(/\.(stage|search|rows-\d+)\.sqlite(-journal)?$|\.sqlite(-journal)?$/, '');
       if (base === keep.replace(/\.sqlite$/, '') || `${base}.sqlite` === inService) continue;
       rmSync(path.join(this.dir, name), { force: true });
     }

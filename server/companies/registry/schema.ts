@@ -63,15 +63,22 @@ export const FACT_INDEXES: Record<string, string> = {
 };
 
 /**
- * Where an import's rows wait until the end (a file of its own beside the release, removed then):
- * appended as they come, so a resumed import may add a row twice (the later wins), and moved into
- * the release's tables in key order, which leaves their B-tree pages full.
+ * Where an import's rows wait until the end (files of their own beside the release, removed
+ * then): appended as they come, by the writer's thread (`stage.rows`) and by each worker thread
+ * into a file of its own (a SQLite file has one writer at a time), then moved into the release's
+ * tables in key order, which leaves their B-tree pages full. `pos` orders the rows of one CNPJ as
+ * the release does (its file, then its line: the later wins), whichever file holds them; a
+ * resumed import may stage a row twice, at the same place.
  */
-export const STAGE_SCHEMA = `
-  CREATE TABLE IF NOT EXISTS stage.rows (
-    k INTEGER NOT NULL, body BLOB NOT NULL, ${FACT_COLUMNS.join(', ')}, name TEXT, partners TEXT, activities TEXT, pdocs TEXT
+export const stagedRowsSchema = (schema: string) => `
+  CREATE TABLE IF NOT EXISTS ${schema}.rows (
+    k INTEGER NOT NULL, body BLOB NOT NULL, ${FACT_COLUMNS.join(', ')}, name TEXT, partners TEXT, activities TEXT, pdocs TEXT, pos INTEGER NOT NULL
   );
 `;
+
+/** The staged rows of every file that holds some (attached as `schemas`), as one temporary view named `staged`. */
+export const stagedView = (schemas: string[]) =>
+  `CREATE TEMP VIEW IF NOT EXISTS staged AS ${schemas.map((schema) => `SELECT * FROM ${schema}.rows`).join(' UNION ALL ')}`;
 
 /**
  * The per-company files (Empresas, Simples, Sócios) wait in the same staging file until the
@@ -106,6 +113,8 @@ export const COMPANY_STAGE_GATHER = `
   DELETE FROM stage.partner;
 `;
 
-export const STAGE_COLUMNS = ['k', 'body', ...FACT_COLUMNS, 'name', 'partners', 'activities', 'pdocs'] as const;
+export const STAGE_COLUMNS = ['k', 'body', ...FACT_COLUMNS, 'name', 'partners', 'activities', 'pdocs', 'pos'] as const;
+/** The statement that stages one row (a StagedRow) in `schema`'s rows. */
+export const insertStagedRow = (schema: string) => `INSERT INTO ${schema}.rows (${STAGE_COLUMNS.join(', ')}) VALUES (${STAGE_COLUMNS.map(() => '?').join(', ')})`;
 /** One establishment as staged, in STAGE_COLUMNS's order. */
 export type StagedRow = Array<string | number | bigint | Uint8Array | null>;

@@ -1,6 +1,7 @@
 /**
  * An establishment's document as a release file stages it (schema.ts's STAGE_COLUMNS): its key,
- * its encoded record, the columns the search filters on and the words of its full-text indexes.
+ * its encoded record, the columns the search filters on, the words of its full-text indexes and
+ * its place in the release.
  * Pure, so the import's worker threads build the rows and the writer's thread only stores them.
  */
 import type { CompanyDoc } from '../company-record.ts';
@@ -16,7 +17,10 @@ const spaced = (values: readonly string[] | undefined) => (values && values.leng
 /** `YYYY-MM-DD` as the number YYYYMMDD. */
 export const dateNumber = (date: string) => Number(date.replaceAll('-', ''));
 
-export function stagedRow(doc: CompanyDoc, encoder: RecordEncoder): StagedRow {
+/** A staged row's place in the release (`pos` in schema.ts): its file's place among the release's files, then its line. */
+export const stagedPos = (file: number, line: number) => file * 2 ** 32 + line;
+
+export function stagedRow(doc: CompanyDoc, encoder: RecordEncoder, pos: number): StagedRow {
   const { _id, search, importRun: _run, ...record } = doc;
   const key = cnpjKey(_id);
   if (key === null) throw new Error(`${JSON.stringify(_id)} is not a CNPJ: a registry file keys documents by CNPJ`);
@@ -43,5 +47,6 @@ export function stagedRow(doc: CompanyDoc, encoder: RecordEncoder): StagedRow {
     search.partners.length > 0 ? search.partners.join(' ') : null,
     search.activities.length > 0 ? JSON.stringify(search.activities.map(Number)) : null,
     search.partnerDocuments.length > 0 ? JSON.stringify(search.partnerDocuments) : null,
+    pos,
   ];
 }

@@ -12,12 +12,13 @@ import { availableParallelism } from 'node:os';
 import type { BulkLoader, Collection, Store } from '../../store/port.ts';
 import type { CompanyDoc } from '../../companies/company-record.ts';
 import { DocumentThread } from './document-thread.ts';
-import { companyDocuments, type DocumentContext, type EstablishmentBatch } from './documents.ts';
+import { companyDocuments, type DocumentContext, type EstablishmentRow, type Joined } from './documents.ts';
 import { Interner } from './interner.ts';
 import { addUnknown, type UnknownCodes } from './records.ts';
 import { basename, join } from 'node:path';
 import { registryOf, type Registry } from '../../companies/registry/registry.ts';
-import { ReleaseWriter, type FinishOptions } from './release-writer.ts';
+import { ReleaseWriter, stagePath, type FinishOptions } from './release-writer.ts';
+import { rowsPath } from './thread-staging.ts';
 import { codecTables, RecordEncoder, withDictionary } from '../../companies/registry/record-codec.ts';
 import { stagedRow } from '../../companies/registry/staged-row.ts';
 import type { TaxRegimeDoc } from '../../companies/tax-regimes.ts';
@@ -25,8 +26,11 @@ import { FileStaging } from './staging.ts';
 import type { MongoChangeRecorder } from '../../companies/changes/mongo-changes.ts';
 
 export interface CompanyWriter {
-  /** Stores the batch's documents, each under its CNPJ, replacing what was there; resolves once durable. */
-  write(batch: EstablishmentBatch): Promise<void>;
+  /**
+   * Stores the rows' documents, each under its CNPJ, replacing what was there; resolves once
+   * durable. `join` reads what they join, for a writer that does not read it itself.
+   */
+  write(rows: EstablishmentRow[], join: (rows: EstablishmentRow[]) => Promise<Joined>): Promise<void>;
   /** Per table, the establishments' codes it lacked, in the documents written so far. */
   readonly unknown: UnknownCodes;
   /** The worker threads building the documents, which also read the per-company files; none if built in this thread. */
@@ -77,8 +81,8 @@ class UpsertWriter implements CompanyWriter {
     this.interner = keepsDocuments ? new Interner() : undefined;
   }
 
-  async write(batch: EstablishmentBatch): Promise<void> {
-    const docs = Array.from(companyDocuments(batch, this.context, this.unknown));
+  async write(rows: EstablishmentRow[], join: (rows: EstablishmentRow[]) => Promise<Joined>): Promise<void> {
+    const docs = Array.from(companyDocuments({ rows, ...(await join(rows)) }, this.context, this.unknown));
     // Recorded before the documents they compare are replaced: a kill between loses none.
     await this.changes?.before(docs);
     await this.companies.bulkWrite(
@@ -111,8 +115,9 @@ class LoadWriter implements CompanyWriter {
 
   private turn = 0;
 
-  async write(batch: EstablishmentBatch): Promise<void> {
-    for (const { cnpj } of batch.rows) this.unwritten.delete(cnpj);
+  async write(rows: EstablishmentRow[], join: (rows: EstablishmentRow[]) => Promise<Joined>): Promise<void> {
+    for (const { cnpj } of rows) this.unwritten.delete(cnpj);
+    const batch = { rows, ...(await join(rows)) };
     if (this.threads.length === 0) return this.loader.put(companyDocuments(batch, this.context, this.unknown));
     const built = await this.threads[this.turn++ % this.threads.length]!.build(batch);
     addUnknown(this.unknown, built.unknown);
@@ -145,6 +150,9 @@ export class ReleaseFileWriter implements CompanyWriter {
   private readonly file: ReleaseWriter;
   private encoder: RecordEncoder | undefined;
   private turn = 0;
+  /** The release's staging file, where the per-company rows wait (`staging`), unless the import keeps them elsewhere. */
+  private staged: FileStaging | undefined;
+  private threadsStaging: Promise<void> | undefined;
 
   constructor(
     private readonly registry: Registry,
@@ -163,31 +171,39 @@ export class ReleaseFileWriter implements CompanyWriter {
     return this.file.stagedByOlderVersion;
   }
 
-  async write(batch: EstablishmentBatch): Promise<void> {
-    if (!this.encoder) {
+  async write(rows: EstablishmentRow[], joinHere: (rows: EstablishmentRow[]) => Promise<Joined>): Promise<void> {
+    if (!this.encoder || this.threads.length === 0) {
+      const docs = [...companyDocuments({ rows, ...(await joinHere(rows)) }, this.context, this.unknown)];
       // The first batch is built here: the compression's dictionary is made of its documents.
-      const docs = [...companyDocuments(batch, this.context, this.unknown)];
       this.file.codec ??= withDictionary(this.tables(), docs.map(({ _id, search, importRun, ...record }) => record));
-      const encoder = (this.encoder = new RecordEncoder(this.file.codec));
-      for (const thread of this.threads) thread.useCodec(this.file.codec);
-      return this.file.put(docs.map((doc) => stagedRow(doc, encoder)));
+      const encoder = (this.encoder ??= new RecordEncoder(this.file.codec));
+      return this.file.put(docs.map((doc, i) => stagedRow(doc, encoder, rows[i]!.pos)));
     }
-    if (this.threads.length === 0) {
-      const encoder = this.encoder;
-      return this.file.put(Array.from(companyDocuments(batch, this.context, this.unknown), (doc) => stagedRow(doc, encoder)));
-    }
-    const built = await this.threads[this.turn++ % this.threads.length]!.build(batch);
-    addUnknown(this.unknown, built.unknown);
-    if ('rows' in built) this.file.put(built.rows);
-    else throw new Error('the import\'s worker thread encoded documents for the journal, not for a release file');
+    await (this.threadsStaging ??= this.stageInThreads());
+    // Joined in the thread, from the staging file; here only where the staged data waits elsewhere (an import's `staging` option).
+    const joined = this.staged ? undefined : await joinHere(rows);
+    const staged = await this.file.guard(this.threads[this.turn++ % this.threads.length]!.stageBatch(rows, joined));
+    addUnknown(this.unknown, staged.unknown);
+  }
+
+  /**
+   * From the second batch on, each is joined, built and staged by a worker thread, in a rows file
+   * of its own (thread-staging.ts): once the per-company rows are gathered, and this thread has
+   * let go of its locks on what the threads read.
+   */
+  private async stageInThreads(): Promise<void> {
+    await this.staged?.prepared();
+    this.file.shareWithThreads();
+    const { path } = this.file;
+    await Promise.all(this.threads.map((thread, i) => this.file.guard(thread.openStaging({ path, stagePath: stagePath(path), rowsPath: rowsPath(path, i), codec: this.file.codec! }))));
   }
 
   putTaxRegimes(docs: TaxRegimeDoc[]): void {
     this.file.putTaxRegimes(docs);
   }
 
-  taxRegimesOf(cnpjs: string[]) {
-    return this.file.taxRegimesOf(cnpjs);
+  taxRegimeKeysOf(cnpjs: string[]) {
+    return this.file.taxRegimeKeysOf(cnpjs);
   }
 
   taxRegimesWithoutEstablishment(): number {
@@ -201,7 +217,7 @@ export class ReleaseFileWriter implements CompanyWriter {
   staging(): FileStaging {
     const { db, transaction, path, beside } = this.file.stage;
     const thread = this.threads[0];
-    return new FileStaging(db, transaction, thread ? () => beside(() => thread.gatherStaged(path)) : undefined);
+    return (this.staged = new FileStaging(db, transaction, thread ? () => beside(() => thread.gatherStaged(path)) : undefined));
   }
 
   /**
@@ -212,11 +228,13 @@ export class ReleaseFileWriter implements CompanyWriter {
     const inService = this.registry.inService();
     const previous = inService && inService !== basename(this.file.path) ? join(this.registry.dir, inService) : null;
     const thread = this.threads[0];
+    // The threads' rows files are read from here on: their connections close first (each held its file's lock).
+    if (this.threadsStaging) await Promise.all(this.threads.map((thread) => this.file.guard(thread.closeStaging())));
     const { removed } = await this.file.finish({
       ...options,
       previous,
       codec: () => this.tables(),
-      ...(thread ? { buildSearchTables: (path: string, stagePath: string) => thread.buildSearchTables(path, stagePath) } : {}),
+      ...(thread ? { buildSearchTables: (path: string, stagePath: string, rows: string[]) => thread.buildSearchTables(path, stagePath, rows) } : {}),
     });
     if (inService !== basename(this.file.path)) this.registry.switchTo(this.file.path);
     return removed;

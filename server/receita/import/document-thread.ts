@@ -10,12 +10,11 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { EncodedDocuments } from '../../store/port.ts';
-import type { DocumentContext, EstablishmentBatch } from './documents.ts';
+import type { DocumentContext, EstablishmentBatch, EstablishmentRow, Joined } from './documents.ts';
 import type { UnknownCodes } from './records.ts';
 import type { ReleaseFile } from './release-files.ts';
 import type { Problem } from './rows.ts';
 import type { StagedRows } from './staged-rows.ts';
-import type { StagedRow } from '../../companies/registry/schema.ts';
 import type { CodecTables } from '../../companies/registry/record-codec.ts';
 
 export type BuildRequest =
@@ -25,10 +24,13 @@ export type BuildRequest =
   | { kind: 'stage'; id: number; file: ReleaseFile; skip: number }
   /** The importer took one of the request's staged blocks: the worker may read one more ahead. */
   | { kind: 'taken'; id: number }
-  /** From now on, batches become a release file's staged rows, encoded with these tables (registry/). */
-  | { kind: 'codec'; codec: CodecTables }
-  /** Builds a release file's search tables (search-tables.ts) at `path` from the staging file at `stagePath`. */
-  | { kind: 'search tables'; id: number; path: string; stagePath: string }
+  /** Opens the thread's staging into the release file at `path` (thread-staging.ts), its documents encoded with `codec`. */
+  | ({ kind: 'open staging'; id: number } & StagingFiles)
+  /** Joins (unless `joined` is given), builds, encodes and stages rows into the release file (thread-staging.ts). */
+  | { kind: 'stage batch'; id: number; rows: EstablishmentRow[]; joined?: Joined }
+  | { kind: 'close staging'; id: number }
+  /** Builds a release file's search tables (search-tables.ts) at `path` from the rows staged in `stagePath` and `rowsPaths`. */
+  | { kind: 'search tables'; id: number; path: string; stagePath: string; rowsPaths: string[] }
   /** Gathers the per-company rows staged in the staging file at `stagePath` (staging.ts's `gatherStaged`). */
   | { kind: 'gather'; id: number; stagePath: string };
 
@@ -45,17 +47,26 @@ export interface StagedEnd {
   problems: Problem[];
 }
 
+/** A release file's files, for a thread's staging (thread-staging.ts), and the encoding of its documents. */
+export interface StagingFiles {
+  path: string;
+  stagePath: string;
+  rowsPath: string;
+  codec: CodecTables;
+}
+
 /** A batch's documents, encoded, with the codes of its rows the release's tables lack. */
 export type BuildReply =
   | { id: number; encoded: EncodedDocuments; unknown: UnknownCodes }
-  | { id: number; rows: StagedRow[]; unknown: UnknownCodes }
+  /** A batch staged into a release file: how many rows, and the codes they lacked. */
+  | { id: number; stagedRows: number; unknown: UnknownCodes }
   | { id: number; staged: StagedBlock }
   | { id: number; end: StagedEnd }
   | { id: number; done: true }
   /** `code`: SQLite's, if any (a full disk is told apart by it). */
   | { id: number; error: string; code?: string };
-/** Encoded for the store's bulk load, or staged rows for a registry file (when the context has a codec). */
-export type Built = { encoded: EncodedDocuments; unknown: UnknownCodes } | { rows: StagedRow[]; unknown: UnknownCodes };
+/** Encoded for the store's bulk load. */
+export type Built = { encoded: EncodedDocuments; unknown: UnknownCodes };
 
 /**
  * A batch's documents die young, but with V8's default young generation (16 MiB semispaces)
@@ -101,7 +112,6 @@ export class DocumentThread {
         reply: (reply) => {
           this.pending.delete(id);
           if ('encoded' in reply) resolve({ encoded: reply.encoded, unknown: reply.unknown });
-          else if ('rows' in reply) resolve({ rows: reply.rows, unknown: reply.unknown });
         },
         reject,
       });
@@ -135,8 +145,34 @@ export class DocumentThread {
   }
 
   /** Builds a release file's search tables in the worker (search-tables.ts's `buildSearchTables`). */
-  buildSearchTables(path: string, stagePath: string): Promise<void> {
-    return this.done((id) => ({ kind: 'search tables', id, path, stagePath }));
+  buildSearchTables(path: string, stagePath: string, rowsPaths: string[]): Promise<void> {
+    return this.done((id) => ({ kind: 'search tables', id, path, stagePath, rowsPaths }));
+  }
+
+  /** Opens the worker's staging into a release file (thread-staging.ts), for `stageBatch`. */
+  openStaging(files: StagingFiles): Promise<void> {
+    return this.done((id) => ({ kind: 'open staging', id, ...files }));
+  }
+
+  /** Joins (unless `joined` is given), builds and stages the rows in the worker; resolves once they are durable. */
+  stageBatch(rows: EstablishmentRow[], joined?: Joined): Promise<{ stagedRows: number; unknown: UnknownCodes }> {
+    if (this.failure) return Promise.reject(this.failure);
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, {
+        reply: (reply) => {
+          this.pending.delete(id);
+          if ('stagedRows' in reply) resolve(reply);
+        },
+        reject,
+      });
+      this.send({ kind: 'stage batch', id, rows, ...(joined ? { joined } : {}) });
+    });
+  }
+
+  /** Closes the worker's staging: its rows file is read by others from now on. */
+  closeStaging(): Promise<void> {
+    return this.done((id) => ({ kind: 'close staging', id }));
   }
 
   /** Gathers the staged per-company rows in the worker (staging.ts's `gatherStaged`). */
@@ -158,11 +194,6 @@ export class DocumentThread {
       });
       this.send(request(id));
     });
-  }
-
-  /** Batches sent after this become staged rows of a release file encoded with `codec`. */
-  useCodec(codec: CodecTables): void {
-    this.send({ kind: 'codec', codec });
   }
 
   async close(): Promise<void> {

@@ -1,8 +1,9 @@
 /**
  * The worker thread of a bulk-loaded import (see document-thread.ts). It reads per-company files
- * into staged blocks, and builds each batch's documents and encodes them as the embedded store's
- * journal holds them (or as a registry file stages them), while the importer's thread joins and writes. Encoded bytes are
- * transferred, not copied. At the end of an import into a release file, one of them builds its search tables.
+ * into staged blocks. Into a release file, it joins each batch of establishments, builds and
+ * encodes their documents and stages them in a rows file of its own (thread-staging.ts); into the
+ * store's bulk load, it builds and encodes each batch the importer's thread joined, and transfers
+ * the bytes back. At the end of an import into a release file, one of them builds its search tables.
  */
 import { parentPort } from 'node:worker_threads';
 import { encodeUntaggedDocuments } from '../../store/embedded/bulk-load.ts';
@@ -15,14 +16,15 @@ import { stageRows, type CompanyFileKind } from './staged-rows.ts';
 import type { ReleaseFile } from './release-files.ts';
 import { RecordEncoder } from '../../companies/registry/record-codec.ts';
 import { stagedRow } from '../../companies/registry/staged-row.ts';
+import type { ThreadStaging } from './thread-staging.ts';
 
 /** Staged blocks a file's reading may run ahead of the importer taking them. */
 const BLOCKS_AHEAD = 4;
 
 let context: DocumentContext | undefined;
 let indexed: string[] = [];
-/** For a release file (registry/), once its codec is known. */
-let encoder: RecordEncoder | undefined;
+/** The staging into a release file (registry/), once opened, and its documents' encoder. */
+let staging: { rows: ThreadStaging; encoder: RecordEncoder } | undefined;
 /** Per stage request, the blocks sent and not taken yet, and the reading waiting for room. */
 const ahead = new Map<number, { sent: number; room?: () => void }>();
 
@@ -33,9 +35,6 @@ parentPort!.on('message', (request: BuildRequest) => {
     case 'context':
       context = request.context;
       indexed = request.indexed;
-      return;
-    case 'codec':
-      encoder = new RecordEncoder(request.codec);
       return;
     case 'taken': {
       const reading = ahead.get(request.id);
@@ -51,16 +50,36 @@ parentPort!.on('message', (request: BuildRequest) => {
       return;
     // Loaded when asked: SQLite is no part of most imports' worker threads.
     case 'search tables':
-      return done(request.id, import('./search-tables.ts').then(({ buildSearchTables }) => buildSearchTables(request.path, request.stagePath)));
+      return done(request.id, import('./search-tables.ts').then(({ buildSearchTables }) => buildSearchTables(request.path, request.stagePath, request.rowsPaths)));
+    case 'open staging': {
+      const { path, stagePath, rowsPath, codec } = request;
+      return done(
+        request.id,
+        import('./thread-staging.ts').then(({ ThreadStaging }) => {
+          staging?.rows.close();
+          staging = { rows: new ThreadStaging(path, stagePath, rowsPath), encoder: new RecordEncoder(codec) };
+        }),
+      );
+    }
+    case 'stage batch':
+      return done(request.id, async () => {
+        const { rows, encoder } = staging!;
+        const unknown = {};
+        const joined = request.joined ?? rows.join(request.rows.map((row) => row.cnpj));
+        const docs = companyDocuments({ rows: request.rows, ...joined }, context!, unknown);
+        rows.put(Array.from(docs, (doc, i) => stagedRow(doc, encoder, request.rows[i]!.pos)));
+        return { stagedRows: request.rows.length, unknown };
+      });
+    case 'close staging':
+      return done(request.id, async () => {
+        staging?.rows.close();
+        staging = undefined;
+      });
     case 'gather':
       return done(request.id, import('./staging.ts').then(({ gatherStaged }) => gatherStaged(request.stagePath)));
     case 'batch':
       try {
         const unknown = {};
-        if (encoder) {
-          const rows = Array.from(companyDocuments(request.batch, context!, unknown), (doc) => stagedRow(doc, encoder!));
-          return reply({ id: request.id, rows, unknown });
-        }
         const encoded = encodeUntaggedDocuments(companyDocuments(request.batch, context!, unknown), indexed);
         reply({ id: request.id, encoded, unknown }, [encoded.bytes.buffer as ArrayBuffer]);
       } catch (err) {
@@ -69,10 +88,10 @@ parentPort!.on('message', (request: BuildRequest) => {
   }
 });
 
-/** Replies once `work` is done, or with its error (and SQLite's code, which tells a full disk). */
-function done(id: number, work: Promise<void>): void {
-  work
-    .then(() => reply({ id, done: true }))
+/** Replies once `work` is done (with what it gave, if anything), or with its error (and SQLite's code, which tells a full disk). */
+function done(id: number, work: Promise<void | { stagedRows: number; unknown: UnknownCodes }> | (() => Promise<void | { stagedRows: number; unknown: UnknownCodes }>)): void {
+  (typeof work === 'function' ? work() : work)
+    .then((result) => reply(result ? { id, ...result } : { id, done: true }))
     .catch((err: Error & { code?: unknown }) => reply({ id, error: err.message, ...(typeof err.code === 'string' ? { code: err.code } : {}) }));
 }
 

@@ -13,13 +13,21 @@ export interface DocumentContext {
   run: string;
 }
 
-/** Establishment rows whose CNPJs were checked, and the staged data of their roots. */
-export interface EstablishmentBatch {
-  /** Each row's fields, or its `quoted` text that holds them (see SplitRow in csv-splitter.ts). */
-  rows: Array<{ cnpj: string; fields: string[] } | { cnpj: string; quoted: string }>;
+/**
+ * An establishment row whose CNPJ was checked: its fields, or its `quoted` text that holds them
+ * (see SplitRow in csv-splitter.ts), and its place in the release (registry/staged-row.ts's `stagedPos`).
+ */
+export type EstablishmentRow = ({ fields: string[] } | { quoted: string }) & { cnpj: string; pos: number };
+
+/** What establishment rows join: the staged data of their roots, and their tax regimes' search keys (tax-regimes.ts). */
+export interface Joined {
   roots: Map<string, records.RootData>;
-  /** The tax-regime search keys of the CNPJs that have any (see tax-regimes.ts). */
   taxRegimes?: Map<string, string[]>;
+}
+
+/** Establishment rows and what they join. */
+export interface EstablishmentBatch extends Joined {
+  rows: EstablishmentRow[];
 }
 
 /**

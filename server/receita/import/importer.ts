@@ -22,7 +22,8 @@ import { companyWriter, type CompanyWriter } from './company-writer.ts';
 import { addUnknown } from './records.ts';
 import { MemoryStaging, StoreStaging, type Staging } from './staging.ts';
 import type { CnaeDoc } from '../../companies/activities.ts';
-import type { EstablishmentBatch } from './documents.ts';
+import type { EstablishmentRow, Joined } from './documents.ts';
+import { stagedPos } from '../../companies/registry/staged-row.ts';
 import { importStarted } from '../../lib/metrics.ts';
 import type { StagedRead } from './document-thread.ts';
 import { closeComparison } from '../../companies/changes/change-history.ts';
@@ -578,7 +579,8 @@ class Run {
   }
 
   private async writeEstablishments(file: ReleaseFile, batch: Row[]): Promise<void> {
-    const valid: EstablishmentBatch['rows'] = [];
+    const valid: EstablishmentRow[] = [];
+    const place = this.files.indexOf(file);
     for (const { fields, line, quoted } of batch) {
       const given = fields[0]!.trim() + fields[1]!.trim() + fields[2]!.trim();
       const check = checkCnpj(given);
@@ -587,14 +589,19 @@ class Run {
         this.report({ file: file.name, line, message: `CNPJ ${JSON.stringify(given)}: ${reason}` });
         continue;
       }
+      const pos = stagedPos(place, line);
       // A quoted row's split fields go no further: the quoted text holds them all.
-      valid.push(quoted === undefined ? { cnpj: check.cnpj, fields } : { cnpj: check.cnpj, quoted });
+      valid.push(quoted === undefined ? { cnpj: check.cnpj, fields, pos } : { cnpj: check.cnpj, quoted, pos });
     }
     if (valid.length === 0) return;
-    const roots = await this.staging.get([...new Set(valid.map((v) => v.cnpj.slice(0, 8)))]);
-    const taxRegimes = await this.regimes.keysFor(valid.map((v) => v.cnpj));
-    await this.companies.write({ rows: valid, roots, taxRegimes });
+    await this.companies.write(valid, this.join);
     this.summary.establishments += valid.length;
     this.progress.establishments += valid.length;
   }
+
+  /** What establishment rows join, read here: by writers that do not join them themselves (CompanyWriter's `write`). */
+  private readonly join = async (rows: EstablishmentRow[]): Promise<Joined> => ({
+    roots: await this.staging.get([...new Set(rows.map((row) => row.cnpj.slice(0, 8)))]),
+    taxRegimes: await this.regimes.keysFor(rows.map((row) => row.cnpj)),
+  });
 }

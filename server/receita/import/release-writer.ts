@@ -18,16 +18,18 @@ import { dirname } from 'node:path';
 import type { TaxRegimeDoc } from '../../companies/tax-regimes.ts';
 import { companyDocument, type CompanyRecord, type StoredRecord } from '../../companies/company-record.ts';
 import { RecordDecoder, RecordEncoder, type CodecTables } from '../../companies/registry/record-codec.ts';
-import { FACT_COLUMNS, FACT_INDEXES, RELEASE_SCHEMA, STAGE_COLUMNS, STAGE_SCHEMA, type StagedRow } from '../../companies/registry/schema.ts';
+import { FACT_COLUMNS, FACT_INDEXES, insertStagedRow, RELEASE_SCHEMA, stagedRowsSchema, stagedView, type StagedRow } from '../../companies/registry/schema.ts';
 import { stagedRow } from '../../companies/registry/staged-row.ts';
+import { rowsFiles } from './thread-staging.ts';
 import type { ReleaseMeta } from '../../companies/registry/release-file.ts';
-import { cnpjKey, cnpjKeys } from '../../companies/registry/cnpj-key.ts';
+import { cnpjKey } from '../../companies/registry/cnpj-key.ts';
+import { regimeKeysOf, REGIMES_OF } from '../../companies/registry/regime-keys.ts';
 import { ChangeStep } from '../../companies/changes/change-file.ts';
 import type { ChangeCounts } from '../../companies/changes/change-diff.ts';
 import { buildSearchTables, copySearchTables, searchPath } from './search-tables.ts';
 
 /** The staging file's form, in its `user_version`: raised when a version stages rows that an older one would read otherwise. */
-const STAGE_FORMAT = 2;
+const STAGE_FORMAT = 3;
 
 /** The import's page cache: bounds its memory whatever the release's size (sorting spills to temporary files). */
 const CACHE_KIB = 256 * 1024;
@@ -50,7 +52,7 @@ export interface FinishOptions {
    * Builds the search tables (search-tables.ts's `buildSearchTables`) in another thread, so that
    * this one builds the rest meanwhile; by default in this one, before the rest.
    */
-  buildSearchTables?: (path: string, stagePath: string) => Promise<void>;
+  buildSearchTables?: (path: string, stagePath: string, rowsPaths: string[]) => Promise<void>;
 }
 
 export class ReleaseWriter {
@@ -81,13 +83,10 @@ export class ReleaseWriter {
     const fresh = this.db.prepare('SELECT count(*) FROM stage.sqlite_schema').pluck().get() === 0;
     if (fresh) this.db.pragma(`stage.user_version = ${STAGE_FORMAT}`);
     this.stagedByOlderVersion = !fresh && this.db.pragma('stage.user_version', { simple: true }) !== STAGE_FORMAT;
-    this.db.exec(STAGE_SCHEMA);
-    this.insert = this.db.prepare(`INSERT INTO stage.rows (${STAGE_COLUMNS.join(', ')}) VALUES (${STAGE_COLUMNS.map(() => '?').join(', ')})`);
+    this.db.exec(stagedRowsSchema('stage'));
+    this.insert = this.db.prepare(insertStagedRow('stage'));
     this.insertRegime = this.db.prepare('INSERT OR REPLACE INTO tax_regime (k, year, scp, form, entries) VALUES (?, ?, ?, ?, ?)');
-    // One statement for a batch's keys (cnpj-key.ts's `cnpjKeys`); keys as BigInt, being up to 62 bits.
-    this.regimesOf = this.db
-      .prepare('SELECT k, year, form FROM tax_regime WHERE k IN (SELECT value FROM json_each(?)) ORDER BY k, year, scp, form')
-      .safeIntegers();
+    this.regimesOf = this.db.prepare(REGIMES_OF('main')).safeIntegers();
   }
 
   /** The tables of the file's encoding (record-codec.ts), once set: a resumed import reads them back. */
@@ -133,19 +132,9 @@ export class ReleaseWriter {
     };
   }
 
-  /** The tax-regime rows written so far of these CNPJs, by CNPJ (the regime files are read before the establishments). */
-  taxRegimesOf(cnpjs: string[]): Map<string, Array<{ year: number; form: string }>> {
-    const found = new Map<string, Array<{ year: number; form: string }>>();
-    const { keys, json } = cnpjKeys(cnpjs);
-    if (keys.size === 0) return found;
-    const cnpjOf = new Map([...keys].map(([cnpj, key]) => [key, cnpj]));
-    for (const { k, year, form } of this.regimesOf.all(json) as Array<{ k: bigint; year: bigint; form: string }>) {
-      const cnpj = cnpjOf.get(k)!;
-      const rows = found.get(cnpj) ?? [];
-      rows.push({ year: Number(year), form });
-      found.set(cnpj, rows);
-    }
-    return found;
+  /** The tax regimes' search keys of these CNPJs, from the rows written so far (the regime files are read before the establishments). */
+  taxRegimeKeysOf(cnpjs: string[]): Map<string, string[]> {
+    return regimeKeysOf(this.regimesOf, cnpjs);
   }
 
   /** Tax-regime rows whose CNPJ no establishment of the file has. */
@@ -200,14 +189,15 @@ export class ReleaseWriter {
     }
     if (options.previous) this.db.prepare('ATTACH DATABASE ? AS old').run(options.previous);
     this.onStep = options.onStep;
+    const rows = this.stagedRows();
     if (options.previous && options.keepUnwritten) this.step('keep unwritten', () => this.keepUnwritten());
     if (options.previous && options.keepTaxRegimes) this.step('keep tax regimes', () => this.db.exec('INSERT OR IGNORE INTO tax_regime SELECT * FROM old.tax_regime'));
     // From here on the staged rows are only read: by this connection and by the search tables' build beside it.
-    const search = this.stepDone('search tables') ? null : this.searchTablesBuilt(options.buildSearchTables);
+    const search = this.stepDone('search tables') ? null : this.searchTablesBuilt(rows, options.buildSearchTables);
     try {
       const facts = FACT_COLUMNS.join(', ');
-      this.step('documents', () => this.db.exec('INSERT OR REPLACE INTO doc (k, body) SELECT k, body FROM stage.rows ORDER BY k, rowid'));
-      this.step('facts', () => this.db.exec(`INSERT OR REPLACE INTO facts (k, ${facts}) SELECT k, ${facts} FROM stage.rows ORDER BY k, rowid`));
+      this.step('documents', () => this.db.exec('INSERT OR REPLACE INTO doc (k, body) SELECT k, body FROM staged ORDER BY k, pos'));
+      this.step('facts', () => this.db.exec(`INSERT OR REPLACE INTO facts (k, ${facts}) SELECT k, ${facts} FROM staged ORDER BY k, pos`));
       // What changed since the release in service, recorded in the change history (changes/change-file.ts) before the switch.
       const changes = options.previous ? new ChangeStep(this.path, options.meta.release) : null;
       if (changes?.attach(this.db, options.meta.synthetic)) this.step('changes', () => changes.record(this.db, this.codec!, options.onChanges));
@@ -263,12 +253,13 @@ export class ReleaseWriter {
     const decoder = new RecordDecoder(JSON.parse(this.db.prepare("SELECT value FROM old.meta WHERE name = 'codec'").pluck().get() as string) as CodecTables);
     const encoder = new RecordEncoder(this.codec!);
     const old = this.db
-      .prepare('SELECT d.body, f.regimes FROM old.doc d JOIN old.facts f ON f.k = d.k WHERE d.k NOT IN (SELECT k FROM stage.rows)')
+      .prepare('SELECT d.body, f.regimes FROM old.doc d JOIN old.facts f ON f.k = d.k WHERE d.k NOT IN (SELECT k FROM staged)')
       .all() as Array<{ body: Buffer; regimes: string | null }>;
     for (const { body, regimes } of old) {
       const { release, ...record } = JSON.parse(decoder.decode(body)) as CompanyRecord & { release: string };
       const keys = regimes ? regimes.trim().split(' ') : [];
-      this.insert.run(stagedRow(companyDocument(record as StoredRecord, { release, importRun: '' }, keys), encoder));
+      // Before any row of this release: one it has of the same CNPJ wins (none has: only the CNPJs it lacks are kept).
+      this.insert.run(stagedRow(companyDocument(record as StoredRecord, { release, importRun: '' }, keys), encoder, -1));
     }
   }
 
@@ -276,11 +267,44 @@ export class ReleaseWriter {
    * The search tables' build (search-tables.ts), begun: by `build` in another thread, or here.
    * The staging file's lock is let go first (at the next read), so that the build can read it.
    */
-  private async searchTablesBuilt(build?: FinishOptions['buildSearchTables']): Promise<void> {
+  private async searchTablesBuilt(rows: string[], build?: FinishOptions['buildSearchTables']): Promise<void> {
     this.shareStage();
     try {
-      if (build) await build(searchPath(this.path), stagePath(this.path));
-      else buildSearchTables(searchPath(this.path), stagePath(this.path));
+      if (build) await build(searchPath(this.path), stagePath(this.path), rows);
+      else buildSearchTables(searchPath(this.path), stagePath(this.path), rows);
+    } catch (err) {
+      throw this.named(err);
+    }
+  }
+
+  /**
+   * The worker threads' rows files (thread-staging.ts), attached beside the staging file's own
+   * rows, all read as the temporary view `staged` (schema.ts's `stagedView`); their paths.
+   */
+  private stagedRows(): string[] {
+    const files = rowsFiles(this.path);
+    const attached = new Set(this.db.prepare('SELECT name FROM pragma_database_list').pluck().all() as string[]);
+    files.forEach((file, i) => {
+      if (!attached.has(`rows${i}`)) this.db.prepare(`ATTACH DATABASE ? AS rows${i}`).run(file);
+    });
+    this.db.exec(stagedView(['stage', ...files.map((_, i) => `rows${i}`)]));
+    return files;
+  }
+
+  /**
+   * Lets the worker threads read the staging file's roots and this file's tax regimes
+   * (thread-staging.ts): this connection's locks on both are let go, at the next read, made here.
+   * It writes neither again until the end, the staging file only when no thread reads it.
+   */
+  shareWithThreads(): void {
+    this.shareStage();
+    this.shareFile();
+  }
+
+  /** The error of a worker thread's work on this file's behalf, a full disk named as this file's own are. */
+  async guard<T>(work: Promise<T>): Promise<T> {
+    try {
+      return await work;
     } catch (err) {
       throw this.named(err);
     }
@@ -316,7 +340,7 @@ export class ReleaseWriter {
 
 export const stagePath = (path: string) => path.replace(/\.sqlite$/, '.stage.sqlite');
 
-/** The staging file and the search tables' file, each with its journal. */
+/** The staging file, the worker threads' rows files and the search tables' file, each with its journal. */
 function removeStage(path: string): void {
-  for (const file of [stagePath(path), searchPath(path)]) for (const name of [file, `${file}-journal`]) rmSync(name, { force: true });
+  for (const file of [stagePath(path), ...rowsFiles(path), searchPath(path)]) for (const name of [file, `${file}-journal`]) rmSync(name, { force: true });
 }

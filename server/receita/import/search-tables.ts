@@ -13,7 +13,7 @@
  * are, so a killed import resumes with the tables not finished.
  */
 import Database from 'better-sqlite3';
-import { SEARCH_SCHEMA, SEARCH_TABLES } from '../../companies/registry/schema.ts';
+import { SEARCH_SCHEMA, SEARCH_TABLES, stagedView } from '../../companies/registry/schema.ts';
 
 /**
  * This build's page cache, which also bounds its sorts' memory (they spill to temporary files
@@ -24,26 +24,34 @@ const CACHE_KIB = 32 * 1024;
 /** Where a release file's search tables are built: beside it, removed with its staging file. */
 export const searchPath = (path: string) => path.replace(/\.sqlite$/, '.search.sqlite');
 
-/** Each table of SEARCH_SCHEMA, from the staged rows (`stage.rows`), in key order (which leaves its B-tree pages full). */
+/**
+ * A staged column, of each CNPJ's latest row only: a CNPJ staged twice (listed twice in the
+ * release, or staged again by a resumed import) is searched as its document reads, the row of
+ * the greatest `pos` (SQLite takes a bare column from the row of the aggregate's max).
+ */
+const latest = (column: string) => `(SELECT k, ${column} AS list, max(pos) FROM staged GROUP BY k)`;
+
+/** Each table of SEARCH_SCHEMA, from the staged rows (schema.ts's `stagedView`), in key order (which leaves its B-tree pages full). */
 const STEPS: Array<[name: string, sql: string]> = [
   ...([['activity', 'activities'], ['partner_doc', 'pdocs']] as const).map(
     ([table, column]): [string, string] => [
       table,
-      `INSERT OR IGNORE INTO ${table} SELECT j.value, s.k FROM stage.rows s, json_each(s.${column}) j WHERE s.${column} IS NOT NULL ORDER BY 1, 2`,
+      `INSERT OR IGNORE INTO ${table} SELECT j.value, s.k FROM ${latest(column)} s, json_each(s.list) j WHERE s.list IS NOT NULL ORDER BY 1, 2`,
     ],
   ),
   ...([['names', 'name'], ['partners', 'partners']] as const).map(([table, column]): [string, string] => [
     table,
-    `INSERT INTO ${table} (rowid, words) SELECT k, ${column} FROM stage.rows WHERE ${column} IS NOT NULL GROUP BY k ORDER BY k;
+    `INSERT INTO ${table} (rowid, words) SELECT k, list FROM ${latest(column)} WHERE list IS NOT NULL ORDER BY k;
      INSERT INTO ${table} (${table}) VALUES ('optimize');`,
   ]),
 ];
 
 /**
- * Builds the search tables at `path` from the staging file at `stagePath` (only read: the
- * writer's thread reads it at the same time). Runs in whichever thread calls it.
+ * Builds the search tables at `path` from the rows staged in the staging file at `stagePath` and
+ * in the worker threads' rows files at `rowsPaths` (only read: the writer's thread reads them at
+ * the same time). Runs in whichever thread calls it.
  */
-export function buildSearchTables(path: string, stagePath: string): void {
+export function buildSearchTables(path: string, stagePath: string, rowsPaths: string[]): void {
   const db = new Database(path);
   try {
     // Only this connection writes the file; reading the staging file takes a shared lock per statement.
@@ -53,6 +61,8 @@ export function buildSearchTables(path: string, stagePath: string): void {
     db.pragma(`cache_size = -${CACHE_KIB}`);
     db.exec(SEARCH_SCHEMA);
     db.prepare('ATTACH DATABASE ? AS stage').run(stagePath);
+    rowsPaths.forEach((file, i) => db.prepare(`ATTACH DATABASE ? AS rows${i}`).run(file));
+    db.exec(stagedView(['stage', ...rowsPaths.map((_, i) => `rows${i}`)]));
     const done = db.prepare("SELECT 1 FROM meta WHERE name = ? AND value = 'done'").pluck();
     const record = db.prepare("INSERT OR REPLACE INTO meta (name, value) VALUES (?, 'done')");
     for (const [name, sql] of STEPS) {

@@ -131,6 +131,22 @@ export class StoreStaging implements Staging {
   }
 }
 
+/** The statement `rootsOf` runs, on the staging file attached as `schema`. */
+export const ROOTS_OF = (schema: string) => `SELECT root, company, simples, partners FROM ${schema}.roots WHERE root IN (SELECT value FROM json_each(?))`;
+
+/** What was staged for these roots (those with any), by root: one statement for the batch, where a statement per root cost twice as much (issue 41). */
+export function rootsOf(statement: Database.Statement, roots: string[]): Map<string, RootData> {
+  const found = new Map<string, RootData>();
+  for (const row of statement.all(JSON.stringify(roots)) as Array<{ root: string; company: string | null; simples: string | null; partners: string | null }>) {
+    const data: RootData = {};
+    if (row.company !== null) data.company = row.company;
+    if (row.simples !== null) data.simples = row.simples;
+    if (row.partners !== null) data.partners = row.partners.split(PARTNER_SEPARATOR);
+    found.set(row.root, data);
+  }
+  return found;
+}
+
 /** Runs `write` as one transaction (the writer's, which names a full disk). */
 type Transaction = (write: () => void) => void;
 
@@ -215,18 +231,13 @@ export class FileStaging implements Staging {
 
   async get(roots: string[]): Promise<Map<string, RootData>> {
     await this.gathering;
-    const read = this.gathered();
-    const found = new Map<string, RootData>();
-    // One statement for the batch's roots: a statement per root cost twice as much (issue 41).
-    for (const row of read.all(JSON.stringify(roots)) as Array<{ root: string; company: string | null; simples: string | null; partners: string | null }>) {
-      const { root } = row;
-      const data: RootData = {};
-      if (row.company !== null) data.company = row.company;
-      if (row.simples !== null) data.simples = row.simples;
-      if (row.partners !== null) data.partners = row.partners.split(PARTNER_SEPARATOR);
-      found.set(root, data);
-    }
-    return found;
+    return rootsOf(this.gathered(), roots);
+  }
+
+  /** Every staged row gathered, and this connection's lock on the staging file let go, so that worker threads may read the roots. */
+  async prepared(): Promise<void> {
+    await this.gathering;
+    this.gathered();
   }
 
   /** Nothing to clear: the staging file is this import's own, and goes with it. */
@@ -239,6 +250,6 @@ export class FileStaging implements Staging {
   private gathered(): Database.Statement {
     if (this.read) return this.read;
     gather(this.db, this.transaction);
-    return (this.read = this.db.prepare('SELECT root, company, simples, partners FROM stage.roots WHERE root IN (SELECT value FROM json_each(?))'));
+    return (this.read = this.db.prepare(ROOTS_OF('stage')));
   }
 }

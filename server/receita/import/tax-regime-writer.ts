@@ -19,7 +19,7 @@ const REMOVALS_PER_WRITE = 10_000;
 /** What this writer needs of a release file being written (release-writer.ts). */
 interface ReleaseFileRegimes {
   putTaxRegimes(docs: TaxRegimeDoc[]): void;
-  taxRegimesOf(cnpjs: string[]): Map<string, Array<{ year: number; form: string }>>;
+  taxRegimeKeysOf(cnpjs: string[]): Map<string, string[]>;
   taxRegimesWithoutEstablishment(): number;
 }
 /** Marks a CNPJ whose keys an establishment has taken. */
@@ -112,10 +112,7 @@ export class TaxRegimeWriter {
       }
       return found;
     }
-    if (this.releaseFile) {
-      for (const [cnpj, rows] of this.releaseFile.taxRegimesOf(cnpjs)) found.set(cnpj, [...new Set(rows.flatMap((row) => regimeKeys(row.form, row.year)))]);
-      return found;
-    }
+    if (this.releaseFile) return this.releaseFile.taxRegimeKeysOf(cnpjs);
     const docs = await this.collection.find({ cnpj: { $in: cnpjs } }, { projection: { cnpj: 1, form: 1, year: 1 } }).toArray();
     for (const doc of docs) found.set(doc.cnpj, [...new Set([...(found.get(doc.cnpj) ?? []), ...regimeKeys(doc.form, doc.year)])]);
     return found;

@@ -39,7 +39,7 @@ const context: DocumentContext = {
 async function batchOf(count: number): Promise<EstablishmentBatch> {
   const rows = Array.from({ length: count }, (_, i) => {
     const cnpj = makeCnpj(String(10_000_000 + (i % 7)), String(i + 1).padStart(4, '0'));
-    return { cnpj, fields: estabelecimento(cnpj, { 4: `PADARIA Nº ${i}`, 11: '4721102', 20: '7107' }) };
+    return { cnpj, pos: i, fields: estabelecimento(cnpj, { 4: `PADARIA Nº ${i}`, 11: '4721102', 20: '7107' }) };
   });
   const staging = new MemoryStaging();
   const roots = [...new Set(rows.map(({ cnpj }) => cnpj.slice(0, 8)))];
@@ -152,7 +152,7 @@ describe('the document worker thread', () => {
         22: '12-34',
         27: 'A@B.C',
       });
-      return { cnpj: row.cnpj, fields };
+      return { cnpj: row.cnpj, pos: i, fields };
     });
     // Each odd value in turn as the capital (the company's fourth field after its root).
     for (const [i, value] of odd.entries()) {

@@ -77,7 +77,7 @@ describe('the staging file of a release import', () => {
       expect(found.get('10000000')).toEqual({ company: 'C10000000', simples: 'S10000000', partners: ['P10000000', 'Q10000000'] });
       expect(found.get('10000001')).toEqual({ company: 'C10000001', partners: ['P10000001', 'Q10000001'] });
       // This connection writes the staging file again once the gathering is done.
-      writer.put([[1n, Buffer.from('x'), ...Array.from({ length: 20 }, () => null)]]);
+      writer.put([[1n, Buffer.from('x'), ...Array.from({ length: 20 }, () => null), 0]]);
       expect(db.prepare('SELECT count(*) FROM stage.rows').pluck().get()).toBe(1);
     } finally {
       writer.close();

@@ -141,6 +141,25 @@ describe.each([
     expect(await companies().countDocuments({})).toBe(2);
   });
 
+  it('keeps the later row of a CNPJ listed twice, in its own file or a later one, however the rows were batched', async () => {
+    // Batches of 3 rows: the first is written by the importer's thread, the others (with worker
+    // threads) each by a thread into a file of its own, so a CNPJ's two rows land in different files, in either order of their rowids.
+    const twice = Array.from({ length: 24 }, (_, i) => makeCnpj('11222333', String(i + 3).padStart(4, '0')));
+    const row = (cnpj: string, tradeName: string) => estabelecimento(cnpj, { 4: tradeName, 11: tradeName === 'ANTES' ? '4721102' : '6201501' });
+    await writeRelease({ estabelecimentos: [...estabelecimentos, ...twice.map((cnpj) => row(cnpj, 'ANTES')), ...twice.slice(0, 8).map((cnpj) => row(cnpj, 'DEPOIS'))] });
+    await writeExtracted(imp.release, { 'K3241.K03200Y1.D61011.ESTABELE': [...twice.slice(8).reverse().map((cnpj) => row(cnpj, 'DEPOIS')), row(bakery, 'PADARIA NOVA')] });
+    const summary = await run({ batchSize: 3 });
+    expect(summary).toMatchObject({ complete: true, establishments: estabelecimentos.length + 2 * twice.length + 1 });
+    expect(await companies().countDocuments()).toBe(estabelecimentos.length + twice.length);
+    for (const cnpj of twice) expect((await companies().findOne({ _id: cnpj }))?.tradeName).toBe('DEPOIS');
+    expect((await companies().findOne({ _id: bakery }))?.tradeName).toBe('PADARIA NOVA');
+    // Searched as the documents read: the earlier rows' words and CNAEs are no one's.
+    expect(await cnpjsFound({ name: 'depois' })).toHaveLength(twice.length);
+    expect(await cnpjsFound({ name: 'antes' })).toEqual([]);
+    expect((await cnpjsFound({ cnaes: ['6201501'] })).filter((cnpj) => twice.includes(cnpj))).toHaveLength(twice.length);
+    expect((await cnpjsFound({ cnaes: ['4721102'] })).filter((cnpj) => twice.includes(cnpj))).toEqual([]);
+  });
+
   it('decodes a file re-saved as UTF-8 and says so', async () => {
     await writeRelease();
     const file = path.join(imp.release, 'K3241.K03200Y0.D61011.EMPRECSV');

@@ -43,11 +43,11 @@ async function staged(name: string, all: CompanyDoc[]): Promise<ReleaseWriter> {
   const tables = codecTables({}, '2026-10');
   writer.codec = withDictionary(tables, all.map(({ _id, search, importRun, ...record }) => record));
   const encoder = new RecordEncoder(writer.codec);
-  writer.put(all.map((doc) => stagedRow(doc, encoder)));
+  writer.put(all.map((doc, i) => stagedRow(doc, encoder, i)));
   return writer;
 }
 
-const finish = (writer: ReleaseWriter, build?: (path: string, stagePath: string) => Promise<void>) =>
+const finish = (writer: ReleaseWriter, build?: (path: string, stagePath: string, rowsPaths: string[]) => Promise<void>) =>
   writer.finish({
     meta: { release: '2026-10', complete: true, synthetic: false },
     previous: null,
@@ -92,7 +92,7 @@ describe("a release file's search tables", () => {
     const thread = new DocumentThread(DOCUMENT_WORKER, context, []);
     try {
       const beside = await staged('search-beside', all);
-      await finish(beside, (file, stage) => thread.buildSearchTables(file, stage));
+      await finish(beside, (file, stage, rows) => thread.buildSearchTables(file, stage, rows));
       beside.close();
       expect(searchRows(beside.path)).toEqual(expected);
       expect(existsSync(searchPath(beside.path))).toBe(false);
@@ -128,11 +128,11 @@ describe("a release file's search tables", () => {
     try {
       const dir = await tempDir('search-failing');
       await writeFile(path.join(dir, 'x.search.sqlite'), 'not a database, but long enough to be read as one: '.repeat(100));
-      const failed = thread.buildSearchTables(path.join(dir, 'x.search.sqlite'), path.join(dir, 'x.stage.sqlite'));
+      const failed = thread.buildSearchTables(path.join(dir, 'x.search.sqlite'), path.join(dir, 'x.stage.sqlite'), []);
       await expect(failed).rejects.toMatchObject({ code: 'SQLITE_NOTADB', message: expect.stringContaining("the import's worker thread failed") });
       // The thread goes on answering.
       const writer = await staged('search-after-failure', docs(20));
-      await finish(writer, (file, stage) => thread.buildSearchTables(file, stage));
+      await finish(writer, (file, stage, rows) => thread.buildSearchTables(file, stage, rows));
       writer.close();
       expect(searchRows(writer.path).rows.activity!.length).toBe(30);
     } finally {

@@ -58,7 +58,11 @@ function cli(args) {
       }
     }, 50);
     child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
+    // Passed on as it comes: an import of millions of rows takes long enough to want its progress.
+    child.stderr.on('data', (d) => {
+      stderr += d;
+      process.stderr.write(d);
+    });
     child.on('close', (code) => {
       clearInterval(sample);
       if (code !== 0) return reject(new Error(`prospecta ${args.join(' ')} exited ${code}: ${stderr}`));

@@ -25,23 +25,27 @@ const CACHE_KIB = 32 * 1024;
 export const searchPath = (path: string) => path.replace(/\.sqlite$/, '.search.sqlite');
 
 /**
- * A staged column, of each CNPJ's latest row only: a CNPJ staged twice (listed twice in the
- * release, or staged again by a resumed import) is searched as its document reads, the row of
- * the greatest `pos` (SQLite takes a bare column from the row of the aggregate's max).
+ * Each CNPJ's latest staged row, its searched columns only: a CNPJ staged twice (listed twice in
+ * the release, or staged again by a resumed import) is searched as its document reads, from the
+ * row of the greatest `pos` (SQLite takes bare columns from the row of the aggregate's max). One
+ * sort of the staged rows, into a temporary table that every step then reads in key order.
  */
-const latest = (column: string) => `(SELECT k, ${column} AS list, max(pos) FROM staged GROUP BY k)`;
+const LATEST = `
+  CREATE TEMP TABLE IF NOT EXISTS latest (k INTEGER PRIMARY KEY, name TEXT, partners TEXT, activities TEXT, pdocs TEXT);
+  INSERT INTO latest SELECT k, name, partners, activities, pdocs FROM (SELECT k, name, partners, activities, pdocs, max(pos) FROM staged GROUP BY k);
+`;
 
-/** Each table of SEARCH_SCHEMA, from the staged rows (schema.ts's `stagedView`), in key order (which leaves its B-tree pages full). */
+/** Each table of SEARCH_SCHEMA, from the latest staged rows (LATEST), in key order (which leaves its B-tree pages full). */
 const STEPS: Array<[name: string, sql: string]> = [
   ...([['activity', 'activities'], ['partner_doc', 'pdocs']] as const).map(
     ([table, column]): [string, string] => [
       table,
-      `INSERT OR IGNORE INTO ${table} SELECT j.value, s.k FROM ${latest(column)} s, json_each(s.list) j WHERE s.list IS NOT NULL ORDER BY 1, 2`,
+      `INSERT OR IGNORE INTO ${table} SELECT j.value, s.k FROM latest s, json_each(s.${column}) j WHERE s.${column} IS NOT NULL ORDER BY 1, 2`,
     ],
   ),
   ...([['names', 'name'], ['partners', 'partners']] as const).map(([table, column]): [string, string] => [
     table,
-    `INSERT INTO ${table} (rowid, words) SELECT k, list FROM ${latest(column)} WHERE list IS NOT NULL ORDER BY k;
+    `INSERT INTO ${table} (rowid, words) SELECT k, ${column} FROM latest WHERE ${column} IS NOT NULL ORDER BY k;
      INSERT INTO ${table} (${table}) VALUES ('optimize');`,
   ]),
 ];
@@ -65,9 +69,12 @@ export function buildSearchTables(path: string, stagePath: string, rowsPaths: st
     db.exec(stagedView(['stage', ...rowsPaths.map((_, i) => `rows${i}`)]));
     const done = db.prepare("SELECT 1 FROM meta WHERE name = ? AND value = 'done'").pluck();
     const record = db.prepare("INSERT OR REPLACE INTO meta (name, value) VALUES (?, 'done')");
+    let latest = false;
     for (const [name, sql] of STEPS) {
       const step = `step ${name}`;
       if (done.get(step) !== undefined) continue;
+      if (!latest) db.exec(LATEST);
+      latest = true;
       db.transaction(() => {
         db.exec(sql);
         record.run(step);

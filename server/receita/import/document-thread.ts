@@ -1,9 +1,10 @@
 /**
- * One worker thread of a bulk-loaded import, so that most of its work leaves the thread that
- * joins and writes. It reads the per-company files (Empresas, Simples, Sócios) into what staging
- * keeps, and builds and encodes the establishments' documents. Its answers come in the order
- * asked; a request that fails, or a worker that dies, fails whatever waits on it (and with it
- * the import, which a rerun resumes).
+ * One worker thread of a bulk-loaded import, so that most of its work leaves the importer's
+ * thread. It reads the per-company files (Empresas, Simples, Sócios) into what staging keeps;
+ * it joins, builds, encodes and stores the establishments' documents into a release file
+ * (`openStaging`, `stageBatch`), or builds and encodes those the importer joined, for a bulk load
+ * (`build`). Its answers come in the order asked; a request that fails, or a worker that dies,
+ * fails whatever waits on it (and with it the import, which a rerun resumes).
  *
  * The worker starts at once, so that it loads and compiles while the code tables are read; the
  * context (those tables) goes to it with the first request, when they have been read.

@@ -80,41 +80,45 @@ export const stagedRowsSchema = (schema: string) => `
 export const stagedView = (schemas: string[]) =>
   `CREATE TEMP VIEW IF NOT EXISTS staged AS ${schemas.map((schema) => `SELECT * FROM ${schema}.rows`).join(' UNION ALL ')}`;
 
-/**
- * The per-company files (Empresas, Simples, Sócios) wait in the same staging file until the
- * establishments are joined with them: appended in the files' order as they come (keeping a
- * B-tree keyed by root while rows arrive in random order would cost a random write each), then,
- * when the first establishment is read, gathered into one row per root: its last company and
- * Simples rows (a later row of a root replaces an earlier one: the greatest of rowid and row
- * together, both taken in one sort of the company rows) and its partners, one per Sócios line in
- * the files' order (a line staged twice by a resumed import counts once), joined by
- * PARTNER_SEPARATOR (a JSON array escaped every field separator, and cost a third of the gathering).
- * A join is then one probe per root. Rows staged after a gathering (a resumed import reading the
- * rest of a file that had ended early) are gathered into it the same way.
- */
-export const COMPANY_STAGE_SCHEMA = `
-  CREATE TABLE IF NOT EXISTS stage.company (root TEXT NOT NULL, company TEXT, simples TEXT);
-  CREATE TABLE IF NOT EXISTS stage.partner (root TEXT NOT NULL, line TEXT NOT NULL, partner TEXT NOT NULL);
-`;
-/** Between a root's gathered partners (char(2) in COMPANY_STAGE_GATHER): like records.ts's field separator, no registry field holds it. */
-export const PARTNER_SEPARATOR = '\u0002';
-export const COMPANY_STAGE_GATHER = `
-  CREATE TABLE IF NOT EXISTS stage.roots (root TEXT PRIMARY KEY, company TEXT, simples TEXT, partners TEXT) WITHOUT ROWID;
-  INSERT INTO stage.roots (root, company, simples)
-    SELECT root, substr(max(printf('%012d', rowid) || company), 13), substr(max(printf('%012d', rowid) || simples), 13)
-    FROM stage.company WHERE true GROUP BY root
-    ON CONFLICT (root) DO UPDATE SET company = coalesce(excluded.company, roots.company), simples = coalesce(excluded.simples, roots.simples);
-  INSERT INTO stage.roots (root, partners)
-    SELECT root, group_concat(partner, char(2) ORDER BY first) FROM (
-      SELECT root, partner, min(rowid) AS first FROM stage.partner GROUP BY root, line
-    ) WHERE true GROUP BY root
-    ON CONFLICT (root) DO UPDATE SET partners = iif(roots.partners IS NULL, excluded.partners, roots.partners || char(2) || excluded.partners);
-  DELETE FROM stage.company;
-  DELETE FROM stage.partner;
-`;
-
 export const STAGE_COLUMNS = ['k', 'body', ...FACT_COLUMNS, 'name', 'partners', 'activities', 'pdocs', 'pos'] as const;
 /** The statement that stages one row (a StagedRow) in `schema`'s rows. */
 export const insertStagedRow = (schema: string) => `INSERT INTO ${schema}.rows (${STAGE_COLUMNS.join(', ')}) VALUES (${STAGE_COLUMNS.map(() => '?').join(', ')})`;
 /** One establishment as staged, in STAGE_COLUMNS's order. */
 export type StagedRow = Array<string | number | bigint | Uint8Array | null>;
+
+/**
+ * The per-company files (Empresas, Simples, Sócios) wait in the staging file, or in the rows
+ * files of the worker threads that read them, until the establishments are joined with them:
+ * appended as they come (keeping a B-tree keyed by root while rows arrive in random order would
+ * cost a random write each), each with its place in the release (`pos`: file, then line), then,
+ * when the first establishment is read, gathered from every file into one row per root of the
+ * staging file: its last company and Simples rows (a later row of a root replaces an earlier
+ * one: the greatest of place and row together, both taken in one sort of the company rows) and its
+ * partners, one per Sócios line in the files' order (a line staged twice by a resumed import
+ * counts once), joined by PARTNER_SEPARATOR (a JSON array escaped every field separator, and cost
+ * a third of the gathering). A join is then one probe per root. Rows staged after a gathering (a
+ * resumed import reading the rest of a file that had ended early) are gathered into it the same way.
+ */
+export const companyStageSchema = (schema: string) => `
+  CREATE TABLE IF NOT EXISTS ${schema}.company (root TEXT NOT NULL, company TEXT, simples TEXT, pos INTEGER NOT NULL);
+  CREATE TABLE IF NOT EXISTS ${schema}.partner (root TEXT NOT NULL, partner TEXT NOT NULL, pos INTEGER NOT NULL);
+`;
+/** Between a root's gathered partners (char(2) in companyStageGather): like records.ts's field separator, no registry field holds it. */
+export const PARTNER_SEPARATOR = '\u0002';
+/** Gathers the rows staged in the files attached as `schemas` (the staging file among them, as `stage`) into `stage.roots`. */
+export const companyStageGather = (schemas: string[]) => {
+  const all = (table: string) => schemas.map((schema) => `SELECT * FROM ${schema}.${table}`).join(' UNION ALL ');
+  return `
+  CREATE TABLE IF NOT EXISTS stage.roots (root TEXT PRIMARY KEY, company TEXT, simples TEXT, partners TEXT) WITHOUT ROWID;
+  INSERT INTO stage.roots (root, company, simples)
+    SELECT root, substr(max(printf('%016d', pos) || company), 17), substr(max(printf('%016d', pos) || simples), 17)
+    FROM (${all('company')}) WHERE true GROUP BY root
+    ON CONFLICT (root) DO UPDATE SET company = coalesce(excluded.company, roots.company), simples = coalesce(excluded.simples, roots.simples);
+  INSERT INTO stage.roots (root, partners)
+    SELECT root, group_concat(partner, char(2) ORDER BY pos) FROM (
+      SELECT root, partner, pos FROM (${all('partner')}) GROUP BY root, pos
+    ) WHERE true GROUP BY root
+    ON CONFLICT (root) DO UPDATE SET partners = iif(roots.partners IS NULL, excluded.partners, roots.partners || char(2) || excluded.partners);
+  ${schemas.map((schema) => `DELETE FROM ${schema}.company; DELETE FROM ${schema}.partner;`).join('\n  ')}
+`;
+};

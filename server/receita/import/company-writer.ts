@@ -11,19 +11,19 @@
 import { availableParallelism } from 'node:os';
 import type { BulkLoader, Collection, Store } from '../../store/port.ts';
 import type { CompanyDoc } from '../../companies/company-record.ts';
-import { DocumentThread } from './document-thread.ts';
+import { DocumentThread, type CompanyRowsInto } from './document-thread.ts';
 import { companyDocuments, type DocumentContext, type EstablishmentRow, type Joined } from './documents.ts';
 import { Interner } from './interner.ts';
 import { addUnknown, type UnknownCodes } from './records.ts';
 import { basename, join } from 'node:path';
 import { registryOf, type Registry } from '../../companies/registry/registry.ts';
 import { ReleaseWriter, stagePath, type FinishOptions } from './release-writer.ts';
-import { rowsPath } from './thread-staging.ts';
 import { codecTables, RecordEncoder, withDictionary } from '../../companies/registry/record-codec.ts';
 import { stagedRow } from '../../companies/registry/staged-row.ts';
 import type { TaxRegimeDoc } from '../../companies/tax-regimes.ts';
 import { FileStaging } from './staging.ts';
 import type { MongoChangeRecorder } from '../../companies/changes/mongo-changes.ts';
+import { rowsFiles, rowsPath } from './rows-files.ts';
 
 export interface CompanyWriter {
   /**
@@ -217,7 +217,16 @@ export class ReleaseFileWriter implements CompanyWriter {
   staging(): FileStaging {
     const { db, transaction, path, beside } = this.file.stage;
     const thread = this.threads[0];
-    return (this.staged = new FileStaging(db, transaction, thread ? () => beside(() => thread.gatherStaged(path)) : undefined));
+    const gatherBeside = thread ? () => beside(() => thread.gatherStaged(path, rowsFiles(this.file.path))) : undefined;
+    return (this.staged = new FileStaging(db, transaction, () => this.file.attachRows(), gatherBeside));
+  }
+
+  /**
+   * Where worker thread `thread` stores the rows of the per-company file at `place` among the
+   * release's that it reads: its rows file, when they wait in the release's staging (`staging`).
+   */
+  companyRowsInto(thread: number, place: number): CompanyRowsInto | undefined {
+    return this.staged ? { rowsPath: rowsPath(this.file.path, thread), place } : undefined;
   }
 
   /**

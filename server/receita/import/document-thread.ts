@@ -21,8 +21,11 @@ import type { CodecTables } from '../../companies/registry/record-codec.ts';
 export type BuildRequest =
   | { kind: 'context'; context: DocumentContext; indexed: string[] }
   | { kind: 'batch'; id: number; batch: EstablishmentBatch }
-  /** Reads a per-company file, its first `skip` rows left out (already staged durably). */
-  | { kind: 'stage'; id: number; file: ReleaseFile; skip: number }
+  /**
+   * Reads a per-company file, its first `skip` rows left out (already staged durably); `into`: a
+   * release file's, whose rows the worker stores itself in its rows file (`place`: the file's among the release's).
+   */
+  | { kind: 'stage'; id: number; file: ReleaseFile; skip: number; into?: CompanyRowsInto }
   /** The importer took one of the request's staged blocks: the worker may read one more ahead. */
   | { kind: 'taken'; id: number }
   /** Opens the thread's staging into the release file at `path` (thread-staging.ts), its documents encoded with `codec`. */
@@ -32,15 +35,24 @@ export type BuildRequest =
   | { kind: 'close staging'; id: number }
   /** Builds a release file's search tables (search-tables.ts) at `path` from the rows staged in `stagePath` and `rowsPaths`. */
   | { kind: 'search tables'; id: number; path: string; stagePath: string; rowsPaths: string[] }
-  /** Gathers the per-company rows staged in the staging file at `stagePath` (staging.ts's `gatherStaged`). */
-  | { kind: 'gather'; id: number; stagePath: string };
+  /** Gathers the per-company rows staged in the staging file at `stagePath` and the rows files at `rowsPaths` (staging.ts's `gatherStaged`). */
+  | { kind: 'gather'; id: number; stagePath: string; rowsPaths: string[] };
 
-/** A block of a per-company file: its rows read (skipped and refused ones too), what they stage, and the problems met. */
-export interface StagedBlock extends StagedRows {
+/** Where a worker thread stores the rows of a per-company file it reads (thread-staging.ts). */
+export interface CompanyRowsInto {
+  rowsPath: string;
+  place: number;
+}
+
+/**
+ * A block of a per-company file: its rows read (skipped and refused ones too), what they stage (or
+ * how many the worker stored itself, into a release file), and the problems met.
+ */
+export type StagedBlock = (StagedRows | { stored: number }) & {
   rows: number;
   problems: Problem[];
   unknown: UnknownCodes;
-}
+};
 /** How reading a per-company file ended: whether it opened, and whether it was read to its end. */
 export interface StagedEnd {
   opened: boolean;
@@ -124,7 +136,7 @@ export class DocumentThread {
    * A per-company file read in the worker, as staged blocks in the file's order, then how it
    * ended. The worker reads a few blocks ahead of what was taken, and no further.
    */
-  stage(file: ReleaseFile, skip: number): StagedRead {
+  stage(file: ReleaseFile, skip: number, into?: CompanyRowsInto): StagedRead {
     const read = new StagedRead(() => this.send({ kind: 'taken', id }));
     if (this.failure) {
       read.fail(this.failure);
@@ -141,7 +153,7 @@ export class DocumentThread {
       },
       reject: (err) => read.fail(err),
     });
-    this.send({ kind: 'stage', id, file, skip });
+    this.send({ kind: 'stage', id, file, skip, ...(into ? { into } : {}) });
     return read;
   }
 
@@ -177,8 +189,8 @@ export class DocumentThread {
   }
 
   /** Gathers the staged per-company rows in the worker (staging.ts's `gatherStaged`). */
-  gatherStaged(stagePath: string): Promise<void> {
-    return this.done((id) => ({ kind: 'gather', id, stagePath }));
+  gatherStaged(stagePath: string, rowsPaths: string[]): Promise<void> {
+    return this.done((id) => ({ kind: 'gather', id, stagePath, rowsPaths }));
   }
 
   /** A request whose reply only says it is done. */

@@ -23,8 +23,26 @@ const BLOCKS_AHEAD = 4;
 
 let context: DocumentContext | undefined;
 let indexed: string[] = [];
-/** The staging into a release file (registry/), once opened, and its documents' encoder. */
-let staging: { rows: ThreadStaging; encoder: RecordEncoder } | undefined;
+/** What this thread stores into a release file (registry/): its rows file; for the establishments, the files they join and their encoder. */
+interface Storing {
+  rows: ThreadStaging;
+  join?: { release: string; stage: string };
+  encoder?: RecordEncoder;
+}
+/** The rows file opened last, by its path (once: the files read ahead ask for it at the same time). */
+let storing: { path: string; opened: Promise<Storing> } | undefined;
+
+function rowsFile(path: string): Promise<Storing> {
+  if (storing?.path === path) return storing.opened;
+  const previous = storing?.opened;
+  const opened = (async () => {
+    (await previous?.catch(() => undefined))?.rows.close();
+    const { ThreadStaging } = await import('./thread-staging.ts');
+    return { rows: new ThreadStaging(path) };
+  })();
+  storing = { path, opened };
+  return opened;
+}
 /** Per stage request, the blocks sent and not taken yet, and the reading waiting for room. */
 const ahead = new Map<number, { sent: number; room?: () => void }>();
 
@@ -46,37 +64,38 @@ parentPort!.on('message', (request: BuildRequest) => {
       return;
     }
     case 'stage':
-      stage(request.id, request.file, request.skip).catch((err: Error) => reply({ id: request.id, error: err.message }));
+      stage(request.id, request.file, request.skip, request.into).catch((err: Error & { code?: unknown }) =>
+        reply({ id: request.id, error: err.message, ...(typeof err.code === 'string' ? { code: err.code } : {}) }),
+      );
       return;
     // Loaded when asked: SQLite is no part of most imports' worker threads.
     case 'search tables':
       return done(request.id, import('./search-tables.ts').then(({ buildSearchTables }) => buildSearchTables(request.path, request.stagePath, request.rowsPaths)));
     case 'open staging': {
       const { path, stagePath, rowsPath, codec } = request;
-      return done(
-        request.id,
-        import('./thread-staging.ts').then(({ ThreadStaging }) => {
-          staging?.rows.close();
-          staging = { rows: new ThreadStaging(path, stagePath, rowsPath), encoder: new RecordEncoder(codec) };
-        }),
-      );
+      return done(request.id, async () => {
+        const opened = await rowsFile(rowsPath);
+        opened.join = { release: path, stage: stagePath };
+        opened.encoder = new RecordEncoder(codec);
+      });
     }
     case 'stage batch':
       return done(request.id, async () => {
-        const { rows, encoder } = staging!;
+        const { rows, join, encoder } = await storing!.opened;
         const unknown = {};
-        const joined = request.joined ?? rows.join(request.rows.map((row) => row.cnpj));
+        const joined = request.joined ?? rows.join(request.rows.map((row) => row.cnpj), join!);
         const docs = companyDocuments({ rows: request.rows, ...joined }, context!, unknown);
-        rows.put(Array.from(docs, (doc, i) => stagedRow(doc, encoder, request.rows[i]!.pos)));
+        rows.put(Array.from(docs, (doc, i) => stagedRow(doc, encoder!, request.rows[i]!.pos)));
         return { stagedRows: request.rows.length, unknown };
       });
     case 'close staging':
       return done(request.id, async () => {
-        staging?.rows.close();
-        staging = undefined;
+        const closing = storing;
+        storing = undefined;
+        (await closing?.opened)?.rows.close();
       });
     case 'gather':
-      return done(request.id, import('./staging.ts').then(({ gatherStaged }) => gatherStaged(request.stagePath)));
+      return done(request.id, import('./staging.ts').then(({ gatherStaged }) => gatherStaged(request.stagePath, request.rowsPaths)));
     case 'batch':
       try {
         const unknown = {};
@@ -96,7 +115,7 @@ function done(id: number, work: Promise<void | { stagedRows: number; unknown: Un
 }
 
 /** As the importer's own thread reads a per-company file (importer.ts's importFile), block by block. */
-async function stage(id: number, file: ReleaseFile, skip: number): Promise<void> {
+async function stage(id: number, file: ReleaseFile, skip: number, into?: { rowsPath: string; place: number }): Promise<void> {
   const reading: { sent: number; room?: () => void } = { sent: 0 };
   ahead.set(id, reading);
   let problems: Problem[] = [];
@@ -117,7 +136,9 @@ async function stage(id: number, file: ReleaseFile, skip: number): Promise<void>
       const fresh = seen >= skip ? rows : rows.slice(Math.min(rows.length, skip - seen));
       seen += rows.length;
       const staged = stageRows(file.kind as CompanyFileKind, file.name, fresh, codes(), report);
-      reply({ id, staged: { rows: rows.length, ...staged, problems, unknown } });
+      // Into a release file, stored here: only how many rows cross back.
+      const block = into ? { stored: (await rowsFile(into.rowsPath)).rows.stageCompanies(file.kind as CompanyFileKind, staged, into.place) } : staged;
+      reply({ id, staged: { rows: rows.length, ...block, problems, unknown } });
       problems = [];
       unknown = {};
       if (++reading.sent >= BLOCKS_AHEAD) await new Promise<void>((resolve) => (reading.room = resolve));

@@ -391,7 +391,8 @@ class Run {
       const file = this.files[i]!;
       if (!COMPANY_FILE_KINDS.has(file.kind) || this.staged.has(file)) continue;
       const start = this.startOf(file);
-      if (start !== 'done') this.staged.set(file, threads[i % threads.length]!.stage(file, start));
+      const thread = i % threads.length;
+      if (start !== 'done') this.staged.set(file, threads[thread]!.stage(file, start, this.companies.release?.companyRowsInto(thread, i)));
     }
   }
 
@@ -451,7 +452,7 @@ class Run {
         addUnknown(this.unknown, block.unknown);
         this.progress.rows += block.rows;
         seen += block.rows;
-        await written.add(this.stage(file.kind as CompanyFileKind, stateKey(file), block), seen);
+        await written.add(this.stage(file, block), seen);
       }
       await written.all();
     } finally {
@@ -542,20 +543,30 @@ class Run {
   private writerFor(file: ReleaseFile): (batch: Row[]) => Promise<void> {
     if (COMPANY_FILE_KINDS.has(file.kind)) {
       const kind = file.kind as CompanyFileKind;
-      return (batch) => this.stage(kind, stateKey(file), stageRows(kind, file.name, batch, this.codes, this.report));
+      return (batch) => this.stage(file, stageRows(kind, file.name, batch, this.codes, this.report));
     }
     if (file.kind === 'estabelecimentos') return (batch) => this.writeEstablishments(file, batch);
     return (batch) => this.readLookup(file.kind as LookupKind, batch);
   }
 
-  /** A per-company file's rows, read here or by a worker thread (staged-rows.ts), into staging. */
-  private stage(kind: CompanyFileKind, fileKey: string, { roots, texts, lines }: StagedRows): Promise<void> {
+  /**
+   * A per-company file's rows, read here or by a worker thread (staged-rows.ts), into staging;
+   * or only counted, when the worker thread stored them itself (into a release file).
+   */
+  private async stage(file: ReleaseFile, block: StagedRows | { stored: number }): Promise<void> {
+    const kind = file.kind as CompanyFileKind;
+    const count = 'stored' in block ? block.stored : block.roots.length;
+    if (kind === 'socios') this.summary.partners += count;
+    if (kind === 'empresas') this.summary.companies += count;
+    if ('stored' in block) return;
+    const { roots, texts, lines } = block;
+    const place = this.files.indexOf(file);
+    const pos = (i: number) => stagedPos(place, lines[i]!);
     if (kind === 'socios') {
-      this.summary.partners += roots.length;
-      return this.staging.addPartners(roots.map((root, i) => ({ root, key: `${fileKey}_${lines[i]}`, partner: texts[i]! })));
+      const key = stateKey(file);
+      return this.staging.addPartners(roots.map((root, i) => ({ root, key: `${key}_${lines[i]}`, partner: texts[i]!, pos: pos(i) })));
     }
-    if (kind === 'empresas') this.summary.companies += roots.length;
-    return this.staging.put(roots.map((root, i) => ({ root, data: kind === 'empresas' ? { company: texts[i]! } : { simples: texts[i]! } })));
+    return this.staging.put(roots.map((root, i) => ({ root, data: kind === 'empresas' ? { company: texts[i]! } : { simples: texts[i]! }, pos: pos(i) })));
   }
 
   private async readLookup(kind: LookupKind, batch: Row[]): Promise<void> {

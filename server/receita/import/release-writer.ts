@@ -20,13 +20,13 @@ import { companyDocument, type CompanyRecord, type StoredRecord } from '../../co
 import { RecordDecoder, RecordEncoder, type CodecTables } from '../../companies/registry/record-codec.ts';
 import { FACT_COLUMNS, FACT_INDEXES, insertStagedRow, RELEASE_SCHEMA, stagedRowsSchema, stagedView, type StagedRow } from '../../companies/registry/schema.ts';
 import { stagedRow } from '../../companies/registry/staged-row.ts';
-import { rowsFiles } from './thread-staging.ts';
 import type { ReleaseMeta } from '../../companies/registry/release-file.ts';
 import { cnpjKey } from '../../companies/registry/cnpj-key.ts';
 import { regimeKeysOf, REGIMES_OF } from '../../companies/registry/regime-keys.ts';
 import { ChangeStep } from '../../companies/changes/change-file.ts';
 import type { ChangeCounts } from '../../companies/changes/change-diff.ts';
 import { buildSearchTables, copySearchTables, searchPath } from './search-tables.ts';
+import { rowsFiles, rowsSchema } from './rows-files.ts';
 
 /** The staging file's form, in its `user_version`: raised when a version stages rows that an older one would read otherwise. */
 const STAGE_FORMAT = 3;
@@ -282,13 +282,18 @@ export class ReleaseWriter {
    * rows, all read as the temporary view `staged` (schema.ts's `stagedView`); their paths.
    */
   private stagedRows(): string[] {
-    const files = rowsFiles(this.path);
+    this.db.exec(stagedView(['stage', ...this.attachRows()]));
+    return rowsFiles(this.path);
+  }
+
+  /** The worker threads' rows files there are (thread-staging.ts), attached to this connection (once): their schemas' names. */
+  attachRows(): string[] {
     const attached = new Set(this.db.prepare('SELECT name FROM pragma_database_list').pluck().all() as string[]);
-    files.forEach((file, i) => {
-      if (!attached.has(`rows${i}`)) this.db.prepare(`ATTACH DATABASE ? AS rows${i}`).run(file);
+    return rowsFiles(this.path).map((file) => {
+      const schema = rowsSchema(file);
+      if (!attached.has(schema)) this.db.prepare(`ATTACH DATABASE ? AS ${schema}`).run(file);
+      return schema;
     });
-    this.db.exec(stagedView(['stage', ...files.map((_, i) => `rows${i}`)]));
-    return files;
   }
 
   /**

@@ -10,15 +10,19 @@
 import Database from 'better-sqlite3';
 import type { Store } from '../../store/port.ts';
 import type { RootData } from './records.ts';
-import { COMPANY_STAGE_GATHER, COMPANY_STAGE_SCHEMA, PARTNER_SEPARATOR } from '../../companies/registry/schema.ts';
+import { companyStageGather, companyStageSchema, PARTNER_SEPARATOR } from '../../companies/registry/schema.ts';
+import { rowsSchema } from './rows-files.ts';
 
 export interface Staging {
   /** Whether staged data survives the process, so a resumed import need not read it again. */
   readonly durable: boolean;
-  /** An Empresas or Simples row's raw fields; a later row of the same file and root replaces it. */
-  put(entries: Array<{ root: string; data: RootData }>): Promise<void>;
-  /** `key` identifies the Sócios line, so staging a line twice (after a resume) keeps one. */
-  addPartners(entries: Array<{ root: string; key: string; partner: string }>): Promise<void>;
+  /**
+   * An Empresas or Simples row's raw fields; a later row of the same file and root replaces it.
+   * `pos`: its place in the release (registry/staged-row.ts's `stagedPos`).
+   */
+  put(entries: Array<{ root: string; data: RootData; pos: number }>): Promise<void>;
+  /** `key` (and `pos`) identifies the Sócios line, so staging a line twice (after a resume) keeps one. */
+  addPartners(entries: Array<{ root: string; key: string; partner: string; pos: number }>): Promise<void>;
   get(roots: string[]): Promise<Map<string, RootData>>;
   clear(): Promise<void>;
   /** Every per-company file is staged: what the first `get` would prepare may begin now, beside what is read next. */
@@ -148,18 +152,23 @@ export function rootsOf(statement: Database.Statement, roots: string[]): Map<str
   return found;
 }
 
+/** The statements that stage a per-company row in `schema` (the staging file, or a worker thread's rows file). */
+export const INSERT_COMPANY = (schema: string) => `INSERT INTO ${schema}.company (root, company, simples, pos) VALUES (?, ?, ?, ?)`;
+export const INSERT_PARTNER = (schema: string) => `INSERT INTO ${schema}.partner (root, partner, pos) VALUES (?, ?, ?)`;
+
 /** Runs `write` as one transaction (the writer's, which names a full disk). */
 type Transaction = (write: () => void) => void;
 
 /**
- * Gathers the staged rows by root (COMPANY_STAGE_GATHER), on `db` where the staging file is
- * attached as `stage`: those not gathered yet, if any (a resumed run may have staged some after
- * an earlier gathering).
+ * Gathers the staged rows by root (schema.ts's `companyStageGather`), on `db` where the staging
+ * file is attached as `stage` and the worker threads' rows files as `rows`: those not gathered
+ * yet, if any (a resumed run may have staged some after an earlier gathering).
  */
-function gather(db: Database.Database, transaction: Transaction): void {
-  const staged = db.prepare('SELECT EXISTS (SELECT 1 FROM stage.company) OR EXISTS (SELECT 1 FROM stage.partner)').pluck().get() === 1;
+function gather(db: Database.Database, transaction: Transaction, rows: string[]): void {
+  const schemas = ['stage', ...rows];
+  const staged = schemas.some((schema) => db.prepare(`SELECT EXISTS (SELECT 1 FROM ${schema}.company) OR EXISTS (SELECT 1 FROM ${schema}.partner)`).pluck().get() === 1);
   const gathered = db.prepare("SELECT 1 FROM stage.sqlite_schema WHERE name = 'roots'").get() !== undefined;
-  if (staged || !gathered) transaction(() => db.exec(COMPANY_STAGE_GATHER));
+  if (staged || !gathered) transaction(() => db.exec(companyStageGather(schemas)));
 }
 
 /**
@@ -168,24 +177,35 @@ function gather(db: Database.Database, transaction: Transaction): void {
  */
 const GATHER_CACHE_KIB = 32 * 1024;
 
-/** `gather` on a connection of its own to the staging file at `path` (in a worker thread: see FileStaging's `staged`). */
-export function gatherStaged(path: string): void {
+/**
+ * `gather` on a connection of its own to the staging file at `path` and the rows files at
+ * `rowsPaths` (in a worker thread: see FileStaging's `staged`).
+ */
+export function gatherStaged(path: string, rowsPaths: string[]): void {
   const db = new Database(':memory:');
   try {
+    const rows = rowsPaths.map((file) => {
+      db.prepare(`ATTACH DATABASE ? AS ${rowsSchema(file)}`).run(file);
+      return rowsSchema(file);
+    });
     db.prepare('ATTACH DATABASE ? AS stage').run(path);
-    db.pragma('stage.journal_mode = TRUNCATE');
-    db.pragma('stage.synchronous = OFF');
+    for (const schema of ['stage', ...rows]) {
+      db.pragma(`${schema}.journal_mode = TRUNCATE`);
+      db.pragma(`${schema}.synchronous = OFF`);
+    }
     db.pragma(`stage.cache_size = -${GATHER_CACHE_KIB}`);
-    db.exec(COMPANY_STAGE_SCHEMA);
-    gather(db, (write) => db.transaction(write)());
+    db.exec(companyStageSchema('stage'));
+    gather(db, (write) => db.transaction(write)(), rows);
   } finally {
     db.close();
   }
 }
 
 /**
- * The staging file of an import into a release file (registry/schema.ts's COMPANY_STAGE_SCHEMA):
- * on disk and durable, so a resumed import need not read the per-company files again.
+ * The staging file of an import into a release file (registry/schema.ts's `companyStageSchema`):
+ * on disk and durable, so a resumed import need not read the per-company files again. Worker
+ * threads that read per-company files stage their rows in their own rows files instead
+ * (thread-staging.ts), gathered with these.
  */
 export class FileStaging implements Staging {
   readonly durable = true;
@@ -199,23 +219,25 @@ export class FileStaging implements Staging {
   constructor(
     private readonly db: Database.Database,
     private readonly transaction: Transaction,
+    /** The worker threads' rows files, attached to `db`: their schemas' names. */
+    private readonly rowsFiles: () => string[],
     /** Gathers the staged rows in another thread, given the staging file to itself meanwhile. */
     private readonly gatherBeside?: () => Promise<void>,
   ) {
-    db.exec(COMPANY_STAGE_SCHEMA);
-    this.insertCompany = db.prepare('INSERT INTO stage.company (root, company, simples) VALUES (?, ?, ?)');
-    this.insertPartner = db.prepare('INSERT INTO stage.partner (root, line, partner) VALUES (?, ?, ?)');
+    db.exec(companyStageSchema('stage'));
+    this.insertCompany = db.prepare(INSERT_COMPANY('stage'));
+    this.insertPartner = db.prepare(INSERT_PARTNER('stage'));
   }
 
-  async put(entries: Array<{ root: string; data: RootData }>): Promise<void> {
+  async put(entries: Array<{ root: string; data: RootData; pos: number }>): Promise<void> {
     this.transaction(() => {
-      for (const { root, data } of entries) this.insertCompany.run(root, data.company ?? null, data.simples ?? null);
+      for (const { root, data, pos } of entries) this.insertCompany.run(root, data.company ?? null, data.simples ?? null, pos);
     });
   }
 
-  async addPartners(entries: Array<{ root: string; key: string; partner: string }>): Promise<void> {
+  async addPartners(entries: Array<{ root: string; key: string; partner: string; pos: number }>): Promise<void> {
     this.transaction(() => {
-      for (const { root, key, partner } of entries) this.insertPartner.run(root, key, partner);
+      for (const { root, partner, pos } of entries) this.insertPartner.run(root, partner, pos);
     });
   }
 
@@ -250,7 +272,7 @@ export class FileStaging implements Staging {
    */
   private gathered(): Database.Statement {
     if (this.read) return this.read;
-    gather(this.db, this.transaction);
+    gather(this.db, this.transaction, this.rowsFiles());
     return (this.read = this.db.prepare(ROOTS_OF('stage')));
   }
 }

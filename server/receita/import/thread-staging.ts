@@ -1,21 +1,23 @@
 /**
- * The join and the staging of an import's establishments into a release file, as a worker thread
- * does them (document-worker.ts), so that the importer's own thread is left only reading the
- * files: at 1M and 10M that thread was the import's bottleneck, busy all along with the joins'
- * reads and the staged rows' inserts while the threads building documents waited for it.
+ * What a worker thread of an import into a release file stores (document-worker.ts), so that the
+ * importer's own thread is left only reading and checking the establishments: at 1M and 10M that
+ * thread was the import's bottleneck, busy all along with the joins' reads and the staged rows'
+ * inserts while the threads building documents waited for it.
  *
- * Each batch is joined with what its companies' files said (the staging file's gathered roots,
- * the release file's tax regimes), read through connections of the thread's own, and its rows are
- * appended to a rows file of the thread's own: a SQLite file has one writer at a time. The end of
- * the import reads every rows file with the writer's own (schema.ts's `stagedView`).
+ * Each thread has a rows file of its own (a SQLite file has one writer at a time): the blocks of
+ * the per-company files it reads, gathered by root with the staging file's (staging.ts) once all
+ * are read; then the establishments' rows, each batch joined with what its companies' files said
+ * (the staging file's gathered roots, the release file's tax regimes) through read connections of
+ * its own. The end of the import reads every rows file with the staging file's (schema.ts's
+ * `stagedView`).
  */
 import Database from 'better-sqlite3';
-import { readdirSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
-import { insertStagedRow, stagedRowsSchema, type StagedRow } from '../../companies/registry/schema.ts';
+import { companyStageSchema, insertStagedRow, stagedRowsSchema, type StagedRow } from '../../companies/registry/schema.ts';
 import { regimeKeysOf, REGIMES_OF } from '../../companies/registry/regime-keys.ts';
-import { rootsOf, ROOTS_OF } from './staging.ts';
+import { stagedPos } from '../../companies/registry/staged-row.ts';
+import { INSERT_COMPANY, INSERT_PARTNER, rootsOf, ROOTS_OF } from './staging.ts';
 import type { RootData } from './records.ts';
+import type { CompanyFileKind, StagedRows } from './staged-rows.ts';
 
 /**
  * Each read connection's page cache: the roots' inner pages at 60M establishments (about 67M
@@ -23,57 +25,65 @@ import type { RootData } from './records.ts';
  */
 const PROBE_CACHE_KIB = 64 * 1024;
 
-/** Where worker thread `thread` stages the rows of the release file at `path`. */
-export const rowsPath = (path: string, thread: number) => path.replace(/\.sqlite$/, `.rows-${thread}.sqlite`);
-
-/** The rows files of the release file at `path` (of this run's threads, and of an earlier run's, which may have had more). */
-export function rowsFiles(path: string): string[] {
-  const prefix = basename(path).replace(/\.sqlite$/, '.rows-');
-  return readdirSync(dirname(path))
-    .filter((name) => name.startsWith(prefix) && /^\d+\.sqlite$/.test(name.slice(prefix.length)))
-    .sort()
-    .map((name) => join(dirname(path), name));
-}
-
 export class ThreadStaging {
   private readonly db: Database.Database;
-  private readonly roots: Database.Statement;
-  private readonly regimes: Database.Statement;
   private readonly insert: Database.Statement;
-  private readonly write: (rows: StagedRow[]) => void;
+  private readonly insertCompany: Database.Statement;
+  private readonly insertPartner: Database.Statement;
+  private reads: { roots: Database.Statement; regimes: Database.Statement } | undefined;
 
-  /** `path`: the release file; `stagePath`: its staging file, whose roots are gathered; `rows`: this thread's rows file. */
-  constructor(path: string, stagePath: string, rows: string) {
-    const db = (this.db = new Database(rows));
-    // This thread is the rows file's only user until the end reads it: its lock taken once.
-    db.pragma('locking_mode = EXCLUSIVE');
+  /** `path`: this thread's rows file. */
+  constructor(readonly path: string) {
+    const db = (this.db = new Database(path));
+    // Written by this thread only, and read by others between its transactions (the gathering, the
+    // end): locks taken per transaction, a batch's.
     db.pragma('journal_mode = TRUNCATE');
     db.pragma('synchronous = OFF');
-    db.exec(stagedRowsSchema('main'));
-    // Read only, by this thread and the other threads beside it, the writer's thread having let go of its locks.
-    db.prepare('ATTACH DATABASE ? AS stage').run(stagePath);
-    db.prepare('ATTACH DATABASE ? AS release_file').run(path);
-    // Each batch's probes land anywhere in tables of gigabytes at 10M: the B-trees' inner pages stay cached, a probe reads one leaf.
-    for (const schema of ['stage', 'release_file']) db.pragma(`${schema}.cache_size = -${PROBE_CACHE_KIB}`);
-    this.roots = db.prepare(ROOTS_OF('stage'));
-    this.regimes = db.prepare(REGIMES_OF('release_file')).safeIntegers();
+    db.exec(stagedRowsSchema('main') + companyStageSchema('main'));
     this.insert = db.prepare(insertStagedRow('main'));
-    this.write = db.transaction((rows: StagedRow[]) => {
-      for (const row of rows) this.insert.run(row);
-    });
+    this.insertCompany = db.prepare(INSERT_COMPANY('main'));
+    this.insertPartner = db.prepare(INSERT_PARTNER('main'));
   }
 
-  /** What the establishments of these CNPJs join: their companies' staged data by root, and their tax regimes' search keys. */
-  join(cnpjs: string[]): { roots: Map<string, RootData>; taxRegimes: Map<string, string[]> } {
-    return { roots: rootsOf(this.roots, [...new Set(cnpjs.map((cnpj) => cnpj.slice(0, 8)))]), taxRegimes: regimeKeysOf(this.regimes, cnpjs) };
+  /** A block of a per-company file, in one transaction: durable (against a kill) once this returns; how many rows it staged. */
+  stageCompanies(kind: CompanyFileKind, { roots, texts, lines }: StagedRows, place: number): number {
+    this.db.transaction(() => {
+      for (let i = 0; i < roots.length; i++) {
+        const pos = stagedPos(place, lines[i]!);
+        if (kind === 'socios') this.insertPartner.run(roots[i], texts[i], pos);
+        else this.insertCompany.run(roots[i], kind === 'empresas' ? texts[i] : null, kind === 'simples' ? texts[i] : null, pos);
+      }
+    })();
+    return roots.length;
   }
 
-  /** Appends a batch's rows, in one transaction: durable (against a kill) once this returns. */
+  /**
+   * What the establishments of these CNPJs join: their companies' staged data by root, and their
+   * tax regimes' search keys, read from the release file at `release` and its staging file at
+   * `stage` (once gathered, and let go of by the writer's thread).
+   */
+  join(cnpjs: string[], files: { release: string; stage: string }): { roots: Map<string, RootData>; taxRegimes: Map<string, string[]> } {
+    const reads = (this.reads ??= this.attach(files));
+    return { roots: rootsOf(reads.roots, [...new Set(cnpjs.map((cnpj) => cnpj.slice(0, 8)))]), taxRegimes: regimeKeysOf(reads.regimes, cnpjs) };
+  }
+
+  /** Appends a batch's establishment rows, in one transaction: durable (against a kill) once this returns. */
   put(rows: StagedRow[]): void {
-    this.write(rows);
+    this.db.transaction(() => {
+      for (const row of rows) this.insert.run(row);
+    })();
   }
 
   close(): void {
     this.db.close();
+  }
+
+  private attach({ release, stage }: { release: string; stage: string }) {
+    // Read only, by this thread and the other threads beside it.
+    this.db.prepare('ATTACH DATABASE ? AS stage').run(stage);
+    this.db.prepare('ATTACH DATABASE ? AS release_file').run(release);
+    // Each batch's probes land anywhere in tables of gigabytes at 10M: the B-trees' inner pages stay cached, a probe reads one leaf.
+    for (const schema of ['stage', 'release_file']) this.db.pragma(`${schema}.cache_size = -${PROBE_CACHE_KIB}`);
+    return { roots: this.db.prepare(ROOTS_OF('stage')), regimes: this.db.prepare(REGIMES_OF('release_file')).safeIntegers() };
   }
 }

@@ -121,6 +121,7 @@ describe('the document worker thread', () => {
         for await (const block of read) {
           problems.push(...block.problems);
           for (const [table, count] of Object.entries(block.unknown)) unknown[table] = (unknown[table] ?? 0) + count;
+          if ('stored' in block) throw new Error('staged without `into`, the rows come back');
           staged.roots.push(...block.roots);
           staged.texts.push(...block.texts);
           staged.lines.push(...block.lines);

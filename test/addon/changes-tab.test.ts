@@ -9,7 +9,8 @@ import { controlSocketPath, sendControl } from '../../server/cli/control.ts';
 import { addonIn, type Addon } from '../helpers/addon-sandbox.ts';
 import { makeCnpj } from '../helpers/companies.ts';
 import { fakeGas, type FakeGas } from '../helpers/fake-gas.ts';
-import { runCli, startServer, type ServerProcess } from '../helpers/processes.ts';
+import { commandHere } from '../helpers/commands.ts';
+import { startServer, type ServerProcess } from '../helpers/processes.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { cnpj, writeReleasePair } from '../server/companies/change-releases.ts';
 
@@ -34,7 +35,7 @@ async function consumed(apiKey: string): Promise<number> {
 beforeAll(async () => {
   dataDir = await tempDir('addon-changes');
   const { first, second } = await writeReleasePair(await tempDir('addon-changes-releases'));
-  for (const dir of [first, second]) expect((await runCli(['import', 'cnpj', '--dir', dir], { DATA_DIR: dataDir })).code).toBe(0);
+  for (const dir of [first, second]) expect(await commandHere({ DATA_DIR: dataDir }, 'import cnpj', { dir })).toMatchObject({ complete: true });
   server = await startServer({ DATA_DIR: dataDir });
 }, 60_000);
 

@@ -11,11 +11,13 @@ import type { EnrichOptions } from '../../addon/features/enrich-rows.ts';
 import type { Runtime } from '../../addon/features/runs.ts';
 import { controlSocketPath, sendControl } from '../../server/cli/control.ts';
 import { CSV_COLUMNS } from '../../server/exports/export-file.ts';
+import { generateRelease } from '../../server/seed/release-generator.ts';
 import { cnpjCheckDigits } from '../../shared/cnpj.ts';
 import { addonIn, type Addon } from '../helpers/addon-sandbox.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { fakeGas, type FakeGas } from '../helpers/fake-gas.ts';
-import { runCli, startFakeProviderProcess, startServer, type ServerProcess } from '../helpers/processes.ts';
+import { commandHere } from '../helpers/commands.ts';
+import { startFakeProviderProcess, startServer, type ServerProcess } from '../helpers/processes.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { unzip } from '../helpers/zip.ts';
 
@@ -59,9 +61,8 @@ async function dashboardCookie(apiKey: string): Promise<string> {
 beforeAll(async () => {
   dataDir = await tempDir('addon-runs');
   const release = path.join(dataDir, 'release');
-  await runCli(['generate', 'cnpj', '--dir', release, '--establishments', '800'], {});
-  const imported = await runCli(['import', 'cnpj', '--dir', release], { DATA_DIR: dataDir });
-  expect(imported.code).toBe(0);
+  await generateRelease({ dir: release, establishments: 800 });
+  expect(await commandHere({ DATA_DIR: dataDir }, 'import cnpj', { dir: release })).toMatchObject({ complete: true });
   const zips = (await readdir(release)).filter((f) => f.startsWith('Estabelecimentos'));
   const csv = (await Promise.all(zips.map((f) => unzip(path.join(release, f))))).flat().map((e) => e.bytes.toString('latin1')).join('\n');
   cnpjs = csv.split('\n').filter(Boolean).map((line) => line.split(';').slice(0, 3).map((f) => f.replace(/"/g, '')).join(''));

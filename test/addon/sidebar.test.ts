@@ -66,9 +66,14 @@ const STUB = `
   window.google = { script: { run: { withSuccessHandler: (ok) => ({ withFailureHandler: (fail) => runner(ok, fail) }) } } };
 `;
 
-/** A page with the sidebar and a scripted google.script.run that records every call. */
-async function open(responses: Record<string, unknown>): Promise<Page> {
+/**
+ * A page with the sidebar and a scripted google.script.run that records every call. `clock`: the
+ * page's timers on Playwright's clock, which a test moves on (fastForward) to a poll's turn
+ * rather than waiting for it.
+ */
+async function open(responses: Record<string, unknown>, { clock = false } = {}): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 300, height: 700 } });
+  if (clock) await page.clock.install();
   const data = JSON.stringify(responses).replace(/&/g, '&amp;').replace(/'/g, '&#39;');
   await page.setContent(html.replace('<head>', `<head><script data-responses='${data}'>${STUB}</script>`));
   await page.waitForFunction(() => (globalThis as unknown as { calls: unknown[] }).calls.length > 0);
@@ -267,7 +272,7 @@ describe.skipIf(!chromiumPath)('sidebar', () => {
 
   it('validates the AI column form, then starts the run and shows it in the Jobs panel: progress bar, credits, Cancel', async () => {
     const cancelled = [{ ...jobs[0], cancelling: true, text: 'Cancelling: 312 of 800 looked up, 640 credits so far; 300 filled, 0 skipped, 12 failed, 600 credits written. Results are written as they finish.' }, jobs[1]];
-    const page = await open({ sidebarState: baseState, sidebarStart: jobs, sidebarJobs: jobs, sidebarCancelRun: cancelled });
+    const page = await open({ sidebarState: baseState, sidebarStart: jobs, sidebarJobs: jobs, sidebarCancelRun: cancelled }, { clock: true });
     await page.click('nav button[data-tab=ai]');
     await page.click('#run-ai');
     expect(await page.locator('#instruction.invalid').count()).toBe(1);
@@ -282,7 +287,8 @@ describe.skipIf(!chromiumPath)('sidebar', () => {
     expect(await page.locator('.job .bar span').first().getAttribute('style')).toBe('width: 39%;');
     expect(await page.locator('.job .cancel').count()).toBe(1);
     await page.screenshot({ path: `${SHOTS}jobs.png` });
-    // The panel polls while a run works: each poll writes what the server finished.
+    // The panel polls while a run works (every 5 s): each poll writes what the server finished.
+    await page.clock.fastForward(5_000);
     await page.waitForFunction(() => (globalThis as unknown as { calls: Array<[string]> }).calls.some(([name]) => name === 'sidebarJobs'), undefined, { timeout: 30_000 });
     await page.click('.job .cancel');
     await page.waitForFunction(() => (globalThis as unknown as { calls: Array<[string]> }).calls.some(([name]) => name === 'sidebarCancelRun'));

@@ -137,16 +137,6 @@ export async function startFakeProviderProcess(worldSize = 0): Promise<{ env: Re
   return { env, stop: () => void child.kill() };
 }
 
-/** A workspace on the active plan, made and granted `credits` with the CLI beside (or without) a server. */
-export async function cliWorkspace(env: Record<string, string>, name: string, credits: number): Promise<{ workspaceId: string; apiKey: string }> {
-  const made = await runCli(['workspace', 'create', '--name', name, '--plan', 'active'], env);
-  if (made.code !== 0) throw new Error(`workspace create exited ${made.code}: ${made.stderr}`);
-  const { workspaceId, apiKey } = made.json as { workspaceId: string; apiKey: string };
-  const granted = await runCli(['credits', 'grant', '--workspace', workspaceId, '--amount', String(credits)], env);
-  if (granted.code !== 0) throw new Error(`credits grant exited ${granted.code}: ${granted.stderr}`);
-  return { workspaceId, apiKey };
-}
-
 /** `/v1/api` calls with `apiKey` to whichever server `current()` names (kill tests restart it); the JSON answer. */
 export function apiOf(current: () => ServerProcess, apiKey: string) {
   return async (method: string, path: string, payload?: unknown): Promise<any> => {

@@ -14,7 +14,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { CompanyDoc } from '../../server/companies/company-record.ts';
 import { companyDoc, makeCnpj } from '../helpers/companies.ts';
 import { startFakeHunter, testWorld, type FakeProvider } from '../helpers/fake-providers.ts';
-import { runCli, startServer, type ServerProcess } from '../helpers/processes.ts';
+import { commandHere, workspaceHere } from '../helpers/commands.ts';
+import { startServer, type ServerProcess } from '../helpers/processes.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { dropDatabase, mongoForTests, throwawayDatabaseName } from './store/mongo-server.ts';
 
@@ -85,16 +86,8 @@ describe.skipIf(missing.length > 0)('two server processes on one MongoDB databas
     if (uri) await dropDatabase(mongo.uri!, dbName);
   });
 
-  /** A workspace of its own (its own rate-limit bucket), made by the CLI, with `credits` to spend. */
-  async function workspace(credits: number): Promise<{ workspaceId: string; apiKey: string }> {
-    // On the active plan it starts at 0 credits.
-    const made = await runCli(['workspace', 'create', '--name', 'instances', '--plan', 'active'], env);
-    expect(made.code, made.stderr).toBe(0);
-    const { workspaceId, apiKey } = made.json as { workspaceId: string; apiKey: string };
-    const granted = await runCli(['credits', 'grant', '--workspace', workspaceId, '--amount', String(credits)], env);
-    expect(granted.code, granted.stderr).toBe(0);
-    return { workspaceId, apiKey };
-  }
+  /** A workspace of its own (its own rate-limit bucket), made by the CLI's commands, with `credits` to spend. */
+  const workspace = (credits: number) => workspaceHere(env, 'instances', credits);
 
   async function call(server: ServerProcess, method: string, path: string, key: string, body?: unknown, headers: Record<string, string> = {}) {
     const res = await fetch(server.url + path, {
@@ -160,9 +153,8 @@ describe.skipIf(missing.length > 0)('two server processes on one MongoDB databas
     expect((await call(b, 'GET', '/v1/api/credits', apiKey)).status).toBe(200);
 
     // Revoked on A's dashboard, signed in with a one-time link.
-    const link = await runCli(['dashboard', 'link', '--workspace', workspaceId], env);
-    expect(link.code, link.stderr).toBe(0);
-    const token = new URL((link.json as { url: string }).url).searchParams.get('token')!;
+    const link = (await commandHere(env, 'dashboard link', { workspace: workspaceId })) as { url: string };
+    const token = new URL(link.url).searchParams.get('token')!;
     const signedIn = await fetch(`${a.url}/dashboard/login`, {
       method: 'POST',
       redirect: 'manual',

@@ -10,7 +10,8 @@ import type { CompanyDoc } from '../../../server/companies/company-record.ts';
 import { openStore } from '../../../server/store/open.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
 import { eventually } from '../../helpers/eventually.ts';
-import { apiOf, cliWorkspace, startServer } from '../../helpers/processes.ts';
+import { workspaceHere } from '../../helpers/commands.ts';
+import { apiOf, startServer } from '../../helpers/processes.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 import { webhookReceiver } from '../../helpers/webhook-receiver.ts';
 
@@ -32,7 +33,7 @@ describe('kill -9 while a job reports its items', () => {
     const store = await openStore({ dataDir: env.DATA_DIR });
     await store.collection<CompanyDoc>('companies').insertOne(companyDoc(cnpj));
     await store.close();
-    const { apiKey } = await cliWorkspace(env, 'events', ITEMS);
+    const { apiKey } = await workspaceHere(env, 'events', ITEMS);
 
     let server = await startServer(env);
     const api = apiOf(() => server, apiKey);

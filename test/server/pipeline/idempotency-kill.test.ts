@@ -19,7 +19,8 @@ import { openStore } from '../../../server/store/open.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
 import { deferCleanup } from '../../helpers/cleanup.ts';
 import { eventually } from '../../helpers/eventually.ts';
-import { runCli, startServer, type ServerProcess } from '../../helpers/processes.ts';
+import { workspaceHere } from '../../helpers/commands.ts';
+import { startServer, type ServerProcess } from '../../helpers/processes.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 import { dropDatabase, mongoForTests, throwawayDatabaseName } from '../store/mongo-server.ts';
 
@@ -49,11 +50,7 @@ async function scenario(env: Record<string, string>, { withJob, companies, httpC
   const store = await openStore({ mongodbUri: env.MONGODB_URI, dataDir: env.DATA_DIR! });
   for (const cnpj of cnpjs) await store.collection<CompanyDoc>('companies').insertOne(companyDoc(cnpj));
   await store.close();
-  const made = await runCli(['workspace', 'create', '--name', 'kill', '--plan', 'active'], env);
-  expect(made.code, made.stderr).toBe(0);
-  const { workspaceId, apiKey } = made.json as { workspaceId: string; apiKey: string };
-  const granted = await runCli(['credits', 'grant', '--workspace', workspaceId, '--amount', '1000000'], env);
-  expect(granted.code, granted.stderr).toBe(0);
+  const { apiKey } = await workspaceHere(env, 'kill', 1_000_000);
 
   let server = await startServer(env);
   const api = async (method: string, path: string, payload?: unknown, headers: Record<string, string> = {}) => {

@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../../helpers/eventually.ts';
 import { webhookReceiver } from '../../helpers/webhook-receiver.ts';
-import { apiOf, cliWorkspace, runCli, startServer } from '../../helpers/processes.ts';
+import { commandHere, workspaceHere } from '../../helpers/commands.ts';
+import { apiOf, runCli, startServer } from '../../helpers/processes.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 import { cnpj, expectedKinds, writeReleasePair } from '../companies/change-releases.ts';
 
@@ -26,8 +27,8 @@ describe('kill -9 while watches are sent a release', () => {
 
     const env = { DATA_DIR: await tempDir('watch-kill'), JOBS_POLL_MS: '50', WEBHOOK_ALLOW_PRIVATE: 'true' };
     const releases = await writeReleasePair(await tempDir('watch-kill-releases'));
-    expect((await runCli(['import', 'cnpj', '--dir', releases.first], env)).code).toBe(0);
-    const { apiKey } = await cliWorkspace(env, 'watches', WATCHES * CHANGES);
+    expect(await commandHere(env, 'import cnpj', { dir: releases.first })).toMatchObject({ complete: true });
+    const { apiKey } = await workspaceHere(env, 'watches', WATCHES * CHANGES);
 
     let server = await startServer(env);
     const api = apiOf(() => server, apiKey);

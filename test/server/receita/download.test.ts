@@ -106,7 +106,10 @@ function sendFile(name: string, req: http.IncomingMessage, res: http.ServerRespo
   });
   const half = Math.floor(body.length / 2);
   if (faults.drop.delete(name)) {
-    res.write(body.subarray(0, half), () => setTimeout(() => res.destroy(), 20));
+    // Dropped once the client has had time to take the first half: a web stream that errors
+    // discards the chunks its reader has not taken yet, so a drop right behind the data (20 ms,
+    // on a busy machine) could leave nothing to resume from, and the file was downloaded again whole.
+    res.write(body.subarray(0, half), () => setTimeout(() => res.destroy(), 500));
     return;
   }
   if (faults.stall.delete(name)) {

@@ -257,7 +257,7 @@ export class FileStaging implements Staging {
     return rootsOf(this.gathered(), roots);
   }
 
-  /** Every staged row gathered, and this connection's lock on the staging file let go, so that worker threads may read the roots. */
+  /** Every staged row gathered (by the thread beside, or here), so that worker threads may read the roots. */
   async prepared(): Promise<void> {
     await this.gathering;
     this.gathered();

@@ -229,6 +229,11 @@ export class ReleaseFileWriter implements CompanyWriter {
     return this.staged ? { rowsPath: rowsPath(this.file.path, thread), place } : undefined;
   }
 
+  /** A worker thread's error on this file's behalf, a full disk named as the file's own writes name it. */
+  named(err: unknown): unknown {
+    return this.file.named(err);
+  }
+
   /**
    * Builds the file and puts it in service; how many establishments of the replaced release it
    * lacks. A worker thread, idle by then, builds the search tables meanwhile.

@@ -118,18 +118,7 @@ export class DocumentThread {
   }
 
   build(batch: EstablishmentBatch): Promise<Built> {
-    if (this.failure) return Promise.reject(this.failure);
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, {
-        reply: (reply) => {
-          this.pending.delete(id);
-          if ('encoded' in reply) resolve({ encoded: reply.encoded, unknown: reply.unknown });
-        },
-        reject,
-      });
-      this.send({ kind: 'batch', id, batch });
-    });
+    return this.ask((id) => ({ kind: 'batch', id, batch }), (reply) => reply as Built);
   }
 
   /**
@@ -169,18 +158,7 @@ export class DocumentThread {
 
   /** Joins (unless `joined` is given), builds and stages the rows in the worker; resolves once they are durable. */
   stageBatch(rows: EstablishmentRow[], joined?: Joined): Promise<{ stagedRows: number; unknown: UnknownCodes }> {
-    if (this.failure) return Promise.reject(this.failure);
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, {
-        reply: (reply) => {
-          this.pending.delete(id);
-          if ('stagedRows' in reply) resolve(reply);
-        },
-        reject,
-      });
-      this.send({ kind: 'stage batch', id, rows, ...(joined ? { joined } : {}) });
-    });
+    return this.ask((id) => ({ kind: 'stage batch', id, rows, ...(joined ? { joined } : {}) }), (reply) => reply as { stagedRows: number; unknown: UnknownCodes });
   }
 
   /** Closes the worker's staging: its rows file is read by others from now on. */
@@ -195,13 +173,18 @@ export class DocumentThread {
 
   /** A request whose reply only says it is done. */
   private done(request: (id: number) => BuildRequest): Promise<void> {
+    return this.ask(request, () => undefined);
+  }
+
+  /** A request answered by one reply, of which `answer` takes what the caller gets. */
+  private ask<T>(request: (id: number) => BuildRequest, answer: (reply: Reply) => T): Promise<T> {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, {
-        reply: () => {
+        reply: (reply) => {
           this.pending.delete(id);
-          resolve();
+          resolve(answer(reply));
         },
         reject,
       });

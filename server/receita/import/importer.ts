@@ -455,6 +455,9 @@ class Run {
         await written.add(this.stage(file, block), seen);
       }
       await written.all();
+    } catch (err) {
+      // The worker thread may have stored the rows itself, into a release file: a full disk is named as the file's own writes name it.
+      throw this.companies.release?.named(err) ?? err;
     } finally {
       await written.settled();
     }

@@ -170,8 +170,8 @@ export class ReleaseWriter {
     }
   }
 
-  /** A full disk as the one line that says what it means; any other error as it is. */
-  private named(err: unknown): unknown {
+  /** A full disk as the one line that says what it means; any other error as it is (also for the worker threads' writes on this file's behalf). */
+  named(err: unknown): unknown {
     if ((err as { code?: string }).code !== 'SQLITE_FULL') return err;
     return new Error(
       `the disk holding ${dirname(this.path)} is full: the import stopped, and the release in service is untouched; free space and run the import again, it resumes`,
@@ -306,7 +306,7 @@ export class ReleaseWriter {
     this.shareFile();
   }
 
-  /** The error of a worker thread's work on this file's behalf, a full disk named as this file's own are. */
+  /** The error of a worker thread's work on this file's behalf, a full disk named (`named`). */
   async guard<T>(work: Promise<T>): Promise<T> {
     try {
       return await work;

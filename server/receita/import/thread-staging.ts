@@ -1,8 +1,8 @@
 /**
  * What a worker thread of an import into a release file stores (document-worker.ts), so that the
- * importer's own thread is left only reading and checking the establishments: at 1M and 10M that
- * thread was the import's bottleneck, busy all along with the joins' reads and the staged rows'
- * inserts while the threads building documents waited for it.
+ * importer's own thread is left only reading and checking the rows. That thread did the joins'
+ * reads and every staged row's insert alone, a serial share the threads building documents
+ * waited on: on a busy machine the import took 1.6 times as long at 1M (issue 41).
  *
  * Each thread has a rows file of its own (a SQLite file has one writer at a time): the blocks of
  * the per-company files it reads, gathered by root with the staging file's (staging.ts) once all

@@ -140,8 +140,9 @@ class LoadWriter implements CompanyWriter {
 
 /**
  * The embedded store's registry: a release file of its own (release-writer.ts), built
- * beside the one in service and switched to at the end. Documents are built and encoded as
- * staged rows in the worker threads when there are any; this thread only stores them.
+ * beside the one in service and switched to at the end. From the second batch on, the worker
+ * threads, when there are any, join, build, encode and store the rows (thread-staging.ts); this
+ * thread only hands them out.
  */
 export class ReleaseFileWriter implements CompanyWriter {
   readonly unknown: UnknownCodes = {};

@@ -1,8 +1,9 @@
 /**
  * Writes one release file (schema.ts) for an import, beside the release in service, which goes on
- * answering from its own file. Rows are appended to a staging file as they come, each batch one
- * transaction (so a killed import loses at most the batches its checkpoint had not counted, which
- * it writes again: the later copy wins); at the end they move into the release's tables in key
+ * answering from its own file. Rows are appended as they come, to a staging file or to the worker
+ * threads' rows files (thread-staging.ts), each batch one transaction (so a killed import loses at
+ * most the batches its checkpoint had not counted, which it writes again at the same place in the
+ * release: the copies are one); at the end they move into the release's tables in key
  * order, the full-text and filter indexes are built from sorted data (the search's tables beside,
  * in another thread: search-tables.ts), and only then does the registry switch to the file
  * (registry.ts).
@@ -26,7 +27,7 @@ import { regimeKeysOf, REGIMES_OF } from '../../companies/registry/regime-keys.t
 import { ChangeStep } from '../../companies/changes/change-file.ts';
 import type { ChangeCounts } from '../../companies/changes/change-diff.ts';
 import { buildSearchTables, copySearchTables, searchPath } from './search-tables.ts';
-import { rowsFiles, rowsSchema } from './rows-files.ts';
+import { attachRowsFiles, rowsFiles } from './rows-files.ts';
 
 /** The staging file's form, in its `user_version`: raised when a version stages rows that an older one would read otherwise. */
 const STAGE_FORMAT = 3;
@@ -288,12 +289,7 @@ export class ReleaseWriter {
 
   /** The worker threads' rows files there are (thread-staging.ts), attached to this connection (once): their schemas' names. */
   attachRows(): string[] {
-    const attached = new Set(this.db.prepare('SELECT name FROM pragma_database_list').pluck().all() as string[]);
-    return rowsFiles(this.path).map((file) => {
-      const schema = rowsSchema(file);
-      if (!attached.has(schema)) this.db.prepare(`ATTACH DATABASE ? AS ${schema}`).run(file);
-      return schema;
-    });
+    return attachRowsFiles(this.db, rowsFiles(this.path));
   }
 
   /**

@@ -14,7 +14,7 @@
  */
 import Database from 'better-sqlite3';
 import { SEARCH_SCHEMA, SEARCH_TABLES, stagedView } from '../../companies/registry/schema.ts';
-import { rowsSchema } from './rows-files.ts';
+import { attachRowsFiles } from './rows-files.ts';
 
 /**
  * This build's page cache, which also bounds its sorts' memory (they spill to temporary files
@@ -66,8 +66,7 @@ export function buildSearchTables(path: string, stagePath: string, rowsPaths: st
     db.pragma(`cache_size = -${CACHE_KIB}`);
     db.exec(SEARCH_SCHEMA);
     db.prepare('ATTACH DATABASE ? AS stage').run(stagePath);
-    rowsPaths.forEach((file) => db.prepare(`ATTACH DATABASE ? AS ${rowsSchema(file)}`).run(file));
-    db.exec(stagedView(['stage', ...rowsPaths.map(rowsSchema)]));
+    db.exec(stagedView(['stage', ...attachRowsFiles(db, rowsPaths)]));
     const done = db.prepare("SELECT 1 FROM meta WHERE name = ? AND value = 'done'").pluck();
     const record = db.prepare("INSERT OR REPLACE INTO meta (name, value) VALUES (?, 'done')");
     let latest = false;

@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import type { Store } from '../../store/port.ts';
 import type { RootData } from './records.ts';
 import { companyStageGather, companyStageSchema, PARTNER_SEPARATOR } from '../../companies/registry/schema.ts';
-import { rowsSchema } from './rows-files.ts';
+import { attachRowsFiles } from './rows-files.ts';
 
 export interface Staging {
   /** Whether staged data survives the process, so a resumed import need not read it again. */
@@ -184,10 +184,7 @@ const GATHER_CACHE_KIB = 32 * 1024;
 export function gatherStaged(path: string, rowsPaths: string[]): void {
   const db = new Database(':memory:');
   try {
-    const rows = rowsPaths.map((file) => {
-      db.prepare(`ATTACH DATABASE ? AS ${rowsSchema(file)}`).run(file);
-      return rowsSchema(file);
-    });
+    const rows = attachRowsFiles(db, rowsPaths);
     db.prepare('ATTACH DATABASE ? AS stage').run(path);
     for (const schema of ['stage', ...rows]) {
       db.pragma(`${schema}.journal_mode = TRUNCATE`);

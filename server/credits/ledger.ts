@@ -7,12 +7,14 @@
  * from the outbox. A crash between those steps loses nothing: `recover()` copies any movement
  * still pending. No read-then-write ever decides whether a balance suffices.
  *
- * A movement is answered once it is durable in the account's outbox and its ledger row is there
- * to read. On MongoDB that means the row's insert is waited for; the embedded store applies a
- * write to memory when it is issued, so there the row's disk flush is not waited for (each flush
- * was a third of a charged call's wait, issue 35): a crash before it lands leaves the movement in
- * the outbox, which `recover()` files at start-up. The pull that follows the row is never waited
- * for: a pull that never lands leaves the movement pending, and copying it again finds it there.
+ * A movement is answered once it is durable in the account's outbox. On MongoDB its ledger row's
+ * insert is waited for too, so that any instance reads the row. The embedded store has one
+ * process, which files the movements of the last few milliseconds together, after their answers
+ * (`fileWaiting`): a ledger row took a write of its own across ten B-trees, most of a single
+ * charged lookup's time in the store (issue 41). Its readers of the ledger file what waits first,
+ * and a crash before the filing leaves the movements in their outboxes, which `recover()` files
+ * at start-up. The pull that follows a row is never waited for: a pull that never lands leaves
+ * the movement pending, and copying it again finds it there.
  *
  * A movement's `seq` and `balanceAfter` are those of the update that applied it: the debit that
  * made it reads them from that update's answer. Whoever else files a pending movement (a read of
@@ -65,6 +67,18 @@ const PRUNE_AFTER_EXTRA_DAYS = 7;
 const PLACING_BATCH = 64;
 /** Workspaces whose recent movements are kept between reads. */
 const RECENT_CACHE_ENTRIES = 1_000;
+/** How long a movement applied on the embedded store waits to be filed with those after it. */
+const FILING_DELAY_MS = 10;
+/** Movements filed at once however soon: each waits in its account's outbox, which every movement of the account rewrites. */
+const FILING_BATCH = 64;
+
+/** A movement applied to its account and not filed in the ledger yet, with its place there. */
+interface Unfiled {
+  workspaceId: string;
+  movement: Movement;
+  seq: number;
+  balanceAfter: number;
+}
 
 type MovementView = CreditsView['movements'][number];
 
@@ -80,8 +94,11 @@ export class Credits {
    * the account read of each request, so this holds across instances on MongoDB too.
    */
   private readonly recent = new Lru<string, { seq: number; movements: readonly MovementView[] }>(RECENT_CACHE_ENTRIES);
-  /** Whether a write is read by everyone as soon as it is issued (see the header): then a ledger row's flush is not waited for. */
-  private readonly readOnIssue: boolean;
+  /** Whether one process holds the store (embedded, see the header): then movements are filed together, after their answers. */
+  private readonly filesLater: boolean;
+  /** Movements waiting to be filed (`filesLater`), and the timer that files them. */
+  private readonly unfiled: Unfiled[] = [];
+  private filing: NodeJS.Timeout | undefined;
   /** Writes no caller waits for (an embedded ledger row, an outbox pull), until each ends. */
   private readonly background = new Set<Promise<void>>();
 
@@ -93,7 +110,7 @@ export class Credits {
   ) {
     this.ledger = store.collection<LedgerDoc>('ledger');
     this.accounts = workspaces.collection;
-    this.readOnIssue = store.kind === 'embedded';
+    this.filesLater = store.kind === 'embedded';
   }
 
   /**
@@ -170,6 +187,7 @@ export class Credits {
 
   /** Balance, consumption, plan and the most recent movements, newest first. */
   async view(workspaceId: string): Promise<CreditsView | null> {
+    await this.fileWaiting();
     let account = await this.workspaces.get(workspaceId);
     if (!account) return null;
     account = await this.expireTrialIfDue(account);
@@ -201,6 +219,7 @@ export class Credits {
 
   /** One page of the ledger, newest first: movements older than `before` (a `seq`), of one operation if given. */
   async page(workspaceId: string, { limit, before, operation }: { limit: number; before?: number; operation?: string }): Promise<LedgerPage> {
+    await this.fileWaiting();
     const filter: Filter<LedgerDoc> = { workspaceId };
     if (before !== undefined) filter.seq = { $lt: before };
     if (operation !== undefined) filter.operation = operation;
@@ -227,6 +246,7 @@ export class Credits {
     const countedFrom = account?.spentFrom ? Date.parse(account.spentFrom) : Infinity;
     const spent = new Map<number, number>();
     if (first < countedFrom) {
+      await this.fileWaiting();
       const rows = this.ledger.find(
         { workspaceId, at: { $gte: new Date(first), ...(countedFrom < Infinity ? { $lt: new Date(countedFrom) } : {}) } },
         { projection: { at: 1, amount: 1, operation: 1 } },
@@ -273,6 +293,7 @@ export class Credits {
    * really paid, whatever its own count says.
    */
   async paidUnder(workspaceId: string, note: string, since: Date): Promise<number> {
+    await this.fileWaiting();
     const names = (detail: string) => detail.endsWith(`(${note})`) || detail.startsWith(`${note}:`);
     const seen = new Set<string>();
     let paid = 0;
@@ -366,24 +387,44 @@ export class Credits {
    * movement's own, unless something filed it first.
    */
   private async record(after: WorkspaceDoc, movement: Movement): Promise<void> {
-    const filed = this.insertRow(after._id, movement, after.seq, after.balance).then(() => this.clearFromOutbox(after._id, movement));
-    if (this.readOnIssue) this.inBackground(filed);
-    else await filed;
+    if (!this.filesLater) {
+      await this.insertRow(after._id, movement, after.seq, after.balance);
+      this.clearFromOutbox(after._id, movement);
+      return;
+    }
+    this.unfiled.push({ workspaceId: after._id, movement, seq: after.seq, balanceAfter: after.balance });
+    if (this.unfiled.length >= FILING_BATCH) this.inBackground(this.fileWaiting());
+    else this.filing ??= setTimeout(() => this.inBackground(this.fileWaiting()), FILING_DELAY_MS);
+  }
+
+  /**
+   * Files the movements waiting (`filesLater`): their ledger rows in one write, then their pulls
+   * from the outboxes in another. A row someone filed first (`flushPending`) is the same row, so
+   * it is left.
+   */
+  private async fileWaiting(): Promise<void> {
+    clearTimeout(this.filing);
+    this.filing = undefined;
+    const waiting = this.unfiled.splice(0);
+    if (waiting.length === 0) return;
+    try {
+      await this.ledger.bulkWrite(
+        waiting.map(({ workspaceId, movement, seq, balanceAfter }) => ({ insertOne: { document: ledgerRow(workspaceId, movement, seq, balanceAfter) } })),
+        { ordered: false },
+      );
+    } catch (err) {
+      if (!onlyDuplicateKeys(err)) throw err;
+    }
+    await this.accounts.bulkWrite(
+      waiting.map(({ workspaceId, movement }) => ({ updateOne: { filter: { _id: workspaceId }, update: { $pull: { pending: movement } } } })),
+      { ordered: false },
+    );
   }
 
   /** One ledger row; a row already there (filed by someone else) is the same row, so it is left. */
   private async insertRow(workspaceId: string, movement: Movement, seq: number, balanceAfter: number): Promise<void> {
     try {
-      await this.ledger.insertOne({
-        _id: movement.movementId,
-        workspaceId,
-        seq,
-        at: movement.at,
-        amount: movement.amount,
-        balanceAfter,
-        operation: movement.operation,
-        detail: movement.detail,
-      });
+      await this.ledger.insertOne(ledgerRow(workspaceId, movement, seq, balanceAfter));
     } catch (err) {
       if (!isDuplicateKeyError(err)) throw err;
     }
@@ -410,8 +451,9 @@ export class Credits {
     this.background.add(tracked);
   }
 
-  /** Once the writes issued so far in the background have ended: shutdown waits for it before closing the store. */
+  /** Once the movements applied so far are filed, and the writes issued in the background have ended: shutdown waits for it before closing the store. */
   async settled(): Promise<void> {
+    this.inBackground(this.fileWaiting());
     while (this.background.size > 0) await Promise.all(this.background);
   }
 }
@@ -419,6 +461,17 @@ export class Credits {
 /** A refund's operation: this prefix and the operation it gives back for. */
 const REFUND = 'refund:';
 const isRefund = (operation: string) => operation.startsWith(REFUND);
+
+function ledgerRow(workspaceId: string, movement: Movement, seq: number, balanceAfter: number): LedgerDoc {
+  const { movementId, at, amount, operation, detail } = movement;
+  return { _id: movementId, workspaceId, seq, at, amount, balanceAfter, operation, detail };
+}
+
+/** A bulk write whose every failure is a row already there. */
+function onlyDuplicateKeys(err: unknown): boolean {
+  const failures = (err as { writeErrors?: unknown[] }).writeErrors;
+  return Array.isArray(failures) && failures.length > 0 && failures.every(isDuplicateKeyError);
+}
 
 function movementView(r: LedgerDoc): MovementView {
   return { movementId: r._id, at: r.at.toISOString(), amount: r.amount, balanceAfter: r.balanceAfter, operation: r.operation, detail: r.detail };

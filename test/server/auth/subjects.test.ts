@@ -31,6 +31,7 @@ const token = (subject: string, displayName: string | null = null): VerifiedToke
 });
 
 async function ledgerOf(workspaceId: string) {
+  await app.services.credits.settled();
   return app.services.store.collection<{ _id: string; workspaceId: string; operation: string }>('ledger').find({ workspaceId }).toArray();
 }
 

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Credits, type LedgerDoc } from '../../../server/credits/ledger.ts';
 import { Workspaces, type WorkspaceDoc } from '../../../server/credits/workspaces.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
+import { eventually } from '../../helpers/eventually.ts';
 
 let app: TestApp;
 
@@ -145,6 +146,25 @@ describe('ledger', () => {
       [-7, 'from another instance'],
       [500, 'Free trial credits'],
     ]);
+  });
+
+  it('files the movements of a burst together, after their answers: the ledger reads each at once, and the outboxes empty by themselves', async () => {
+    const { workspaceId } = await app.workspace();
+    const { credits, store } = app.services;
+    const accounts = store.collection<WorkspaceDoc>('workspaces');
+    const ledger = store.collection<LedgerDoc>('ledger');
+    await Promise.all(Array.from({ length: 30 }, (_, i) => app.services.payment.charge(workspaceId, 1, 'test', `burst ${i}`)));
+    // Every answered movement waits in its outbox until filed, and a page of the ledger files what waits first.
+    expect((await accounts.findOne({ _id: workspaceId }))!.pending.length + (await ledger.countDocuments({ workspaceId }))).toBeGreaterThanOrEqual(31);
+    const page = await credits.page(workspaceId, { limit: 100 });
+    expect(page.movements.map((m) => m.seq)).toEqual(Array.from({ length: 31 }, (_, i) => 31 - i));
+    expect(page.movements.every((m, i, all) => m.balanceAfter === (all[i + 1]?.balanceAfter ?? 0) + m.amount)).toBe(true);
+    // Without a read, charges are filed within moments, and their outbox emptied.
+    await app.services.payment.charge(workspaceId, 2, 'test', 'after the burst');
+    await eventually(async () => {
+      expect((await accounts.findOne({ _id: workspaceId }))!.pending).toEqual([]);
+      expect(await ledger.countDocuments({ workspaceId })).toBe(32);
+    });
   });
 
   it('a movement left in the outbox by a crash is recovered into the ledger', async () => {

@@ -42,6 +42,8 @@ interface ChainFigures {
 }
 
 async function chainOf(credits: Credits, store: Store, workspaceId: string): Promise<ChainFigures> {
+  // The rows are read from the collection: the movements applied so far are filed first.
+  await credits.settled();
   const rows = await store.collection<{ _id: string; workspaceId: string; seq: number }>('ledger').find({ workspaceId }).toArray();
   const paged: Array<{ seq: number; amount: number; balanceAfter: number }> = [];
   let before: number | undefined;

@@ -72,14 +72,6 @@ const FILING_DELAY_MS = 10;
 /** Movements filed at once however soon: each waits in its account's outbox, which every movement of the account rewrites. */
 const FILING_BATCH = 64;
 
-/** A movement applied to its account and not filed in the ledger yet, with its place there. */
-interface Unfiled {
-  workspaceId: string;
-  movement: Movement;
-  seq: number;
-  balanceAfter: number;
-}
-
 type MovementView = CreditsView['movements'][number];
 
 export type Debit = { ok: true } | { ok: false; balance: number };
@@ -96,8 +88,8 @@ export class Credits {
   private readonly recent = new Lru<string, { seq: number; movements: readonly MovementView[] }>(RECENT_CACHE_ENTRIES);
   /** Whether one process holds the store (embedded, see the header): then movements are filed together, after their answers. */
   private readonly filesLater: boolean;
-  /** Movements waiting to be filed (`filesLater`), and the timer that files them. */
-  private readonly unfiled: Unfiled[] = [];
+  /** Movements waiting to be filed (`filesLater`): each as pushed onto its outbox, and its ledger row; the timer that files them. */
+  private readonly unfiled: Array<{ movement: Movement; row: LedgerDoc }> = [];
   private filing: NodeJS.Timeout | undefined;
   /** Writes no caller waits for (an embedded ledger row, an outbox pull), until each ends. */
   private readonly background = new Set<Promise<void>>();
@@ -392,7 +384,7 @@ export class Credits {
       this.clearFromOutbox(after._id, movement);
       return;
     }
-    this.unfiled.push({ workspaceId: after._id, movement, seq: after.seq, balanceAfter: after.balance });
+    this.unfiled.push({ movement, row: ledgerRow(after._id, movement, after.seq, after.balance) });
     if (this.unfiled.length >= FILING_BATCH) this.inBackground(this.fileWaiting());
     else this.filing ??= setTimeout(() => this.inBackground(this.fileWaiting()), FILING_DELAY_MS);
   }
@@ -408,15 +400,12 @@ export class Credits {
     const waiting = this.unfiled.splice(0);
     if (waiting.length === 0) return;
     try {
-      await this.ledger.bulkWrite(
-        waiting.map(({ workspaceId, movement, seq, balanceAfter }) => ({ insertOne: { document: ledgerRow(workspaceId, movement, seq, balanceAfter) } })),
-        { ordered: false },
-      );
+      await this.ledger.bulkWrite(waiting.map(({ row }) => ({ insertOne: { document: row } })), { ordered: false });
     } catch (err) {
       if (!onlyDuplicateKeys(err)) throw err;
     }
     await this.accounts.bulkWrite(
-      waiting.map(({ workspaceId, movement }) => ({ updateOne: { filter: { _id: workspaceId }, update: { $pull: { pending: movement } } } })),
+      waiting.map(({ movement, row }) => ({ updateOne: { filter: { _id: row.workspaceId }, update: { $pull: { pending: movement } } } })),
       { ordered: false },
     );
   }

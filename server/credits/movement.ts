@@ -1,5 +1,5 @@
 /** One change of a balance, as it waits in a workspace's outbox and then stands in the ledger. */
-import { randomUUID } from 'node:crypto';
+import { timeOrderedId } from '../lib/time-ordered-id.ts';
 
 export interface Movement {
   movementId: string;
@@ -11,5 +11,5 @@ export interface Movement {
 }
 
 export function newMovement(amount: number, operation: string, detail: string, at = new Date()): Movement {
-  return { movementId: randomUUID(), at, amount, operation, detail };
+  return { movementId: timeOrderedId(at.getTime()), at, amount, operation, detail };
 }

@@ -9,9 +9,11 @@
  *
  * A movement is answered once it is durable in the account's outbox. On MongoDB its ledger row's
  * insert is waited for too, so that any instance reads the row. The embedded store has one
- * process, which files the movements of the last few milliseconds together, after their answers
- * (`fileWaiting`): a ledger row took a write of its own across ten B-trees, most of a single
- * charged lookup's time in the store (issue 41). Its readers of the ledger file what waits first,
+ * process, which files the movements waiting once the event loop's turn that applied them is
+ * over, after their answers (`fileWaiting`): alone for a client that waits for each answer (it
+ * is busy reading the answer meanwhile), together under load (every debit of the same turn). A
+ * ledger row is a write across ten B-trees, most of a single charged lookup's time in the store
+ * (issue 41); filed at once, the outbox every debit of the account rewrites stays short. Its readers of the ledger file what waits first,
  * and a crash before the filing leaves the movements in their outboxes, which `recover()` files
  * at start-up. The pull that follows a row is never waited for: a pull that never lands leaves
  * the movement pending, and copying it again finds it there.
@@ -67,9 +69,7 @@ const PRUNE_AFTER_EXTRA_DAYS = 7;
 const PLACING_BATCH = 64;
 /** Workspaces whose recent movements are kept between reads. */
 const RECENT_CACHE_ENTRIES = 1_000;
-/** How long a movement applied on the embedded store waits to be filed with those after it. */
-const FILING_DELAY_MS = 10;
-/** Movements filed at once however soon: each waits in its account's outbox, which every movement of the account rewrites. */
+/** Movements filed at once, even within one turn of the event loop: each waits in its account's outbox, which every movement of the account rewrites. */
 const FILING_BATCH = 64;
 
 type MovementView = CreditsView['movements'][number];
@@ -88,9 +88,9 @@ export class Credits {
   private readonly recent = new Lru<string, { seq: number; movements: readonly MovementView[] }>(RECENT_CACHE_ENTRIES);
   /** Whether one process holds the store (embedded, see the header): then movements are filed together, after their answers. */
   private readonly filesLater: boolean;
-  /** Movements waiting to be filed (`filesLater`): each as pushed onto its outbox, and its ledger row; the timer that files them. */
+  /** Movements waiting to be filed (`filesLater`): each as pushed onto its outbox, and its ledger row; the filing to come. */
   private readonly unfiled: Array<{ movement: Movement; row: LedgerDoc }> = [];
-  private filing: NodeJS.Timeout | undefined;
+  private filing: NodeJS.Immediate | undefined;
   /** Writes no caller waits for (an embedded ledger row, an outbox pull), until each ends. */
   private readonly background = new Set<Promise<void>>();
 
@@ -386,7 +386,7 @@ export class Credits {
     }
     this.unfiled.push({ movement, row: ledgerRow(after._id, movement, after.seq, after.balance) });
     if (this.unfiled.length >= FILING_BATCH) this.inBackground(this.fileWaiting());
-    else this.filing ??= setTimeout(() => this.inBackground(this.fileWaiting()), FILING_DELAY_MS);
+    else this.filing ??= setImmediate(() => this.inBackground(this.fileWaiting()));
   }
 
   /**
@@ -395,7 +395,7 @@ export class Credits {
    * it is left.
    */
   private async fileWaiting(): Promise<void> {
-    clearTimeout(this.filing);
+    clearImmediate(this.filing);
     this.filing = undefined;
     const waiting = this.unfiled.splice(0);
     if (waiting.length === 0) return;

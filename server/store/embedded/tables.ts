@@ -28,6 +28,8 @@ export class Tables {
   private readonly statements = new Map<string, Statement>();
   /** Made once: better-sqlite3 builds a transaction's wrappers at each `db.transaction()`, a tenth of a small write. */
   private readonly write: Transaction<(change: () => unknown) => unknown>;
+  /** The same, called inside `write`'s transaction: a savepoint. */
+  private readonly savepoint: Transaction<(change: () => unknown) => unknown>;
 
   constructor(
     readonly db: Database,
@@ -39,6 +41,7 @@ export class Tables {
       this.schema.refresh();
       return change();
     });
+    this.savepoint = db.transaction((change) => change());
   }
 
   private statement(sql: string): Statement {
@@ -66,7 +69,7 @@ export class Tables {
 
   /** Runs `change` inside the current transaction as a savepoint: a throw undoes it alone. */
   nested<R>(change: () => R): R {
-    return this.db.transaction(change)();
+    return this.savepoint(change) as R;
   }
 
   /** SQLite's errors as the port's: a broken unique index is MongoDB's 11000, a full disk STORE_FULL. */

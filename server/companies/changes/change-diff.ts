@@ -38,9 +38,15 @@ const json = (value: unknown) => JSON.stringify(value ?? null);
  * 2^-53). The values are fed in as they are, tagged by type, through two 32-bit lanes of
  * multiplicative mixing (cyrb53's): the JSON text and SHA-1 of the fields it replaced took a
  * seventh of an import's CPU for each establishment (issue 41). A release hashed otherwise (before
- * this function) is compared field by field where hashes differ, so changing this costs one slower
- * comparison, never a wrong change.
+ * this function, or another that `CHANGE_HASH` names otherwise) has its hashes made again with
+ * this one by the comparison, so changing this costs one slower comparison, never a wrong change.
  */
+/**
+ * Names `changeHash` in a release file's `meta` (`change hash`): a comparison trusts the hashes of
+ * the release it replaces only when they were made by this same function (change-file.ts).
+ */
+export const CHANGE_HASH = 'cyrb53 of the compared values';
+
 export function changeHash(record: object): number {
   const loose = record as Record<string, unknown>;
   h1 = 0xdeadbeef;

@@ -7,6 +7,7 @@
  * Written by `ChangeStep`, a step of the release file's `finish` (receita/import/release-writer.ts): with the
  * release in service attached as `old`, establishments whose compared-fields hash differs (and
  * those present on one side only) are decoded and diffed (change-diff.ts), a page of keys at a time.
+ * A release hashed by another function (an older version's) has its hashes made again first.
  * Read by `ChangeFile`, joined with the release in service's `facts` for the search filters.
  */
 import Database from 'better-sqlite3';
@@ -18,7 +19,7 @@ import { RecordDecoder, type CodecTables } from '../registry/record-codec.ts';
 import { filterSql } from '../registry/registry-query.ts';
 import type { Filter } from '../../store/port.ts';
 import type { CompanyDoc } from '../company-record.ts';
-import { changeCompany, countInto, diffRecords, type ChangeCounts } from './change-diff.ts';
+import { CHANGE_HASH, changeCompany, changeHash, countInto, diffRecords, type ChangeCounts } from './change-diff.ts';
 import type { ChangePage, ChangeQuery, StoredChange } from './change-page.ts';
 
 /** At least the last 24 releases are kept (decisions.md). */
@@ -114,20 +115,24 @@ export class ChangeStep {
       if (++recorded % PROGRESS_EVERY === 0) onProgress?.(counts);
     };
 
-    // A release file from before the hash (no `hash` column) is compared field by field, once.
-    const oldHashed = (db.prepare("SELECT count(*) FROM pragma_table_info('facts', 'old') WHERE name = 'hash'").pluck().get() as number) > 0;
-    const differs = oldHashed ? 'o.hash IS NOT n.hash' : '1';
+    // The hashes of a release file hashed otherwise (before the hash, or by another function) are
+    // made again from its documents: a decoding each, where a diff decodes two and compares every field.
+    const hashedAlike = db.prepare("SELECT value FROM old.meta WHERE name = 'change hash'").pluck().get() === CHANGE_HASH;
     const newOrChanged = db
-      .prepare(`SELECT n.k, o.k IS NOT NULL FROM main.facts n LEFT JOIN old.facts o ON o.k = n.k WHERE n.k > ? AND (o.k IS NULL OR ${differs}) ORDER BY n.k LIMIT ?`)
+      .prepare(
+        `SELECT n.k, o.k IS NOT NULL, n.hash FROM main.facts n LEFT JOIN old.facts o ON o.k = n.k WHERE n.k > ? ${hashedAlike ? 'AND (o.k IS NULL OR o.hash IS NOT n.hash)' : ''} ORDER BY n.k LIMIT ?`,
+      )
       .raw()
       .safeIntegers();
-    for (const [k, existed] of pages(newOrChanged)) {
-      const now = doc('main', k);
+    for (const [k, existed, hash] of pages(newOrChanged)) {
       if (!existed) {
-        put(k, 'opened', {}, changeCompany(now));
+        put(k, 'opened', {}, changeCompany(doc('main', k)));
         continue;
       }
-      for (const change of diffRecords(doc('old', k), now)) put(k, change.kind, change.fields, changeCompany(now));
+      const before = doc('old', k);
+      if (!hashedAlike && hash !== null && changeHash(before) === Number(hash)) continue;
+      const now = doc('main', k);
+      for (const change of diffRecords(before, now)) put(k, change.kind, change.fields, changeCompany(now));
     }
     const gone = db
       .prepare('SELECT o.k, 0 FROM old.facts o WHERE o.k > ? AND NOT EXISTS (SELECT 1 FROM main.facts n WHERE n.k = o.k) ORDER BY o.k LIMIT ?')
@@ -149,10 +154,10 @@ export class ChangeStep {
 }
 
 /** Every row of a keyset query `(after, limit)` on its first column, a page at a time (no statement stays open between pages). */
-function* pages(statement: Database.Statement): Generator<[bigint, bigint]> {
+function* pages(statement: Database.Statement): Generator<[bigint, bigint, bigint | null]> {
   let after = -1n;
   for (;;) {
-    const rows = statement.all(after, KEYS_PER_PAGE) as Array<[bigint, bigint]>;
+    const rows = statement.all(after, KEYS_PER_PAGE) as Array<[bigint, bigint, bigint | null]>;
     yield* rows;
     if (rows.length < KEYS_PER_PAGE) return;
     after = rows[rows.length - 1]![0];

@@ -25,7 +25,7 @@ import type { ReleaseMeta } from '../../companies/registry/release-file.ts';
 import { cnpjKey } from '../../companies/registry/cnpj-key.ts';
 import { regimeKeysOf, REGIMES_OF } from '../../companies/registry/regime-keys.ts';
 import { ChangeStep } from '../../companies/changes/change-file.ts';
-import type { ChangeCounts } from '../../companies/changes/change-diff.ts';
+import { CHANGE_HASH, type ChangeCounts } from '../../companies/changes/change-diff.ts';
 import { buildSearchTables, copySearchTables, searchPath } from './search-tables.ts';
 import { attachRowsFiles, rowsFiles } from './rows-files.ts';
 
@@ -99,8 +99,10 @@ export class ReleaseWriter {
     return this.codecTables;
   }
 
+  /** Set once, before the first document is staged: the documents' encoding, and the function that hashes them for the changes. */
   set codec(tables: CodecTables) {
     this.setMeta('codec', JSON.stringify(tables));
+    this.setMeta('change hash', CHANGE_HASH);
     this.codecTables = tables;
   }
 

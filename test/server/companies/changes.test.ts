@@ -4,10 +4,15 @@
  * import records them, and `POST /api/companies/changes` gives them by CNPJs, kinds and filters,
  * page by page, charged per change. The same release imported again records nothing.
  */
+import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importRelease, type ImportSummary } from '../../../server/receita/import/importer.ts';
+import { changeHash } from '../../../server/companies/changes/change-diff.ts';
+import { RecordDecoder } from '../../../server/companies/registry/record-codec.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 import { mongoForTests } from '../store/mongo-server.ts';
@@ -155,4 +160,33 @@ describe.each(stores)('registry changes on the $store store', ({ store, env }) =
     expect(again.changes).toEqual({});
     expect((await feed({})).body.changes).toHaveLength(16);
   });
+});
+
+describe('registry changes from a release hashed otherwise (by an older version), on the embedded store', () => {
+  it("makes that release's hashes again from its documents, and records the same changes, no more", async () => {
+    const dataDir = await tempDir('changes-rehash');
+    const app = await startTestApp({}, { dataDir });
+    try {
+      const dirs = await writeReleasePair(await tempDir('changes'));
+      await importRelease(app.services.store, { dir: dirs.first });
+      app.services.companies.changed();
+      const registry = path.join(dataDir, 'registry');
+      const file = new Database(path.join(registry, JSON.parse(await readFile(path.join(registry, 'current.json'), 'utf8')).file));
+      // What the comparison skips on: a document read back hashes as it did when staged.
+      const decoder = new RecordDecoder(JSON.parse(file.prepare("SELECT value FROM meta WHERE name = 'codec'").pluck().get() as string));
+      const rows = file.prepare('SELECT d.body, f.hash FROM doc d JOIN facts f USING (k)').raw().all() as Array<[Buffer, number]>;
+      expect(rows.length).toBeGreaterThan(5);
+      for (const [body, hash] of rows) expect(changeHash(JSON.parse(decoder.decode(body)))).toBe(hash);
+      // As an older version left it: no name for its hash, and hashes no current function makes.
+      file.prepare("DELETE FROM meta WHERE name = 'change hash'").run();
+      file.prepare('UPDATE facts SET hash = k % 1000').run();
+      file.close();
+      const summary = await importRelease(app.services.store, { dir: dirs.second });
+      expect(summary.changes).toEqual({
+        status: 1, name: 2, capital: 2, size: 2, legalNature: 2, address: 1, contact: 1, activity: 1, partners: 1, simples: 1, removed: 1, opened: 1,
+      });
+    } finally {
+      await app.close();
+    }
+  }, 60_000);
 });

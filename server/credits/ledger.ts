@@ -13,10 +13,11 @@
  * over, after their answers (`fileWaiting`): alone for a client that waits for each answer (it
  * is busy reading the answer meanwhile), together under load (every debit of the same turn). A
  * ledger row is a write across ten B-trees, most of a single charged lookup's time in the store
- * (issue 41); filed at once, the outbox every debit of the account rewrites stays short. Its readers of the ledger file what waits first,
- * and a crash before the filing leaves the movements in their outboxes, which `recover()` files
- * at start-up. The pull that follows a row is never waited for: a pull that never lands leaves
- * the movement pending, and copying it again finds it there.
+ * (issue 41); filed at once, the outbox every debit of the account rewrites stays short. The
+ * ledger's readers file what waits first, and a crash before the filing leaves the movements in
+ * their outboxes, which `recover()` files at start-up. The pull that follows a row is never
+ * waited for: a pull that never lands leaves the movement pending, and copying it again finds it
+ * there.
  *
  * A movement's `seq` and `balanceAfter` are those of the update that applied it: the debit that
  * made it reads them from that update's answer. Whoever else files a pending movement (a read of

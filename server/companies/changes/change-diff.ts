@@ -33,20 +33,20 @@ export interface ChangeCompany {
 const json = (value: unknown) => JSON.stringify(value ?? null);
 
 /**
- * 53 bits of a hash of every compared field: an integer SQLite and JavaScript both hold exactly.
- * Two releases' hashes differ when a compared field does (a false "same" has odds of about
- * 2^-53). The values are fed in as they are, tagged by type, through two 32-bit lanes of
- * multiplicative mixing (cyrb53's): the JSON text and SHA-1 of the fields it replaced took a
- * seventh of an import's CPU for each establishment (issue 41). A release hashed otherwise (before
- * this function, or another that `CHANGE_HASH` names otherwise) has its hashes made again with
- * this one by the comparison, so changing this costs one slower comparison, never a wrong change.
- */
-/**
  * Names `changeHash` in a release file's `meta` (`change hash`): a comparison trusts the hashes of
  * the release it replaces only when they were made by this same function (change-file.ts).
  */
 export const CHANGE_HASH = 'cyrb53 of the compared values';
 
+/**
+ * 53 bits of a hash of every compared field: an integer SQLite and JavaScript both hold exactly.
+ * Two releases' hashes differ when a compared field does (a false "same" has odds of about
+ * 2^-53). The values are fed in as they are, tagged by type, through two 32-bit lanes of
+ * multiplicative mixing (cyrb53's): the JSON text and SHA-1 of the fields it replaced took a
+ * seventh of an import's CPU for each establishment (issue 41). A release hashed otherwise (its
+ * `meta` names another function, or none) has its hashes made again with this one by the
+ * comparison, so changing this costs one slower comparison, never a wrong change.
+ */
 export function changeHash(record: object): number {
   const loose = record as Record<string, unknown>;
   h1 = 0xdeadbeef;

@@ -135,7 +135,7 @@ export class ChangeStep {
       for (const change of diffRecords(before, now)) put(k, change.kind, change.fields, changeCompany(now));
     }
     const gone = db
-      .prepare('SELECT o.k, 0 FROM old.facts o WHERE o.k > ? AND NOT EXISTS (SELECT 1 FROM main.facts n WHERE n.k = o.k) ORDER BY o.k LIMIT ?')
+      .prepare('SELECT o.k, 0, NULL FROM old.facts o WHERE o.k > ? AND NOT EXISTS (SELECT 1 FROM main.facts n WHERE n.k = o.k) ORDER BY o.k LIMIT ?')
       .raw()
       .safeIntegers();
     for (const [k] of pages(gone)) put(k, 'removed', {}, changeCompany(doc('old', k)));

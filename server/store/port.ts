@@ -232,12 +232,25 @@ export interface Store {
    */
   jsonByIds(collection: string, ids: readonly string[], omit: readonly string[]): Promise<Map<string, Buffer>>;
   /**
+   * Where the store has transactions across collections (the embedded store's SQLite): runs
+   * `work`, whose writes through `writes` commit together before this returns, or not at all if
+   * it throws. Synchronous, so that nothing else writes in between; MongoDB (and FerretDB, which
+   * has no transactions) leaves it out, and its callers keep a path of single-document writes.
+   */
+  atomically?<R>(work: (writes: AtomicWrites) => R): R;
+  /**
    * The embedded store only: a consistent copy of everything into one file, while it serves
    * (`npx prospecta backup`). MongoDB has its own tools (mongodump).
    */
   backup?(path: string): Promise<{ path: string; collections: number; documents: number; bytes: number }>;
   /** Releases the store (the database and the server's lock, connections). */
   close(): Promise<void>;
+}
+
+/** The writes `Store.atomically` offers: the collection's own calls, answered at once. */
+export interface AtomicWrites {
+  findOneAndUpdate<T extends BaseDoc>(collection: string, filter: Filter<T>, update: UpdateFilter<T>, options: FindOneAndUpdateOptions): WithId<T> | null;
+  insertOne<T extends BaseDoc>(collection: string, doc: OptionalUnlessRequiredId<T>): void;
 }
 
 /** Error code MongoDB uses for a unique index violation; the embedded store throws the same. */

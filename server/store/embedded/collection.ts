@@ -87,6 +87,13 @@ export class EmbeddedCollection implements Collection<Doc> {
     });
   }
 
+  /** `insertOne` inside the caller's transaction (the store's `atomically`). */
+  insertNow(doc: OptionalUnlessRequiredId<Doc>): void {
+    const copy = inserted(doc as Document);
+    (doc as Document)._id ??= copy._id;
+    this.tables.insert(this.collectionName, copy);
+  }
+
   async findOne(filter: Filter<Doc>, options: FindOptions = {}): Promise<WithId<Doc> | null> {
     const [doc] = await this.find(filter, { ...options, limit: 1 }).toArray();
     return doc ?? null;
@@ -139,23 +146,26 @@ export class EmbeddedCollection implements Collection<Doc> {
   }
 
   findOneAndUpdate(filter: Filter<Doc>, update: UpdateFilter<Doc>, options: FindOneAndUpdateOptions): Promise<WithId<Doc> | null> {
-    return this.write(() => {
-      const before = this.first(filter as Document, options.sort);
-      let after: Doc;
-      if (before) {
-        const next = updated(before, update as Document, filter as Document);
-        if (next) this.tables.replace(this.collectionName, before, next);
-        after = next ?? before;
-      } else if (options.upsert) {
-        after = upserted(filter as Document, update as Document);
-        this.tables.insert(this.collectionName, after);
-      } else {
-        return null;
-      }
-      // MongoDB returns the document as it was unless asked otherwise.
-      const chosen = options.returnDocument === 'after' ? after : before;
-      return chosen ? (project([chosen], options.projection)[0] ?? null) : null;
-    });
+    return this.write(() => this.findOneAndUpdateNow(filter, update, options));
+  }
+
+  /** `findOneAndUpdate` inside the caller's transaction (its own, or the store's `atomically`). */
+  findOneAndUpdateNow(filter: Filter<Doc>, update: UpdateFilter<Doc>, options: FindOneAndUpdateOptions): WithId<Doc> | null {
+    const before = this.first(filter as Document, options.sort);
+    let after: Doc;
+    if (before) {
+      const next = updated(before, update as Document, filter as Document);
+      if (next) this.tables.replace(this.collectionName, before, next);
+      after = next ?? before;
+    } else if (options.upsert) {
+      after = upserted(filter as Document, update as Document);
+      this.tables.insert(this.collectionName, after);
+    } else {
+      return null;
+    }
+    // MongoDB returns the document as it was unless asked otherwise.
+    const chosen = options.returnDocument === 'after' ? after : before;
+    return chosen ? (project([chosen], options.projection)[0] ?? null) : null;
   }
 
   deleteOne(filter: Filter<Doc>): Promise<{ deletedCount: number }> {

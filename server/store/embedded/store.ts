@@ -11,10 +11,12 @@ import { chmod, mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Checkpointer } from './checkpointer.ts';
-import { STORE_CLOSED, type BaseDoc, type BulkLoader, type Collection, type IndexDeclaration, type Store } from '../port.ts';
+import type { OptionalUnlessRequiredId } from 'mongodb';
+import { STORE_CLOSED, type AtomicWrites, type BaseDoc, type BulkLoader, type Collection, type Filter, type IndexDeclaration, type Store, type UpdateFilter } from '../port.ts';
 import { DatabaseLoader } from './bulk-load.ts';
 import { backupTo, isDamagedDatabaseError, type BackupResult } from './backup.ts';
 import { EmbeddedCollection } from './collection.ts';
+import type { Doc } from './codec.ts';
 import { jsonOf, memberPrefixes } from './json-members.ts';
 import { holdServerLock, type ServerLock } from './lock.ts';
 import { convertJournalStore } from './migrate.ts';
@@ -103,6 +105,14 @@ class EmbeddedStore implements Store {
       this.collections.set(name, collection);
     }
     return collection;
+  }
+
+  atomically<R>(work: (writes: AtomicWrites) => R): R {
+    const writes: AtomicWrites = {
+      findOneAndUpdate: (name, filter, update, options) => this.embedded(name).findOneAndUpdateNow(filter as Filter<Doc>, update as UpdateFilter<Doc>, options) as never,
+      insertOne: (name, doc) => this.embedded(name).insertNow(doc as unknown as OptionalUnlessRequiredId<Doc>),
+    };
+    return this.tables.transaction('(several, atomically)', () => work(writes));
   }
 
   async jsonByIds(collection: string, ids: readonly string[], omit: readonly string[]): Promise<Map<string, Buffer>> {

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { encodeDocuments } from '../../../server/store/embedded/bulk-load.ts';
 import { openEmbeddedStore, type EmbeddedStoreOptions } from '../../../server/store/embedded/store.ts';
-import { DUPLICATE_KEY } from '../../../server/store/port.ts';
+import { DUPLICATE_KEY, type AtomicWrites } from '../../../server/store/port.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { embeddedStorePerTest } from '../../helpers/embedded-store.ts';
 
@@ -96,6 +96,41 @@ describe('embedded store', () => {
     const closed = docs();
     await db.store.close();
     await expect(closed.insertOne({ _id: 'late' })).rejects.toMatchObject({ code: 'STORE_CLOSED' });
+    db.store = await openEmbeddedStore(db.dir);
+  });
+
+  it('writes to several collections atomically: together, or none of them when one fails', async () => {
+    const other = () => db.store.collection<Doc>('others');
+    await other().insertOne({ _id: 'taken' });
+    await docs().insertOne({ _id: 'a', value: 1 });
+    const atomically = <R>(work: (writes: AtomicWrites) => R) => db.store.atomically!(work);
+    const after = atomically((writes) => {
+      const moved = writes.findOneAndUpdate<{ _id: string; value: number }>('docs', { _id: 'a' }, { $inc: { value: 1 } }, { returnDocument: 'after' });
+      writes.insertOne<Doc>('others', { _id: 'b', value: moved?.value });
+      return moved;
+    });
+    expect(after).toEqual({ _id: 'a', value: 2 });
+    // The second write breaks the `_id` index: the first is undone with it, and the error is MongoDB's.
+    expect(() =>
+      atomically((writes) => {
+        writes.findOneAndUpdate<{ _id: string; value: number }>('docs', { _id: 'a' }, { $inc: { value: 1 } }, { returnDocument: 'after' });
+        writes.insertOne<Doc>('others', { _id: 'taken' });
+      }),
+    ).toThrow(expect.objectContaining({ code: DUPLICATE_KEY }));
+    expect(() =>
+      atomically((writes) => {
+        writes.insertOne<Doc>('others', { _id: 'c' });
+        throw new Error('changed my mind');
+      }),
+    ).toThrow('changed my mind');
+    await reopen();
+    expect(await docs().findOne({ _id: 'a' })).toEqual({ _id: 'a', value: 2 });
+    expect((await other().find({}, { sort: { _id: 1 } }).toArray()).map((d) => [d._id, d.value])).toEqual([
+      ['b', 2],
+      ['taken', undefined],
+    ]);
+    await db.store.close();
+    expect(() => atomically(() => 1)).toThrow(expect.objectContaining({ code: 'STORE_CLOSED' }));
     db.store = await openEmbeddedStore(db.dir);
   });
 

@@ -1,23 +1,20 @@
 /**
  * Credits: atomic debits that never overdraw, grants and refunds, trial expiry, and the
- * append-only ledger.
+ * append-only ledger. A movement is applied to the workspace document in one conditional update;
+ * no read-then-write ever decides whether a balance suffices.
  *
- * A movement is applied to the workspace document in one conditional update that also pushes it
- * onto the document's `pending` outbox; it is then copied into the `ledger` collection and pulled
- * from the outbox. A crash between those steps loses nothing: `recover()` copies any movement
- * still pending. No read-then-write ever decides whether a balance suffices.
+ * Where the store has transactions across collections (the embedded store), the update and the
+ * movement's ledger row are one transaction (`move`): both or neither, committed before the
+ * answer. That replaced, on the embedded store, an outbox filed after the answer: three commits a
+ * charge (the debit, the row, the outbox's pull), against one now, and a single charged lookup's
+ * time in the store was mostly those (issue 41).
  *
- * A movement is answered once it is durable in the account's outbox. On MongoDB its ledger row's
- * insert is waited for too, so that any instance reads the row. The embedded store has one
- * process, which files the movements waiting once the event loop's turn that applied them is
- * over, after their answers (`fileWaiting`): alone for a client that waits for each answer (it
- * is busy reading the answer meanwhile), together under load (every debit of the same turn). A
- * ledger row is a write across ten B-trees, most of a single charged lookup's time in the store
- * (issue 41); filed at once, the outbox every debit of the account rewrites stays short. The
- * ledger's readers file what waits first, and a crash before the filing leaves the movements in
- * their outboxes, which `recover()` files at start-up. The pull that follows a row is never
- * waited for: a pull that never lands leaves the movement pending, and copying it again finds it
- * there.
+ * MongoDB (and FerretDB, which has no transactions) writes one document at a time: the update
+ * also pushes the movement onto the account's `pending` outbox; the movement is then copied into
+ * the `ledger` collection, and pulled from the outbox. A crash between those steps loses
+ * nothing: `recover()` copies any movement still pending (also one an older version left in an
+ * embedded store's outbox). The pull is never waited for: a pull that never lands leaves the
+ * movement pending, and copying it again finds it filed.
  *
  * A movement's `seq` and `balanceAfter` are those of the update that applied it: the debit that
  * made it reads them from that update's answer. Whoever else files a pending movement (a read of
@@ -32,7 +29,7 @@
  * consumption per day is read from one document, not summed from the ledger's rows.
  */
 import { ServiceError } from '../lib/errors.ts';
-import { isDuplicateKeyError, isStoreClosed, type Collection, type Filter, type IndexDeclaration, type Store } from '../store/port.ts';
+import { isDuplicateKeyError, isStoreClosed, type Collection, type Filter, type IndexDeclaration, type Store, type UpdateFilter } from '../store/port.ts';
 import { utcDay, type WorkspaceDoc, type Workspaces } from './workspaces.ts';
 import { MAX_USAGE_DAYS } from '../../shared/schemas/credits.ts';
 import type { OutputOf } from '../../shared/operations/index.ts';
@@ -70,8 +67,6 @@ const PRUNE_AFTER_EXTRA_DAYS = 7;
 const PLACING_BATCH = 64;
 /** Workspaces whose recent movements are kept between reads. */
 const RECENT_CACHE_ENTRIES = 1_000;
-/** Movements filed at once, even within one turn of the event loop: each waits in its account's outbox, which every movement of the account rewrites. */
-const FILING_BATCH = 64;
 
 type MovementView = CreditsView['movements'][number];
 
@@ -87,23 +82,20 @@ export class Credits {
    * the account read of each request, so this holds across instances on MongoDB too.
    */
   private readonly recent = new Lru<string, { seq: number; movements: readonly MovementView[] }>(RECENT_CACHE_ENTRIES);
-  /** Whether one process holds the store (embedded, see the header): then movements are filed together, after their answers. */
-  private readonly filesLater: boolean;
-  /** Movements waiting to be filed (`filesLater`): each as pushed onto its outbox, and its ledger row; the filing to come. */
-  private readonly unfiled: Array<{ movement: Movement; row: LedgerDoc }> = [];
-  private filing: NodeJS.Immediate | undefined;
-  /** Writes no caller waits for (an embedded ledger row, an outbox pull), until each ends. */
+  /** The store's transactions across collections, if it has them (see the header). */
+  private readonly atomically: Store['atomically'];
+  /** Writes no caller waits for (outbox pulls), until each ends. */
   private readonly background = new Set<Promise<void>>();
 
   constructor(
     store: Store,
     private readonly workspaces: Workspaces,
-    /** Receives a failed outbox pull or embedded ledger row, which no caller waits for. */
+    /** Receives a failed outbox pull, which no caller waits for. */
     private readonly onBackgroundError: (err: Error) => void = (err) => process.emitWarning(err),
   ) {
     this.ledger = store.collection<LedgerDoc>('ledger');
     this.accounts = workspaces.collection;
-    this.filesLater = store.kind === 'embedded';
+    this.atomically = store.atomically?.bind(store);
   }
 
   /**
@@ -114,21 +106,16 @@ export class Credits {
   async debit(workspaceId: string, amount: number, operation: string, detail: string): Promise<Debit> {
     if (amount <= 0) return { ok: true };
     const movement = newMovement(-amount, operation, detail);
-    const after = await this.accounts.findOneAndUpdate(
+    const after = await this.move(
       { _id: workspaceId, balance: { $gte: amount } },
-      {
-        $inc: { balance: -amount, consumed: amount, seq: 1, [`spent.${utcDay(movement.at)}`]: amount },
-        $push: { pending: movement },
-        $set: { updatedAt: movement.at },
-      },
-      { returnDocument: 'after' },
+      { $inc: { balance: -amount, consumed: amount, seq: 1, [`spent.${utcDay(movement.at)}`]: amount }, $set: { updatedAt: movement.at } },
+      movement,
     );
     if (!after) {
       const account = await this.workspaces.get(workspaceId);
       if (!account) throw new ServiceError('not_found', 'workspace not found');
       return { ok: false, balance: account.balance };
     }
-    await this.record(after, movement);
     return { ok: true };
   }
 
@@ -138,13 +125,8 @@ export class Credits {
     const movement = newMovement(amount, operation, detail);
     // A refund gives back what a debit spent, on the day it is given (as the ledger says it).
     const spent = isRefund(operation) ? { [`spent.${utcDay(movement.at)}`]: -amount } : {};
-    const after = await this.accounts.findOneAndUpdate(
-      { _id: workspaceId },
-      { $inc: { balance: amount, seq: 1, ...spent }, $push: { pending: movement }, $set: { updatedAt: movement.at } },
-      { returnDocument: 'after' },
-    );
+    const after = await this.move({ _id: workspaceId }, { $inc: { balance: amount, seq: 1, ...spent }, $set: { updatedAt: movement.at } }, movement);
     if (!after) throw new ServiceError('not_found', 'workspace not found');
-    await this.record(after, movement);
   }
 
   /** Gives back credits taken by an earlier debit, e.g. when the work it paid for failed. */
@@ -159,20 +141,14 @@ export class Credits {
   async expireTrialIfDue(account: WorkspaceDoc, now = new Date()): Promise<WorkspaceDoc> {
     let current: WorkspaceDoc | null = account;
     while (current && isTrialOver(current.plan, now) && !current.trialExpiredAt) {
-      const movement = newMovement(-current.balance, 'trial_expired', 'Unspent trial credits expired');
-      const after: WorkspaceDoc | null = await this.accounts.findOneAndUpdate(
-        { _id: current._id, balance: current.balance, trialExpiredAt: null, 'plan.name': 'trial' },
-        // `seq` counts movements only: a seq without one would leave a gap that placePending
-        // could not tell from a movement still pending.
+      const unspent: Filter<WorkspaceDoc> = { _id: current._id, balance: current.balance, trialExpiredAt: null, 'plan.name': 'trial' };
+      // `seq` counts movements only: a seq without one would leave a gap that placePending
+      // could not tell from a movement still pending.
+      const after: WorkspaceDoc | null =
         current.balance > 0
-          ? { $set: { balance: 0, trialExpiredAt: now, updatedAt: now }, $inc: { seq: 1 }, $push: { pending: movement } }
-          : { $set: { trialExpiredAt: now, updatedAt: now } },
-        { returnDocument: 'after' },
-      );
-      if (after) {
-        if (current.balance > 0) await this.record(after, movement);
-        return after;
-      }
+          ? await this.move(unspent, { $set: { balance: 0, trialExpiredAt: now, updatedAt: now }, $inc: { seq: 1 } }, newMovement(-current.balance, 'trial_expired', 'Unspent trial credits expired'))
+          : await this.accounts.findOneAndUpdate(unspent, { $set: { trialExpiredAt: now, updatedAt: now } }, { returnDocument: 'after' });
+      if (after) return after;
       current = await this.workspaces.get(account._id);
     }
     return current ?? account;
@@ -180,7 +156,6 @@ export class Credits {
 
   /** Balance, consumption, plan and the most recent movements, newest first. */
   async view(workspaceId: string): Promise<CreditsView | null> {
-    await this.fileWaiting();
     let account = await this.workspaces.get(workspaceId);
     if (!account) return null;
     account = await this.expireTrialIfDue(account);
@@ -212,7 +187,6 @@ export class Credits {
 
   /** One page of the ledger, newest first: movements older than `before` (a `seq`), of one operation if given. */
   async page(workspaceId: string, { limit, before, operation }: { limit: number; before?: number; operation?: string }): Promise<LedgerPage> {
-    await this.fileWaiting();
     const filter: Filter<LedgerDoc> = { workspaceId };
     if (before !== undefined) filter.seq = { $lt: before };
     if (operation !== undefined) filter.operation = operation;
@@ -239,7 +213,6 @@ export class Credits {
     const countedFrom = account?.spentFrom ? Date.parse(account.spentFrom) : Infinity;
     const spent = new Map<number, number>();
     if (first < countedFrom) {
-      await this.fileWaiting();
       const rows = this.ledger.find(
         { workspaceId, at: { $gte: new Date(first), ...(countedFrom < Infinity ? { $lt: new Date(countedFrom) } : {}) } },
         { projection: { at: 1, amount: 1, operation: 1 } },
@@ -286,7 +259,6 @@ export class Credits {
    * really paid, whatever its own count says.
    */
   async paidUnder(workspaceId: string, note: string, since: Date): Promise<number> {
-    await this.fileWaiting();
     const names = (detail: string) => detail.endsWith(`(${note})`) || detail.startsWith(`${note}:`);
     const seen = new Set<string>();
     let paid = 0;
@@ -375,40 +347,25 @@ export class Credits {
   }
 
   /**
-   * Files the movement a debit, credit or expiry just applied, and clears it from the outbox.
-   * `after` is the account as that update returned it, so its `seq` and balance are the
-   * movement's own, unless something filed it first.
+   * Applies `update`, which moves the account's balance and `seq`, to the account `filter` finds,
+   * with `movement`'s ledger row: in one transaction where the store has them, or through the
+   * account's outbox (see the header). The account as the update left it (its `seq` and balance
+   * are the movement's), or null if none matched.
    */
-  private async record(after: WorkspaceDoc, movement: Movement): Promise<void> {
-    if (!this.filesLater) {
+  private async move(filter: Filter<WorkspaceDoc>, update: UpdateFilter<WorkspaceDoc>, movement: Movement): Promise<WorkspaceDoc | null> {
+    if (this.atomically) {
+      return this.atomically((writes) => {
+        const after = writes.findOneAndUpdate<WorkspaceDoc>(this.accounts.collectionName, filter, update, { returnDocument: 'after' });
+        if (after) writes.insertOne<LedgerDoc>(this.ledger.collectionName, ledgerRow(after._id, movement, after.seq, after.balance));
+        return after;
+      });
+    }
+    const after = await this.accounts.findOneAndUpdate(filter, { ...update, $push: { pending: movement } }, { returnDocument: 'after' });
+    if (after) {
       await this.insertRow(after._id, movement, after.seq, after.balance);
       this.clearFromOutbox(after._id, movement);
-      return;
     }
-    this.unfiled.push({ movement, row: ledgerRow(after._id, movement, after.seq, after.balance) });
-    if (this.unfiled.length >= FILING_BATCH) this.inBackground(this.fileWaiting());
-    else this.filing ??= setImmediate(() => this.inBackground(this.fileWaiting()));
-  }
-
-  /**
-   * Files the movements waiting (`filesLater`): their ledger rows in one write, then their pulls
-   * from the outboxes in another. A row someone filed first (`flushPending`) is the same row, so
-   * it is left.
-   */
-  private async fileWaiting(): Promise<void> {
-    clearImmediate(this.filing);
-    this.filing = undefined;
-    const waiting = this.unfiled.splice(0);
-    if (waiting.length === 0) return;
-    try {
-      await this.ledger.bulkWrite(waiting.map(({ row }) => ({ insertOne: { document: row } })), { ordered: false });
-    } catch (err) {
-      if (!onlyDuplicateKeys(err)) throw err;
-    }
-    await this.accounts.bulkWrite(
-      waiting.map(({ movement, row }) => ({ updateOne: { filter: { _id: row.workspaceId }, update: { $pull: { pending: movement } } } })),
-      { ordered: false },
-    );
+    return after;
   }
 
   /** One ledger row; a row already there (filed by someone else) is the same row, so it is left. */
@@ -441,9 +398,8 @@ export class Credits {
     this.background.add(tracked);
   }
 
-  /** Once the movements applied so far are filed, and the writes issued in the background have ended: shutdown waits for it before closing the store. */
+  /** Once the writes issued in the background have ended: shutdown waits for it before closing the store. */
   async settled(): Promise<void> {
-    this.inBackground(this.fileWaiting());
     while (this.background.size > 0) await Promise.all(this.background);
   }
 }
@@ -455,12 +411,6 @@ const isRefund = (operation: string) => operation.startsWith(REFUND);
 function ledgerRow(workspaceId: string, movement: Movement, seq: number, balanceAfter: number): LedgerDoc {
   const { movementId, at, amount, operation, detail } = movement;
   return { _id: movementId, workspaceId, seq, at, amount, balanceAfter, operation, detail };
-}
-
-/** A bulk write whose every failure is a row already there. */
-function onlyDuplicateKeys(err: unknown): boolean {
-  const failures = (err as { writeErrors?: unknown[] }).writeErrors;
-  return Array.isArray(failures) && failures.length > 0 && failures.every(isDuplicateKeyError);
 }
 
 function movementView(r: LedgerDoc): MovementView {

@@ -130,7 +130,7 @@ export async function bootstrap(
       rateLimiter: createRateLimiter(config.rateLimitPerMinute, redis),
     };
 
-    // Last before the store: ledger rows and outbox pulls still being written land first.
+    // Last before the store: outbox pulls still being written (MongoDB) land first.
     closers.unshift(() => services.credits.settled());
     closers.unshift(() => services.providers.close(), () => services.webhooks.close());
     // First: items in flight stop (their leases let them run again) before what they use closes.

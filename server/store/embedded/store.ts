@@ -112,7 +112,12 @@ class EmbeddedStore implements Store {
       findOneAndUpdate: (name, filter, update, options) => this.embedded(name).findOneAndUpdateNow(filter as Filter<Doc>, update as UpdateFilter<Doc>, options) as never,
       insertOne: (name, doc) => this.embedded(name).insertNow(doc as unknown as OptionalUnlessRequiredId<Doc>),
     };
-    return this.tables.transaction('(several, atomically)', () => work(writes));
+    return this.tables.transaction('(several, atomically)', () => {
+      const result = work(writes);
+      // Work that awaits would write after the commit, outside the transaction: refused, undone.
+      if (result instanceof Promise) throw new TypeError('atomically() takes synchronous work: its writes would land outside the transaction');
+      return result;
+    });
   }
 
   async jsonByIds(collection: string, ids: readonly string[], omit: readonly string[]): Promise<Map<string, Buffer>> {

@@ -123,6 +123,13 @@ describe('embedded store', () => {
         throw new Error('changed my mind');
       }),
     ).toThrow('changed my mind');
+    // Work that awaits would write after the commit: refused, and what it wrote first undone.
+    expect(() =>
+      atomically(async (writes) => {
+        writes.insertOne<Doc>('others', { _id: 'd' });
+        await Promise.resolve();
+      }),
+    ).toThrow('synchronous work');
     await reopen();
     expect(await docs().findOne({ _id: 'a' })).toEqual({ _id: 'a', value: 2 });
     expect((await other().find({}, { sort: { _id: 1 } }).toArray()).map((d) => [d._id, d.value])).toEqual([

@@ -233,11 +233,12 @@ export interface Store {
   jsonByIds(collection: string, ids: readonly string[], omit: readonly string[]): Promise<Map<string, Buffer>>;
   /**
    * Where the store has transactions across collections (the embedded store's SQLite): runs
-   * `work`, whose writes through `writes` commit together before this returns, or not at all if
-   * it throws. Synchronous, so that nothing else writes in between; MongoDB (and FerretDB, which
-   * has no transactions) leaves it out, and its callers keep a path of single-document writes.
+   * `work`, whose writes through `writes` commit together before this resolves (with what `work`
+   * returned), or not at all if it throws. `work` is synchronous, so that nothing else writes in
+   * between (work that awaits is refused). MongoDB (and FerretDB, which has no transactions)
+   * leaves it out, and its callers keep a path of single-document writes.
    */
-  atomically?<R>(work: (writes: AtomicWrites) => R): R;
+  atomically?<R>(work: (writes: AtomicWrites) => R): Promise<R>;
   /**
    * The embedded store only: a consistent copy of everything into one file, while it serves
    * (`npx prospecta backup`). MongoDB has its own tools (mongodump).

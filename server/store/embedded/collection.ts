@@ -41,6 +41,18 @@ export class BulkWriteError extends Error {
   }
 }
 
+/**
+ * Runs `change` as one write transaction (named `label` in its errors); a throw undoes all of it.
+ * The caller resumes after pending I/O has had its turn, as it would after a disk write: a loop of
+ * writes (a job runner working through thousands of items) would otherwise hold the event loop,
+ * since nothing here waits for anything, and requests would wait until it ends.
+ */
+export async function written<R>(tables: Tables, label: string, change: () => R): Promise<R> {
+  const result = tables.transaction(label, change);
+  await new Promise((resolve) => setImmediate(resolve));
+  return result;
+}
+
 type UpdateCounts = Omit<UpdateResultLike, 'upsertedId'> & { upsertedId: string | null };
 
 const NO_UPDATE: UpdateCounts = { matchedCount: 0, modifiedCount: 0, upsertedCount: 0, upsertedId: null };
@@ -55,16 +67,8 @@ export class EmbeddedCollection implements Collection<Doc> {
     private readonly tables: Tables,
   ) {}
 
-  /**
-   * Runs `change` as one write transaction; a throw undoes all of it. The caller resumes after
-   * pending I/O has had its turn, as it would after a disk write: a loop of writes (a job runner
-   * working through thousands of items) would otherwise hold the event loop, since nothing here
-   * waits for anything, and requests would wait until it ends.
-   */
-  private async write<R>(change: () => R): Promise<R> {
-    const result = this.tables.transaction(this.collectionName, change);
-    await new Promise((resolve) => setImmediate(resolve));
-    return result;
+  private write<R>(change: () => R): Promise<R> {
+    return written(this.tables, this.collectionName, change);
   }
 
   /** Matching stored documents, in `_id` order when `order` is given; stop reading to stop the query. */

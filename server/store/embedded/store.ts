@@ -15,7 +15,7 @@ import type { OptionalUnlessRequiredId } from 'mongodb';
 import { STORE_CLOSED, type AtomicWrites, type BaseDoc, type BulkLoader, type Collection, type Filter, type IndexDeclaration, type Store, type UpdateFilter } from '../port.ts';
 import { DatabaseLoader } from './bulk-load.ts';
 import { backupTo, isDamagedDatabaseError, type BackupResult } from './backup.ts';
-import { EmbeddedCollection } from './collection.ts';
+import { EmbeddedCollection, written } from './collection.ts';
 import type { Doc } from './codec.ts';
 import { jsonOf, memberPrefixes } from './json-members.ts';
 import { holdServerLock, type ServerLock } from './lock.ts';
@@ -107,12 +107,12 @@ class EmbeddedStore implements Store {
     return collection;
   }
 
-  atomically<R>(work: (writes: AtomicWrites) => R): R {
+  atomically<R>(work: (writes: AtomicWrites) => R): Promise<R> {
     const writes: AtomicWrites = {
       findOneAndUpdate: (name, filter, update, options) => this.embedded(name).findOneAndUpdateNow(filter as Filter<Doc>, update as UpdateFilter<Doc>, options) as never,
       insertOne: (name, doc) => this.embedded(name).insertNow(doc as unknown as OptionalUnlessRequiredId<Doc>),
     };
-    return this.tables.transaction('(several, atomically)', () => {
+    return written(this.tables, '(several, atomically)', () => {
       const result = work(writes);
       // Work that awaits would write after the commit, outside the transaction: refused, undone.
       if (result instanceof Promise) throw new TypeError('atomically() takes synchronous work: its writes would land outside the transaction');

@@ -104,32 +104,32 @@ describe('embedded store', () => {
     await other().insertOne({ _id: 'taken' });
     await docs().insertOne({ _id: 'a', value: 1 });
     const atomically = <R>(work: (writes: AtomicWrites) => R) => db.store.atomically!(work);
-    const after = atomically((writes) => {
+    const after = await atomically((writes) => {
       const moved = writes.findOneAndUpdate<{ _id: string; value: number }>('docs', { _id: 'a' }, { $inc: { value: 1 } }, { returnDocument: 'after' });
       writes.insertOne<Doc>('others', { _id: 'b', value: moved?.value });
       return moved;
     });
     expect(after).toEqual({ _id: 'a', value: 2 });
     // The second write breaks the `_id` index: the first is undone with it, and the error is MongoDB's.
-    expect(() =>
+    await expect(
       atomically((writes) => {
         writes.findOneAndUpdate<{ _id: string; value: number }>('docs', { _id: 'a' }, { $inc: { value: 1 } }, { returnDocument: 'after' });
         writes.insertOne<Doc>('others', { _id: 'taken' });
       }),
-    ).toThrow(expect.objectContaining({ code: DUPLICATE_KEY }));
-    expect(() =>
+    ).rejects.toMatchObject({ code: DUPLICATE_KEY });
+    await expect(
       atomically((writes) => {
         writes.insertOne<Doc>('others', { _id: 'c' });
         throw new Error('changed my mind');
       }),
-    ).toThrow('changed my mind');
+    ).rejects.toThrow('changed my mind');
     // Work that awaits would write after the commit: refused, and what it wrote first undone.
-    expect(() =>
+    await expect(
       atomically(async (writes) => {
         writes.insertOne<Doc>('others', { _id: 'd' });
         await Promise.resolve();
       }),
-    ).toThrow('synchronous work');
+    ).rejects.toThrow('synchronous work');
     await reopen();
     expect(await docs().findOne({ _id: 'a' })).toEqual({ _id: 'a', value: 2 });
     expect((await other().find({}, { sort: { _id: 1 } }).toArray()).map((d) => [d._id, d.value])).toEqual([
@@ -137,7 +137,7 @@ describe('embedded store', () => {
       ['taken', undefined],
     ]);
     await db.store.close();
-    expect(() => atomically(() => 1)).toThrow(expect.objectContaining({ code: 'STORE_CLOSED' }));
+    await expect(atomically(() => 1)).rejects.toMatchObject({ code: 'STORE_CLOSED' });
     db.store = await openEmbeddedStore(db.dir);
   });
 

@@ -1,7 +1,7 @@
 /**
  * Child process for the ledger's crash test: debits one workspace from several loops while other
- * loops read its credits (which copies movements still in the outbox), printing each debit once
- * it is acknowledged, until the test kills it with SIGKILL.
+ * loops read its credits (which, where movements wait in an outbox, copies them), printing each
+ * debit once it is acknowledged, until the test kills it with SIGKILL.
  * Usage: node debit-until-killed.mjs DATA_DIR WORKSPACE_ID
  */
 import { Credits } from '../../../../server/credits/ledger.ts';
@@ -22,7 +22,12 @@ async function debits(k: number): Promise<never> {
 }
 
 async function reads(): Promise<never> {
-  for (;;) await credits.view(workspaceId);
+  for (;;) {
+    await credits.view(workspaceId);
+    // As requests do, between reads: the embedded store answers a read without any I/O, so a loop
+    // of them alone would hold the event loop, and the debits (which resume after pending I/O) never run.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }
 
 await Promise.all([...Array.from({ length: LOOPS }, (_, k) => debits(k)), ...Array.from({ length: LOOPS }, reads)]);

@@ -1,4 +1,4 @@
-/** One change of a balance, as it waits in a workspace's outbox and then stands in the ledger. */
+/** One change of a balance, as it stands in the ledger (and, on MongoDB, waits first in its workspace's outbox). */
 import { timeOrderedId } from '../lib/time-ordered-id.ts';
 
 export interface Movement {

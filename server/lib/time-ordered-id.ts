@@ -1,8 +1,8 @@
 /**
  * UUID version 7 (RFC 9562): 48 bits of Unix milliseconds, then 74 random bits. Ids made one
  * after the other sort one after the other, so a B-tree keyed by them is appended to at its end,
- * where random (version 4) ids dirty a page anywhere in it at every insert: the ledger's rows are
- * filed across several such B-trees, and random ids made most of a filing's writes (issue 41).
+ * where random (version 4) ids dirty a page anywhere in it at every insert: a ledger row is
+ * written across several such B-trees, and random ids made most of its writes (issue 41).
  */
 import { randomBytes } from 'node:crypto';
 

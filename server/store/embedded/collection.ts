@@ -81,21 +81,17 @@ export class EmbeddedCollection implements Collection<Doc> {
     return arrange([...this.matching(filter)], { sort, limit: 1 })[0];
   }
 
-  async insertOne(doc: OptionalUnlessRequiredId<Doc>): Promise<{ insertedId: unknown }> {
+  insertOne(doc: OptionalUnlessRequiredId<Doc>): Promise<{ insertedId: unknown }> {
+    return this.write(() => ({ insertedId: this.insertNow(doc) }));
+  }
+
+  /** `insertOne` inside the caller's transaction (its own, a bulk write's or the store's `atomically`); answers the `_id`. */
+  insertNow(doc: OptionalUnlessRequiredId<Doc>): unknown {
     const copy = inserted(doc as Document);
     // The driver also writes a generated _id back into the caller's document.
     (doc as Document)._id ??= copy._id;
-    return this.write(() => {
-      this.tables.insert(this.collectionName, copy);
-      return { insertedId: copy._id };
-    });
-  }
-
-  /** `insertOne` inside the caller's transaction (the store's `atomically`). */
-  insertNow(doc: OptionalUnlessRequiredId<Doc>): void {
-    const copy = inserted(doc as Document);
-    (doc as Document)._id ??= copy._id;
     this.tables.insert(this.collectionName, copy);
+    return copy._id;
   }
 
   async findOne(filter: Filter<Doc>, options: FindOptions = {}): Promise<WithId<Doc> | null> {
@@ -243,13 +239,10 @@ export class EmbeddedCollection implements Collection<Doc> {
     const [kind, spec] = Object.entries(operation)[0] ?? [];
     const op = spec as Document;
     switch (kind) {
-      case 'insertOne': {
-        const copy = inserted(op.document as Document);
-        (op.document as Document)._id ??= copy._id;
-        this.tables.insert(this.collectionName, copy);
+      case 'insertOne':
+        this.insertNow(op.document as OptionalUnlessRequiredId<Doc>);
         result.insertedCount++;
         return;
-      }
       case 'updateOne':
       case 'updateMany': {
         const counts = this.updateIn(op.filter, op.update, op.upsert, kind === 'updateMany', op.arrayFilters);

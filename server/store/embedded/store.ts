@@ -110,7 +110,7 @@ class EmbeddedStore implements Store {
   atomically<R>(work: (writes: AtomicWrites) => R): Promise<R> {
     const writes: AtomicWrites = {
       findOneAndUpdate: (name, filter, update, options) => this.embedded(name).findOneAndUpdateNow(filter as Filter<Doc>, update as UpdateFilter<Doc>, options) as never,
-      insertOne: (name, doc) => this.embedded(name).insertNow(doc as unknown as OptionalUnlessRequiredId<Doc>),
+      insertOne: (name, doc) => void this.embedded(name).insertNow(doc as unknown as OptionalUnlessRequiredId<Doc>),
     };
     return written(this.tables, '(several, atomically)', () => {
       const result = work(writes);

@@ -4,10 +4,10 @@
  * where random (version 4) ids dirty a page anywhere in it at every insert: a ledger row is
  * written across several such B-trees, and random ids made most of its writes (issue 41).
  */
-import { randomBytes } from 'node:crypto';
+import { poolBytes } from './random-pool.ts';
 
 export function timeOrderedId(ms = Date.now()): string {
-  const bytes = randomBytes(16);
+  const bytes = poolBytes(16);
   bytes.writeUIntBE(ms, 0, 6);
   bytes[6] = (bytes[6]! & 0x0f) | 0x70;
   bytes[8] = (bytes[8]! & 0x3f) | 0x80;

@@ -13,7 +13,7 @@
  * prospecta records no spans itself; the trace id is there so an operator can follow one request
  * through a proxy's traces, prospecta's logs and a provider's or model gateway's records.
  */
-import { randomFillSync } from 'node:crypto';
+import { poolHex as randomHex } from './random-pool.ts';
 
 export interface TraceContext {
   /** 32 lowercase hex digits, never all zeros: the whole trace's id, kept from the caller when it sent one. */
@@ -82,16 +82,3 @@ function newSpanId(): string {
   return id;
 }
 
-/** Random bytes drawn from a pool refilled 4 KiB at a time: one system call per few hundred requests. */
-const pool = Buffer.allocUnsafe(4096);
-let used = pool.length;
-
-function randomHex(bytes: number): string {
-  if (used + bytes > pool.length) {
-    randomFillSync(pool);
-    used = 0;
-  }
-  const hex = pool.toString('hex', used, used + bytes);
-  used += bytes;
-  return hex;
-}

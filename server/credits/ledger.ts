@@ -46,6 +46,8 @@ export interface LedgerDoc {
   balanceAfter: number;
   operation: string;
   detail: string;
+  /** The run that made it (Movement's `note`); absent on rows filed before it was kept. */
+  note?: string;
 }
 
 export const ledgerIndexes: IndexDeclaration[] = [
@@ -101,11 +103,11 @@ export class Credits {
   /**
    * Takes `amount` credits, or changes nothing and says the balance that could not cover it
    * (`payment.ts` turns that into the 402). A zero amount is a no-op: operations that return no
-   * data charge nothing.
+   * data charge nothing. `note`: the run it is made under (Movement's `note`).
    */
-  async debit(workspaceId: string, amount: number, operation: string, detail: string): Promise<Debit> {
+  async debit(workspaceId: string, amount: number, operation: string, detail: string, note?: string): Promise<Debit> {
     if (amount <= 0) return { ok: true };
-    const movement = newMovement(-amount, operation, detail);
+    const movement = newMovement(-amount, operation, detail, new Date(), note);
     const after = await this.move(
       { _id: workspaceId, balance: { $gte: amount } },
       { $inc: { balance: -amount, consumed: amount, seq: 1, [`spent.${utcDay(movement.at)}`]: amount }, $set: { updatedAt: movement.at } },
@@ -120,9 +122,9 @@ export class Credits {
   }
 
   /** Adds credits (grants, refunds). */
-  async credit(workspaceId: string, amount: number, operation: string, detail: string): Promise<void> {
+  async credit(workspaceId: string, amount: number, operation: string, detail: string, note?: string): Promise<void> {
     if (!Number.isInteger(amount) || amount <= 0) throw new RangeError('credit amount must be a positive integer');
-    const movement = newMovement(amount, operation, detail);
+    const movement = newMovement(amount, operation, detail, new Date(), note);
     // A refund gives back what a debit spent, on the day it is given (as the ledger says it).
     const spent = isRefund(operation) ? { [`spent.${utcDay(movement.at)}`]: -amount } : {};
     const after = await this.move({ _id: workspaceId }, { $inc: { balance: amount, seq: 1, ...spent }, $set: { updatedAt: movement.at } }, movement);
@@ -130,8 +132,8 @@ export class Credits {
   }
 
   /** Gives back credits taken by an earlier debit, e.g. when the work it paid for failed. */
-  refund(workspaceId: string, amount: number, operation: string, detail: string): Promise<void> {
-    return this.credit(workspaceId, amount, `${REFUND}${operation}`, detail);
+  refund(workspaceId: string, amount: number, operation: string, detail: string, note?: string): Promise<void> {
+    return this.credit(workspaceId, amount, `${REFUND}${operation}`, detail, note);
   }
 
   /**
@@ -254,21 +256,25 @@ export class Credits {
   }
 
   /**
-   * What the movements naming `note` since `since` took in all (debits `… (note)`, refunds
-   * `note: …`), from the ledger and the account's outbox: what a run under an Idempotency-Key
-   * really paid, whatever its own count says.
+   * What the movements made under `note` since `since` took in all, from the ledger and the
+   * account's outbox: what a run under an Idempotency-Key really paid, whatever its own count says.
+   * Read from each movement's `note`, never from its detail: a detail ends with text a client chose
+   * (a job's item id), which could name another run, whose charges would then be refunded to it.
+   * Only rows filed before notes were kept are read from their detail (debits `… (note)`, refunds
+   * `note: …`), as they were then.
    */
   async paidUnder(workspaceId: string, note: string, since: Date): Promise<number> {
-    const names = (detail: string) => detail.endsWith(`(${note})`) || detail.startsWith(`${note}:`);
+    const madeUnder = (m: { note?: string; detail: string }) =>
+      m.note !== undefined ? m.note === note : m.detail.endsWith(`(${note})`) || m.detail.startsWith(`${note}:`);
     const seen = new Set<string>();
     let paid = 0;
-    for await (const row of this.ledger.find({ workspaceId, at: { $gte: since } }, { projection: { amount: 1, detail: 1 } })) {
-      if (!names(row.detail)) continue;
+    for await (const row of this.ledger.find({ workspaceId, at: { $gte: since } }, { projection: { amount: 1, detail: 1, note: 1 } })) {
+      if (!madeUnder(row)) continue;
       seen.add(row._id);
       paid -= row.amount;
     }
     const account = await this.workspaces.get(workspaceId);
-    for (const m of account?.pending ?? []) if (!seen.has(m.movementId) && m.at >= since && names(m.detail)) paid -= m.amount;
+    for (const m of account?.pending ?? []) if (!seen.has(m.movementId) && m.at >= since && madeUnder(m)) paid -= m.amount;
     return Math.max(0, paid);
   }
 
@@ -409,8 +415,8 @@ const REFUND = 'refund:';
 const isRefund = (operation: string) => operation.startsWith(REFUND);
 
 function ledgerRow(workspaceId: string, movement: Movement, seq: number, balanceAfter: number): LedgerDoc {
-  const { movementId, at, amount, operation, detail } = movement;
-  return { _id: movementId, workspaceId, seq, at, amount, balanceAfter, operation, detail };
+  const { movementId, at, amount, operation, detail, note } = movement;
+  return { _id: movementId, workspaceId, seq, at, amount, balanceAfter, operation, detail, ...(note !== undefined ? { note } : {}) };
 }
 
 function movementView(r: LedgerDoc): MovementView {

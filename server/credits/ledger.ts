@@ -137,23 +137,35 @@ export class Credits {
   }
 
   /**
-   * When a trial is over, its unspent credits expire as one movement. Idempotent and safe under
-   * concurrency: the write-off only applies to the balance it read.
+   * When a trial is over, its unspent credits expire as one movement: what was left when it
+   * ended, written off the first time the workspace is used after. Credits granted (or refunded)
+   * since are not the trial's and stay. Idempotent and safe under concurrency: the write-off only
+   * applies to the balance it read.
    */
   async expireTrialIfDue(account: WorkspaceDoc, now = new Date()): Promise<WorkspaceDoc> {
     let current: WorkspaceDoc | null = account;
     while (current && isTrialOver(current.plan, now) && !current.trialExpiredAt) {
-      const unspent: Filter<WorkspaceDoc> = { _id: current._id, balance: current.balance, trialExpiredAt: null, 'plan.name': 'trial' };
+      const unspent = Math.min(current.balance, await this.balanceBefore(current._id, current.plan.expiresAt!));
+      const read: Filter<WorkspaceDoc> = { _id: current._id, balance: current.balance, trialExpiredAt: null, 'plan.name': 'trial' };
       // `seq` counts movements only: a seq without one would leave a gap that placePending
       // could not tell from a movement still pending.
       const after: WorkspaceDoc | null =
-        current.balance > 0
-          ? await this.move(unspent, { $set: { balance: 0, trialExpiredAt: now, updatedAt: now }, $inc: { seq: 1 } }, newMovement(-current.balance, 'trial_expired', 'Unspent trial credits expired'))
-          : await this.accounts.findOneAndUpdate(unspent, { $set: { trialExpiredAt: now, updatedAt: now } }, { returnDocument: 'after' });
+        unspent > 0
+          ? await this.move(read, { $set: { trialExpiredAt: now, updatedAt: now }, $inc: { balance: -unspent, seq: 1 } }, newMovement(-unspent, 'trial_expired', 'Unspent trial credits expired'))
+          : await this.accounts.findOneAndUpdate(read, { $set: { trialExpiredAt: now, updatedAt: now } }, { returnDocument: 'after' });
       if (after) return after;
       current = await this.workspaces.get(account._id);
     }
     return current ?? account;
+  }
+
+  /**
+   * The balance just before `at`, as the ledger says: the newest row's before then. A movement
+   * before then still in the outbox (MongoDB) is not counted yet, which only errs the customer's way.
+   */
+  private async balanceBefore(workspaceId: string, at: Date): Promise<number> {
+    const [row] = await this.ledger.find({ workspaceId, at: { $lt: at } }, { sort: { seq: -1 }, limit: 1, projection: { balanceAfter: 1 } }).toArray();
+    return row?.balanceAfter ?? 0;
   }
 
   /** Balance, consumption, plan and the most recent movements, newest first. */

@@ -89,6 +89,20 @@ describe('plans', () => {
     ]);
   });
 
+  it('a plan set after a trial ended does not bring its credits back: they expired with it', async () => {
+    // A trial that ended yesterday, not written off yet (no request since), moved to a paid plan.
+    const workspace = await app.services.workspaces.create('Upgraded late', 'trial', new Date(Date.now() - 8 * DAY));
+    await app.services.credits.flushPending(workspace);
+    const { apiKey } = await app.services.keys.create(workspace._id);
+
+    // What `prospecta plan set` runs in the server.
+    const set = await runCommand(app.services, { command: 'plan set', args: { workspace: workspace._id, plan: 'active' } });
+    expect(set).toMatchObject({ ok: true, result: { plan: 'active' } });
+    const credits = (await app.request('GET', '/v1/api/credits', { key: apiKey })).body;
+    expect(credits.balance).toBe(0);
+    expect(credits.movements[0]).toMatchObject({ operation: 'trial_expired', amount: -500, balanceAfter: 0 });
+  });
+
   it('an active plan is not blocked', async () => {
     const { apiKey } = await app.workspace('active');
     const res = await app.request('POST', '/v1/api/sourcing/people', { key: apiKey, body: {} });

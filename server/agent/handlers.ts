@@ -4,6 +4,7 @@ import type { InputOf, OutputOf } from '../../shared/operations/index.ts';
 import { AGENT_CONTEXT_MAX_CHARS } from '../../shared/schemas/agent.ts';
 import { requireLlm, type Llm } from '../ai/llm.ts';
 import type { AgentLimits } from '../config.ts';
+import type { StillActing } from '../auth/still-acting.ts';
 import type { Payment } from '../credits/payment.ts';
 import { invalidRequest, notFound } from '../lib/errors.ts';
 import type { HandlerContext } from '../invocation/handler.ts';
@@ -18,9 +19,11 @@ export interface AgentDeps {
   payment: Pick<Payment, 'requireAgentMessage'>;
   /** AGENT_FREE_MESSAGES_PER_DAY and AGENT_MAX_STEPS. */
   limits: AgentLimits;
+  /** Whether the message's credential still acts (not revoked, its member not removed), asked at each step. */
+  stillActing: StillActing;
 }
 
-export function createAgentHandlers({ llm: model, conversations, payment, limits }: AgentDeps) {
+export function createAgentHandlers({ llm: model, conversations, payment, limits, stillActing }: AgentDeps) {
   function agentChat(input: InputOf<'agentChat'>, ctx: HandlerContext): AsyncIterable<AgentEvent> | Promise<OutputOf<'agentChat'>> {
     if (ctx.answer === 'value') return prepare(input, ctx).then((setup) => collapse(agentEvents(setup)));
     return (async function* () {
@@ -54,6 +57,7 @@ export function createAgentHandlers({ llm: model, conversations, payment, limits
       history,
       maxSteps: limits.maxSteps,
       conversations,
+      stillActing,
     };
   }
 

@@ -10,6 +10,7 @@ import { framing as newFraming } from '../ai/untrusted-data.ts';
 import { ServiceError } from '../lib/errors.ts';
 import type { Tool } from '../tools/tools.ts';
 import type { HandlerContext } from '../invocation/handler.ts';
+import type { StillActing } from '../auth/still-acting.ts';
 import type { Conversations, StoredMessage } from './conversations.ts';
 import { fitToBudget, systemPrompt } from './prompt.ts';
 import { functionsOf, isPaidTool, offeredTools, parseArguments, refused, runTool, startsPaidWork, toolCallKey, writes, type ToolCallOutcome } from './tool-calls.ts';
@@ -26,6 +27,8 @@ export interface ChatSetup {
   maxSteps: number;
   /** Where the conversation is saved once the message ends. */
   conversations: Pick<Conversations, 'save'>;
+  /** Whether the message's credential still acts: asked before each step, as a job asks before each item. */
+  stillActing: StillActing;
 }
 
 /** Room left for the answer itself. */
@@ -74,8 +77,14 @@ async function runMessage(setup: ChatSetup, emit: (event: AgentEvent) => void): 
     emit(event);
   };
 
+  // A message runs for as long as its model and tools take: a credential revoked (or a member
+  // removed) meanwhile stops it before its next model call and before its next tool calls, so
+  // nothing more is charged to it, as its next request would be refused.
+  const revoked = async () => ctx.principal !== null && !(await setup.stillActing(ctx.principal));
   try {
-    while (!ctx.signal.aborted) {
+    for (let turn = 0; !ctx.signal.aborted; turn++) {
+      // The first model call follows the request's own check of the credential.
+      if (turn > 0 && (await revoked())) throw credentialRevoked();
       const exhausted = spent.steps >= maxSteps;
       const answer = await llm.chatWithTools({
         messages: fitToBudget(system, setup.history, current, functions, llm.settings.maxPromptTokens - ANSWER_TOKENS, framing),
@@ -99,6 +108,11 @@ async function runMessage(setup: ChatSetup, emit: (event: AgentEvent) => void): 
         ...(calls.length ? { toolCalls: calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })) } : {}),
       });
       if (calls.length === 0) break;
+      if (await revoked()) {
+        // Each call the model made is answered in the history, as one the client's hang-up stopped.
+        current.push(...calls.map((call) => notRun(call, 'unauthorized', 'Not run: the credential of this message was revoked.')));
+        throw credentialRevoked();
+      }
       // Where this answer stands in the conversation: with the call's place in it, names the call
       // for its idempotency key even when the model numbers call ids afresh in each answer.
       const answerAt = setup.history.length + current.length - 1;
@@ -215,8 +229,16 @@ async function runCalls(
   });
   const messages = await Promise.all(outcomes);
   // Every call the model made needs its answer in the history, even one the client's hang-up stopped.
-  return messages.map((m, i) => m ?? { role: 'tool', content: JSON.stringify({ error: 'cancelled', message: 'Not run: the user left.' }), at: new Date(), callId: calls[i]!.id, tool: calls[i]!.name });
+  return messages.map((m, i) => m ?? notRun(calls[i]!, 'cancelled', 'Not run: the user left.'));
 }
+
+/** The tool message of a call that was not run. */
+function notRun(call: Call, error: string, message: string): StoredMessage {
+  return { role: 'tool', content: JSON.stringify({ error, message }), at: new Date(), callId: call.id, tool: call.name };
+}
+
+const credentialRevoked = () =>
+  new ServiceError('unauthorized', 'The credential of this message was revoked (or its member removed) while it ran: nothing more was done or charged.');
 
 /** Whether a call spends credits, now or through the job it starts. */
 const spends = (tool: Tool) => isPaidTool(tool) || startsPaidWork(tool);

@@ -250,6 +250,9 @@ export const commands: Record<CommandName, Command> = {
   'plan set': {
     async run(services, args) {
       const workspace = await existingWorkspace(services, args);
+      // A trial that has ended loses its credits first, as its next use would have (expiry is
+      // lazy): the new plan does not bring them back.
+      await services.credits.expireTrialIfDue(workspace);
       const updated = await services.workspaces.setPlan(workspace._id, plan(args));
       return { workspaceId: workspace._id, plan: updated!.plan.name, expiresAt: updated!.plan.expiresAt };
     },

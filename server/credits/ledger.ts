@@ -46,6 +46,8 @@ export interface LedgerDoc {
   balanceAfter: number;
   operation: string;
   detail: string;
+  /** The run that made it (Movement's `note`); absent on rows filed before it was kept. */
+  note?: string;
 }
 
 export const ledgerIndexes: IndexDeclaration[] = [
@@ -101,11 +103,11 @@ export class Credits {
   /**
    * Takes `amount` credits, or changes nothing and says the balance that could not cover it
    * (`payment.ts` turns that into the 402). A zero amount is a no-op: operations that return no
-   * data charge nothing.
+   * data charge nothing. `note`: the run it is made under (Movement's `note`).
    */
-  async debit(workspaceId: string, amount: number, operation: string, detail: string): Promise<Debit> {
+  async debit(workspaceId: string, amount: number, operation: string, detail: string, note?: string): Promise<Debit> {
     if (amount <= 0) return { ok: true };
-    const movement = newMovement(-amount, operation, detail);
+    const movement = newMovement(-amount, operation, detail, new Date(), note);
     const after = await this.move(
       { _id: workspaceId, balance: { $gte: amount } },
       { $inc: { balance: -amount, consumed: amount, seq: 1, [`spent.${utcDay(movement.at)}`]: amount }, $set: { updatedAt: movement.at } },
@@ -120,9 +122,9 @@ export class Credits {
   }
 
   /** Adds credits (grants, refunds). */
-  async credit(workspaceId: string, amount: number, operation: string, detail: string): Promise<void> {
+  async credit(workspaceId: string, amount: number, operation: string, detail: string, note?: string): Promise<void> {
     if (!Number.isInteger(amount) || amount <= 0) throw new RangeError('credit amount must be a positive integer');
-    const movement = newMovement(amount, operation, detail);
+    const movement = newMovement(amount, operation, detail, new Date(), note);
     // A refund gives back what a debit spent, on the day it is given (as the ledger says it).
     const spent = isRefund(operation) ? { [`spent.${utcDay(movement.at)}`]: -amount } : {};
     const after = await this.move({ _id: workspaceId }, { $inc: { balance: amount, seq: 1, ...spent }, $set: { updatedAt: movement.at } }, movement);
@@ -130,28 +132,40 @@ export class Credits {
   }
 
   /** Gives back credits taken by an earlier debit, e.g. when the work it paid for failed. */
-  refund(workspaceId: string, amount: number, operation: string, detail: string): Promise<void> {
-    return this.credit(workspaceId, amount, `${REFUND}${operation}`, detail);
+  refund(workspaceId: string, amount: number, operation: string, detail: string, note?: string): Promise<void> {
+    return this.credit(workspaceId, amount, `${REFUND}${operation}`, detail, note);
   }
 
   /**
-   * When a trial is over, its unspent credits expire as one movement. Idempotent and safe under
-   * concurrency: the write-off only applies to the balance it read.
+   * When a trial is over, its unspent credits expire as one movement: what was left when it
+   * ended, written off the first time the workspace is used after. Credits granted (or refunded)
+   * since are not the trial's and stay. Idempotent and safe under concurrency: the write-off only
+   * applies to the balance it read.
    */
   async expireTrialIfDue(account: WorkspaceDoc, now = new Date()): Promise<WorkspaceDoc> {
     let current: WorkspaceDoc | null = account;
     while (current && isTrialOver(current.plan, now) && !current.trialExpiredAt) {
-      const unspent: Filter<WorkspaceDoc> = { _id: current._id, balance: current.balance, trialExpiredAt: null, 'plan.name': 'trial' };
+      const unspent = Math.min(current.balance, await this.balanceBefore(current._id, current.plan.expiresAt!));
+      const read: Filter<WorkspaceDoc> = { _id: current._id, balance: current.balance, trialExpiredAt: null, 'plan.name': 'trial' };
       // `seq` counts movements only: a seq without one would leave a gap that placePending
       // could not tell from a movement still pending.
       const after: WorkspaceDoc | null =
-        current.balance > 0
-          ? await this.move(unspent, { $set: { balance: 0, trialExpiredAt: now, updatedAt: now }, $inc: { seq: 1 } }, newMovement(-current.balance, 'trial_expired', 'Unspent trial credits expired'))
-          : await this.accounts.findOneAndUpdate(unspent, { $set: { trialExpiredAt: now, updatedAt: now } }, { returnDocument: 'after' });
+        unspent > 0
+          ? await this.move(read, { $set: { trialExpiredAt: now, updatedAt: now }, $inc: { balance: -unspent, seq: 1 } }, newMovement(-unspent, 'trial_expired', 'Unspent trial credits expired'))
+          : await this.accounts.findOneAndUpdate(read, { $set: { trialExpiredAt: now, updatedAt: now } }, { returnDocument: 'after' });
       if (after) return after;
       current = await this.workspaces.get(account._id);
     }
     return current ?? account;
+  }
+
+  /**
+   * The balance just before `at`, as the ledger says: the newest row's before then. A movement
+   * before then still in the outbox (MongoDB) is not counted yet, which only errs the customer's way.
+   */
+  private async balanceBefore(workspaceId: string, at: Date): Promise<number> {
+    const [row] = await this.ledger.find({ workspaceId, at: { $lt: at } }, { sort: { seq: -1 }, limit: 1, projection: { balanceAfter: 1 } }).toArray();
+    return row?.balanceAfter ?? 0;
   }
 
   /** Balance, consumption, plan and the most recent movements, newest first. */
@@ -254,21 +268,25 @@ export class Credits {
   }
 
   /**
-   * What the movements naming `note` since `since` took in all (debits `… (note)`, refunds
-   * `note: …`), from the ledger and the account's outbox: what a run under an Idempotency-Key
-   * really paid, whatever its own count says.
+   * What the movements made under `note` since `since` took in all, from the ledger and the
+   * account's outbox: what a run under an Idempotency-Key really paid, whatever its own count says.
+   * Read from each movement's `note`, never from its detail: a detail ends with text a client chose
+   * (a job's item id), which could name another run, whose charges would then be refunded to it.
+   * Only rows filed before notes were kept are read from their detail (debits `… (note)`, refunds
+   * `note: …`), as they were then.
    */
   async paidUnder(workspaceId: string, note: string, since: Date): Promise<number> {
-    const names = (detail: string) => detail.endsWith(`(${note})`) || detail.startsWith(`${note}:`);
+    const madeUnder = (m: { note?: string; detail: string }) =>
+      m.note !== undefined ? m.note === note : m.detail.endsWith(`(${note})`) || m.detail.startsWith(`${note}:`);
     const seen = new Set<string>();
     let paid = 0;
-    for await (const row of this.ledger.find({ workspaceId, at: { $gte: since } }, { projection: { amount: 1, detail: 1 } })) {
-      if (!names(row.detail)) continue;
+    for await (const row of this.ledger.find({ workspaceId, at: { $gte: since } }, { projection: { amount: 1, detail: 1, note: 1 } })) {
+      if (!madeUnder(row)) continue;
       seen.add(row._id);
       paid -= row.amount;
     }
     const account = await this.workspaces.get(workspaceId);
-    for (const m of account?.pending ?? []) if (!seen.has(m.movementId) && m.at >= since && names(m.detail)) paid -= m.amount;
+    for (const m of account?.pending ?? []) if (!seen.has(m.movementId) && m.at >= since && madeUnder(m)) paid -= m.amount;
     return Math.max(0, paid);
   }
 
@@ -409,8 +427,8 @@ const REFUND = 'refund:';
 const isRefund = (operation: string) => operation.startsWith(REFUND);
 
 function ledgerRow(workspaceId: string, movement: Movement, seq: number, balanceAfter: number): LedgerDoc {
-  const { movementId, at, amount, operation, detail } = movement;
-  return { _id: movementId, workspaceId, seq, at, amount, balanceAfter, operation, detail };
+  const { movementId, at, amount, operation, detail, note } = movement;
+  return { _id: movementId, workspaceId, seq, at, amount, balanceAfter, operation, detail, ...(note !== undefined ? { note } : {}) };
 }
 
 function movementView(r: LedgerDoc): MovementView {

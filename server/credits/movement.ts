@@ -8,8 +8,13 @@ export interface Movement {
   amount: number;
   operation: string;
   detail: string;
+  /**
+   * What paid, when a run under an Idempotency-Key, a job's item or a watch's delivery did (its
+   * detail names it too, for people): how `paidUnder` finds that run's movements, exactly.
+   */
+  note?: string;
 }
 
-export function newMovement(amount: number, operation: string, detail: string, at = new Date()): Movement {
-  return { movementId: timeOrderedId(at.getTime()), at, amount, operation, detail };
+export function newMovement(amount: number, operation: string, detail: string, at = new Date(), note?: string): Movement {
+  return { movementId: timeOrderedId(at.getTime()), at, amount, operation, detail, ...(note !== undefined ? { note } : {}) };
 }

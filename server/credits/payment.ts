@@ -58,40 +58,47 @@ export class Payment {
    * what was charged. `cap`: what the caller may still spend (the agent's `maxCredits` left for a
    * tool call), refused before the debit when the amount is over it. `reservation`: a stored cap
    * shared by many calls (a job's `maxCredits`), taken from before the debit and given back if the
-   * debit fails.
+   * debit fails. `note`: the run it is made under (an Idempotency-Key, a job's item), which the
+   * movement keeps (ledger.ts, `paidUnder`).
    */
-  async charge(workspaceId: string, amount: number, operationId: string, detail: string, cap?: number, reservation?: Reservation): Promise<number> {
+  async charge(
+    workspaceId: string,
+    amount: number,
+    operationId: string,
+    detail: string,
+    { cap, reservation, note }: { cap?: number; reservation?: Reservation; note?: string } = {},
+  ): Promise<number> {
     if (cap !== undefined && amount > cap) {
       throw new ServiceError('insufficient_credits', `This call may spend at most ${credits(cap)} (the message's maxCredits left) and costs ${credits(amount)}; nothing was charged. Ask for fewer results.`);
     }
-    if (reservation === undefined || amount <= 0) return this.debit(workspaceId, amount, operationId, detail);
+    if (reservation === undefined || amount <= 0) return this.debit(workspaceId, amount, operationId, detail, note);
     if (!(await reservation.reserve(amount))) {
       throw new ServiceError('insufficient_credits', `This call costs ${credits(amount)}, more than what is left of the job's maxCredits.`);
     }
     try {
-      return await this.debit(workspaceId, amount, operationId, detail);
+      return await this.debit(workspaceId, amount, operationId, detail, note);
     } catch (err) {
       await reservation.release(amount);
       throw err;
     }
   }
 
-  private async debit(workspaceId: string, amount: number, operationId: string, detail: string): Promise<number> {
-    const debit = await this.ledger.debit(workspaceId, amount, operationId, detail);
+  private async debit(workspaceId: string, amount: number, operationId: string, detail: string, note: string | undefined): Promise<number> {
+    const debit = await this.ledger.debit(workspaceId, amount, operationId, detail, note);
     if (!debit.ok) {
       throw new ServiceError('insufficient_credits', `This operation costs ${credits(amount)} and the balance is ${debit.balance}.`);
     }
     return Math.max(0, amount);
   }
 
-  /** What the movements naming `note` since `since` took in all (ledger.ts). */
+  /** What the movements made under `note` since `since` took in all (ledger.ts). */
   paidUnder(workspaceId: string, note: string, since: Date): Promise<number> {
     return this.ledger.paidUnder(workspaceId, note, since);
   }
 
-  /** Gives back `amount` taken earlier (a movement `refund:<operation>` in the ledger). */
-  refund(workspaceId: string, amount: number, operationId: string, detail: string): Promise<void> {
-    return this.ledger.refund(workspaceId, amount, operationId, detail);
+  /** Gives back `amount` taken earlier (a movement `refund:<operation>` in the ledger), under the run `note` if given. */
+  refund(workspaceId: string, amount: number, operationId: string, detail: string, note?: string): Promise<void> {
+    return this.ledger.refund(workspaceId, amount, operationId, detail, note);
   }
 
   async budget(workspaceId: string, cap?: number): Promise<Budget> {

@@ -86,7 +86,8 @@ export class InvocationContext implements HandlerContext {
 
   charge = async (units: number, what: string): Promise<number> => {
     const price = this.price(units);
-    const detail = this.options.ledgerNote === undefined ? what : `${what} (${this.options.ledgerNote})`;
+    const note = this.options.ledgerNote;
+    const detail = note === undefined ? what : `${what} (${note})`;
     const { receipt } = this;
     // A retry of a run a crash cut: what that run charged pays first (idempotency.ts).
     const prepaid = Math.min(price, Math.max(0, receipt.prepaid ?? 0));
@@ -95,10 +96,10 @@ export class InvocationContext implements HandlerContext {
     const { charging } = receipt;
     const cap = this.creditsLeft();
     const { creditCap } = this.options;
-    if (charging === undefined || owed <= 0) return this.settle(await this.payment.charge(this.workspaceId, owed, this.operationId, detail, cap, creditCap), prepaid);
+    if (charging === undefined || owed <= 0) return this.settle(await this.payment.charge(this.workspaceId, owed, this.operationId, detail, { cap, reservation: creditCap, note }), prepaid);
     await charging(owed);
     try {
-      return this.settle(await this.payment.charge(this.workspaceId, owed, this.operationId, detail, cap, creditCap), prepaid);
+      return this.settle(await this.payment.charge(this.workspaceId, owed, this.operationId, detail, { cap, reservation: creditCap, note }), prepaid);
     } catch (err) {
       await charging(-owed).catch(() => {});
       if (prepaid > 0) receipt.prepaid! += prepaid;

@@ -188,7 +188,7 @@ async function returnUnused(payment: Payment, claim: Claim, receipt: Receipt, wo
   if (unused <= 0) return;
   receipt.prepaid = 0;
   await claim.charging(-unused);
-  await payment.refund(workspaceId, unused, id, `${note}: charged by its first run, which a restart cut, beyond what its retry cost`);
+  await payment.refund(workspaceId, unused, id, `${note}: charged by its first run, which a restart cut, beyond what its retry cost`, note);
 }
 
 /**

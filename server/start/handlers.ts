@@ -44,7 +44,7 @@ export function createHandlers(s: Services & { conversations: Conversations }): 
       writer: s.messageWriter,
       maxProspects: config.campaignMaxProspects,
     }),
-    ...createAgentHandlers({ llm, conversations: s.conversations, payment: s.payment, limits: config.agent }),
+    ...createAgentHandlers({ llm, conversations: s.conversations, payment: s.payment, limits: config.agent, stillActing: s.stillActing }),
     ...createJobHandlers({
       jobs: s.jobs,
       runner: s.jobRunner,

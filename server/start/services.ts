@@ -4,7 +4,7 @@
  * keep of their own (dashboard sessions and sign-in, the agent's conversations, the rate
  * limiter) is built beside these by bootstrap.ts.
  */
-import { stillActingOf } from '../auth/still-acting.ts';
+import { stillActingOf, type StillActing } from '../auth/still-acting.ts';
 import type { Logger } from 'pino';
 import { aiCacheIndexes, AiColumns } from '../ai/ai-column.ts';
 import { aiUsageIndexes, type Llm } from '../ai/llm.ts';
@@ -54,6 +54,8 @@ export interface Services {
   oauth: OAuth | null;
   /** Bearer credential → principal: API keys, and tokens when `oauth` is set. */
   credentials: Credentials;
+  /** Whether a credential kept for later work (a job, a chat with the agent) may still act, read from the store. */
+  stillActing: StillActing;
   credits: Credits;
   /** Every 402: the plan gate, charges, budgets. */
   payment: Payment;
@@ -140,6 +142,7 @@ export function createServices(deps: {
   const changeHistory = new ChangeHistory(deps.store, companies);
   const watches = new Watches(deps.store);
   const webhooks = new Webhooks(deps.store, { timeoutMs: webhookTimeoutMs, allowPrivate: webhookAllowPrivate, now: Date.now, log: deps.log });
+  const stillActing = stillActingOf({ keys, members });
   return {
     ...deps,
     workspaces,
@@ -147,6 +150,7 @@ export function createServices(deps: {
     members,
     oauth,
     credentials: new Credentials(keys, oauth),
+    stillActing,
     credits,
     payment: new Payment(credits, workspaces, new DailyAllowances(deps.store)),
     companies,
@@ -181,7 +185,7 @@ export function createServices(deps: {
       pollMs,
       concurrency,
       exclusive: deps.store.kind === 'embedded',
-      stillActing: stillActingOf({ keys, members }),
+      stillActing,
       watches: new WatchDispatcher({
         store: deps.store,
         watches,

@@ -125,7 +125,7 @@ export class WatchDispatcher {
     const note = `watch ${watch._id} release ${state.release} part ${part}`;
     if ((await credits.paidUnder(watch.workspaceId, note, state.createdAt)) === 0) {
       const price = priceOf(operations.searchCompanyChanges.credits, page.changes.length, null);
-      const debit = await credits.debit(watch.workspaceId, price, DELIVERY_OPERATION, `${page.changes.length} registry changes (${note})`);
+      const debit = await credits.debit(watch.workspaceId, price, DELIVERY_OPERATION, `${page.changes.length} registry changes (${note})`, note);
       if (!debit.ok) {
         await watches.pause(watch._id);
         await release({});

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Credits, type LedgerDoc } from '../../../server/credits/ledger.ts';
 import { Workspaces, type WorkspaceDoc } from '../../../server/credits/workspaces.ts';
+import { runCommand } from '../../../server/cli/control.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { eventually } from '../../helpers/eventually.ts';
 
@@ -50,8 +51,12 @@ describe('plans', () => {
   it('an expired trial blocks paid operations and its unspent credits expire as one movement', async () => {
     const { workspaceId, apiKey } = await app.workspace('trial');
     await app.services.credits.debit(workspaceId, 20, 'test', 'used before expiry');
+    // The trial ends just after that debit (what expires is what was left then), and is over now.
+    const [debit] = await app.services.store.collection<LedgerDoc>('ledger').find({ workspaceId }, { sort: { seq: -1 }, limit: 1 }).toArray();
+    const expiresAt = new Date(debit!.at.getTime() + 1);
     const accounts = app.services.store.collection<WorkspaceDoc>('workspaces');
-    await accounts.updateOne({ _id: workspaceId }, { $set: { 'plan.expiresAt': new Date(Date.now() - 1000) } });
+    await accounts.updateOne({ _id: workspaceId }, { $set: { 'plan.expiresAt': expiresAt } });
+    await eventually(() => Date.now() > expiresAt.getTime());
 
     const blocked = await app.request('POST', '/v1/api/sourcing/people', { key: apiKey, body: {} });
     expect(blocked.status).toBe(402);
@@ -64,6 +69,38 @@ describe('plans', () => {
     // Reading again does not expire twice.
     const again = (await app.request('GET', '/v1/api/credits', { key: apiKey })).body;
     expect(again.movements.filter((m: { operation: string }) => m.operation === 'trial_expired')).toHaveLength(1);
+  });
+
+  it('credits granted after a trial ended are not the trial’s: only what was left when it ended expires', async () => {
+    // A trial that began 8 days ago and ended yesterday, its 500 credits not written off yet (no request since).
+    const workspace = await app.services.workspaces.create('Ended trial', 'trial', new Date(Date.now() - 8 * DAY));
+    await app.services.credits.flushPending(workspace);
+    const { apiKey } = await app.services.keys.create(workspace._id);
+
+    // What `prospecta credits grant` runs in the server.
+    const granted = await runCommand(app.services, { command: 'credits grant', args: { workspace: workspace._id, amount: '100' } });
+    expect(granted).toEqual({ ok: true, result: { workspaceId: workspace._id, granted: 100, balance: 100 } });
+    const credits = (await app.request('GET', '/v1/api/credits', { key: apiKey })).body;
+    expect(credits.balance).toBe(100);
+    expect(credits.movements.map((m: { operation: string; amount: number }) => [m.operation, m.amount])).toEqual([
+      ['trial_expired', -500],
+      ['grant', 100],
+      ['trial_grant', 500],
+    ]);
+  });
+
+  it('a plan set after a trial ended does not bring its credits back: they expired with it', async () => {
+    // A trial that ended yesterday, not written off yet (no request since), moved to a paid plan.
+    const workspace = await app.services.workspaces.create('Upgraded late', 'trial', new Date(Date.now() - 8 * DAY));
+    await app.services.credits.flushPending(workspace);
+    const { apiKey } = await app.services.keys.create(workspace._id);
+
+    // What `prospecta plan set` runs in the server.
+    const set = await runCommand(app.services, { command: 'plan set', args: { workspace: workspace._id, plan: 'active' } });
+    expect(set).toMatchObject({ ok: true, result: { plan: 'active' } });
+    const credits = (await app.request('GET', '/v1/api/credits', { key: apiKey })).body;
+    expect(credits.balance).toBe(0);
+    expect(credits.movements[0]).toMatchObject({ operation: 'trial_expired', amount: -500, balanceAfter: 0 });
   });
 
   it('an active plan is not blocked', async () => {

@@ -10,6 +10,7 @@ import { requestHash } from '../../../server/pipeline/idempotency.ts';
 import type { CompanyDoc } from '../../../server/companies/company-record.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
+import { eventually } from '../../helpers/eventually.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 
 const cnpj = makeCnpj('22333444');
@@ -24,8 +25,11 @@ beforeEach(async () => {
 });
 afterEach(() => app?.close());
 
-/** What a process that died under a claim leaves: the claim running (and what it charged). */
-async function dieUnderClaim(key: string, charged: number): Promise<{ apiKey: string; workspaceId: string }> {
+/**
+ * What a process that died under a claim leaves: the claim running (and what it charged).
+ * `meanwhile`: what else the workspace does before the process dies.
+ */
+async function dieUnderClaim(key: string, charged: number, meanwhile?: (workspace: { apiKey: string; workspaceId: string }) => Promise<void>): Promise<{ apiKey: string; workspaceId: string }> {
   const workspace = await app.workspace('active');
   await app.services.credits.credit(workspace.workspaceId, 10, 'grant', 'ten');
   const held = await app.services.idempotency.claim(workspace.workspaceId, key, 'lookupCnpjBatch', requestHash('lookupCnpjBatch', { body }));
@@ -33,8 +37,10 @@ async function dieUnderClaim(key: string, charged: number): Promise<{ apiKey: st
   if (charged > 0) {
     held.claim.charging(charged);
     // Named as the pipeline names a charge under a client's key.
-    await app.services.payment.charge(workspace.workspaceId, charged, 'lookupCnpjBatch', `1 company (Idempotency-Key ${key})`);
+    const note = `Idempotency-Key ${key}`;
+    await app.services.payment.charge(workspace.workspaceId, charged, 'lookupCnpjBatch', `1 company (${note})`, { note });
   }
+  await meanwhile?.(workspace);
   // The process goes away without settling the claim; the next one opens the same store.
   await app.close();
   app = await startTestApp({}, { dataDir });
@@ -91,5 +97,25 @@ describe('a claim left running by a dead process', () => {
     const view = (await app.services.credits.view(workspaceId))!;
     expect(view.balance).toBe(9);
     expect(view.movements[0]).toMatchObject({ amount: 2, operation: 'refund:lookupCnpjBatch', detail: expect.stringContaining('Idempotency-Key crash-charged-more') });
+  });
+
+  it('is paid by its own charges only, whatever another run’s ledger detail says: a job item named after the key is not refunded to it', async () => {
+    // A job's item id is the client's text, and a charge's detail ends with it: this one's detail
+    // ends "(Idempotency-Key crash-named)", as the cut run's own charge does.
+    const { apiKey, workspaceId } = await dieUnderClaim('crash-named', 1, async (workspace) => {
+      const job = await app.request('POST', '/v1/api/jobs', {
+        key: workspace.apiKey,
+        body: { operation: 'lookupCnpjBatch', items: [{ itemId: 'x (Idempotency-Key crash-named', input: body }] },
+      });
+      expect(job.status).toBe(202);
+      await eventually(async () => (await app.request('GET', `/v1/api/jobs/${job.body.jobId}`, { key: workspace.apiKey })).body.status === 'done');
+    });
+    const res = await retry(apiKey, 'crash-named');
+    expect(res.status).toBe(200);
+    expect(res.body.results).toHaveLength(1);
+    // The cut run's 1 credit and the job's 1: nothing refunded, nothing made from nothing.
+    const view = (await app.services.credits.view(workspaceId))!;
+    expect(view.movements.filter((m) => m.operation.startsWith('refund:'))).toEqual([]);
+    expect(view.balance).toBe(8);
   });
 });

@@ -16,7 +16,7 @@
 import { mkdir, open, rename, rm, stat, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import yauzl from 'yauzl';
-import { Listing, ListingError, type RemoteFile } from './listing.ts';
+import { isPlainFileName, Listing, ListingError, type RemoteFile } from './listing.ts';
 
 export interface DownloadOptions {
   /** The releases' listing (CNPJ_RELEASES_URL). */
@@ -123,7 +123,11 @@ export async function downloadRelease(options: DownloadOptions): Promise<Downloa
 
   const target = path.join(options.dir, release);
   await mkdir(target, { recursive: true });
-  const all = [...files, ...taxRegimes];
+  const all = [...files, ...taxRegimes].filter((file) => {
+    if (isPlainFileName(file.name)) return true;
+    warn(`the listing names a file ${JSON.stringify(file.name)}, which would be written outside ${target}: skipped`);
+    return false;
+  });
   const sizes = all.map((f) => f.size);
   const totalBytes = sizes.every((s) => s !== undefined) ? sizes.reduce((a, b) => a! + b!, 0) : undefined;
   const onDisk = new Map<string, number>();

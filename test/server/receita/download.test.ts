@@ -3,9 +3,10 @@
  * share listed with WebDAV PROPFIND (the token as Basic user name), the tax-regime files under an
  * Apache-style index page, files served with HTTP Range. Faults: a connection dropped mid-file
  * (resumed with a Range request), a stall (cut and resumed), a corrupt zip (downloaded again),
- * a 404 (the command fails naming the file, the others are kept), and a listing that is
- * unreachable or changed in shape (a clear error naming the URL). Then `import cnpj --download`
- * as the CLI runs it: one command from the listing to the imported registry.
+ * a 404 (the command fails naming the file, the others are kept), a listing that is
+ * unreachable or changed in shape (a clear error naming the URL), and one naming files outside
+ * the release folder (skipped, with a warning). Then `import cnpj --download` as the CLI runs
+ * it: one command from the listing to the imported registry.
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import http from 'node:http';
@@ -26,6 +27,8 @@ interface Faults {
   stall: Set<string>;
   corrupt: Set<string>;
   missing: Set<string>;
+  /** Names the release folder lists (and serves, as a copy of Cnaes.zip) besides the published files. */
+  listed: string[];
   /** The listing answers this instead of a multistatus/index. */
   listing?: 'down' | 'changed';
 }
@@ -38,7 +41,7 @@ let faults: Faults;
 const requests: Array<{ method: string; url: string; range?: string; auth?: string }> = [];
 
 function resetFaults(): void {
-  faults = { drop: new Set(), stall: new Set(), corrupt: new Set(), missing: new Set() };
+  faults = { drop: new Set(), stall: new Set(), corrupt: new Set(), missing: new Set(), listed: [] };
   requests.length = 0;
 }
 
@@ -72,8 +75,8 @@ function serve(req: http.IncomingMessage, res: http.ServerResponse): void {
       res.writeHead(207, { 'Content-Type': 'application/xml; charset=utf-8' });
       if (url === '/public.php/webdav/') return void res.end(multistatus(url, [{ name: '2026-09' }, { name: '2026-10' }]));
       if (url === '/public.php/webdav/2026-10/') {
-        const main = [...files.keys()].filter((name) => !TAX_FILES.includes(name));
-        return void res.end(multistatus(url, main.map((name) => ({ name, size: files.get(name)!.length }))));
+        const main = [...files.keys(), ...faults.listed].filter((name) => !TAX_FILES.includes(name));
+        return void res.end(multistatus(url, main.map((name) => ({ name, size: (files.get(name) ?? files.get('Cnaes.zip')!).length }))));
       }
       return void res.end(multistatus(url, []));
     }
@@ -93,7 +96,7 @@ function serve(req: http.IncomingMessage, res: http.ServerResponse): void {
 }
 
 function sendFile(name: string, req: http.IncomingMessage, res: http.ServerResponse): void {
-  const bytes = files.get(name);
+  const bytes = files.get(name) ?? (faults.listed.includes(name) ? files.get('Cnaes.zip') : undefined);
   if (!bytes || faults.missing.has(name)) return void res.writeHead(404).end('not found');
   const range = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
   const start = range ? Number(range[1]) : 0;
@@ -213,6 +216,19 @@ describe('download cnpj', () => {
     );
     await expect(downloadRelease(await options({ url: 'http://127.0.0.1:9/' }))).rejects.toThrow('cannot list the releases at http://127.0.0.1:9/');
     await expect(downloadRelease(await options({ release: '2025-01' }))).rejects.toThrow(`has no release 2025-01; it has 2026-09, 2026-10`);
+  });
+
+  it('never writes outside the release folder, whatever names the listing gives', async () => {
+    faults.listed.push('../../Socios9.zip', '../Simples.zip', 'sub/Cnaes.zip', '/tmp/Cnaes.zip');
+    const warnings: string[] = [];
+    const opts = await options({ onWarning: (w) => warnings.push(w) });
+    const summary = await downloadRelease(opts);
+    await sameAsPublished(summary.dir);
+    expect(await readdir(opts.dir)).toEqual(['2026-10']);
+    expect(await readdir(path.dirname(opts.dir))).not.toContain('Socios9.zip');
+    expect(warnings).toEqual(
+      ['../../Socios9.zip', '../Simples.zip', 'sub/Cnaes.zip', '/tmp/Cnaes.zip'].map((name) => expect.stringContaining(`the listing names a file ${JSON.stringify(name)}, which would be written outside`)),
+    );
   });
 
   it('goes on without the tax-regime files when their folder cannot be listed, and says so', async () => {

@@ -8,7 +8,7 @@
  */
 import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
-import { open as openFile, readdir } from 'node:fs/promises';
+import { copyFile, open as openFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Companies } from '../../../server/companies/companies.ts';
@@ -260,6 +260,34 @@ describe('imports into release files', () => {
       expect(file.json([cnpj]).get(cnpj)).toEqual(docs.get(cnpj));
     }
     expect(file.json([makeCnpj('99999999')]).size).toBe(0);
+  });
+
+  it('names a pointer that is not one of its own files at start-up, and never answers from what it points to', async () => {
+    const companies = new Companies(store);
+    await importRelease(store, { dir: await generated('2026-10', 4), release: '2026-10' });
+    const { dir: registryDir } = companies.registry!;
+    const inService = companies.registry!.current()!;
+    const [cnpj] = inService.search({}, 1);
+    companies.registry!.close();
+    // A whole release file, but outside the registry's folder (copied, or the pointer edited).
+    const outside = path.join(releases, 'elsewhere.sqlite');
+    await copyFile(inService.path, outside);
+    const pointer = path.join(registryDir, 'current.json');
+    for (const [written, why] of [
+      [JSON.stringify({ file: path.relative(registryDir, outside) }), 'not a file of'],
+      [JSON.stringify({ file: outside }), 'not a file of'],
+      [JSON.stringify({ file: 'current.json' }), 'not a file of'],
+      ['null', 'does not name'],
+      [JSON.stringify({ file: 5 }), 'does not name'],
+      ['{"fi', 'cannot be read'],
+    ] as const) {
+      await writeFile(pointer, written);
+      const reopened = new Registry(registryDir);
+      const problem = reopened.problem();
+      expect(problem, written).toContain(pointer);
+      expect(problem, written).toContain(why);
+      await expect(new Companies(store).byCnpj([cnpj!]), written).rejects.toThrow(pointer);
+    }
   });
 
   it('names a damaged release file at start-up, and never answers from it', async () => {

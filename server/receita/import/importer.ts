@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Collection, Store } from '../../store/port.ts';
 import { checkCnpj } from '../../../shared/cnpj.ts';
-import { findReleaseFiles, LOOKUP_KINDS, ReleaseRefused, releaseMonthOf, type FileKind, type LookupKind, type ReleaseFile } from './release-files.ts';
+import { findReleaseFiles, LOOKUP_KINDS, missingFiles, ReleaseRefused, releaseMonthOf, type FileKind, type LookupKind, type ReleaseFile } from './release-files.ts';
 import * as records from './records.ts';
 import { openReleaseEntries, openReleaseFile, readRowBatches, type Problem, type Row } from './rows.ts';
 import { TaxRegimeWriter } from './tax-regime-writer.ts';
@@ -228,7 +228,10 @@ class Run {
   }
 
   private async readAll(): Promise<ImportSummary> {
-    let whole = true;
+    // A file that did not arrive is read as one cut at its start: what the older release had from it stays.
+    const missing = missingFiles(this.files);
+    for (const file of missing) this.report({ file, message: 'missing from the release folder: the release is incomplete, and nothing it would hold is removed' });
+    let whole = missing.length === 0;
     for (const [index, file] of this.files.entries()) {
       this.options.signal?.throwIfAborted();
       this.progress.phase = this.phaseOf(file);

@@ -202,6 +202,25 @@ describe.each([
     expect(summary.removed).toBe(0);
   });
 
+  it('names a part or a per-company file missing from a release, and removes nothing for it', async () => {
+    const others = [estabelecimento(makeCnpj('20000000')), estabelecimento(makeCnpj('20000001'))];
+    await writeRelease();
+    await writeExtracted(imp.release, { 'K3241.K03200Y1.D61011.ESTABELE': others });
+    expect(await run()).toMatchObject({ complete: true, establishments: 6 });
+
+    // A newer release whose first Estabelecimentos part did not arrive: its establishments are not gone from the registry.
+    await rm(path.join(imp.release, 'K3241.K03200Y0.D61011.ESTABELE'));
+    expect(await run({ release: '2026-11' })).toMatchObject({ complete: false, establishments: 2, removed: 0 });
+    expect(imp.problems).toEqual([{ file: 'Estabelecimentos0.zip', message: expect.stringContaining('missing') }]);
+    expect(await companies().countDocuments({})).toBe(6);
+
+    imp.problems = [];
+    await writeRelease();
+    await rm(path.join(imp.release, 'K3241.K03200Y0.D61011.SOCIOCSV'));
+    expect(await run({ release: '2026-12' })).toMatchObject({ complete: false, removed: 0 });
+    expect(imp.problems).toEqual([{ file: 'Socios*.zip', message: expect.stringContaining('missing') }]);
+  });
+
   it('runs again without duplicates and removes establishments a newer release no longer has', async () => {
     await writeRelease();
     await run();

@@ -68,7 +68,10 @@ async function salvageTruncatedZip(path: string): Promise<{ name: string; stream
   }
 }
 
-/** The bytes of a release file, and the name of the CSV they come from. */
+/**
+ * The bytes of a release file, and the name of the CSV they come from; `damaged` when they are
+ * not all of it (a damaged zip read up to its damage, or a zip holding more than one file).
+ */
 export async function openReleaseFile(
   file: ReleaseFile,
   report: (problem: Problem) => void,
@@ -85,7 +88,12 @@ export async function openReleaseFile(
     const stream = await new Promise<Readable>((resolve, reject) =>
       zip.openReadStream(entry, (err, s) => (err ? reject(err) : resolve(s))),
     );
-    return { innerName: entry.fileName, stream, damaged: false };
+    // The Receita's zips hold one CSV each: what else is there would go unread, so the file is not read whole.
+    if (zip.entryCount > 1) {
+      report({ file: file.name, message: `the zip holds ${zip.entryCount} files, not one CSV: only the first, ${entry.fileName}, is read, and the release is incomplete` });
+      zip.close();
+    }
+    return { innerName: entry.fileName, stream, damaged: zip.entryCount > 1 };
   } catch (err) {
     try {
       const salvaged = await salvageTruncatedZip(file.path);

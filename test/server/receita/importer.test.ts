@@ -1,4 +1,6 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
+import { buffer } from 'node:stream/consumers';
+import yazl from 'yazl';
 import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { Companies } from '../../../server/companies/companies.ts';
@@ -219,6 +221,20 @@ describe.each([
     await rm(path.join(imp.release, 'K3241.K03200Y0.D61011.SOCIOCSV'));
     expect(await run({ release: '2026-12' })).toMatchObject({ complete: false, removed: 0 });
     expect(imp.problems).toEqual([{ file: 'Socios*.zip', message: expect.stringContaining('missing') }]);
+  });
+
+  it('reads a zip holding more than its one CSV as incomplete, naming it, and removes nothing', async () => {
+    await writeRelease();
+    expect(await run()).toMatchObject({ complete: true, establishments: 4 });
+    await rm(path.join(imp.release, 'K3241.K03200Y0.D61011.ESTABELE'));
+    const zip = new yazl.ZipFile();
+    zip.addBuffer(csv(estabelecimentos.slice(0, 2)), 'K3241.K03200Y0.D61111.ESTABELE');
+    zip.addBuffer(csv(estabelecimentos.slice(2)), 'K3241.K03200Y1.D61111.ESTABELE');
+    zip.end();
+    await writeFile(path.join(imp.release, 'Estabelecimentos0.zip'), await buffer(zip.outputStream));
+    expect(await run({ release: '2026-11' })).toMatchObject({ complete: false, establishments: 2, removed: 0 });
+    expect(imp.problems).toEqual([{ file: 'Estabelecimentos0.zip', message: expect.stringContaining('holds 2 files') }]);
+    expect(await companies().countDocuments({})).toBe(4);
   });
 
   it('runs again without duplicates and removes establishments a newer release no longer has', async () => {

@@ -7,7 +7,7 @@
 import { createReadStream } from 'node:fs';
 import { open as openFile } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough, pipeline, Transform, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import yauzl from 'yauzl';
 import type { ReleaseFile } from './release-files.ts';
@@ -39,6 +39,31 @@ async function firstEntry(zip: yauzl.ZipFile): Promise<yauzl.Entry | undefined> 
     zip.once('error', reject);
     zip.readEntry();
   });
+}
+
+/**
+ * An entry's bytes as they inflate, checked against the CRC-32 its zip records: yauzl does not
+ * check it, and damaged bytes that still inflate (or a stored entry's, which need not) would be
+ * read as rows. A mismatch is an error at the entry's end, as a cut zip's is.
+ */
+function openEntry(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> {
+  return new Promise((resolve, reject) =>
+    zip.openReadStream(entry, (err, stream) => {
+      if (err) return reject(err);
+      let crc = 0;
+      const checked = new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          crc = zlib.crc32(chunk, crc);
+          done(null, chunk);
+        },
+        flush(done) {
+          done(crc === entry.crc32 ? null : new Error(`its CRC-32 does not match the zip's: ${entry.fileName} is damaged`));
+        },
+      });
+      // Either end's error or destruction reaches the other.
+      resolve(pipeline(stream, checked, () => undefined));
+    }),
+  );
 }
 
 const LOCAL_HEADER = 0x04034b50;
@@ -85,9 +110,7 @@ export async function openReleaseFile(
       return undefined;
     }
     if (entry.fileName.endsWith('/')) throw new Error('the zip holds a folder, not a CSV');
-    const stream = await new Promise<Readable>((resolve, reject) =>
-      zip.openReadStream(entry, (err, s) => (err ? reject(err) : resolve(s))),
-    );
+    const stream = await openEntry(zip, entry);
     // The Receita's zips hold one CSV each: what else is there would go unread, so the file is not read whole.
     if (zip.entryCount > 1) {
       report({ file: file.name, message: `the zip holds ${zip.entryCount} files, not one CSV: only the first, ${entry.fileName}, is read, and the release is incomplete` });
@@ -132,10 +155,7 @@ export async function* openReleaseEntries(
     for (let entry = await firstEntry(zip); entry; entry = await firstEntry(zip)) {
       if (entry.fileName.endsWith('/')) continue;
       entries++;
-      const current = entry;
-      const stream = await new Promise<Readable>((resolve, reject) =>
-        zip.openReadStream(current, (err, s) => (err ? reject(err) : resolve(s))),
-      );
+      const stream = await openEntry(zip, entry);
       yield { innerName: entry.fileName, stream, damaged: false };
     }
   } finally {

@@ -237,6 +237,23 @@ describe.each([
     expect(await companies().countDocuments({})).toBe(4);
   });
 
+  it('checks each zip entry against its CRC-32: damaged bytes that still inflate make the import incomplete', async () => {
+    await writeRelease();
+    expect(await run()).toMatchObject({ complete: true, establishments: 4 });
+    await rm(path.join(imp.release, 'K3241.K03200Y0.D61011.ESTABELE'));
+    // Stored, not deflated: a changed byte reads back as text, which only the checksum tells.
+    const zip = new yazl.ZipFile();
+    zip.addBuffer(csv(estabelecimentos.slice(0, 3)), 'K3241.K03200Y0.D61111.ESTABELE', { compress: false });
+    zip.end();
+    const bytes = await buffer(zip.outputStream);
+    const at = bytes.indexOf('ACME');
+    bytes[at] = 'X'.charCodeAt(0);
+    await writeFile(path.join(imp.release, 'Estabelecimentos0.zip'), bytes);
+    expect(await run({ release: '2026-11' })).toMatchObject({ complete: false, removed: 0 });
+    expect(imp.problems).toEqual([{ file: 'Estabelecimentos0.zip', line: expect.any(Number), message: expect.stringContaining('CRC-32') }]);
+    expect(await companies().countDocuments({})).toBe(4);
+  });
+
   it('runs again without duplicates and removes establishments a newer release no longer has', async () => {
     await writeRelease();
     await run();

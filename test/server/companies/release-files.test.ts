@@ -290,6 +290,35 @@ describe('imports into release files', () => {
     }
   });
 
+  it('names the file when a document in it is damaged, and answers only whole documents of the CNPJ asked', async () => {
+    const companies = new Companies(store);
+    await importRelease(store, { dir: await generated('2026-10', 4), release: '2026-10' });
+    const file = companies.registry!.current()!;
+    const cnpjs = file.search({}, 50);
+    const filePath = file.path;
+    companies.registry!.close();
+    // Each document's stored bytes zeroed where they lie in the file, as a damaged disk would leave them.
+    const db = new Database(filePath, { readonly: true });
+    const bodies = db.prepare('SELECT body FROM doc ORDER BY k LIMIT 50').pluck().all() as Buffer[];
+    db.close();
+    const handle = await openFile(filePath, 'r+');
+    const bytes = await handle.readFile();
+    for (const body of bodies.slice(10, 20)) {
+      const at = bytes.indexOf(body);
+      if (at > 0 && body.length > 40) await handle.write(Buffer.alloc(body.length - 30), 0, body.length - 30, at + 30);
+    }
+    await handle.close();
+    let damaged = 0;
+    for (const cnpj of cnpjs) {
+      const answer = await new Companies(store).byCnpj([cnpj]).catch((err: unknown) => err as Error);
+      if (answer instanceof Error) {
+        expect(answer.message).toContain(filePath);
+        damaged++;
+      } else expect(answer.get(cnpj)?.cnpj).toBe(cnpj);
+    }
+    expect(damaged).toBeGreaterThan(0);
+  });
+
   it('names a damaged release file at start-up, and never answers from it', async () => {
     const companies = new Companies(store);
     await importRelease(store, { dir: await generated('2026-10', 4), release: '2026-10' });

@@ -10,7 +10,7 @@ import { encodeUntaggedDocuments } from '../../store/embedded/bulk-load.ts';
 import { companyDocuments, type DocumentContext } from './documents.ts';
 import type { BuildReply, BuildRequest } from './document-thread.ts';
 import { Codes, type UnknownCodes } from './records.ts';
-import { openReleaseFile, readRowBatches, type Problem } from './rows.ts';
+import { cutShort, openReleaseFile, readRowBatches, type Problem } from './rows.ts';
 import { rowLayoutOf } from './row-layout.ts';
 import { stageRows, type CompanyFileKind } from './staged-rows.ts';
 import type { ReleaseFile } from './release-files.ts';
@@ -123,7 +123,7 @@ async function stage(id: number, file: ReleaseFile, skip: number, into?: { rowsP
   const codes = () => new Codes(context!.lookups, unknown);
   let ended = true;
   const report = (problem: Problem) => {
-    if (problem.message.startsWith('the file ends early')) ended = false;
+    if (cutShort(problem)) ended = false;
     problems.push(problem);
   };
   try {

@@ -14,7 +14,7 @@ import type { Collection, Store } from '../../store/port.ts';
 import { checkCnpj } from '../../../shared/cnpj.ts';
 import { findReleaseFiles, LOOKUP_KINDS, missingFiles, ReleaseRefused, releaseMonthOf, type FileKind, type LookupKind, type ReleaseFile } from './release-files.ts';
 import * as records from './records.ts';
-import { openReleaseEntries, openReleaseFile, readRowBatches, type Problem, type Row } from './rows.ts';
+import { cutShort, openReleaseEntries, openReleaseFile, readRowBatches, type Problem, type Row } from './rows.ts';
 import { TaxRegimeWriter } from './tax-regime-writer.ts';
 import { rowLayoutOf } from './row-layout.ts';
 import { loadedRelease } from '../../companies/releases.ts';
@@ -413,7 +413,7 @@ class Run {
     if (!opened) return false;
     let ended = !opened.damaged;
     const countEnd = (problem: Problem) => {
-      if (problem.message.startsWith('the file ends early')) ended = false;
+      if (cutShort(problem)) ended = false;
       this.report(problem);
     };
     const { columns, layout } = rowLayoutOf(file.kind);
@@ -507,7 +507,7 @@ class Run {
       if (opened.damaged) ended = false;
       const name = opened.innerName === file.name ? file.name : `${file.name}/${opened.innerName}`;
       const report = (problem: Problem) => {
-        if (problem.message.startsWith('the file ends early')) ended = false;
+        if (cutShort(problem)) ended = false;
         this.report(problem);
       };
       const { columns, layout } = rowLayoutOf('regimes');

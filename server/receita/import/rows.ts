@@ -202,6 +202,12 @@ function decoder(fileName: string, report: (problem: Problem) => void): (bytes: 
   };
 }
 
+const ENDS_EARLY = 'the file ends early';
+const NOT_READ = 'the file is not read';
+
+/** Whether, after this problem, the file does not count as read whole: what it would replace is kept. */
+export const cutShort = (problem: Problem): boolean => problem.message.startsWith(ENDS_EARLY) || problem.message.startsWith(NOT_READ);
+
 /** Bytes decoded and split at a time: a zip's inflated pieces are small (16 KiB). */
 const BLOCK_BYTES = 1 << 19;
 const READ_AHEAD_BYTES = 1 << 22;
@@ -223,8 +229,13 @@ export async function* readRowBatches(
   layout: { delimiter: string; header?: string; splitFirst?: number } = { delimiter: ';' },
 ): AsyncGenerator<Row[]> {
   const decode = decoder(file.name, report);
-  const onOverlong = (line: number, max: number) =>
+  // Rows given, and lines skipped for their shape: a file of only the latter is not this kind of file as published.
+  let given = 0;
+  let misshapen = 0;
+  const onOverlong = (line: number, max: number) => {
+    misshapen++;
     report({ file: file.name, line, message: `a line longer than ${max.toLocaleString('en')} characters (a damaged file?): skipped up to its next line break` });
+  };
   const splitter = new CsvSplitter(layout.delimiter, layout.splitFirst === undefined ? { onOverlong } : { splitFirst: layout.splitFirst, columns, onOverlong });
   const wanted = (rows: Row[]): Row[] => {
     const out: Row[] = [];
@@ -237,11 +248,13 @@ export async function* readRowBatches(
       if (fields.length === 1 && fields[0] === '') continue; // a blank line
       if (layout.header !== undefined && fields[0]!.replace(/^\uFEFF/, '').trim().toLowerCase() === layout.header) continue;
       if (fields.length !== columns) {
+        misshapen++;
         report({ file: file.name, line: row.line, message: `expected ${columns} fields, found ${fields.length}` });
         continue;
       }
       out.push(row);
     }
+    given += out.length;
     return out;
   };
   let held: Buffer[] = [];
@@ -273,10 +286,16 @@ export async function* readRowBatches(
     if (failure) throw failure;
     const rows = wanted(splitter.push(heldBytes > 0 ? take() : '', true));
     if (rows.length > 0) yield rows;
+    if (given === 0 && misshapen > 0) {
+      report({
+        file: file.name,
+        message: `${NOT_READ}: none of its lines has the ${columns} fields of its kind (another kind of file, another separator, or line ends other than LF and CRLF)`,
+      });
+    }
   } catch (err) {
     // What was inflated before the damage still holds whole rows.
     const rows = heldBytes > 0 ? wanted(splitter.push(take())) : [];
-    report({ file: file.name, line: splitter.line, message: `the file ends early: ${(err as Error).message}` });
+    report({ file: file.name, line: splitter.line, message: `${ENDS_EARLY}: ${(err as Error).message}` });
     if (rows.length > 0) yield rows;
   } finally {
     stream.destroy();

@@ -254,6 +254,15 @@ describe.each([
     expect(await companies().countDocuments({})).toBe(4);
   });
 
+  it('takes a file none of whose lines has the fields of its kind (another file under its name) as unread, and removes nothing', async () => {
+    await writeRelease();
+    expect(await run()).toMatchObject({ complete: true, establishments: 4 });
+    await writeFile(path.join(imp.release, 'K3241.K03200Y0.D61011.ESTABELE'), csv(empresas));
+    expect(await run({ release: '2026-11' })).toMatchObject({ complete: false, establishments: 0, removed: 0 });
+    expect(imp.problems.at(-1)).toEqual({ file: 'K3241.K03200Y0.D61011.ESTABELE', message: expect.stringContaining('none of its lines has the 30 fields') });
+    expect(await companies().countDocuments({})).toBe(4);
+  });
+
   it('runs again without duplicates and removes establishments a newer release no longer has', async () => {
     await writeRelease();
     await run();

@@ -183,19 +183,23 @@ function looksUtf8(bytes: Buffer): boolean {
 /**
  * Bytes to text. The Receita publishes ISO-8859-1; a file that was re-saved as UTF-8 would turn
  * every accent into two wrong characters, so the first bytes are sniffed and such a file decoded
- * as UTF-8 (and reported). Stray NUL bytes, seen in real releases, are dropped.
+ * as UTF-8 (and reported), without its byte-order mark if it has one. Stray NUL bytes, seen in
+ * real releases, are dropped.
  */
 function decoder(fileName: string, report: (problem: Problem) => void): (bytes: Buffer) => string {
   let decode: ((chunk: Buffer) => string) | undefined;
   const utf8 = new StringDecoder('utf8');
   return (chunk) => {
     if (!decode) {
-      if (looksUtf8(chunk.subarray(0, 1 << 16))) {
+      // An editor's byte-order mark says UTF-8, and is no part of the first row's first field.
+      const bom = chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf;
+      if (bom || looksUtf8(chunk.subarray(0, 1 << 16))) {
         report({ file: fileName, message: 'the file is UTF-8, not ISO-8859-1 as published; decoded as UTF-8' });
         decode = (bytes) => utf8.write(bytes);
       } else {
         decode = (bytes) => bytes.toString('latin1');
       }
+      if (bom) chunk = chunk.subarray(3);
     }
     const text = decode(chunk);
     return text.includes('\0') ? text.replaceAll('\0', '') : text;

@@ -171,6 +171,15 @@ describe.each([
     expect((await companies().findOne({ _id: bakery }))!.name).toBe('PADARIA SÃO JOÃO LTDA');
   });
 
+  it('reads a file re-saved as UTF-8 with a byte-order mark from its first row', async () => {
+    await writeRelease();
+    const file = path.join(imp.release, 'K3241.K03200Y0.D61011.ESTABELE');
+    await writeFile(file, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), await readFile(file)]));
+    expect(await run()).toMatchObject({ complete: true, establishments: 4 });
+    expect(imp.problems).toEqual([{ file: 'K3241.K03200Y0.D61011.ESTABELE', message: expect.stringContaining('UTF-8') }]);
+    expect((await companies().findOne({ _id: head }))!.tradeName).toBe('ACME');
+  });
+
   it('reads the published zips, and a truncated one up to the cut without deleting older data', async () => {
     await writeRelease();
     const rows = estabelecimentos.map((r) => r);

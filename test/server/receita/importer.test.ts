@@ -180,6 +180,16 @@ describe.each([
     expect((await companies().findOne({ _id: head }))!.tradeName).toBe('ACME');
   });
 
+  it('reads the capital in the forms a re-saved file gives it, and no number from what is not one', async () => {
+    await writeRelease();
+    const capitals = { '11222333': '150000.50', '12ABC345': '0x1F', '44555666': '1.234.567,89' };
+    await writeExtracted(imp.release, { 'K3241.K03200Y0.D61011.EMPRECSV': empresas.map((row) => Object.assign([...row], { 4: capitals[row[0] as keyof typeof capitals] })) });
+    await run();
+    expect((await companies().findOne({ _id: head }))!.capital).toBe(150000.5);
+    expect((await companies().findOne({ _id: alnum }))!.capital).toBeNull();
+    expect((await companies().findOne({ _id: bakery }))!.capital).toBe(1234567.89);
+  });
+
   it('reads the published zips, and a truncated one up to the cut without deleting older data', async () => {
     await writeRelease();
     const rows = estabelecimentos.map((r) => r);

@@ -139,6 +139,11 @@ export async function importRelease(store: Store, options: ImportOptions): Promi
         files.filter((f) => f.kind !== 'regimes').map((f) => f.name),
       );
   if (!month) throw new ReleaseRefused(`cannot tell the release month of ${options.dir} from the folder or file names; pass --release YYYY-MM`);
+  // A month not published yet (a mistyped folder name) would make every real release after it "older", needing --force and recording no changes.
+  const thisMonth = new Date().toISOString().slice(0, 7);
+  if (month.release > thisMonth && !options.synthetic) {
+    throw new ReleaseRefused(`release ${month.release} (read from ${month.readFrom}) is after this month, ${thisMonth}: no such release is published yet; pass --release YYYY-MM`);
+  }
   const loaded = await loadedRelease(store);
   if (loaded && !loaded.synthetic && month.release < loaded.release && !options.force) {
     throw new OlderReleaseError(

@@ -238,7 +238,7 @@ describe.each([
     imp.problems = [];
     await writeRelease();
     await rm(path.join(imp.release, 'K3241.K03200Y0.D61011.SOCIOCSV'));
-    expect(await run({ release: '2026-12' })).toMatchObject({ complete: false, removed: 0 });
+    expect(await run({ release: '2026-11' })).toMatchObject({ complete: false, removed: 0 });
     expect(imp.problems).toEqual([{ file: 'Socios*.zip', message: expect.stringContaining('missing') }]);
   });
 

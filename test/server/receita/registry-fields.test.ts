@@ -9,6 +9,7 @@ import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { Companies } from '../../../server/companies/companies.ts';
 import { OlderReleaseError } from '../../../server/receita/import/importer.ts';
+import { ReleaseRefused } from '../../../server/receita/import/release-files.ts';
 import { loadedRelease } from '../../../server/companies/releases.ts';
 import { makeCnpj } from '../../helpers/companies.ts';
 import { csv, estabelecimento, writeExtracted, writeZip } from '../../helpers/release-files.ts';
@@ -310,6 +311,17 @@ describe('the release month and release tracking', () => {
     );
     await expect(run({ release: '2026-09', force: true })).resolves.toMatchObject({ release: '2026-09', complete: true });
     expect(await loadedRelease(imp.store)).toMatchObject({ release: '2026-09' });
+  });
+
+  it('refuses a release month after this one, which would hold every real release after it back as older', async () => {
+    const named = path.join(path.dirname(imp.release), '2099-01');
+    await rename(imp.release, named);
+    imp.release = named;
+    await writeRelease();
+    const thisMonth = new Date().toISOString().slice(0, 7);
+    await expect(run({ release: undefined })).rejects.toThrow(`release 2099-01 (read from the folder name "2099-01") is after this month, ${thisMonth}`);
+    await expect(run({ release: '2099-01' })).rejects.toThrow(ReleaseRefused);
+    expect(await loadedRelease(imp.store)).toBeNull();
   });
 
   it('lets a real release of any month replace the demo data', async () => {

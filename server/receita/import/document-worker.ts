@@ -15,7 +15,7 @@ import { rowLayoutOf } from './row-layout.ts';
 import { stageRows, type CompanyFileKind } from './staged-rows.ts';
 import type { ReleaseFile } from './release-files.ts';
 import { RecordEncoder } from '../../companies/registry/record-codec.ts';
-import { stagedRow } from '../../companies/registry/staged-row.ts';
+import { stagedRows } from '../../companies/registry/staged-row.ts';
 import type { ThreadStaging } from './thread-staging.ts';
 
 /** Staged blocks a file's reading may run ahead of the importer taking them. */
@@ -85,7 +85,7 @@ parentPort!.on('message', (request: BuildRequest) => {
         const unknown = {};
         const joined = request.joined ?? rows.join(request.rows.map((row) => row.cnpj), join!);
         const docs = companyDocuments({ rows: request.rows, ...joined }, context!, unknown);
-        rows.put(Array.from(docs, (doc, i) => stagedRow(doc, encoder!, request.rows[i]!.pos)));
+        rows.put(stagedRows(docs, encoder!, request.rows));
         return { stagedRows: request.rows.length, unknown };
       });
     case 'close staging':

@@ -4,8 +4,8 @@
  *
  * The Receita's server is slow, stalls on long streams and refuses many connections, and
  * publishes no checksums. So: a few files at a time; a download that receives nothing for a
- * while is cut and resumed with an HTTP Range request where it stopped (a server that ignores
- * the range starts it over); each file is written as `NAME.part` and takes its name only once
+ * while, or trickles in too slowly to finish, is cut and resumed with an HTTP Range request
+ * where it stopped (a server that ignores the range starts it over); each file is written as `NAME.part` and takes its name only once
  * its size matches the listing (or the server's announced length) and it opens as a zip, so an
  * import never reads half a file; a zip that does not open is downloaded again.
  *
@@ -73,6 +73,9 @@ export interface DownloadSummary {
 }
 
 export class DownloadError extends Error {}
+
+/** Slower than this over a whole `stallMs`, a download is cut and resumed: at 16 KiB/s, a 1.3 GB zip would take a day. */
+const MIN_BYTES_PER_SECOND = 16 * 1024;
 
 /** A file the server says it does not have: no retry will help. */
 class MissingFile extends Error {}
@@ -281,12 +284,15 @@ async function fetchInto(
   onBytes: (bytes: number) => void,
 ): Promise<{ offset: number; total: number | undefined }> {
   const controller = new AbortController();
-  let stall: NodeJS.Timeout | undefined;
-  const arm = () => {
-    clearTimeout(stall);
-    stall = setTimeout(() => controller.abort(new Error(`no data for ${Math.round(stallMs / 1000)} s`)), stallMs);
-  };
-  arm();
+  // Checked every `stallMs`: nothing at all (a stall), or a trickle that would never finish (a
+  // byte now and then keeps a connection from ever looking silent), as curl's --speed-limit does.
+  const least = Math.ceil((MIN_BYTES_PER_SECOND * stallMs) / 1000);
+  let received = 0;
+  const stall = setInterval(() => {
+    if (received === 0) controller.abort(new Error(`no data for ${Math.round(stallMs / 1000)} s`));
+    else if (received < least) controller.abort(new Error(`${received} bytes in ${Math.round(stallMs / 1000)} s, slower than ${MIN_BYTES_PER_SECOND / 1024} KiB/s`));
+    received = 0;
+  }, stallMs);
   try {
     const res = await request(file.url, {
       headers: { ...file.headers, ...(have > 0 ? { Range: `bytes=${have}-` } : {}) },
@@ -312,7 +318,7 @@ async function fetchInto(
     try {
       if (res.body) {
         for await (const chunk of res.body) {
-          arm();
+          received += chunk.byteLength;
           await handle.write(chunk);
           written += chunk.byteLength;
           onBytes(written);
@@ -326,6 +332,6 @@ async function fetchInto(
     if (controller.signal.aborted && controller.signal.reason instanceof Error) throw controller.signal.reason;
     throw err;
   } finally {
-    clearTimeout(stall);
+    clearInterval(stall);
   }
 }

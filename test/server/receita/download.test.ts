@@ -2,11 +2,11 @@
  * Issue 22: `download cnpj` against a loopback server shaped like the Receita's: a Nextcloud
  * share listed with WebDAV PROPFIND (the token as Basic user name), the tax-regime files under an
  * Apache-style index page, files served with HTTP Range. Faults: a connection dropped mid-file
- * (resumed with a Range request), a stall (cut and resumed), a corrupt zip (downloaded again),
- * a 404 (the command fails naming the file, the others are kept), a listing that is
- * unreachable or changed in shape (a clear error naming the URL), and one naming files outside
- * the release folder (skipped, with a warning). Then `import cnpj --download` as the CLI runs
- * it: one command from the listing to the imported registry.
+ * (resumed with a Range request), a stall or a trickle (cut and resumed), a corrupt zip
+ * (downloaded again), a 404 (the command fails naming the file, the others are kept), a listing
+ * that is unreachable or changed in shape (a clear error naming the URL), and one naming files
+ * outside the release folder (skipped, with a warning). Then `import cnpj --download` as the CLI
+ * runs it: one command from the listing to the imported registry.
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import http from 'node:http';
@@ -25,6 +25,8 @@ const TAX_FILES = ['Lucro Real.zip', 'Lucro Presumido.zip', 'Lucro Arbitrado.zip
 interface Faults {
   drop: Set<string>;
   stall: Set<string>;
+  /** Sent a byte at a time, a few a second, once. */
+  trickle: Set<string>;
   corrupt: Set<string>;
   missing: Set<string>;
   /** Names the release folder lists (and serves, as a copy of Cnaes.zip) besides the published files. */
@@ -41,7 +43,7 @@ let faults: Faults;
 const requests: Array<{ method: string; url: string; range?: string; auth?: string }> = [];
 
 function resetFaults(): void {
-  faults = { drop: new Set(), stall: new Set(), corrupt: new Set(), missing: new Set(), listed: [] };
+  faults = { drop: new Set(), stall: new Set(), trickle: new Set(), corrupt: new Set(), missing: new Set(), listed: [] };
   requests.length = 0;
 }
 
@@ -119,6 +121,13 @@ function sendFile(name: string, req: http.IncomingMessage, res: http.ServerRespo
     res.write(body.subarray(0, half)); // then nothing more, the connection kept open
     return;
   }
+  if (faults.trickle.delete(name)) {
+    // Never silent long enough to look stalled, and never done: a byte every 50 ms.
+    let at = 0;
+    const timer = setInterval(() => (at < body.length && !res.destroyed ? res.write(body.subarray(at, ++at)) : clearInterval(timer)), 50);
+    res.on('close', () => clearInterval(timer));
+    return;
+  }
   if (faults.corrupt.delete(name)) return void res.end(Buffer.alloc(body.length, 0x41));
   res.end(body);
 }
@@ -179,6 +188,13 @@ describe('download cnpj', () => {
     const ranged = requests.filter((r) => r.range);
     expect(ranged.map((r) => path.basename(r.url)).sort()).toEqual(['Estabelecimentos0.zip', 'Lucro Presumido.zip']);
     expect(ranged.every((r) => /^bytes=[1-9]\d*-$/.test(r.range!))).toBe(true);
+  });
+
+  it('cuts a download that trickles in too slowly to finish, and resumes it', async () => {
+    faults.trickle.add('Empresas2.zip');
+    const summary = await downloadRelease(await options());
+    await sameAsPublished(summary.dir);
+    expect(requests.filter((r) => r.url.endsWith('Empresas2.zip') && r.range)).not.toEqual([]);
   });
 
   it('downloads a corrupt zip again, and never leaves a half file under the real name', async () => {

@@ -507,14 +507,14 @@ class Run {
   private async importTaxRegimes(file: ReleaseFile): Promise<boolean> {
     let ended = true;
     let entries = 0;
-    for await (const opened of openReleaseEntries(file, this.report)) {
+    const report = (problem: Problem) => {
+      if (cutShort(problem)) ended = false;
+      this.report(problem);
+    };
+    for await (const opened of openReleaseEntries(file, report)) {
       entries++;
       if (opened.damaged) ended = false;
       const name = opened.innerName === file.name ? file.name : `${file.name}/${opened.innerName}`;
-      const report = (problem: Problem) => {
-        if (cutShort(problem)) ended = false;
-        this.report(problem);
-      };
       const { columns, layout } = rowLayoutOf('regimes');
       const blocks = readRowBatches(opened.stream, { name }, columns, report, layout);
       // Rows are small: large batches, a few in flight, so parsing goes on while earlier ones await their fsync.

@@ -20,6 +20,12 @@ export interface Problem {
   message: string;
 }
 
+const ENDS_EARLY = 'the file ends early';
+const NOT_READ = 'the file is not read';
+
+/** Whether, after this problem, the file does not count as read whole: what it would replace is kept. */
+export const cutShort = (problem: Problem): boolean => problem.message.startsWith(ENDS_EARLY) || problem.message.startsWith(NOT_READ);
+
 /** A row's fields and the line it starts on; see {@link SplitRow} for rows whose fields were left `quoted`. */
 export type Row = SplitRow;
 
@@ -158,6 +164,10 @@ export async function* openReleaseEntries(
       const stream = await openEntry(zip, entry);
       yield { innerName: entry.fileName, stream, damaged: false };
     }
+  } catch (err) {
+    // An entry yauzl refuses (a name outside the zip, `../x.csv`; a method it lacks): the entries after it go unread.
+    report({ file: file.name, message: `${ENDS_EARLY}: the zip is damaged after ${entries} of its files (${(err as Error).message})` });
+    return;
   } finally {
     zip.close();
   }
@@ -205,12 +215,6 @@ function decoder(fileName: string, report: (problem: Problem) => void): (bytes: 
     return text.includes('\0') ? text.replaceAll('\0', '') : text;
   };
 }
-
-const ENDS_EARLY = 'the file ends early';
-const NOT_READ = 'the file is not read';
-
-/** Whether, after this problem, the file does not count as read whole: what it would replace is kept. */
-export const cutShort = (problem: Problem): boolean => problem.message.startsWith(ENDS_EARLY) || problem.message.startsWith(NOT_READ);
 
 /** Bytes decoded and split at a time: a zip's inflated pieces are small (16 KiB). */
 const BLOCK_BYTES = 1 << 19;

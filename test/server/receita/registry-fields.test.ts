@@ -4,7 +4,9 @@
  * spellings of an empty date, alphanumeric CNPJs in every file), as a server imports and as the
  * CLI does (bulk loaded, documents built in worker threads).
  */
-import { rename } from 'node:fs/promises';
+import { rename, writeFile } from 'node:fs/promises';
+import { buffer } from 'node:stream/consumers';
+import yazl from 'yazl';
 import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { Companies } from '../../../server/companies/companies.ts';
@@ -111,7 +113,6 @@ async function writeRelease(): Promise<void> {
 }
 
 async function writeZipEntries(file: string, entries: Record<string, Buffer>): Promise<void> {
-  const { default: yazl } = await import('yazl');
   const { createWriteStream } = await import('node:fs');
   const zip = new yazl.ZipFile();
   zip.addEmptyDirectory('Lucro Presumido/');
@@ -262,6 +263,18 @@ describe.each([
     expect(await found('lucro_presumido', 2021)).toEqual([head]);
     expect(await found('imune')).toEqual([publicBody]);
     expect(await found('isenta')).toEqual([]);
+  });
+
+  it('reads a tax-regime zip whose entry names a path outside it as a damaged file, not a failed import', async () => {
+    await writeRelease();
+    const zip = new yazl.ZipFile();
+    zip.addBuffer(csv([['2023', '11.222.333/0001-81', '', 'LUCRO REAL', '1']]), 'XX/Lucro Real.csv');
+    zip.end();
+    const bytes = Buffer.from((await buffer(zip.outputStream)).toString('latin1').replaceAll('XX/Lucro', '../Lucro'), 'latin1');
+    await writeFile(path.join(imp.release, 'Lucro Real.zip'), bytes);
+    const summary = await run();
+    expect(summary).toMatchObject({ complete: false, establishments: estabelecimentos.length });
+    expect(imp.problems).toContainEqual({ file: 'Lucro Real.zip', message: expect.stringContaining('../Lucro Real.csv') });
   });
 
   it('replaces the tax regimes with a newer release that has them read whole, and keeps them otherwise', async () => {

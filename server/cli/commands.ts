@@ -369,6 +369,8 @@ export const commands: Record<CommandName, Command> = {
         // The temporary file beside it, or the name itself since the check: never followed or replaced.
         const { code, path: at, dest } = err as NodeJS.ErrnoException & { dest?: string };
         if (code === 'EEXIST') throw new CommandRefused(`${dest ?? at ?? out} exists (a file, or a symlink): nothing was written. Remove it, or choose another --out`);
+        // The first file made there, beside it: its folder is missing, or is a file.
+        if ((code === 'ENOENT' || code === 'ENOTDIR') && at === `${out}.tmp`) throw new CommandRefused(`${path.dirname(out)} is not a folder: nothing was written. Create it, or choose another --out`);
         throw err;
       }
     },

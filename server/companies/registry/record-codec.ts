@@ -62,15 +62,20 @@ export function codecTables(lookups: Record<string, ReadonlyMap<string, string>>
   return { shapes: KNOWN_SHAPES.map((s) => [...s]), strings: [...strings].sort(), dictionary: '' };
 }
 
-/** The tables with a dictionary made of `samples` (documents of the release, the first batch's): their encodings, end to end. */
-export function withDictionary(tables: CodecTables, samples: unknown[]): CodecTables {
+/**
+ * The tables with a dictionary made of `samples` (documents of the release, the first batch's):
+ * the end of their encodings, end to end. Taken as they come, only the last ones' text kept, so
+ * that samples built one at a time are never held together.
+ */
+export function withDictionary(tables: CodecTables, samples: Iterable<unknown>): CodecTables {
   const encoder = new RecordEncoder(tables);
   const texts: Buffer[] = [];
   let bytes = 0;
-  for (let i = samples.length - 1; i >= 0 && bytes < DICTIONARY_BYTES; i--) {
-    const text = Buffer.from(encoder.text(samples[i]));
-    texts.unshift(text);
+  for (const sample of samples) {
+    const text = Buffer.from(encoder.text(sample));
+    texts.push(text);
     bytes += text.length;
+    while (bytes - texts[0]!.length >= DICTIONARY_BYTES) bytes -= texts.shift()!.length;
   }
   const joined = Buffer.concat(texts);
   return { ...tables, dictionary: joined.subarray(Math.max(0, joined.length - DICTIONARY_BYTES)).toString('base64') };

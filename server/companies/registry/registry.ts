@@ -22,6 +22,9 @@ interface Pointer {
   file: string;
 }
 
+/** A release file's name, as `pathFor` makes it: `2026-10-1a2b3c4d.sqlite`. */
+const RELEASE_FILE = /^[^.].*\.sqlite$/;
+
 export class Registry {
   /** Undefined until first read; null when no release was imported into files yet. */
   private file: ReleaseFile | null | undefined;
@@ -100,13 +103,26 @@ export class Registry {
     this.file = undefined;
   }
 
+  /**
+   * The pointer as `switchTo` writes it: the name of a release file in this folder. Anything else
+   * (a path elsewhere, `..`, no name at all) was edited or damaged by hand, and is named rather
+   * than followed, or taken for a registry never imported.
+   */
   private pointer(): Pointer | null {
+    const file = path.join(this.dir, POINTER);
+    let pointer: unknown;
     try {
-      return JSON.parse(readFileSync(path.join(this.dir, POINTER), 'utf8')) as Pointer;
+      pointer = JSON.parse(readFileSync(file, 'utf8'));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw new Error(`the registry's pointer ${path.join(this.dir, POINTER)} cannot be read (${(err as Error).message}): import the release again`);
+      throw new Error(`the registry's pointer ${file} cannot be read (${(err as Error).message}): import the release again`);
     }
+    const name = (pointer as Partial<Pointer> | null)?.file;
+    if (typeof name !== 'string') throw new Error(`the registry's pointer ${file} does not name a release file: import the release again`);
+    if (path.basename(name) !== name || !RELEASE_FILE.test(name)) {
+      throw new Error(`the registry's pointer ${file} names ${JSON.stringify(name)}, not a file of ${this.dir}: import the release again`);
+    }
+    return { file: name };
   }
 }
 

@@ -71,7 +71,12 @@ export class ReleaseFile {
     for (const [cnpj, key] of keys.keys) {
       const body = bodies.get(key);
       if (body === undefined) continue;
-      const json = this.decoder.bytes(body);
+      let json: Buffer;
+      try {
+        json = this.decoder.bytes(body);
+      } catch (err) {
+        throw new DamagedReleaseFile(`the registry file ${this.path} holds a damaged document under ${cnpj} (${(err as Error).message}): import the release again`);
+      }
       if (json.toString('latin1', 0, OWN_CNPJ_BYTES) !== `{"cnpj":"${cnpj}"`) throw new DamagedReleaseFile(`the registry file ${this.path} holds another document under ${cnpj}: import the release again`);
       found.set(cnpj, json);
     }

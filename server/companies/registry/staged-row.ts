@@ -20,6 +20,16 @@ export const dateNumber = (date: string) => Number(date.replaceAll('-', ''));
 /** A staged row's place in the release (`pos` in schema.ts): its file's place among the release's files, then its line. */
 export const stagedPos = (file: number, line: number) => file * 2 ** 32 + line;
 
+/**
+ * The staged rows of documents built one at a time (receita/import/documents.ts), each as its
+ * document comes: a batch of one company's many establishments, each document holding all its
+ * partners, is never held whole.
+ */
+export function* stagedRows(docs: Iterable<CompanyDoc>, encoder: RecordEncoder, rows: ReadonlyArray<{ pos: number }>): Generator<StagedRow> {
+  let i = 0;
+  for (const doc of docs) yield stagedRow(doc, encoder, rows[i++]!.pos);
+}
+
 export function stagedRow(doc: CompanyDoc, encoder: RecordEncoder, pos: number): StagedRow {
   const { _id, search, importRun: _run, ...record } = doc;
   const key = cnpjKey(_id);

@@ -4,8 +4,8 @@
  *
  * The Receita's server is slow, stalls on long streams and refuses many connections, and
  * publishes no checksums. So: a few files at a time; a download that receives nothing for a
- * while is cut and resumed with an HTTP Range request where it stopped (a server that ignores
- * the range starts it over); each file is written as `NAME.part` and takes its name only once
+ * while, or trickles in too slowly to finish, is cut and resumed with an HTTP Range request
+ * where it stopped (a server that ignores the range starts it over); each file is written as `NAME.part` and takes its name only once
  * its size matches the listing (or the server's announced length) and it opens as a zip, so an
  * import never reads half a file; a zip that does not open is downloaded again.
  *
@@ -16,7 +16,7 @@
 import { mkdir, open, rename, rm, stat, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import yauzl from 'yauzl';
-import { Listing, ListingError, type RemoteFile } from './listing.ts';
+import { isPlainFileName, Listing, ListingError, type RemoteFile } from './listing.ts';
 
 export interface DownloadOptions {
   /** The releases' listing (CNPJ_RELEASES_URL). */
@@ -74,6 +74,9 @@ export interface DownloadSummary {
 
 export class DownloadError extends Error {}
 
+/** Slower than this over a whole `stallMs`, a download is cut and resumed: at 16 KiB/s, a 1.3 GB zip would take a day. */
+const MIN_BYTES_PER_SECOND = 16 * 1024;
+
 /** A file the server says it does not have: no retry will help. */
 class MissingFile extends Error {}
 
@@ -123,7 +126,11 @@ export async function downloadRelease(options: DownloadOptions): Promise<Downloa
 
   const target = path.join(options.dir, release);
   await mkdir(target, { recursive: true });
-  const all = [...files, ...taxRegimes];
+  const all = [...files, ...taxRegimes].filter((file) => {
+    if (isPlainFileName(file.name)) return true;
+    warn(`the listing names a file ${JSON.stringify(file.name)}, which would be written outside ${target}: skipped`);
+    return false;
+  });
   const sizes = all.map((f) => f.size);
   const totalBytes = sizes.every((s) => s !== undefined) ? sizes.reduce((a, b) => a! + b!, 0) : undefined;
   const onDisk = new Map<string, number>();
@@ -277,12 +284,15 @@ async function fetchInto(
   onBytes: (bytes: number) => void,
 ): Promise<{ offset: number; total: number | undefined }> {
   const controller = new AbortController();
-  let stall: NodeJS.Timeout | undefined;
-  const arm = () => {
-    clearTimeout(stall);
-    stall = setTimeout(() => controller.abort(new Error(`no data for ${Math.round(stallMs / 1000)} s`)), stallMs);
-  };
-  arm();
+  // Checked every `stallMs`: nothing at all (a stall), or a trickle that would never finish (a
+  // byte now and then keeps a connection from ever looking silent), as curl's --speed-limit does.
+  const least = Math.ceil((MIN_BYTES_PER_SECOND * stallMs) / 1000);
+  let received = 0;
+  const stall = setInterval(() => {
+    if (received === 0) controller.abort(new Error(`no data for ${Math.round(stallMs / 1000)} s`));
+    else if (received < least) controller.abort(new Error(`${received} bytes in ${Math.round(stallMs / 1000)} s, slower than ${MIN_BYTES_PER_SECOND / 1024} KiB/s`));
+    received = 0;
+  }, stallMs);
   try {
     const res = await request(file.url, {
       headers: { ...file.headers, ...(have > 0 ? { Range: `bytes=${have}-` } : {}) },
@@ -308,7 +318,7 @@ async function fetchInto(
     try {
       if (res.body) {
         for await (const chunk of res.body) {
-          arm();
+          received += chunk.byteLength;
           await handle.write(chunk);
           written += chunk.byteLength;
           onBytes(written);
@@ -322,6 +332,6 @@ async function fetchInto(
     if (controller.signal.aborted && controller.signal.reason instanceof Error) throw controller.signal.reason;
     throw err;
   } finally {
-    clearTimeout(stall);
+    clearInterval(stall);
   }
 }

@@ -50,6 +50,18 @@ function decodeXml(text: string): string {
     .replace(/&amp;/g, '&');
 }
 
+/** The last segment of a URL's path, decoded. */
+const nameOf = (url: URL): string => decodeURIComponent(url.pathname.replace(/\/$/, '').split('/').pop()!);
+
+/**
+ * Whether a listed name can be a file of the folder it is downloaded into: an encoded `/` or
+ * `\\` (`..%2F..%2Fx.zip`), `..` or a NUL in it would write elsewhere, so such a name is never
+ * a file name, whatever the listing says.
+ */
+export function isPlainFileName(name: string): boolean {
+  return name !== '' && name !== '.' && name !== '..' && !/[/\\\0]/.test(name);
+}
+
 /** The `response` elements of a multistatus, the listed folder itself left out. */
 export function parseMultistatus(xml: string, base: URL): Entry[] {
   const entries: Entry[] = [];
@@ -60,8 +72,7 @@ export function parseMultistatus(xml: string, base: URL): Entry[] {
     if (url.pathname.replace(/\/$/, '') === base.pathname.replace(/\/$/, '')) continue;
     const folder = /<(?:[\w-]+:)?collection\s*\/?>/.test(body!);
     const length = /<(?:[\w-]+:)?getcontentlength>\s*(\d+)\s*<\//.exec(body!)?.[1];
-    const name = decodeURIComponent(url.pathname.replace(/\/$/, '').split('/').pop()!);
-    entries.push({ name, url: url.href, folder, size: length === undefined ? undefined : Number(length) });
+    entries.push({ name: nameOf(url), url: url.href, folder, size: length === undefined ? undefined : Number(length) });
   }
   return entries;
 }
@@ -78,8 +89,7 @@ export function parseIndexPage(html: string, base: URL): Entry[] {
     if (!url.href.startsWith(base.href) || url.href === base.href || seen.has(url.href)) continue;
     seen.add(url.href);
     const folder = url.pathname.endsWith('/');
-    const name = decodeURIComponent(url.pathname.replace(/\/$/, '').split('/').pop()!);
-    entries.push({ name, url: url.href, folder, size: undefined });
+    entries.push({ name: nameOf(url), url: url.href, folder, size: undefined });
   }
   return entries;
 }

@@ -19,7 +19,7 @@ import { basename, join } from 'node:path';
 import { registryOf, type Registry } from '../../companies/registry/registry.ts';
 import { ReleaseWriter, stagePath, type FinishOptions } from './release-writer.ts';
 import { codecTables, RecordEncoder, withDictionary } from '../../companies/registry/record-codec.ts';
-import { stagedRow } from '../../companies/registry/staged-row.ts';
+import { stagedRows } from '../../companies/registry/staged-row.ts';
 import type { TaxRegimeDoc } from '../../companies/tax-regimes.ts';
 import { FileStaging } from './staging.ts';
 import type { MongoChangeRecorder } from '../../companies/changes/mongo-changes.ts';
@@ -46,6 +46,11 @@ export interface CompanyWriter {
 }
 
 const REMOVALS_PER_WRITE = 10_000;
+
+/** What a release file stores of each document: its record, without the keys the file holds elsewhere. */
+function* storedRecords(docs: Iterable<CompanyDoc>): Generator<object> {
+  for (const { _id, search, importRun, ...record } of docs) yield record;
+}
 /**
  * Batches go to the threads in turn. On two cores two threads beat one (the establishments of a
  * 1M release in 24.9 s against 29.5 s): the scheduler fills the reading thread's waits. Capped
@@ -174,11 +179,14 @@ export class ReleaseFileWriter implements CompanyWriter {
 
   async write(rows: EstablishmentRow[], joinHere: (rows: EstablishmentRow[]) => Promise<Joined>): Promise<void> {
     if (!this.encoder || this.threads.length === 0) {
-      const docs = [...companyDocuments({ rows, ...(await joinHere(rows)) }, this.context, this.unknown)];
-      // The first batch is built here: the compression's dictionary is made of its documents.
-      this.file.codec ??= withDictionary(this.tables(), docs.map(({ _id, search, importRun, ...record }) => record));
-      const encoder = (this.encoder ??= new RecordEncoder(this.file.codec));
-      return this.file.put(docs.map((doc, i) => stagedRow(doc, encoder, rows[i]!.pos)));
+      const batch = { rows, ...(await joinHere(rows)) };
+      if (!this.file.codec) {
+        // The compression's dictionary is made of the first batch's documents: built once for it,
+        // then again to be stored, so that the batch is never held whole (its codes counted once).
+        this.file.codec = withDictionary(this.tables(), storedRecords(companyDocuments(batch, this.context)));
+      }
+      const docs = companyDocuments(batch, this.context, this.unknown);
+      return this.file.put(stagedRows(docs, (this.encoder ??= new RecordEncoder(this.file.codec)), rows));
     }
     await (this.threadsStaging ??= this.stageInThreads());
     // Joined in the thread, from the staging file; here only where the staged data waits elsewhere (an import's `staging` option).

@@ -10,12 +10,12 @@ import { encodeUntaggedDocuments } from '../../store/embedded/bulk-load.ts';
 import { companyDocuments, type DocumentContext } from './documents.ts';
 import type { BuildReply, BuildRequest } from './document-thread.ts';
 import { Codes, type UnknownCodes } from './records.ts';
-import { openReleaseFile, readRowBatches, type Problem } from './rows.ts';
+import { cutShort, openReleaseFile, readRowBatches, type Problem } from './rows.ts';
 import { rowLayoutOf } from './row-layout.ts';
 import { stageRows, type CompanyFileKind } from './staged-rows.ts';
 import type { ReleaseFile } from './release-files.ts';
 import { RecordEncoder } from '../../companies/registry/record-codec.ts';
-import { stagedRow } from '../../companies/registry/staged-row.ts';
+import { stagedRows } from '../../companies/registry/staged-row.ts';
 import type { ThreadStaging } from './thread-staging.ts';
 
 /** Staged blocks a file's reading may run ahead of the importer taking them. */
@@ -85,7 +85,7 @@ parentPort!.on('message', (request: BuildRequest) => {
         const unknown = {};
         const joined = request.joined ?? rows.join(request.rows.map((row) => row.cnpj), join!);
         const docs = companyDocuments({ rows: request.rows, ...joined }, context!, unknown);
-        rows.put(Array.from(docs, (doc, i) => stagedRow(doc, encoder!, request.rows[i]!.pos)));
+        rows.put(stagedRows(docs, encoder!, request.rows));
         return { stagedRows: request.rows.length, unknown };
       });
     case 'close staging':
@@ -123,7 +123,7 @@ async function stage(id: number, file: ReleaseFile, skip: number, into?: { rowsP
   const codes = () => new Codes(context!.lookups, unknown);
   let ended = true;
   const report = (problem: Problem) => {
-    if (problem.message.startsWith('the file ends early')) ended = false;
+    if (cutShort(problem)) ended = false;
     problems.push(problem);
   };
   try {

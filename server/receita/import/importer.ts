@@ -12,9 +12,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Collection, Store } from '../../store/port.ts';
 import { checkCnpj } from '../../../shared/cnpj.ts';
-import { findReleaseFiles, LOOKUP_KINDS, ReleaseRefused, releaseMonthOf, type FileKind, type LookupKind, type ReleaseFile } from './release-files.ts';
+import { findReleaseFiles, LOOKUP_KINDS, missingFiles, ReleaseRefused, releaseMonthOf, type FileKind, type LookupKind, type ReleaseFile } from './release-files.ts';
 import * as records from './records.ts';
-import { openReleaseEntries, openReleaseFile, readRowBatches, type Problem, type Row } from './rows.ts';
+import { cutShort, openReleaseEntries, openReleaseFile, readRowBatches, type Problem, type Row } from './rows.ts';
 import { TaxRegimeWriter } from './tax-regime-writer.ts';
 import { rowLayoutOf } from './row-layout.ts';
 import { loadedRelease } from '../../companies/releases.ts';
@@ -139,6 +139,11 @@ export async function importRelease(store: Store, options: ImportOptions): Promi
         files.filter((f) => f.kind !== 'regimes').map((f) => f.name),
       );
   if (!month) throw new ReleaseRefused(`cannot tell the release month of ${options.dir} from the folder or file names; pass --release YYYY-MM`);
+  // A month not published yet (a mistyped folder name) would make every real release after it "older", needing --force and recording no changes.
+  const thisMonth = new Date().toISOString().slice(0, 7);
+  if (month.release > thisMonth && !options.synthetic) {
+    throw new ReleaseRefused(`release ${month.release} (read from ${month.readFrom}) is after this month, ${thisMonth}: no such release is published yet; pass --release YYYY-MM`);
+  }
   const loaded = await loadedRelease(store);
   if (loaded && !loaded.synthetic && month.release < loaded.release && !options.force) {
     throw new OlderReleaseError(
@@ -228,7 +233,10 @@ class Run {
   }
 
   private async readAll(): Promise<ImportSummary> {
-    let whole = true;
+    // A file that did not arrive is read as one cut at its start: what the older release had from it stays.
+    const missing = missingFiles(this.files);
+    for (const file of missing) this.report({ file, message: 'missing from the release folder: the release is incomplete, and nothing it would hold is removed' });
+    let whole = missing.length === 0;
     for (const [index, file] of this.files.entries()) {
       this.options.signal?.throwIfAborted();
       this.progress.phase = this.phaseOf(file);
@@ -410,7 +418,7 @@ class Run {
     if (!opened) return false;
     let ended = !opened.damaged;
     const countEnd = (problem: Problem) => {
-      if (problem.message.startsWith('the file ends early')) ended = false;
+      if (cutShort(problem)) ended = false;
       this.report(problem);
     };
     const { columns, layout } = rowLayoutOf(file.kind);
@@ -499,14 +507,14 @@ class Run {
   private async importTaxRegimes(file: ReleaseFile): Promise<boolean> {
     let ended = true;
     let entries = 0;
-    for await (const opened of openReleaseEntries(file, this.report)) {
+    const report = (problem: Problem) => {
+      if (cutShort(problem)) ended = false;
+      this.report(problem);
+    };
+    for await (const opened of openReleaseEntries(file, report)) {
       entries++;
       if (opened.damaged) ended = false;
       const name = opened.innerName === file.name ? file.name : `${file.name}/${opened.innerName}`;
-      const report = (problem: Problem) => {
-        if (problem.message.startsWith('the file ends early')) ended = false;
-        this.report(problem);
-      };
       const { columns, layout } = rowLayoutOf('regimes');
       const blocks = readRowBatches(opened.stream, { name }, columns, report, layout);
       // Rows are small: large batches, a few in flight, so parsing goes on while earlier ones await their fsync.

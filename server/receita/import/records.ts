@@ -113,11 +113,17 @@ function readDate(value: string): string | null {
   return `${value.slice(0, 4)}-${value.slice(4, 6)}-${value.slice(6, 8)}`;
 }
 
-/** `15000,00` as 15000; a thousands dot, though never seen, is dropped rather than misread. */
+/** The published form, `15000,00`, with thousands dots (`1.500,00`) though none were seen. */
+const COMMA_DECIMAL = /^(\d+|\d{1,3}(\.\d{3})+)(,\d+)?$/;
+/** A file re-saved by a spreadsheet: `15000.00`, the dot a decimal point (two places at most, so never a thousands dot). */
+const DOT_DECIMAL = /^\d+\.\d{1,2}$/;
+
+/** `15000,00` as 15000; null for anything else that is not a plain amount (`0x1F`, `1e6`). */
 export function capital(value: string): number | null {
-  if (value === '') return null;
+  if (DOT_DECIMAL.test(value)) return Number(value);
+  if (!COMMA_DECIMAL.test(value)) return null;
   const number = Number(value.replaceAll('.', '').replace(',', '.'));
-  return Number.isFinite(number) && number >= 0 ? number : null;
+  return Number.isFinite(number) ? number : null;
 }
 
 /** `S`, `N` or empty ("other"). */

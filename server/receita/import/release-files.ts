@@ -134,6 +134,32 @@ export async function findReleaseFiles(dir: string): Promise<ReleaseFile[]> {
   return files;
 }
 
+/** The per-company files every release has, and the names the Receita publishes them under. */
+const COMPANY_FILES: Array<[FileKind, string]> = [['empresas', 'Empresas'], ['estabelecimentos', 'Estabelecimentos'], ['socios', 'Socios'], ['simples', 'Simples']];
+
+/** A file's part: `Socios3.zip`, or the `Y3` of its extracted `K3241.K03200Y3.D61011.SOCIOCSV`. */
+const partOf = (file: ReleaseFile): number | undefined => {
+  const match = file.zipped ? /(\d+)\.zip$/i.exec(file.name) : /Y(\d)\.D\d{5}\./i.exec(file.name);
+  return match ? Number(match[1]) : undefined;
+};
+
+/**
+ * The files a release should have and `files` lack, as the Receita names them: a per-company
+ * file absent altogether (`Socios*.zip`), or a part below the last one there (`Estabelecimentos3.zip`
+ * beside `Estabelecimentos4.zip`). The parts after the last one there cannot be told from a
+ * smaller release.
+ */
+export function missingFiles(files: ReleaseFile[]): string[] {
+  const missing: string[] = [];
+  for (const [kind, published] of COMPANY_FILES) {
+    const parts = new Set(files.filter((f) => f.kind === kind).map(partOf));
+    if (parts.size === 0) missing.push(kind === 'simples' ? `${published}.zip` : `${published}*.zip`);
+    const numbered = [...parts].filter((part) => part !== undefined);
+    for (let part = 0; part < Math.max(0, ...numbered); part++) if (!parts.has(part)) missing.push(`${published}${part}.zip`);
+  }
+  return missing;
+}
+
 /** Where the release month was read, said back to the user. */
 export interface ReleaseMonth {
   release: string;

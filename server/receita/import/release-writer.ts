@@ -145,8 +145,8 @@ export class ReleaseWriter {
     return this.db.prepare('SELECT count(*) FROM tax_regime t WHERE NOT EXISTS (SELECT 1 FROM facts f WHERE f.k = t.k)').pluck().get() as number;
   }
 
-  /** The rows of one batch, in one transaction. */
-  put(rows: StagedRow[]): void {
+  /** The rows of one batch, in one transaction (taken as they come). */
+  put(rows: Iterable<StagedRow>): void {
     this.guarded(() => {
       for (const row of rows) this.insert.run(row);
     });

@@ -7,7 +7,7 @@
 import { createReadStream } from 'node:fs';
 import { open as openFile } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough, pipeline, Transform, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import yauzl from 'yauzl';
 import type { ReleaseFile } from './release-files.ts';
@@ -19,6 +19,12 @@ export interface Problem {
   line?: number;
   message: string;
 }
+
+const ENDS_EARLY = 'the file ends early';
+const NOT_READ = 'the file is not read';
+
+/** Whether, after this problem, the file does not count as read whole: what it would replace is kept. */
+export const cutShort = (problem: Problem): boolean => problem.message.startsWith(ENDS_EARLY) || problem.message.startsWith(NOT_READ);
 
 /** A row's fields and the line it starts on; see {@link SplitRow} for rows whose fields were left `quoted`. */
 export type Row = SplitRow;
@@ -39,6 +45,31 @@ async function firstEntry(zip: yauzl.ZipFile): Promise<yauzl.Entry | undefined> 
     zip.once('error', reject);
     zip.readEntry();
   });
+}
+
+/**
+ * An entry's bytes as they inflate, checked against the CRC-32 its zip records: yauzl does not
+ * check it, and damaged bytes that still inflate (or a stored entry's, which need not) would be
+ * read as rows. A mismatch is an error at the entry's end, as a cut zip's is.
+ */
+function openEntry(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> {
+  return new Promise((resolve, reject) =>
+    zip.openReadStream(entry, (err, stream) => {
+      if (err) return reject(err);
+      let crc = 0;
+      const checked = new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          crc = zlib.crc32(chunk, crc);
+          done(null, chunk);
+        },
+        flush(done) {
+          done(crc === entry.crc32 ? null : new Error(`its CRC-32 does not match the zip's: ${entry.fileName} is damaged`));
+        },
+      });
+      // Either end's error or destruction reaches the other.
+      resolve(pipeline(stream, checked, () => undefined));
+    }),
+  );
 }
 
 const LOCAL_HEADER = 0x04034b50;
@@ -68,7 +99,10 @@ async function salvageTruncatedZip(path: string): Promise<{ name: string; stream
   }
 }
 
-/** The bytes of a release file, and the name of the CSV they come from. */
+/**
+ * The bytes of a release file, and the name of the CSV they come from; `damaged` when they are
+ * not all of it (a damaged zip read up to its damage, or a zip holding more than one file).
+ */
 export async function openReleaseFile(
   file: ReleaseFile,
   report: (problem: Problem) => void,
@@ -82,10 +116,13 @@ export async function openReleaseFile(
       return undefined;
     }
     if (entry.fileName.endsWith('/')) throw new Error('the zip holds a folder, not a CSV');
-    const stream = await new Promise<Readable>((resolve, reject) =>
-      zip.openReadStream(entry, (err, s) => (err ? reject(err) : resolve(s))),
-    );
-    return { innerName: entry.fileName, stream, damaged: false };
+    const stream = await openEntry(zip, entry);
+    // The Receita's zips hold one CSV each: what else is there would go unread, so the file is not read whole.
+    if (zip.entryCount > 1) {
+      report({ file: file.name, message: `the zip holds ${zip.entryCount} files, not one CSV: only the first, ${entry.fileName}, is read, and the release is incomplete` });
+      zip.close();
+    }
+    return { innerName: entry.fileName, stream, damaged: zip.entryCount > 1 };
   } catch (err) {
     try {
       const salvaged = await salvageTruncatedZip(file.path);
@@ -124,12 +161,13 @@ export async function* openReleaseEntries(
     for (let entry = await firstEntry(zip); entry; entry = await firstEntry(zip)) {
       if (entry.fileName.endsWith('/')) continue;
       entries++;
-      const current = entry;
-      const stream = await new Promise<Readable>((resolve, reject) =>
-        zip.openReadStream(current, (err, s) => (err ? reject(err) : resolve(s))),
-      );
+      const stream = await openEntry(zip, entry);
       yield { innerName: entry.fileName, stream, damaged: false };
     }
+  } catch (err) {
+    // An entry yauzl refuses (a name outside the zip, `../x.csv`; a method it lacks): the entries after it go unread.
+    report({ file: file.name, message: `${ENDS_EARLY}: the zip is damaged after ${entries} of its files (${(err as Error).message})` });
+    return;
   } finally {
     zip.close();
   }
@@ -155,19 +193,23 @@ function looksUtf8(bytes: Buffer): boolean {
 /**
  * Bytes to text. The Receita publishes ISO-8859-1; a file that was re-saved as UTF-8 would turn
  * every accent into two wrong characters, so the first bytes are sniffed and such a file decoded
- * as UTF-8 (and reported). Stray NUL bytes, seen in real releases, are dropped.
+ * as UTF-8 (and reported), without its byte-order mark if it has one. Stray NUL bytes, seen in
+ * real releases, are dropped.
  */
 function decoder(fileName: string, report: (problem: Problem) => void): (bytes: Buffer) => string {
   let decode: ((chunk: Buffer) => string) | undefined;
   const utf8 = new StringDecoder('utf8');
   return (chunk) => {
     if (!decode) {
-      if (looksUtf8(chunk.subarray(0, 1 << 16))) {
+      // An editor's byte-order mark says UTF-8, and is no part of the first row's first field.
+      const bom = chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf;
+      if (bom || looksUtf8(chunk.subarray(0, 1 << 16))) {
         report({ file: fileName, message: 'the file is UTF-8, not ISO-8859-1 as published; decoded as UTF-8' });
         decode = (bytes) => utf8.write(bytes);
       } else {
         decode = (bytes) => bytes.toString('latin1');
       }
+      if (bom) chunk = chunk.subarray(3);
     }
     const text = decode(chunk);
     return text.includes('\0') ? text.replaceAll('\0', '') : text;
@@ -195,8 +237,13 @@ export async function* readRowBatches(
   layout: { delimiter: string; header?: string; splitFirst?: number } = { delimiter: ';' },
 ): AsyncGenerator<Row[]> {
   const decode = decoder(file.name, report);
-  const onOverlong = (line: number, max: number) =>
+  // Rows given, and lines skipped for their shape: a file of only the latter is not this kind of file as published.
+  let given = 0;
+  let misshapen = 0;
+  const onOverlong = (line: number, max: number) => {
+    misshapen++;
     report({ file: file.name, line, message: `a line longer than ${max.toLocaleString('en')} characters (a damaged file?): skipped up to its next line break` });
+  };
   const splitter = new CsvSplitter(layout.delimiter, layout.splitFirst === undefined ? { onOverlong } : { splitFirst: layout.splitFirst, columns, onOverlong });
   const wanted = (rows: Row[]): Row[] => {
     const out: Row[] = [];
@@ -209,11 +256,13 @@ export async function* readRowBatches(
       if (fields.length === 1 && fields[0] === '') continue; // a blank line
       if (layout.header !== undefined && fields[0]!.replace(/^\uFEFF/, '').trim().toLowerCase() === layout.header) continue;
       if (fields.length !== columns) {
+        misshapen++;
         report({ file: file.name, line: row.line, message: `expected ${columns} fields, found ${fields.length}` });
         continue;
       }
       out.push(row);
     }
+    given += out.length;
     return out;
   };
   let held: Buffer[] = [];
@@ -245,10 +294,16 @@ export async function* readRowBatches(
     if (failure) throw failure;
     const rows = wanted(splitter.push(heldBytes > 0 ? take() : '', true));
     if (rows.length > 0) yield rows;
+    if (given === 0 && misshapen > 0) {
+      report({
+        file: file.name,
+        message: `${NOT_READ}: none of its lines has the ${columns} fields of its kind (another kind of file, another separator, or line ends other than LF and CRLF)`,
+      });
+    }
   } catch (err) {
     // What was inflated before the damage still holds whole rows.
     const rows = heldBytes > 0 ? wanted(splitter.push(take())) : [];
-    report({ file: file.name, line: splitter.line, message: `the file ends early: ${(err as Error).message}` });
+    report({ file: file.name, line: splitter.line, message: `${ENDS_EARLY}: ${(err as Error).message}` });
     if (rows.length > 0) yield rows;
   } finally {
     stream.destroy();

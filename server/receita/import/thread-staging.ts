@@ -67,8 +67,8 @@ export class ThreadStaging {
     return { roots: rootsOf(reads.roots, [...new Set(cnpjs.map((cnpj) => cnpj.slice(0, 8)))]), taxRegimes: regimeKeysOf(reads.regimes, cnpjs) };
   }
 
-  /** Appends a batch's establishment rows, in one transaction: durable (against a kill) once this returns. */
-  put(rows: StagedRow[]): void {
+  /** Appends a batch's establishment rows, in one transaction (taken as they come): durable (against a kill) once this returns. */
+  put(rows: Iterable<StagedRow>): void {
     this.db.transaction(() => {
       for (const row of rows) this.insert.run(row);
     })();

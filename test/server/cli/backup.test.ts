@@ -117,6 +117,18 @@ describe('backup and restore of the embedded store', () => {
     expect((await runCli(['restore', '--from', other], env)).code).toBe(0);
   });
 
+  it('says in one line, naming it, that the folder of --out does not exist or is a file', { timeout: 90_000 }, async () => {
+    const dir = await tempDir('backup');
+    const env = { DATA_DIR: join(dir, 'data') };
+    expect((await runCli(['workspace', 'create', '--name', 'Nowhere'], env)).code).toBe(0);
+    await writeFile(join(dir, 'a-file'), '');
+    for (const folder of [join(dir, 'missing'), join(dir, 'a-file')]) {
+      const result = await runCli(['backup', '--out', join(folder, 'b.db')], env);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(`prospecta: ${folder} is not a folder: nothing was written. Create it, or choose another --out\n`);
+    }
+  });
+
   it('restores over a store SQLite cannot read, the case start-up sends the operator to restore for', { timeout: 90_000 }, async () => {
     const dir = await tempDir('backup');
     const env = { DATA_DIR: join(dir, 'data') };

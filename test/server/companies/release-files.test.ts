@@ -8,7 +8,7 @@
  */
 import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
-import { open as openFile, readdir } from 'node:fs/promises';
+import { copyFile, open as openFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Companies } from '../../../server/companies/companies.ts';
@@ -260,6 +260,63 @@ describe('imports into release files', () => {
       expect(file.json([cnpj]).get(cnpj)).toEqual(docs.get(cnpj));
     }
     expect(file.json([makeCnpj('99999999')]).size).toBe(0);
+  });
+
+  it('names a pointer that is not one of its own files at start-up, and never answers from what it points to', async () => {
+    const companies = new Companies(store);
+    await importRelease(store, { dir: await generated('2026-10', 4), release: '2026-10' });
+    const { dir: registryDir } = companies.registry!;
+    const inService = companies.registry!.current()!;
+    const [cnpj] = inService.search({}, 1);
+    companies.registry!.close();
+    // A whole release file, but outside the registry's folder (copied, or the pointer edited).
+    const outside = path.join(releases, 'elsewhere.sqlite');
+    await copyFile(inService.path, outside);
+    const pointer = path.join(registryDir, 'current.json');
+    for (const [written, why] of [
+      [JSON.stringify({ file: path.relative(registryDir, outside) }), 'not a file of'],
+      [JSON.stringify({ file: outside }), 'not a file of'],
+      [JSON.stringify({ file: 'current.json' }), 'not a file of'],
+      ['null', 'does not name'],
+      [JSON.stringify({ file: 5 }), 'does not name'],
+      ['{"fi', 'cannot be read'],
+    ] as const) {
+      await writeFile(pointer, written);
+      const reopened = new Registry(registryDir);
+      const problem = reopened.problem();
+      expect(problem, written).toContain(pointer);
+      expect(problem, written).toContain(why);
+      await expect(new Companies(store).byCnpj([cnpj!]), written).rejects.toThrow(pointer);
+    }
+  });
+
+  it('names the file when a document in it is damaged, and answers only whole documents of the CNPJ asked', async () => {
+    const companies = new Companies(store);
+    await importRelease(store, { dir: await generated('2026-10', 4), release: '2026-10' });
+    const file = companies.registry!.current()!;
+    const cnpjs = file.search({}, 50);
+    const filePath = file.path;
+    companies.registry!.close();
+    // Each document's stored bytes zeroed where they lie in the file, as a damaged disk would leave them.
+    const db = new Database(filePath, { readonly: true });
+    const bodies = db.prepare('SELECT body FROM doc ORDER BY k LIMIT 50').pluck().all() as Buffer[];
+    db.close();
+    const handle = await openFile(filePath, 'r+');
+    const bytes = await handle.readFile();
+    for (const body of bodies.slice(10, 20)) {
+      const at = bytes.indexOf(body);
+      if (at > 0 && body.length > 40) await handle.write(Buffer.alloc(body.length - 30), 0, body.length - 30, at + 30);
+    }
+    await handle.close();
+    let damaged = 0;
+    for (const cnpj of cnpjs) {
+      const answer = await new Companies(store).byCnpj([cnpj]).catch((err: unknown) => err as Error);
+      if (answer instanceof Error) {
+        expect(answer.message).toContain(filePath);
+        damaged++;
+      } else expect(answer.get(cnpj)?.cnpj).toBe(cnpj);
+    }
+    expect(damaged).toBeGreaterThan(0);
   });
 
   it('names a damaged release file at start-up, and never answers from it', async () => {

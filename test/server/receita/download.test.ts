@@ -2,10 +2,11 @@
  * Issue 22: `download cnpj` against a loopback server shaped like the Receita's: a Nextcloud
  * share listed with WebDAV PROPFIND (the token as Basic user name), the tax-regime files under an
  * Apache-style index page, files served with HTTP Range. Faults: a connection dropped mid-file
- * (resumed with a Range request), a stall (cut and resumed), a corrupt zip (downloaded again),
- * a 404 (the command fails naming the file, the others are kept), and a listing that is
- * unreachable or changed in shape (a clear error naming the URL). Then `import cnpj --download`
- * as the CLI runs it: one command from the listing to the imported registry.
+ * (resumed with a Range request), a stall or a trickle (cut and resumed), a corrupt zip
+ * (downloaded again), a 404 (the command fails naming the file, the others are kept), a listing
+ * that is unreachable or changed in shape (a clear error naming the URL), and one naming files
+ * outside the release folder (skipped, with a warning). Then `import cnpj --download` as the CLI
+ * runs it: one command from the listing to the imported registry.
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import http from 'node:http';
@@ -24,8 +25,12 @@ const TAX_FILES = ['Lucro Real.zip', 'Lucro Presumido.zip', 'Lucro Arbitrado.zip
 interface Faults {
   drop: Set<string>;
   stall: Set<string>;
+  /** Sent a byte at a time, a few a second, once. */
+  trickle: Set<string>;
   corrupt: Set<string>;
   missing: Set<string>;
+  /** Names the release folder lists (and serves, as a copy of Cnaes.zip) besides the published files. */
+  listed: string[];
   /** The listing answers this instead of a multistatus/index. */
   listing?: 'down' | 'changed';
 }
@@ -38,7 +43,7 @@ let faults: Faults;
 const requests: Array<{ method: string; url: string; range?: string; auth?: string }> = [];
 
 function resetFaults(): void {
-  faults = { drop: new Set(), stall: new Set(), corrupt: new Set(), missing: new Set() };
+  faults = { drop: new Set(), stall: new Set(), trickle: new Set(), corrupt: new Set(), missing: new Set(), listed: [] };
   requests.length = 0;
 }
 
@@ -72,8 +77,8 @@ function serve(req: http.IncomingMessage, res: http.ServerResponse): void {
       res.writeHead(207, { 'Content-Type': 'application/xml; charset=utf-8' });
       if (url === '/public.php/webdav/') return void res.end(multistatus(url, [{ name: '2026-09' }, { name: '2026-10' }]));
       if (url === '/public.php/webdav/2026-10/') {
-        const main = [...files.keys()].filter((name) => !TAX_FILES.includes(name));
-        return void res.end(multistatus(url, main.map((name) => ({ name, size: files.get(name)!.length }))));
+        const main = [...files.keys(), ...faults.listed].filter((name) => !TAX_FILES.includes(name));
+        return void res.end(multistatus(url, main.map((name) => ({ name, size: (files.get(name) ?? files.get('Cnaes.zip')!).length }))));
       }
       return void res.end(multistatus(url, []));
     }
@@ -93,7 +98,7 @@ function serve(req: http.IncomingMessage, res: http.ServerResponse): void {
 }
 
 function sendFile(name: string, req: http.IncomingMessage, res: http.ServerResponse): void {
-  const bytes = files.get(name);
+  const bytes = files.get(name) ?? (faults.listed.includes(name) ? files.get('Cnaes.zip') : undefined);
   if (!bytes || faults.missing.has(name)) return void res.writeHead(404).end('not found');
   const range = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
   const start = range ? Number(range[1]) : 0;
@@ -114,6 +119,13 @@ function sendFile(name: string, req: http.IncomingMessage, res: http.ServerRespo
   }
   if (faults.stall.delete(name)) {
     res.write(body.subarray(0, half)); // then nothing more, the connection kept open
+    return;
+  }
+  if (faults.trickle.delete(name)) {
+    // Never silent long enough to look stalled, and never done: a byte every 50 ms.
+    let at = 0;
+    const timer = setInterval(() => (at < body.length && !res.destroyed ? res.write(body.subarray(at, ++at)) : clearInterval(timer)), 50);
+    res.on('close', () => clearInterval(timer));
     return;
   }
   if (faults.corrupt.delete(name)) return void res.end(Buffer.alloc(body.length, 0x41));
@@ -178,6 +190,13 @@ describe('download cnpj', () => {
     expect(ranged.every((r) => /^bytes=[1-9]\d*-$/.test(r.range!))).toBe(true);
   });
 
+  it('cuts a download that trickles in too slowly to finish, and resumes it', async () => {
+    faults.trickle.add('Empresas2.zip');
+    const summary = await downloadRelease(await options());
+    await sameAsPublished(summary.dir);
+    expect(requests.filter((r) => r.url.endsWith('Empresas2.zip') && r.range)).not.toEqual([]);
+  });
+
   it('downloads a corrupt zip again, and never leaves a half file under the real name', async () => {
     faults.corrupt.add('Socios3.zip');
     const summary = await downloadRelease(await options());
@@ -213,6 +232,19 @@ describe('download cnpj', () => {
     );
     await expect(downloadRelease(await options({ url: 'http://127.0.0.1:9/' }))).rejects.toThrow('cannot list the releases at http://127.0.0.1:9/');
     await expect(downloadRelease(await options({ release: '2025-01' }))).rejects.toThrow(`has no release 2025-01; it has 2026-09, 2026-10`);
+  });
+
+  it('never writes outside the release folder, whatever names the listing gives', async () => {
+    faults.listed.push('../../Socios9.zip', '../Simples.zip', 'sub/Cnaes.zip', '/tmp/Cnaes.zip');
+    const warnings: string[] = [];
+    const opts = await options({ onWarning: (w) => warnings.push(w) });
+    const summary = await downloadRelease(opts);
+    await sameAsPublished(summary.dir);
+    expect(await readdir(opts.dir)).toEqual(['2026-10']);
+    expect(await readdir(path.dirname(opts.dir))).not.toContain('Socios9.zip');
+    expect(warnings).toEqual(
+      ['../../Socios9.zip', '../Simples.zip', 'sub/Cnaes.zip', '/tmp/Cnaes.zip'].map((name) => expect.stringContaining(`the listing names a file ${JSON.stringify(name)}, which would be written outside`)),
+    );
   });
 
   it('goes on without the tax-regime files when their folder cannot be listed, and says so', async () => {

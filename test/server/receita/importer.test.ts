@@ -1,4 +1,6 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
+import { buffer } from 'node:stream/consumers';
+import yazl from 'yazl';
 import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { Companies } from '../../../server/companies/companies.ts';
@@ -169,6 +171,25 @@ describe.each([
     expect((await companies().findOne({ _id: bakery }))!.name).toBe('PADARIA SÃO JOÃO LTDA');
   });
 
+  it('reads a file re-saved as UTF-8 with a byte-order mark from its first row', async () => {
+    await writeRelease();
+    const file = path.join(imp.release, 'K3241.K03200Y0.D61011.ESTABELE');
+    await writeFile(file, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), await readFile(file)]));
+    expect(await run()).toMatchObject({ complete: true, establishments: 4 });
+    expect(imp.problems).toEqual([{ file: 'K3241.K03200Y0.D61011.ESTABELE', message: expect.stringContaining('UTF-8') }]);
+    expect((await companies().findOne({ _id: head }))!.tradeName).toBe('ACME');
+  });
+
+  it('reads the capital in the forms a re-saved file gives it, and no number from what is not one', async () => {
+    await writeRelease();
+    const capitals = { '11222333': '150000.50', '12ABC345': '0x1F', '44555666': '1.234.567,89' };
+    await writeExtracted(imp.release, { 'K3241.K03200Y0.D61011.EMPRECSV': empresas.map((row) => Object.assign([...row], { 4: capitals[row[0] as keyof typeof capitals] })) });
+    await run();
+    expect((await companies().findOne({ _id: head }))!.capital).toBe(150000.5);
+    expect((await companies().findOne({ _id: alnum }))!.capital).toBeNull();
+    expect((await companies().findOne({ _id: bakery }))!.capital).toBe(1234567.89);
+  });
+
   it('reads the published zips, and a truncated one up to the cut without deleting older data', async () => {
     await writeRelease();
     const rows = estabelecimentos.map((r) => r);
@@ -200,6 +221,65 @@ describe.each([
     ]);
     // Incomplete, so nothing from the older release was removed.
     expect(summary.removed).toBe(0);
+  });
+
+  it('names a part or a per-company file missing from a release, and removes nothing for it', async () => {
+    const others = [estabelecimento(makeCnpj('20000000')), estabelecimento(makeCnpj('20000001'))];
+    await writeRelease();
+    await writeExtracted(imp.release, { 'K3241.K03200Y1.D61011.ESTABELE': others });
+    expect(await run()).toMatchObject({ complete: true, establishments: 6 });
+
+    // A newer release whose first Estabelecimentos part did not arrive: its establishments are not gone from the registry.
+    await rm(path.join(imp.release, 'K3241.K03200Y0.D61011.ESTABELE'));
+    expect(await run({ release: '2026-11' })).toMatchObject({ complete: false, establishments: 2, removed: 0 });
+    expect(imp.problems).toEqual([{ file: 'Estabelecimentos0.zip', message: expect.stringContaining('missing') }]);
+    expect(await companies().countDocuments({})).toBe(6);
+
+    imp.problems = [];
+    await writeRelease();
+    await rm(path.join(imp.release, 'K3241.K03200Y0.D61011.SOCIOCSV'));
+    expect(await run({ release: '2026-11' })).toMatchObject({ complete: false, removed: 0 });
+    expect(imp.problems).toEqual([{ file: 'Socios*.zip', message: expect.stringContaining('missing') }]);
+  });
+
+  it('reads a zip holding more than its one CSV as incomplete, naming it, and removes nothing', async () => {
+    await writeRelease();
+    expect(await run()).toMatchObject({ complete: true, establishments: 4 });
+    await rm(path.join(imp.release, 'K3241.K03200Y0.D61011.ESTABELE'));
+    const zip = new yazl.ZipFile();
+    zip.addBuffer(csv(estabelecimentos.slice(0, 2)), 'K3241.K03200Y0.D61111.ESTABELE');
+    zip.addBuffer(csv(estabelecimentos.slice(2)), 'K3241.K03200Y1.D61111.ESTABELE');
+    zip.end();
+    await writeFile(path.join(imp.release, 'Estabelecimentos0.zip'), await buffer(zip.outputStream));
+    expect(await run({ release: '2026-11' })).toMatchObject({ complete: false, establishments: 2, removed: 0 });
+    expect(imp.problems).toEqual([{ file: 'Estabelecimentos0.zip', message: expect.stringContaining('holds 2 files') }]);
+    expect(await companies().countDocuments({})).toBe(4);
+  });
+
+  it('checks each zip entry against its CRC-32: damaged bytes that still inflate make the import incomplete', async () => {
+    await writeRelease();
+    expect(await run()).toMatchObject({ complete: true, establishments: 4 });
+    await rm(path.join(imp.release, 'K3241.K03200Y0.D61011.ESTABELE'));
+    // Stored, not deflated: a changed byte reads back as text, which only the checksum tells.
+    const zip = new yazl.ZipFile();
+    zip.addBuffer(csv(estabelecimentos.slice(0, 3)), 'K3241.K03200Y0.D61111.ESTABELE', { compress: false });
+    zip.end();
+    const bytes = await buffer(zip.outputStream);
+    const at = bytes.indexOf('ACME');
+    bytes[at] = 'X'.charCodeAt(0);
+    await writeFile(path.join(imp.release, 'Estabelecimentos0.zip'), bytes);
+    expect(await run({ release: '2026-11' })).toMatchObject({ complete: false, removed: 0 });
+    expect(imp.problems).toEqual([{ file: 'Estabelecimentos0.zip', line: expect.any(Number), message: expect.stringContaining('CRC-32') }]);
+    expect(await companies().countDocuments({})).toBe(4);
+  });
+
+  it('takes a file none of whose lines has the fields of its kind (another file under its name) as unread, and removes nothing', async () => {
+    await writeRelease();
+    expect(await run()).toMatchObject({ complete: true, establishments: 4 });
+    await writeFile(path.join(imp.release, 'K3241.K03200Y0.D61011.ESTABELE'), csv(empresas));
+    expect(await run({ release: '2026-11' })).toMatchObject({ complete: false, establishments: 0, removed: 0 });
+    expect(imp.problems.at(-1)).toEqual({ file: 'K3241.K03200Y0.D61011.ESTABELE', message: expect.stringContaining('none of its lines has the 30 fields') });
+    expect(await companies().countDocuments({})).toBe(4);
   });
 
   it('runs again without duplicates and removes establishments a newer release no longer has', async () => {

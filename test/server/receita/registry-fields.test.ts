@@ -4,11 +4,14 @@
  * spellings of an empty date, alphanumeric CNPJs in every file), as a server imports and as the
  * CLI does (bulk loaded, documents built in worker threads).
  */
-import { rename } from 'node:fs/promises';
+import { rename, writeFile } from 'node:fs/promises';
+import { buffer } from 'node:stream/consumers';
+import yazl from 'yazl';
 import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { Companies } from '../../../server/companies/companies.ts';
 import { OlderReleaseError } from '../../../server/receita/import/importer.ts';
+import { ReleaseRefused } from '../../../server/receita/import/release-files.ts';
 import { loadedRelease } from '../../../server/companies/releases.ts';
 import { makeCnpj } from '../../helpers/companies.ts';
 import { csv, estabelecimento, writeExtracted, writeZip } from '../../helpers/release-files.ts';
@@ -110,7 +113,6 @@ async function writeRelease(): Promise<void> {
 }
 
 async function writeZipEntries(file: string, entries: Record<string, Buffer>): Promise<void> {
-  const { default: yazl } = await import('yazl');
   const { createWriteStream } = await import('node:fs');
   const zip = new yazl.ZipFile();
   zip.addEmptyDirectory('Lucro Presumido/');
@@ -263,6 +265,18 @@ describe.each([
     expect(await found('isenta')).toEqual([]);
   });
 
+  it('reads a tax-regime zip whose entry names a path outside it as a damaged file, not a failed import', async () => {
+    await writeRelease();
+    const zip = new yazl.ZipFile();
+    zip.addBuffer(csv([['2023', '11.222.333/0001-81', '', 'LUCRO REAL', '1']]), 'XX/Lucro Real.csv');
+    zip.end();
+    const bytes = Buffer.from((await buffer(zip.outputStream)).toString('latin1').replaceAll('XX/Lucro', '../Lucro'), 'latin1');
+    await writeFile(path.join(imp.release, 'Lucro Real.zip'), bytes);
+    const summary = await run();
+    expect(summary).toMatchObject({ complete: false, establishments: estabelecimentos.length });
+    expect(imp.problems).toContainEqual({ file: 'Lucro Real.zip', message: expect.stringContaining('../Lucro Real.csv') });
+  });
+
   it('replaces the tax regimes with a newer release that has them read whole, and keeps them otherwise', async () => {
     await writeRelease();
     await run();
@@ -310,6 +324,17 @@ describe('the release month and release tracking', () => {
     );
     await expect(run({ release: '2026-09', force: true })).resolves.toMatchObject({ release: '2026-09', complete: true });
     expect(await loadedRelease(imp.store)).toMatchObject({ release: '2026-09' });
+  });
+
+  it('refuses a release month after this one, which would hold every real release after it back as older', async () => {
+    const named = path.join(path.dirname(imp.release), '2099-01');
+    await rename(imp.release, named);
+    imp.release = named;
+    await writeRelease();
+    const thisMonth = new Date().toISOString().slice(0, 7);
+    await expect(run({ release: undefined })).rejects.toThrow(`release 2099-01 (read from the folder name "2099-01") is after this month, ${thisMonth}`);
+    await expect(run({ release: '2099-01' })).rejects.toThrow(ReleaseRefused);
+    expect(await loadedRelease(imp.store)).toBeNull();
   });
 
   it('lets a real release of any month replace the demo data', async () => {

@@ -251,6 +251,9 @@ export class ReleaseFileWriter implements CompanyWriter {
     const inService = this.registry.inService();
     const previous = inService && inService !== basename(this.file.path) ? join(this.registry.dir, inService) : null;
     const thread = this.threads[0];
+    // A gathering begun beside holds the staging file, which the end writes: an import that read no
+    // establishment (its files unreadable) had nothing else wait for it.
+    await this.staged?.settled();
     // The threads' rows files are read from here on: their connections close first (each held its file's lock).
     if (this.threadsStaging) await Promise.all(this.threads.map((thread) => this.file.guard(thread.closeStaging())));
     const { removed } = await this.file.finish({

@@ -260,6 +260,11 @@ export class FileStaging implements Staging {
     this.gathered();
   }
 
+  /** The gathering begun beside, if any, ended: until then its thread holds the staging file. */
+  async settled(): Promise<void> {
+    await this.gathering;
+  }
+
   /** Nothing to clear: the staging file is this import's own, and goes with it. */
   async clear(): Promise<void> {}
 

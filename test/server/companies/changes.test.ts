@@ -161,6 +161,21 @@ describe.each(stores)('registry changes on the $store store', ({ store, env }) =
     expect(again.changes).toEqual({});
     expect((await feed({})).body.changes).toHaveLength(16);
   });
+
+  it('pages on through the releases its first page read when a newer release is imported in between', async () => {
+    const whole = (await feed({})).body.changes as Change[];
+    const first = await feed({ limit: 10 });
+    expect(first.body.releases).toEqual({ from: '2026-10', to: '2026-11' });
+    // The same files as a newer month: a release with no changes becomes the latest.
+    await importRelease(app.services.store, { dir: second, release: '2026-12' });
+    app.services.companies.changed();
+    expect((await feed({})).body).toMatchObject({ changes: [], releases: { from: '2026-11', to: '2026-12' } });
+    const rest = await feed({ limit: 10, cursor: first.body.nextCursor });
+    expect(rest.status, JSON.stringify(rest.body)).toBe(200);
+    expect(rest.body.releases).toEqual({ from: '2026-10', to: '2026-11' });
+    expect([...first.body.changes, ...rest.body.changes]).toEqual(whole);
+    expect(rest.body.creditsCharged).toBe(whole.length - 10);
+  }, 60_000);
 });
 
 describe('registry changes from a release hashed otherwise (by an older version), on the embedded store', () => {

@@ -318,10 +318,12 @@ export class Webhooks {
         },
         (res) => {
           const status = res.statusCode ?? 0;
-          // The answer's body is not ours to read; draining it lets the socket be reused.
+          // The status is the answer: a receiver that keeps a body coming after its 2xx has taken
+          // the delivery, and sending it again would repeat it. The body is not ours to read: it is
+          // drained (so the socket may be reused) until it ends or the attempt's timeout cuts it.
+          res.on('error', () => {});
           res.resume();
-          res.on('end', () => resolve(status >= 200 && status < 300 ? { value: true } : { kind: 'failed', failure: `HTTP ${status}` }));
-          res.on('error', reject);
+          resolve(status >= 200 && status < 300 ? { value: true } : { kind: 'failed', failure: `HTTP ${status}` });
         },
       );
       req.on('error', reject);

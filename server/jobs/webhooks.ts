@@ -161,6 +161,22 @@ export class Webhooks {
   }
 
   /**
+   * Sends nothing more for a job or watch (a deleted watch): its pending deliveries end `failed`
+   * with `reason`. Resolves with those no attempt had taken, which no receiver can have seen (an
+   * attempt out still stores its outcome: a 2xx is `delivered`).
+   */
+  async drop(jobId: string, reason: string): Promise<DeliveryDoc[]> {
+    const unsent: DeliveryDoc[] = [];
+    const ended = { $set: { status: 'failed' as const, lastError: reason } };
+    for (const delivery of await this.deliveries.find({ jobId, status: 'pending', attempts: 0 }).toArray()) {
+      // Taken meanwhile (`take` counts the attempt): sent, so not among the unsent.
+      if ((await this.deliveries.updateOne({ _id: delivery._id, status: 'pending', attempts: 0 }, ended)).matchedCount === 1) unsent.push(delivery);
+    }
+    await this.deliveries.updateMany({ jobId, status: 'pending' }, ended);
+    return unsent;
+  }
+
+  /**
    * Starts attempts of due deliveries in the free places, shared fairly (see the header), each at
    * most once across instances; resolves with how many it started, without waiting for them.
    */

@@ -15,7 +15,7 @@
 import type { Logger } from 'pino';
 import { operations } from '../../shared/operations/index.ts';
 import { priceOf } from '../../shared/operations/types.ts';
-import { CHANGES_PER_DELIVERY } from '../../shared/schemas/changes.ts';
+import { CHANGES_PER_DELIVERY, type WatchDeliveryBody } from '../../shared/schemas/changes.ts';
 import type { Credits } from '../credits/ledger.ts';
 import { COMPARISONS, type ChangeHistory, type ChangeQuery, type ComparisonDoc } from '../companies/changes/change-history.ts';
 import type { Companies } from '../companies/companies.ts';
@@ -37,8 +37,8 @@ export interface DispatcherDeps {
   watches: Watches;
   history: ChangeHistory;
   companies: Pick<Companies, 'activities'>;
-  credits: Pick<Credits, 'debit' | 'paidUnder'>;
-  webhooks: Pick<Webhooks, 'enqueue'>;
+  credits: Pick<Credits, 'debit' | 'paidUnder' | 'refund'>;
+  webhooks: Pick<Webhooks, 'enqueue' | 'drop'>;
   now: () => number;
   log: Logger;
 }
@@ -137,7 +137,9 @@ export class WatchDispatcher {
     const at = new Date(this.deps.now());
     const last = part >= parts || page.more === null;
     await release({ sent: part, after: page.more, status: last ? 'done' : 'pending' });
-    await watches.docs.updateOne({ _id: watch._id }, { $set: { lastDelivery: { release: state.release, changes: page.changes.length, at } } });
+    const seen = await watches.docs.updateOne({ _id: watch._id }, { $set: { lastDelivery: { release: state.release, changes: page.changes.length, at } } });
+    // Deleted while this part was being paid for and stored: it is not sent either.
+    if (seen.matchedCount === 0) await withdrawDeliveries(this.deps, watch);
   }
 
   /** How many changes match, read a page of positions at a time. */
@@ -150,6 +152,23 @@ export class WatchDispatcher {
       if (!page.more) return total;
       after = page.more;
     }
+  }
+}
+
+/**
+ * What a deleted watch is owed: nothing more is sent to it, and the changes of each delivery not
+ * yet sent are given back (a delivery is paid for before it is stored for sending). One an attempt
+ * has taken may have reached the receiver: it stays paid.
+ */
+export async function withdrawDeliveries(
+  deps: { webhooks: Pick<Webhooks, 'drop'>; credits: Pick<Credits, 'refund'> },
+  watch: Pick<WatchDoc, '_id' | 'workspaceId'>,
+): Promise<void> {
+  for (const unsent of await deps.webhooks.drop(watch._id, 'the watch was deleted')) {
+    const { changes, release, part } = JSON.parse(unsent.body) as WatchDeliveryBody;
+    const price = priceOf(operations.searchCompanyChanges.credits, changes.length, null);
+    const detail = `${changes.length} registry changes never sent (watch ${watch._id} release ${release} part ${part}: the watch was deleted)`;
+    if (price > 0) await deps.credits.refund(watch.workspaceId, price, DELIVERY_OPERATION, detail);
   }
 }
 

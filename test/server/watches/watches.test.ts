@@ -196,4 +196,59 @@ describe.each(stores)('watches on the $store store', ({ store, env }) => {
     expect(sent).toEqual(docs.map((d) => d._id).sort());
     expect(await balance(apiKey)).toBe(0);
   }, 60_000);
+
+  it('sends nothing more for a deleted watch: a delivery of it not yet sent is dropped and its changes refunded', async () => {
+    // A receiver that holds every request until released: a workspace has at most 16 attempts out,
+    // so with 18 watches' deliveries due, 2 wait unsent.
+    const held: Array<() => void> = [];
+    const seen = new Set<string>();
+    let holding = true;
+    const slow = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        seen.add(JSON.parse(body).watchId);
+        if (holding) held.push(() => res.writeHead(200).end());
+        else res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    try {
+      const slowUrl = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/hook`;
+      const doc = companyDoc(makeCnpj('40404040'));
+      const { apiKey } = await app.workspace();
+      const watchIds: string[] = [];
+      for (let i = 0; i < 18; i++) {
+        const made = await app.request('POST', '/v1/api/watches', { key: apiKey, body: { name: `w${i}`, cnpjs: [doc._id], webhook: { url: slowUrl, secret: SECRET } } });
+        expect(made.status).toBe(201);
+        watchIds.push(made.body.watchId);
+      }
+      await seedChanges(app, '2027-01', '2026-12', [{ doc, kind: 'status' }]);
+      await eventually(() => held.length === 16, { timeoutMs: 30_000 });
+      const { deliveries } = app.services.webhooks;
+      const unsent = await eventually(async () => {
+        const waiting = await deliveries.find({ jobId: { $in: watchIds }, attempts: 0 }).toArray();
+        return waiting.length === 2 && waiting;
+      });
+      const before = await balance(apiKey);
+      const deleted = unsent[0]!.jobId;
+      expect((await app.request('DELETE', `/v1/api/watches/${deleted}`, { key: apiKey })).body).toEqual({ deleted: true });
+      expect(await balance(apiKey)).toBe(before + 1);
+      const ledger = await app.request('GET', '/v1/api/credits/ledger', { key: apiKey });
+      expect(ledger.body.movements[0]).toMatchObject({ amount: 1, operation: 'refund:watchDelivery' });
+
+      holding = false;
+      for (const answer of held.splice(0)) answer();
+      // Every other watch is sent its delivery; the deleted one's never goes.
+      const others = watchIds.filter((id) => id !== deleted);
+      await eventually(async () => (await deliveries.countDocuments({ jobId: { $in: others }, status: 'delivered' })) === others.length, { timeoutMs: 30_000 });
+      expect(others.every((id) => seen.has(id))).toBe(true);
+      expect(seen.has(deleted)).toBe(false);
+      expect(await deliveries.countDocuments({ jobId: deleted, status: 'pending' })).toBe(0);
+    } finally {
+      for (const answer of held.splice(0)) answer();
+      slow.closeAllConnections();
+      await new Promise((resolve) => slow.close(resolve));
+    }
+  }, 60_000);
 });

@@ -34,7 +34,8 @@ export function createWatchHandlers({ watches, companies, runner, webhooks, cred
     if (filters) planSearch(filters as CompanyFilters, await companies.activities());
     const url = (await checkWebhookUrl(webhook.url, webhookAllowPrivate)).toString();
     const doc = await watches.create(ctx.workspaceId, {
-      name,
+      // Stored trimmed, as every name (the schema has refused a blank one).
+      name: name.trim(),
       ...(watched ? { cnpjs: watched } : {}),
       ...(filters ? { filters } : {}),
       ...(kinds ? { kinds: kinds as ChangeKind[] } : {}),

@@ -8,6 +8,7 @@ import { companyFilters } from './companies.ts';
 import { JobWebhook } from './jobs.ts';
 import { Cnpj, CnpjInput, Partner, REGISTRATION_STATUSES } from './registry.ts';
 import { NextCursor, SearchCursor } from './search.ts';
+import { Name } from './templates.ts';
 import { CHANGE_KINDS } from '../change-kinds.ts';
 
 export { CHANGE_FIELDS, CHANGE_KINDS, type ChangeKind } from '../change-kinds.ts';
@@ -116,7 +117,7 @@ export const WATCH_STATUSES = ['active', 'paused'] as const;
 export const WATCH_PAUSED_REASONS = ['insufficient_credits'] as const;
 
 export const WatchCreateBody = ClosedObject('A watch: which establishments, which kinds, and where to send their changes.', {
-  name: Type.String({ minLength: 1, maxLength: 120, description: 'A name, at most 120 characters.' }),
+  name: Name,
   cnpjs: Type.Optional(
     Type.Array(CnpjInput('A CNPJ, with or without punctuation.'), {
       minItems: 1,
@@ -127,7 +128,9 @@ export const WatchCreateBody = ClosedObject('A watch: which establishments, whic
   filters: Type.Optional(
     Type.Object(filters, {
       additionalProperties: false,
-      description: 'Company search filters, as of the new release. At least one of `cnpjs`, `filters`.',
+      // Empty, they would stand for no filter at all: every change of the whole registry.
+      minProperties: 1,
+      description: 'Company search filters (at least one), as of the new release. At least one of `cnpjs`, `filters`.',
     }),
   ),
   kinds: Kinds,

@@ -93,8 +93,19 @@ describe.each(stores)('watches on the $store store', ({ store, env }) => {
     expect(shortSecret.status).toBe(400);
     expect(shortSecret.body.message).toMatch(/secret/);
 
-    const made = await create(apiKey, { name: 'mine', cnpjs: [cnpj.closed] });
+    // A name as every other name of the service: not blank, stored trimmed.
+    const blank = await create(apiKey, { name: '   ', cnpjs: [cnpj.closed] });
+    expect(blank.status).toBe(400);
+    expect(blank.body.message).toMatch(/^name /);
+    // Empty filters are no filters: they would watch every change of the whole registry.
+    const noFilters = await create(apiKey, { name: 'everything', filters: {} });
+    expect(noFilters.status).toBe(400);
+    expect(noFilters.body.message).toMatch(/filters/);
+
+    const made = await create(apiKey, { name: '  mine ', cnpjs: [cnpj.closed] });
     expect(made.status).toBe(201);
+    expect(made.body.name).toBe('mine');
+    expect((await app.request('GET', '/v1/api/watches', { key: apiKey })).body.watches.map((w: { name: string }) => w.name)).toEqual(['mine']);
     const other = await app.workspace();
     const path = `/v1/api/watches/${made.body.watchId}`;
     expect((await app.request('GET', path, { key: other.apiKey })).status).toBe(404);

@@ -6,7 +6,7 @@ import type { ChangeKind } from '../../shared/schemas/changes.ts';
 import { validCnpjs } from '../companies/changes/cnpj-list.ts';
 import type { Companies } from '../companies/companies.ts';
 import { planSearch, type CompanyFilters } from '../companies/search-plan.ts';
-import { invalidRequest, notFound } from '../lib/errors.ts';
+import { checkAll, notFound } from '../lib/errors.ts';
 import { checkWebhookUrl } from '../jobs/webhook-url.ts';
 import type { Handler } from '../invocation/handler.ts';
 import type { Credits } from '../credits/ledger.ts';
@@ -29,10 +29,12 @@ export interface WatchDeps {
 export function createWatchHandlers({ watches, companies, runner, webhooks, credits, webhookAllowPrivate }: WatchDeps) {
   const createWatch: Handler<'createWatch'> = async (input, ctx) => {
     const { name, cnpjs, filters, kinds, webhook } = input;
-    const watched = cnpjs ? validCnpjs(cnpjs) : undefined;
-    // Refused now, as the search refuses them, rather than at the first delivery.
-    if (filters) planSearch(filters as CompanyFilters, await companies.activities());
-    const url = (await checkWebhookUrl(webhook.url, webhookAllowPrivate)).toString();
+    const [watched, , url] = await checkAll(
+      () => (cnpjs ? validCnpjs(cnpjs) : undefined),
+      // Refused now, as the search refuses them, rather than at the first delivery.
+      async () => void (filters && planSearch(filters as CompanyFilters, await companies.activities())),
+      async () => (await checkWebhookUrl(webhook.url, webhookAllowPrivate)).toString(),
+    );
     const doc = await watches.create(ctx.workspaceId, {
       // Stored trimmed, as every name (the schema has refused a blank one).
       name: name.trim(),

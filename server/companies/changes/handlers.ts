@@ -4,7 +4,7 @@
  * service), newest release first, a page at a time, 1 credit per change returned.
  */
 import type { ChangeKind } from '../../../shared/change-kinds.ts';
-import { invalidRequest } from '../../lib/errors.ts';
+import { checkAll, invalidRequest } from '../../lib/errors.ts';
 import type { Handler } from '../../invocation/handler.ts';
 import type { SearchCursors } from '../search-cursors.ts';
 import type { Companies } from '../companies.ts';
@@ -57,10 +57,13 @@ export function createChangeHandlers({ history, companies, searchCursors }: Chan
 
   const searchCompanyChanges: Handler<'searchCompanyChanges'> = async (input, ctx) => {
     const { cnpjs, since, kinds, limit = 100, cursor: _cursor, ...filters } = input;
-    const wanted = cnpjs ? validCnpjs(cnpjs) : undefined;
-    const filter = Object.keys(filters).length > 0 ? planSearch(filters as CompanyFilters, await companies.activities()).filter : null;
+    const [wanted, filter, current] = await checkAll(
+      () => (cnpjs ? validCnpjs(cnpjs) : undefined),
+      async () => (Object.keys(filters).length > 0 ? planSearch(filters as CompanyFilters, await companies.activities()).filter : null),
+      () => resolve(since),
+    );
     const start = await searchCursors.start<FeedPosition>(ctx.workspaceId, 'searchCompanyChanges', input);
-    const { releases, from, to } = start.position ?? (await resolve(since));
+    const { releases, from, to } = start.position ?? current;
     const page = await history.page(
       { releases, limit, ...(kinds ? { kinds: kinds as ChangeKind[] } : {}), ...(wanted ? { cnpjs: wanted } : {}), ...(start.position ? { after: start.position.after } : {}) },
       filter,

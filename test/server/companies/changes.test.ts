@@ -152,6 +152,12 @@ describe.each(stores)('registry changes on the $store store', ({ store, env }) =
     const since = await feed({ since: '2025-01' });
     expect(since.status).toBe(400);
     expect(since.body.message).toContain('2026-11, 2026-10');
+    // Each problem only the server can judge, named at once; an invalid CNPJ among others is one of them.
+    const all = await feed({ cnpjs: [cnpj.closed, '11111111000100'], since: '2025-01', partnerDocument: 'abc' });
+    expect(all.status).toBe(400);
+    expect(all.body).toMatchObject({ error: 'invalid_request', message: expect.stringContaining('cnpjs[1]') });
+    expect(all.body.message).toContain('since "2025-01"');
+    expect(all.body.message).toContain('partnerDocument');
     expect((await feed({ cnpjs: [] })).status).toBe(400);
   });
 

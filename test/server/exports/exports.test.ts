@@ -178,6 +178,11 @@ describe('exports', () => {
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body.message).toMatch(message);
     }
+    // What only the server can judge (a CNAE code, the webhook's address) is named all at once too.
+    const both = await exportOf(apiKey, { format: 'csv', partnerDocument: 'abc', webhook: { url: 'ftp://example.com/hook', secret: 'x'.repeat(16) } });
+    expect(both.status).toBe(400);
+    expect(both.body).toMatchObject({ error: 'invalid_request', message: expect.stringContaining('partnerDocument') });
+    expect(both.body.message).toContain('webhook.url');
 
     const { job } = await run(apiKey, { state: 'AC', format: 'ndjson' });
     const other = await app.workspace();

@@ -93,6 +93,15 @@ describe.each(stores)('watches on the $store store', ({ store, env }) => {
     expect(shortSecret.status).toBe(400);
     expect(shortSecret.body.message).toMatch(/secret/);
 
+    // What only the server can judge (check digits, a CNAE code, the webhook's address) is named all at once.
+    const allWrong = await app.request('POST', '/v1/api/watches', {
+      key: apiKey,
+      body: { name: 'all wrong', cnpjs: [cnpj.closed, '11111111000100'], filters: { partnerDocument: 'abc' }, webhook: { url: 'ftp://example.com/hook', secret: SECRET } },
+    });
+    expect(allWrong.status).toBe(400);
+    expect(allWrong.body).toMatchObject({ error: 'invalid_request', message: expect.stringContaining('cnpjs[1]') });
+    expect(allWrong.body.message).toContain('partnerDocument');
+    expect(allWrong.body.message).toContain('webhook.url');
     // A name as every other name of the service: not blank, stored trimmed.
     const blank = await create(apiKey, { name: '   ', cnpjs: [cnpj.closed] });
     expect(blank.status).toBe(400);

@@ -139,6 +139,7 @@ export function createServices(deps: {
   const { pollMs, concurrency, webhookTimeoutMs, webhookAllowPrivate } = deps.config.jobs;
   const changeHistory = new ChangeHistory(deps.store, companies);
   const watches = new Watches(deps.store);
+  const payment = new Payment(credits, workspaces, new DailyAllowances(deps.store));
   const webhooks = new Webhooks(deps.store, { timeoutMs: webhookTimeoutMs, allowPrivate: webhookAllowPrivate, now: Date.now, log: deps.log });
   return {
     ...deps,
@@ -148,7 +149,7 @@ export function createServices(deps: {
     oauth,
     credentials: new Credentials(keys, oauth),
     credits,
-    payment: new Payment(credits, workspaces, new DailyAllowances(deps.store)),
+    payment,
     companies,
     searchCursors: new SearchCursors(deps.store),
     enrichMemory: new EnrichMemory(deps.store),
@@ -188,6 +189,7 @@ export function createServices(deps: {
         history: changeHistory,
         companies,
         credits,
+        payment,
         webhooks,
         now: deps.jobsNow ?? Date.now,
         log: deps.log,

@@ -114,7 +114,7 @@ export const ChangeResults = ClosedObject(
 // ---- Watches ----
 
 export const WATCH_STATUSES = ['active', 'paused'] as const;
-export const WATCH_PAUSED_REASONS = ['insufficient_credits'] as const;
+export const WATCH_PAUSED_REASONS = ['insufficient_credits', 'plan_required'] as const;
 
 export const WatchCreateBody = ClosedObject('A watch: which establishments, which kinds, and where to send their changes.', {
   name: Name,
@@ -152,7 +152,11 @@ export const Watch = ClosedObject(
     filters: Type.Optional(Type.Object(filters, { additionalProperties: false, description: 'Its company search filters, when it has some.' })),
     kinds: Type.Array(StringEnum(CHANGE_KINDS), { description: 'The kinds it receives.' }),
     status: StringEnum(WATCH_STATUSES, { description: '`active`, or `paused` (see `pausedReason`): nothing is sent while paused.' }),
-    pausedReason: Type.Optional(StringEnum(WATCH_PAUSED_REASONS, { description: 'Why it paused: the balance could not pay a delivery.' })),
+    pausedReason: Type.Optional(
+      StringEnum(WATCH_PAUSED_REASONS, {
+        description: 'Why it paused: the balance could not pay a delivery (`insufficient_credits`), or the workspace had no active plan (`plan_required`).',
+      }),
+    ),
     createdAt: Timestamp,
     lastDelivery: Type.Optional(
       ClosedObject('The last delivery sent.', {

@@ -217,6 +217,31 @@ describe.each(stores)('watches on the $store store', ({ store, env }) => {
     expect(await balance(apiKey)).toBe(0);
   }, 60_000);
 
+  it('pauses, charging and sending nothing, a watch whose workspace has no active plan any more (a trial over, its credits unspent)', async () => {
+    const doc = companyDoc(makeCnpj('50505050'));
+    const { apiKey, workspaceId } = await app.workspace();
+    const watch = await create(apiKey, { name: 'after the trial', cnpjs: [doc._id] });
+    expect(watch.status).toBe(201);
+    // The trial ends with its 500 credits unspent, and the workspace makes no request after.
+    await app.services.store
+      .collection<{ _id: string; plan: { expiresAt: Date } }>('workspaces')
+      .updateOne({ _id: workspaceId }, { $set: { 'plan.expiresAt': new Date(Date.now() - 60_000) } });
+    await seedChanges(app, '2027-02', '2027-01', [{ doc, kind: 'status' }]);
+    // Read from the store: a request of the workspace would meet the plan gate, which expires the trial's credits.
+    const settled = await eventually(async () => {
+      const got = await app.services.watches.get(workspaceId, watch.body.watchId);
+      return (got?.status === 'paused' || received.some((r) => r.body.watchId === watch.body.watchId)) && got;
+    }, { timeoutMs: 30_000 });
+    expect(settled).toMatchObject({ status: 'paused', pausedReason: 'plan_required' });
+    expect(received.filter((r) => r.body.watchId === watch.body.watchId)).toEqual([]);
+    // Its owner sees why, once the workspace has a plan again.
+    await app.services.workspaces.setPlan(workspaceId, 'active');
+    const seen = await app.request('GET', `/v1/api/watches/${watch.body.watchId}`, { key: apiKey });
+    expect(seen.body).toMatchObject({ status: 'paused', pausedReason: 'plan_required' });
+    const ledger = await app.services.credits.page(workspaceId, { limit: 10 });
+    expect(ledger.movements.map((m) => m.operation)).not.toContain('watchDelivery');
+  }, 60_000);
+
   it('sends nothing more for a deleted watch: a delivery of it not yet sent is dropped and its changes refunded', async () => {
     // A receiver that holds every request until released: a workspace has at most 16 attempts out,
     // so with 18 watches' deliveries due, 2 wait unsent.

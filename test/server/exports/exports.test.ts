@@ -47,7 +47,7 @@ beforeAll(async () => {
       name: '=HYPERLINK("http://evil.example","clique")',
       tradeName: '+SUM(A1:A9)',
       email: '@evil',
-      address: { ...companyDoc(odd.formula).address, state: 'AC', street: '-1+1' },
+      address: { ...companyDoc(odd.formula).address, state: 'AC', street: '-1+1', complement: '\t=1+1', district: '\r=2+2' },
     }),
     companyDoc(odd.quoted, {
       name: 'PADARIA "PÃO, AÇÚCAR" LTDA',
@@ -136,6 +136,9 @@ describe('exports', () => {
     expect(cell(formula, 'tradeName')).toBe(`'+SUM(A1:A9)`);
     expect(cell(formula, 'email')).toBe(`'@evil`);
     expect(cell(formula, 'address.street')).toBe(`'-1+1`);
+    // A leading tab or carriage return is a formula's way in too (OWASP's CSV injection list).
+    expect(cell(formula, 'address.complement')).toBe(`'\t=1+1`);
+    expect(cell(formula, 'address.district')).toBe(`'\r=2+2`);
     expect(cell(quoted, 'name')).toBe('PADARIA "PÃO, AÇÚCAR" LTDA');
     expect(cell(quoted, 'tradeName')).toBe('LINHA 1\nLINHA 2');
     expect(cell(quoted, 'address.city')).toBe('RIO BRANCO');

@@ -63,7 +63,7 @@ export interface RunnerOptions {
   /** Whether the credential that started a job may still act (not revoked, its member not removed). */
   stillActing: StillActing;
   /** Writes export jobs' files (`exportCompanies`), which have rows rather than items. */
-  exporter: Pick<Exporter, 'run' | 'remove'>;
+  exporter: Pick<Exporter, 'run' | 'remove' | 'refundUnwritten'>;
   /** Sends newly imported releases' changes to the watches (server/watches/), through the same webhooks. */
   watches?: { dispatch(): Promise<void> };
 }
@@ -351,11 +351,11 @@ export class JobRunner {
         });
         if (end) await this.end(entry, end);
       } catch (err) {
-        if (err instanceof Revoked) return await this.end(entry, 'failed');
+        if (err instanceof Revoked) return await this.failExport(entry);
         if (entry.controller.signal.aborted) return;
         log.error({ err, jobId: job._id }, 'jobs: an export failed');
         const attempts = await jobs.retryExport(job._id, this.owner, RETRY_DELAY_MS * (job.export!.attempts + 1));
-        if (attempts >= MAX_ATTEMPTS) await this.end(entry, 'failed');
+        if (attempts >= MAX_ATTEMPTS) await this.failExport(entry);
       }
     } finally {
       this.running--;
@@ -383,12 +383,19 @@ export class JobRunner {
     });
   }
 
-  private async end(entry: ActiveJob, status: 'done' | 'stopped' | 'failed'): Promise<void> {
+  /** An export that fails keeps what it wrote; what it was paid for and never wrote is given back, once, by the runner that ended it. */
+  private async failExport(entry: ActiveJob): Promise<void> {
+    const ended = await this.end(entry, 'failed');
+    if (ended) await this.options.exporter.refundUnwritten(ended);
+  }
+
+  private async end(entry: ActiveJob, status: 'done' | 'stopped' | 'failed'): Promise<JobDoc | null> {
     const ended = await this.options.jobs.end(entry.job._id, status, ['running']);
     entry.controller.abort(new ServiceError('job_finished', 'The job has ended.'));
     entry.queue.length = 0;
     if (ended) this.options.log.info({ jobId: ended._id, status }, 'job ended');
     // It is settled, and its webhook sent, now rather than at the next poll.
     this.wake();
+    return ended;
   }
 }

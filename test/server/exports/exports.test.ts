@@ -10,9 +10,9 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { CompanyDoc } from '../../../server/companies/company-record.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
@@ -267,6 +267,51 @@ describe('exports', () => {
     expect((await file(apiKey, jobId)).body).toBe(expected);
     // Rows 3 to 5 were paid before the cut: only the rest is charged now.
     expect(before - (await balance())).toBe(MATCHING - 5);
+  });
+
+  it('gives back the rows it was paid for and never wrote when it fails for good', async () => {
+    // The clock moved below is put back for the retention test, which counts from it.
+    onTestFinished(() => void (jobsClockOffset = 0));
+    const { workspaceId, apiKey } = await richWorkspace(5_000);
+    const whole = await run(apiKey, { state: 'RS', format: 'ndjson' });
+    const stored = (await app.services.jobs.docs.findOne({ _id: whole.job.jobId }))!;
+    const balance = async () => (await app.request('GET', '/v1/api/credits', { key: apiKey })).body.balance as number;
+    const before = await balance();
+
+    // As a run leaves it when its disk fails after paying for a page: 2 rows written, 5 paid for.
+    const jobId = randomUUID();
+    await app.services.credits.debit(workspaceId, 3, 'exportCompanies', `export ${jobId} rows 3 to 5`);
+    const first = (whole.res.body as string).split('\n').slice(0, 2).join('\n') + '\n';
+    // The disk keeps failing: where the file should be, something no run can open for writing.
+    await mkdir(join(dataDir, 'exports', `${jobId}.ndjson`), { recursive: true });
+    onTestFinished(() => rm(join(dataDir, 'exports', `${jobId}.ndjson`), { recursive: true, force: true }));
+    const now = new Date(Date.now() + jobsClockOffset);
+    await app.services.jobs.docs.insertOne({
+      ...stored,
+      _id: jobId,
+      workspaceId,
+      status: 'running',
+      done: 2,
+      creditsCharged: 2,
+      createdAt: now,
+      updatedAt: now,
+      finishedAt: null,
+      expiresAt: null,
+      settling: false,
+      export: { ...stored.export!, rows: 2, bytes: Buffer.byteLength(first), lastCnpj: matching.slice().sort()[1]!, billed: 5, owner: null, leaseUntil: null, attempts: 0 },
+    });
+    // Each fault lets it go for a while before the next try: the jobs' clock is moved past it.
+    const job = await eventually(async () => {
+      jobsClockOffset += 60_000;
+      app.services.jobRunner.wake();
+      const res = await app.request('GET', `/v1/api/jobs/${jobId}`, { key: apiKey });
+      return res.body.status === 'failed' && res.body;
+    }, { timeoutMs: 30_000 });
+    expect(job).toMatchObject({ done: 2, creditsCharged: 2 });
+    // The 3 rows paid for and never written are refunded: the balance is back to what it was.
+    expect(await eventually(async () => (await balance()) === before)).toBe(true);
+    const ledger = await app.request('GET', '/v1/api/credits/ledger', { key: apiKey });
+    expect(ledger.body.movements[0]).toMatchObject({ amount: 3, operation: 'refund:exportCompanies' });
   });
 
   // Last: it moves the jobs' clock of this server 7 days on.

@@ -62,10 +62,13 @@ export function createChangeHandlers({ history, companies, searchCursors }: Chan
       async () => (Object.keys(filters).length > 0 ? planSearch(filters as CompanyFilters, await companies.activities()).filter : null),
       () => resolve(since),
     );
-    const start = await searchCursors.start<FeedPosition>(ctx.workspaceId, 'searchCompanyChanges', input);
-    const { releases, from, to } = start.position ?? current;
+    const start = await searchCursors.start<FeedPosition | ChangePosition>(ctx.workspaceId, 'searchCompanyChanges', input);
+    // A cursor stored before pages kept their releases holds the position alone (for the 2 hours a
+    // cursor lives after an upgrade): it reads the releases as they are now, as that version did.
+    const position = start.position && ('after' in start.position ? start.position : { ...current, after: start.position });
+    const { releases, from, to } = position ?? current;
     const page = await history.page(
-      { releases, limit, ...(kinds ? { kinds: kinds as ChangeKind[] } : {}), ...(wanted ? { cnpjs: wanted } : {}), ...(start.position ? { after: start.position.after } : {}) },
+      { releases, limit, ...(kinds ? { kinds: kinds as ChangeKind[] } : {}), ...(wanted ? { cnpjs: wanted } : {}), ...(position ? { after: position.after } : {}) },
       filter,
     );
     await ctx.charge(page.changes.length, `${page.changes.length} registry changes`);

@@ -62,6 +62,11 @@ export interface RunnerOptions {
   exclusive: boolean;
   /** Whether the credential that started a job may still act (not revoked, its member not removed). */
   stillActing: StillActing;
+  /**
+   * The plan gate (`Payment.requirePlan`: 402 `plan_required`, which also expires a trial's
+   * unspent credits), met by an export before each page as every item meets it in the pipeline.
+   */
+  requirePlan: (workspaceId: string) => Promise<void>;
   /** Writes export jobs' files (`exportCompanies`), which have rows rather than items. */
   exporter: Pick<Exporter, 'run' | 'remove' | 'refundUnwritten'>;
   /** Sends newly imported releases' changes to the watches (server/watches/), through the same webhooks. */
@@ -340,7 +345,7 @@ export class JobRunner {
    * MAX_ATTEMPTS; then it fails, keeping what it wrote and was paid for.
    */
   private async export(entry: ActiveJob): Promise<void> {
-    const { jobs, exporter, exclusive, stillActing, log } = this.options;
+    const { jobs, exporter, exclusive, stillActing, requirePlan, log } = this.options;
     try {
       const job = await jobs.claimExport(entry.job._id, this.owner, EXPORT_LEASE_MS, exclusive);
       if (!job || entry.controller.signal.aborted) return;
@@ -348,10 +353,12 @@ export class JobRunner {
         const end = await exporter.run(job, this.owner, entry.controller.signal, async () => {
           // What is revoked is refused everywhere at once: an export stops with the credential that started it.
           if (!(await stillActing(job.principal))) throw new Revoked();
+          // A workspace whose plan ended (a trial over) meanwhile pays for no more rows, as a job's item would not run.
+          await requirePlan(job.workspaceId);
         });
         if (end) await this.end(entry, end);
       } catch (err) {
-        if (err instanceof Revoked) return await this.failExport(entry);
+        if (err instanceof Revoked || (err instanceof ServiceError && FATAL.has(err.code))) return await this.failExport(entry);
         if (entry.controller.signal.aborted) return;
         log.error({ err, jobId: job._id }, 'jobs: an export failed');
         const attempts = await jobs.retryExport(job._id, this.owner, RETRY_DELAY_MS * (job.export!.attempts + 1));

@@ -183,6 +183,7 @@ export function createServices(deps: {
       concurrency,
       exclusive: deps.store.kind === 'embedded',
       stillActing: stillActingOf({ keys, members }),
+      requirePlan: (workspaceId) => payment.requirePlan(workspaceId),
       watches: new WatchDispatcher({
         store: deps.store,
         watches,

@@ -314,6 +314,40 @@ describe('exports', () => {
     expect(ledger.body.movements[0]).toMatchObject({ amount: 3, operation: 'refund:exportCompanies' });
   });
 
+  it('stops, failed, at the next page once its workspace has no active plan (a trial that ended), charging nothing more', async () => {
+    const { workspaceId, apiKey } = await app.workspace();
+    const whole = await run(apiKey, { state: 'AC', format: 'ndjson' });
+    const stored = (await app.services.jobs.docs.findOne({ _id: whole.job.jobId }))!;
+    // The trial ends, its credits unspent, while an export waits to be taken up.
+    await app.services.store
+      .collection<{ _id: string; plan: { expiresAt: Date } }>('workspaces')
+      .updateOne({ _id: workspaceId }, { $set: { 'plan.expiresAt': new Date(Date.now() - 60_000) } });
+    const jobId = randomUUID();
+    const now = new Date(Date.now() + jobsClockOffset);
+    await app.services.jobs.docs.insertOne({
+      ...stored,
+      _id: jobId,
+      status: 'running',
+      done: 0,
+      creditsCharged: 0,
+      createdAt: now,
+      updatedAt: now,
+      finishedAt: null,
+      expiresAt: null,
+      settling: false,
+      export: { ...stored.export!, rows: 0, bytes: 0, lastCnpj: null, billed: 0, owner: null, leaseUntil: null, attempts: 0 },
+    });
+    app.services.jobRunner.wake();
+    // Read from the store: a request of the workspace would meet the plan gate first, which expires the trial's credits.
+    const job = await eventually(async () => {
+      const doc = await app.services.jobs.docs.findOne({ _id: jobId });
+      return doc && ['done', 'stopped', 'failed'].includes(doc.status) && doc;
+    });
+    expect(job).toMatchObject({ status: 'failed', done: 0, creditsCharged: 0 });
+    const { movements } = await app.services.credits.page(workspaceId, { limit: 10 });
+    expect(movements.filter((m) => m.detail.includes(jobId))).toEqual([]);
+  });
+
   // Last: it moves the jobs' clock of this server 7 days on.
   it('removes the file 7 days after the job ended', async () => {
     const { apiKey } = await app.workspace();

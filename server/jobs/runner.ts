@@ -145,7 +145,9 @@ export class JobRunner {
     try {
       await this.refresh();
       await settleEnded(jobs, webhooks, (jobId) => (this.active.get(jobId)?.running ?? 0) > 0);
-      await jobs.sweep((job) => this.options.exporter.remove(job));
+      // Alone: an ended job it cannot remove (a file the disk refuses to delete) is tried again at
+      // the next pass, and holds up no other job and no delivery meanwhile.
+      await jobs.sweep((job) => this.options.exporter.remove(job)).catch((err: unknown) => log.warn({ err }, 'jobs: removing ended jobs failed'));
       this.fill();
       await this.options.watches?.dispatch();
       await webhooks.sendDue();

@@ -365,4 +365,18 @@ describe('exports', () => {
     await eventually(() => !existsSync(path));
     expect((await file(apiKey, job.jobId)).status).toBe(404);
   });
+
+  it('holds up no other job when an ended export\'s file cannot be removed', async () => {
+    const { apiKey } = await app.workspace();
+    const { job } = await run(apiKey, { state: 'AC', format: 'csv' });
+    // Something no removal takes (a folder where its file was): its sweep fails at every pass.
+    const path = join(dataDir, 'exports', `${job.jobId}.csv`);
+    await rm(path);
+    await mkdir(join(path, 'held'), { recursive: true });
+    onTestFinished(() => rm(path, { recursive: true, force: true }));
+    jobsClockOffset += 7 * 86_400_000 + 60_000;
+    app.services.jobRunner.wake();
+    const next = await run(apiKey, { state: 'AC', format: 'ndjson' });
+    expect(next.job).toMatchObject({ status: 'done', done: 2 });
+  });
 });

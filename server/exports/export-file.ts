@@ -5,10 +5,11 @@
  * so every file of every filter has the same header, whatever its first row holds.
  *
  * A cell is RFC 4180: quoted when it holds a comma, a quote or a line break, quotes doubled. A
- * spreadsheet runs a cell that starts with `=`, `+`, `-` or `@` as a formula, so such a cell is
- * written with a leading `'` (OWASP's advice for CSV injection): a registry name or a partner's
- * name is data, never code. A list of plain values is one cell, its values joined by `; `; a list
- * of records (partners, secondary activities, tax regimes) is one cell of JSON.
+ * spreadsheet runs a cell that starts with `=`, `+`, `-` or `@` as a formula (also after a tab or
+ * a carriage return), so such a cell is written with a leading `'` (OWASP's advice for CSV
+ * injection): a registry name or a partner's name is data, never code. A list of plain values is
+ * one cell, its values joined by `; `; a list of records (partners, secondary activities, tax
+ * regimes) is one cell of JSON.
  */
 import type { TSchema } from '@sinclair/typebox';
 import { Company } from '../../shared/schemas/companies.ts';
@@ -34,7 +35,8 @@ function columnsOf(schema: TSchema, prefix: string[] = []): Column[] {
 
 export const CSV_COLUMNS: readonly Column[] = columnsOf(Company);
 
-const FORMULA_START = /^[=+\-@]/;
+/** OWASP's list: the four a formula starts with, and a tab or carriage return that some spreadsheets skip before one. */
+const FORMULA_START = /^[=+\-@\t\r]/;
 const NEEDS_QUOTES = /[",\r\n]/;
 
 /** One CSV cell: neutralised if a spreadsheet would run it, quoted if it must be. */

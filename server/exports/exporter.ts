@@ -37,7 +37,7 @@ const EXTENSIONS: Record<ExportFormat, string> = { csv: 'csv', ndjson: 'ndjson' 
 export interface ExporterDeps {
   jobs: Pick<Jobs, 'saveExport' | 'now'>;
   companies: Pick<Companies, 'search'>;
-  credits: Pick<Credits, 'debit'>;
+  credits: Pick<Credits, 'debit' | 'refund'>;
   dataDir: string;
   log: Logger;
 }
@@ -115,6 +115,19 @@ export class Exporter {
     } finally {
       await file.close();
     }
+  }
+
+  /**
+   * Gives back, when an export has failed for good, the rows recorded as paid for (`billed`) that
+   * it never wrote: it is charged per row written. (A crash between recording and debiting left
+   * them unpaid: refunded all the same, the error is the customer's gain, as everywhere here.)
+   */
+  async refundUnwritten(job: JobDoc): Promise<void> {
+    const state = job.export;
+    if (!state || state.billed <= state.rows) return;
+    const price = priceOf(operations.exportCompanies.credits, state.billed - state.rows, null);
+    const detail = `export ${job._id} rows ${state.rows + 1} to ${state.billed}: paid for, never written (the export failed)`;
+    if (price > 0) await this.deps.credits.refund(job.workspaceId, price, 'exportCompanies', detail);
   }
 
   /**

@@ -8,7 +8,7 @@ import { operations } from '../../shared/operations/index.ts';
 import { authorize } from '../auth/principal.ts';
 import type { Companies } from '../companies/companies.ts';
 import { planSearch } from '../companies/search-plan.ts';
-import { notFound, ServiceError } from '../lib/errors.ts';
+import { checkAll, notFound, ServiceError } from '../lib/errors.ts';
 import { FileAnswer } from '../lib/file-answer.ts';
 import type { Jobs } from '../jobs/jobs.ts';
 import type { JobRunner } from '../jobs/runner.ts';
@@ -29,11 +29,11 @@ export interface ExportDeps {
 export function createExportHandlers({ jobs, companies, exporter, runner, webhookAllowPrivate }: ExportDeps) {
   const exportCompanies: Handler<'exportCompanies'> = async (input, ctx) => {
     const { format, maxRows, webhook: hook, ...filters } = input;
-    // Refused now, as the search refuses them, rather than when the job runs.
-    planSearch(filters, await companies.activities());
-    const webhook = hook
-      ? { url: (await checkWebhookUrl(hook.url, webhookAllowPrivate)).toString(), secret: hook.secret, events: ['job.finished' as const] }
-      : null;
+    const [, webhook] = await checkAll(
+      // Refused now, as the search refuses them, rather than when the job runs.
+      async () => void planSearch(filters, await companies.activities()),
+      async () => (hook ? { url: (await checkWebhookUrl(hook.url, webhookAllowPrivate)).toString(), secret: hook.secret, events: ['job.finished' as const] } : null),
+    );
     const job = await jobs.createExport(
       { workspaceId: ctx.workspaceId, webhook, principal: ctx.principal! },
       { format, filters, maxRows: await rowsWithin(maxRows ?? DEFAULT_EXPORT_ROWS, ctx) },

@@ -62,8 +62,13 @@ export interface RunnerOptions {
   exclusive: boolean;
   /** Whether the credential that started a job may still act (not revoked, its member not removed). */
   stillActing: StillActing;
+  /**
+   * The plan gate (`Payment.requirePlan`: 402 `plan_required`, which also expires a trial's
+   * unspent credits), met by an export before each page as every item meets it in the pipeline.
+   */
+  requirePlan: (workspaceId: string) => Promise<void>;
   /** Writes export jobs' files (`exportCompanies`), which have rows rather than items. */
-  exporter: Pick<Exporter, 'run' | 'remove'>;
+  exporter: Pick<Exporter, 'run' | 'remove' | 'refundUnwritten'>;
   /** Sends newly imported releases' changes to the watches (server/watches/), through the same webhooks. */
   watches?: { dispatch(): Promise<void> };
 }
@@ -140,7 +145,9 @@ export class JobRunner {
     try {
       await this.refresh();
       await settleEnded(jobs, webhooks, (jobId) => (this.active.get(jobId)?.running ?? 0) > 0);
-      await jobs.sweep((job) => this.options.exporter.remove(job));
+      // Alone: an ended job it cannot remove (a file the disk refuses to delete) is tried again at
+      // the next pass, and holds up no other job and no delivery meanwhile.
+      await jobs.sweep((job) => this.options.exporter.remove(job)).catch((err: unknown) => log.warn({ err }, 'jobs: removing ended jobs failed'));
       this.fill();
       await this.options.watches?.dispatch();
       await webhooks.sendDue();
@@ -340,7 +347,7 @@ export class JobRunner {
    * MAX_ATTEMPTS; then it fails, keeping what it wrote and was paid for.
    */
   private async export(entry: ActiveJob): Promise<void> {
-    const { jobs, exporter, exclusive, stillActing, log } = this.options;
+    const { jobs, exporter, exclusive, stillActing, requirePlan, log } = this.options;
     try {
       const job = await jobs.claimExport(entry.job._id, this.owner, EXPORT_LEASE_MS, exclusive);
       if (!job || entry.controller.signal.aborted) return;
@@ -348,14 +355,16 @@ export class JobRunner {
         const end = await exporter.run(job, this.owner, entry.controller.signal, async () => {
           // What is revoked is refused everywhere at once: an export stops with the credential that started it.
           if (!(await stillActing(job.principal))) throw new Revoked();
+          // A workspace whose plan ended (a trial over) meanwhile pays for no more rows, as a job's item would not run.
+          await requirePlan(job.workspaceId);
         });
         if (end) await this.end(entry, end);
       } catch (err) {
-        if (err instanceof Revoked) return await this.end(entry, 'failed');
+        if (err instanceof Revoked || (err instanceof ServiceError && FATAL.has(err.code))) return await this.failExport(entry);
         if (entry.controller.signal.aborted) return;
         log.error({ err, jobId: job._id }, 'jobs: an export failed');
         const attempts = await jobs.retryExport(job._id, this.owner, RETRY_DELAY_MS * (job.export!.attempts + 1));
-        if (attempts >= MAX_ATTEMPTS) await this.end(entry, 'failed');
+        if (attempts >= MAX_ATTEMPTS) await this.failExport(entry);
       }
     } finally {
       this.running--;
@@ -383,12 +392,19 @@ export class JobRunner {
     });
   }
 
-  private async end(entry: ActiveJob, status: 'done' | 'stopped' | 'failed'): Promise<void> {
+  /** An export that fails keeps what it wrote; what it was paid for and never wrote is given back, once, by the runner that ended it. */
+  private async failExport(entry: ActiveJob): Promise<void> {
+    const ended = await this.end(entry, 'failed');
+    if (ended) await this.options.exporter.refundUnwritten(ended);
+  }
+
+  private async end(entry: ActiveJob, status: 'done' | 'stopped' | 'failed'): Promise<JobDoc | null> {
     const ended = await this.options.jobs.end(entry.job._id, status, ['running']);
     entry.controller.abort(new ServiceError('job_finished', 'The job has ended.'));
     entry.queue.length = 0;
     if (ended) this.options.log.info({ jobId: ended._id, status }, 'job ended');
     // It is settled, and its webhook sent, now rather than at the next poll.
     this.wake();
+    return ended;
   }
 }

@@ -161,6 +161,22 @@ export class Webhooks {
   }
 
   /**
+   * Sends nothing more for a job or watch (a deleted watch): its pending deliveries end `failed`
+   * with `reason`. Resolves with those no attempt had taken, which no receiver can have seen (an
+   * attempt out still stores its outcome: a 2xx is `delivered`).
+   */
+  async drop(jobId: string, reason: string): Promise<DeliveryDoc[]> {
+    const unsent: DeliveryDoc[] = [];
+    const ended = { $set: { status: 'failed' as const, lastError: reason } };
+    for (const delivery of await this.deliveries.find({ jobId, status: 'pending', attempts: 0 }).toArray()) {
+      // Taken meanwhile (`take` counts the attempt): sent, so not among the unsent.
+      if ((await this.deliveries.updateOne({ _id: delivery._id, status: 'pending', attempts: 0 }, ended)).matchedCount === 1) unsent.push(delivery);
+    }
+    await this.deliveries.updateMany({ jobId, status: 'pending' }, ended);
+    return unsent;
+  }
+
+  /**
    * Starts attempts of due deliveries in the free places, shared fairly (see the header), each at
    * most once across instances; resolves with how many it started, without waiting for them.
    */
@@ -318,10 +334,12 @@ export class Webhooks {
         },
         (res) => {
           const status = res.statusCode ?? 0;
-          // The answer's body is not ours to read; draining it lets the socket be reused.
+          // The status is the answer: a receiver that keeps a body coming after its 2xx has taken
+          // the delivery, and sending it again would repeat it. The body is not ours to read: it is
+          // drained (so the socket may be reused) until it ends or the attempt's timeout cuts it.
+          res.on('error', () => {});
           res.resume();
-          res.on('end', () => resolve(status >= 200 && status < 300 ? { value: true } : { kind: 'failed', failure: `HTTP ${status}` }));
-          res.on('error', reject);
+          resolve(status >= 200 && status < 300 ? { value: true } : { kind: 'failed', failure: `HTTP ${status}` });
         },
       );
       req.on('error', reject);

@@ -11,14 +11,14 @@ import { operations, type OperationId } from '../../shared/operations/index.ts';
 import { takesIdempotencyKey, type Operation } from '../../shared/operations/types.ts';
 import { authorize, requireCredential } from '../auth/principal.ts';
 import type { Caller } from '../invocation/caller.ts';
-import { invalidRequest, ServiceError, storeUnavailable } from '../lib/errors.ts';
+import { invalidRequest, invalidRequestMessage, ServiceError, storeUnavailable } from '../lib/errors.ts';
 import { isStoreUnavailable } from '../store/port.ts';
 import type { Payment } from '../credits/payment.ts';
 import type { HandlerContext, Handlers } from '../invocation/handler.ts';
 import { InvocationContext } from './handler-context.ts';
 import { checkIdempotencyKey, recordEvents, type Claim, type IdempotencyKeys, replayEvents, requestHash, settleFailure, type Stored } from './idempotency.ts';
 import type { AnswerForm, CreditCap, Outcome, RawInput, Receipt, StreamEvent } from '../invocation/outcome.ts';
-import { compileValidators, invalidRequestMessage, type RequestPart, type Validate } from './validate.ts';
+import { compileValidators, type RequestPart, type Validate } from './validate.ts';
 import { operationCall, type Binding } from '../lib/metrics.ts';
 import type { TraceContext } from '../lib/trace-context.ts';
 

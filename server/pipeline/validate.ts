@@ -8,22 +8,12 @@ import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv'
 import ajvFormats from 'ajv-formats';
 import type { Operation } from '../../shared/operations/types.ts';
 import { PATTERN_RULES } from '../../shared/schemas/filter-patterns.ts';
+import { invalidRequestMessage } from '../lib/errors.ts';
 
 export type RequestPart = 'params' | 'query' | 'body';
 
 /** A failure names each violation (`problems`) and all of them in one sentence (`message`). */
 export type Validation = { ok: true; value: Record<string, unknown> } | { ok: false; message: string; problems: string[] };
-
-/** At most this many violations are named in one 400; the rest are counted. */
-export const MAX_PROBLEMS = 10;
-
-/** One `message` for a 400 `invalid_request` naming every violation: "a; b; c and 2 more problems". */
-export function invalidRequestMessage(problems: string[]): string {
-  const unique = [...new Set(problems)];
-  const named = unique.slice(0, MAX_PROBLEMS).join('; ');
-  const more = unique.length - MAX_PROBLEMS;
-  return more > 0 ? `${named}; and ${plural(more, 'more problem')}` : named;
-}
 
 export type Validate = (operationId: string, part: RequestPart, value: unknown) => Validation;
 

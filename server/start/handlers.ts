@@ -53,7 +53,14 @@ export function createHandlers(s: Services & { conversations: Conversations }): 
       checkBody: compileValidators(Object.fromEntries(JOB_OPERATIONS.map((id) => [id, operations[id]]))),
     }),
     ...createChangeHandlers({ history: s.changeHistory, companies, searchCursors }),
-    ...createWatchHandlers({ watches: s.watches, companies, runner: s.jobRunner, webhookAllowPrivate: config.jobs.webhookAllowPrivate }),
+    ...createWatchHandlers({
+      watches: s.watches,
+      companies,
+      runner: s.jobRunner,
+      webhooks: s.webhooks,
+      credits: s.credits,
+      webhookAllowPrivate: config.jobs.webhookAllowPrivate,
+    }),
     ...createExportHandlers({
       jobs: s.jobs,
       companies,

@@ -141,6 +141,7 @@ export function createServices(deps: {
   const { pollMs, concurrency, webhookTimeoutMs, webhookAllowPrivate } = deps.config.jobs;
   const changeHistory = new ChangeHistory(deps.store, companies);
   const watches = new Watches(deps.store);
+  const payment = new Payment(credits, workspaces, new DailyAllowances(deps.store));
   const webhooks = new Webhooks(deps.store, { timeoutMs: webhookTimeoutMs, allowPrivate: webhookAllowPrivate, now: Date.now, log: deps.log });
   const stillActing = stillActingOf({ keys, members });
   return {
@@ -152,7 +153,7 @@ export function createServices(deps: {
     credentials: new Credentials(keys, oauth),
     stillActing,
     credits,
-    payment: new Payment(credits, workspaces, new DailyAllowances(deps.store)),
+    payment,
     companies,
     searchCursors: new SearchCursors(deps.store),
     enrichMemory: new EnrichMemory(deps.store),
@@ -186,12 +187,14 @@ export function createServices(deps: {
       concurrency,
       exclusive: deps.store.kind === 'embedded',
       stillActing,
+      requirePlan: (workspaceId) => payment.requirePlan(workspaceId),
       watches: new WatchDispatcher({
         store: deps.store,
         watches,
         history: changeHistory,
         companies,
         credits,
+        payment,
         webhooks,
         now: deps.jobsNow ?? Date.now,
         log: deps.log,

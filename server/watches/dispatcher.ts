@@ -15,15 +15,17 @@
 import type { Logger } from 'pino';
 import { operations } from '../../shared/operations/index.ts';
 import { priceOf } from '../../shared/operations/types.ts';
-import { CHANGES_PER_DELIVERY } from '../../shared/schemas/changes.ts';
+import { CHANGES_PER_DELIVERY, type WatchDeliveryBody } from '../../shared/schemas/changes.ts';
 import type { Credits } from '../credits/ledger.ts';
+import type { Payment } from '../credits/payment.ts';
+import { ServiceError } from '../lib/errors.ts';
 import { COMPARISONS, type ChangeHistory, type ChangeQuery, type ComparisonDoc } from '../companies/changes/change-history.ts';
 import type { Companies } from '../companies/companies.ts';
 import { planSearch, type CompanyFilters } from '../companies/search-plan.ts';
 import { deliveryId } from '../jobs/ending.ts';
 import type { Webhooks } from '../jobs/webhooks.ts';
 import { isDuplicateKeyError, type Collection, type Store } from '../store/port.ts';
-import type { WatchDoc, WatchReleaseDoc, Watches } from './watches.ts';
+import type { PausedReason, WatchDoc, WatchReleaseDoc, Watches } from './watches.ts';
 
 /** How long a dispatcher holds a watch's release while it sends a part (another instance takes it after). */
 const LEASE_MS = 60_000;
@@ -37,8 +39,9 @@ export interface DispatcherDeps {
   watches: Watches;
   history: ChangeHistory;
   companies: Pick<Companies, 'activities'>;
-  credits: Pick<Credits, 'debit' | 'paidUnder'>;
-  webhooks: Pick<Webhooks, 'enqueue'>;
+  credits: Pick<Credits, 'debit' | 'paidUnder' | 'refund'>;
+  payment: Pick<Payment, 'requirePlan'>;
+  webhooks: Pick<Webhooks, 'enqueue' | 'drop'>;
   now: () => number;
   log: Logger;
 }
@@ -123,21 +126,36 @@ export class WatchDispatcher {
     if (page.changes.length === 0) return void (await release({ status: 'done' }));
 
     const note = `watch ${watch._id} release ${state.release} part ${part}`;
+    const pause = async (reason: PausedReason, why: string) => {
+      await watches.pause(watch._id, reason);
+      await release({});
+      log.info({ watchId: watch._id, release: state.release, part }, `watch paused: ${why}`);
+    };
     if ((await credits.paidUnder(watch.workspaceId, note, state.createdAt)) === 0) {
+      // The plan gate every paid request meets (which also expires a trial's unspent credits):
+      // a delivery is paid data as the feed's answer is.
+      if (!(await this.hasPlan(watch.workspaceId))) return void (await pause('plan_required', 'its workspace has no active plan'));
       const price = priceOf(operations.searchCompanyChanges.credits, page.changes.length, null);
       const debit = await credits.debit(watch.workspaceId, price, DELIVERY_OPERATION, `${page.changes.length} registry changes (${note})`, note);
-      if (!debit.ok) {
-        await watches.pause(watch._id);
-        await release({});
-        log.info({ watchId: watch._id, release: state.release, part }, 'watch paused: the balance cannot pay its delivery');
-        return;
-      }
+      if (!debit.ok) return void (await pause('insufficient_credits', 'the balance cannot pay its delivery'));
     }
     await webhooks.enqueue(delivery(watch, state, part, parts, page.changes));
     const at = new Date(this.deps.now());
     const last = part >= parts || page.more === null;
     await release({ sent: part, after: page.more, status: last ? 'done' : 'pending' });
-    await watches.docs.updateOne({ _id: watch._id }, { $set: { lastDelivery: { release: state.release, changes: page.changes.length, at } } });
+    const seen = await watches.docs.updateOne({ _id: watch._id }, { $set: { lastDelivery: { release: state.release, changes: page.changes.length, at } } });
+    // Deleted while this part was being paid for and stored: it is not sent either.
+    if (seen.matchedCount === 0) await withdrawDeliveries(this.deps, watch);
+  }
+
+  private async hasPlan(workspaceId: string): Promise<boolean> {
+    try {
+      await this.deps.payment.requirePlan(workspaceId);
+      return true;
+    } catch (err) {
+      if (err instanceof ServiceError && err.code === 'plan_required') return false;
+      throw err;
+    }
   }
 
   /** How many changes match, read a page of positions at a time. */
@@ -150,6 +168,23 @@ export class WatchDispatcher {
       if (!page.more) return total;
       after = page.more;
     }
+  }
+}
+
+/**
+ * What a deleted watch is owed: nothing more is sent to it, and the changes of each delivery not
+ * yet sent are given back (a delivery is paid for before it is stored for sending). One an attempt
+ * has taken may have reached the receiver: it stays paid.
+ */
+export async function withdrawDeliveries(
+  deps: { webhooks: Pick<Webhooks, 'drop'>; credits: Pick<Credits, 'refund'> },
+  watch: Pick<WatchDoc, '_id' | 'workspaceId'>,
+): Promise<void> {
+  for (const unsent of await deps.webhooks.drop(watch._id, 'the watch was deleted')) {
+    const { changes, release, part } = JSON.parse(unsent.body) as WatchDeliveryBody;
+    const price = priceOf(operations.searchCompanyChanges.credits, changes.length, null);
+    const detail = `${changes.length} registry changes never sent (watch ${watch._id} release ${release} part ${part}: the watch was deleted)`;
+    if (price > 0) await deps.credits.refund(watch.workspaceId, price, DELIVERY_OPERATION, detail);
   }
 }
 

@@ -6,9 +6,12 @@ import type { ChangeKind } from '../../shared/schemas/changes.ts';
 import { validCnpjs } from '../companies/changes/cnpj-list.ts';
 import type { Companies } from '../companies/companies.ts';
 import { planSearch, type CompanyFilters } from '../companies/search-plan.ts';
-import { invalidRequest, notFound } from '../lib/errors.ts';
+import { checkAll, notFound } from '../lib/errors.ts';
 import { checkWebhookUrl } from '../jobs/webhook-url.ts';
 import type { Handler } from '../invocation/handler.ts';
+import type { Credits } from '../credits/ledger.ts';
+import type { Webhooks } from '../jobs/webhooks.ts';
+import { withdrawDeliveries } from './dispatcher.ts';
 import { watchView, type Watches } from './watches.ts';
 
 export interface WatchDeps {
@@ -16,19 +19,25 @@ export interface WatchDeps {
   companies: Pick<Companies, 'activities'>;
   /** Wakes the runner whose passes send deliveries, so a resumed watch sends what it missed now. */
   runner: { wake(): void };
+  /** A deleted watch's deliveries not yet sent are dropped, their changes refunded. */
+  webhooks: Pick<Webhooks, 'drop'>;
+  credits: Pick<Credits, 'refund'>;
   /** WEBHOOK_ALLOW_PRIVATE: webhooks may go to private addresses. */
   webhookAllowPrivate: boolean;
 }
 
-export function createWatchHandlers({ watches, companies, runner, webhookAllowPrivate }: WatchDeps) {
+export function createWatchHandlers({ watches, companies, runner, webhooks, credits, webhookAllowPrivate }: WatchDeps) {
   const createWatch: Handler<'createWatch'> = async (input, ctx) => {
     const { name, cnpjs, filters, kinds, webhook } = input;
-    const watched = cnpjs ? validCnpjs(cnpjs) : undefined;
-    // Refused now, as the search refuses them, rather than at the first delivery.
-    if (filters) planSearch(filters as CompanyFilters, await companies.activities());
-    const url = (await checkWebhookUrl(webhook.url, webhookAllowPrivate)).toString();
+    const [watched, , url] = await checkAll(
+      () => (cnpjs ? validCnpjs(cnpjs) : undefined),
+      // Refused now, as the search refuses them, rather than at the first delivery.
+      async () => void (filters && planSearch(filters as CompanyFilters, await companies.activities())),
+      async () => (await checkWebhookUrl(webhook.url, webhookAllowPrivate)).toString(),
+    );
     const doc = await watches.create(ctx.workspaceId, {
-      name,
+      // Stored trimmed, as every name (the schema has refused a blank one).
+      name: name.trim(),
       ...(watched ? { cnpjs: watched } : {}),
       ...(filters ? { filters } : {}),
       ...(kinds ? { kinds: kinds as ChangeKind[] } : {}),
@@ -54,6 +63,7 @@ export function createWatchHandlers({ watches, companies, runner, webhookAllowPr
 
   const deleteWatch: Handler<'deleteWatch'> = async ({ watchId }, ctx) => {
     if (!(await watches.delete(ctx.workspaceId, watchId))) throw notFound('Watch');
+    await withdrawDeliveries({ webhooks, credits }, { _id: watchId, workspaceId: ctx.workspaceId });
     return { deleted: true };
   };
 

@@ -6,12 +6,14 @@
  * not be paid for, until resumed.
  */
 import { randomUUID } from 'node:crypto';
-import { CHANGE_KINDS, type ChangeKind, type WatchView } from '../../shared/schemas/changes.ts';
+import { CHANGE_KINDS, type ChangeKind, type WATCH_PAUSED_REASONS, type WatchView } from '../../shared/schemas/changes.ts';
 import type { InputOf } from '../../shared/operations/index.ts';
 import type { Collection, IndexDeclaration, Store } from '../store/port.ts';
 import type { ChangePosition } from '../companies/changes/change-history.ts';
 
 export type WatchFilters = NonNullable<InputOf<'createWatch'>['filters']>;
+/** Why a watch stopped sending: its balance could not pay a delivery, or its workspace has no active plan. */
+export type PausedReason = (typeof WATCH_PAUSED_REASONS)[number];
 
 export interface WatchDoc {
   _id: string;
@@ -23,7 +25,7 @@ export interface WatchDoc {
   kinds: ChangeKind[];
   webhook: { url: string; secret: string };
   status: 'active' | 'paused';
-  pausedReason?: 'insufficient_credits';
+  pausedReason?: PausedReason;
   createdAt: Date;
   lastDelivery?: { release: string; changes: number; at: Date };
 }
@@ -103,8 +105,8 @@ export class Watches {
     return this.get(workspaceId, watchId);
   }
 
-  async pause(watchId: string): Promise<void> {
-    await this.docs.updateOne({ _id: watchId }, { $set: { status: 'paused', pausedReason: 'insufficient_credits' } });
+  async pause(watchId: string, reason: PausedReason): Promise<void> {
+    await this.docs.updateOne({ _id: watchId }, { $set: { status: 'paused', pausedReason: reason } });
     await this.releases.updateMany({ watchId }, { $set: { paused: true } });
   }
 

@@ -8,6 +8,7 @@ import { companyFilters } from './companies.ts';
 import { JobWebhook } from './jobs.ts';
 import { Cnpj, CnpjInput, Partner, REGISTRATION_STATUSES } from './registry.ts';
 import { NextCursor, SearchCursor } from './search.ts';
+import { Name } from './templates.ts';
 import { CHANGE_KINDS } from '../change-kinds.ts';
 
 export { CHANGE_FIELDS, CHANGE_KINDS, type ChangeKind } from '../change-kinds.ts';
@@ -113,10 +114,10 @@ export const ChangeResults = ClosedObject(
 // ---- Watches ----
 
 export const WATCH_STATUSES = ['active', 'paused'] as const;
-export const WATCH_PAUSED_REASONS = ['insufficient_credits'] as const;
+export const WATCH_PAUSED_REASONS = ['insufficient_credits', 'plan_required'] as const;
 
 export const WatchCreateBody = ClosedObject('A watch: which establishments, which kinds, and where to send their changes.', {
-  name: Type.String({ minLength: 1, maxLength: 120, description: 'A name, at most 120 characters.' }),
+  name: Name,
   cnpjs: Type.Optional(
     Type.Array(CnpjInput('A CNPJ, with or without punctuation.'), {
       minItems: 1,
@@ -127,7 +128,9 @@ export const WatchCreateBody = ClosedObject('A watch: which establishments, whic
   filters: Type.Optional(
     Type.Object(filters, {
       additionalProperties: false,
-      description: 'Company search filters, as of the new release. At least one of `cnpjs`, `filters`.',
+      // Empty, they would stand for no filter at all: every change of the whole registry.
+      minProperties: 1,
+      description: 'Company search filters (at least one), as of the new release. At least one of `cnpjs`, `filters`.',
     }),
   ),
   kinds: Kinds,
@@ -149,7 +152,11 @@ export const Watch = ClosedObject(
     filters: Type.Optional(Type.Object(filters, { additionalProperties: false, description: 'Its company search filters, when it has some.' })),
     kinds: Type.Array(StringEnum(CHANGE_KINDS), { description: 'The kinds it receives.' }),
     status: StringEnum(WATCH_STATUSES, { description: '`active`, or `paused` (see `pausedReason`): nothing is sent while paused.' }),
-    pausedReason: Type.Optional(StringEnum(WATCH_PAUSED_REASONS, { description: 'Why it paused: the balance could not pay a delivery.' })),
+    pausedReason: Type.Optional(
+      StringEnum(WATCH_PAUSED_REASONS, {
+        description: 'Why it paused: the balance could not pay a delivery (`insufficient_credits`), or the workspace had no active plan (`plan_required`).',
+      }),
+    ),
     createdAt: Timestamp,
     lastDelivery: Type.Optional(
       ClosedObject('The last delivery sent.', {

@@ -4,7 +4,7 @@
  * service), newest release first, a page at a time, 1 credit per change returned.
  */
 import type { ChangeKind } from '../../../shared/change-kinds.ts';
-import { invalidRequest } from '../../lib/errors.ts';
+import { checkAll, invalidRequest } from '../../lib/errors.ts';
 import type { Handler } from '../../invocation/handler.ts';
 import type { SearchCursors } from '../search-cursors.ts';
 import type { Companies } from '../companies.ts';
@@ -35,23 +35,47 @@ export function releasesSince(comparisons: ComparisonDoc[], latest: string | nul
   return { releases: last ? [last._id] : [], from: last?.previousRelease ?? null };
 }
 
+/**
+ * Where the next page of the feed starts, and the releases the first page read: a release imported
+ * between two pages would otherwise change what "the latest" means under the cursor, and the pages
+ * after it would read another release from a position in the first (silently ending the listing).
+ */
+interface FeedPosition {
+  after: ChangePosition;
+  releases: string[];
+  from: string | null;
+  to: string | null;
+}
+
 export function createChangeHandlers({ history, companies, searchCursors }: ChangeDeps) {
-  const searchCompanyChanges: Handler<'searchCompanyChanges'> = async (input, ctx) => {
-    const { cnpjs, since, kinds, limit = 100, cursor: _cursor, ...filters } = input;
-    const wanted = cnpjs ? validCnpjs(cnpjs) : undefined;
-    const filter = Object.keys(filters).length > 0 ? planSearch(filters as CompanyFilters, await companies.activities()).filter : null;
+  /** The releases a first page reads (`since`, or the latest), and the pair its answer names. */
+  async function resolve(since: string | undefined): Promise<Omit<FeedPosition, 'after'>> {
     const [comparisons, loaded] = await Promise.all([history.comparisons(), companies.releases.loaded()]);
     const latest = loaded?.release ?? null;
-    const { releases, from } = releasesSince(comparisons, latest, since);
-    const start = await searchCursors.start<ChangePosition>(ctx.workspaceId, 'searchCompanyChanges', input);
+    return { ...releasesSince(comparisons, latest, since), to: latest };
+  }
+
+  const searchCompanyChanges: Handler<'searchCompanyChanges'> = async (input, ctx) => {
+    const { cnpjs, since, kinds, limit = 100, cursor: _cursor, ...filters } = input;
+    const [wanted, filter, current] = await checkAll(
+      () => (cnpjs ? validCnpjs(cnpjs) : undefined),
+      async () => (Object.keys(filters).length > 0 ? planSearch(filters as CompanyFilters, await companies.activities()).filter : null),
+      () => resolve(since),
+    );
+    const start = await searchCursors.start<FeedPosition | ChangePosition>(ctx.workspaceId, 'searchCompanyChanges', input);
+    // A cursor stored before pages kept their releases holds the position alone (for the 2 hours a
+    // cursor lives after an upgrade): it reads the releases as they are now, as that version did.
+    const position = start.position && ('after' in start.position ? start.position : { ...current, after: start.position });
+    const { releases, from, to } = position ?? current;
     const page = await history.page(
-      { releases, limit, ...(kinds ? { kinds: kinds as ChangeKind[] } : {}), ...(wanted ? { cnpjs: wanted } : {}), ...(start.position ? { after: start.position } : {}) },
+      { releases, limit, ...(kinds ? { kinds: kinds as ChangeKind[] } : {}), ...(wanted ? { cnpjs: wanted } : {}), ...(position ? { after: position.after } : {}) },
       filter,
     );
     await ctx.charge(page.changes.length, `${page.changes.length} registry changes`);
     // Not capped at a search's 1,000 rows: a month of changes of 5,000 customers may hold more.
-    const nextCursor = await searchCursors.next(ctx.workspaceId, 'searchCompanyChanges', input, 0, page.more);
-    return { changes: page.changes, nextCursor, releases: { from, to: latest }, creditsCharged: ctx.creditsCharged };
+    const more: FeedPosition | null = page.more && { after: page.more, releases, from, to };
+    const nextCursor = await searchCursors.next(ctx.workspaceId, 'searchCompanyChanges', input, 0, more);
+    return { changes: page.changes, nextCursor, releases: { from, to }, creditsCharged: ctx.creditsCharged };
   };
   return { searchCompanyChanges };
 }

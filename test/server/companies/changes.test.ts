@@ -5,13 +5,14 @@
  * page by page, charged per change. The same release imported again records nothing.
  */
 import Database from 'better-sqlite3';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importRelease, type ImportSummary } from '../../../server/receita/import/importer.ts';
 import { changeHash } from '../../../server/companies/changes/change-diff.ts';
+import { filtersHash } from '../../../server/companies/search-cursors.ts';
 import { RecordDecoder } from '../../../server/companies/registry/record-codec.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
@@ -44,6 +45,7 @@ function dbUri(): string {
 describe.each(stores)('registry changes on the $store store', ({ store, env }) => {
   let app: TestApp;
   let key: string;
+  let workspaceId: string;
   let second: string;
   let summaries: ImportSummary[];
 
@@ -69,7 +71,7 @@ describe.each(stores)('registry changes on the $store store', ({ store, env }) =
       summaries.push(await importRelease(app.services.store, { dir }));
       app.services.companies.changed();
     }
-    ({ apiKey: key } = await app.workspace());
+    ({ apiKey: key, workspaceId } = await app.workspace());
   }, 60_000);
   afterAll(async () => {
     await app?.close();
@@ -152,6 +154,12 @@ describe.each(stores)('registry changes on the $store store', ({ store, env }) =
     const since = await feed({ since: '2025-01' });
     expect(since.status).toBe(400);
     expect(since.body.message).toContain('2026-11, 2026-10');
+    // Each problem only the server can judge, named at once; an invalid CNPJ among others is one of them.
+    const all = await feed({ cnpjs: [cnpj.closed, '11111111000100'], since: '2025-01', partnerDocument: 'abc' });
+    expect(all.status).toBe(400);
+    expect(all.body).toMatchObject({ error: 'invalid_request', message: expect.stringContaining('cnpjs[1]') });
+    expect(all.body.message).toContain('since "2025-01"');
+    expect(all.body.message).toContain('partnerDocument');
     expect((await feed({ cnpjs: [] })).status).toBe(400);
   });
 
@@ -160,6 +168,42 @@ describe.each(stores)('registry changes on the $store store', ({ store, env }) =
     app.services.companies.changed();
     expect(again.changes).toEqual({});
     expect((await feed({})).body.changes).toHaveLength(16);
+  });
+
+  it('pages on through the releases its first page read when a newer release is imported in between', async () => {
+    const whole = (await feed({})).body.changes as Change[];
+    const first = await feed({ limit: 10 });
+    expect(first.body.releases).toEqual({ from: '2026-10', to: '2026-11' });
+    // The same files as a newer month: a release with no changes becomes the latest.
+    await importRelease(app.services.store, { dir: second, release: '2026-12' });
+    app.services.companies.changed();
+    expect((await feed({})).body).toMatchObject({ changes: [], releases: { from: '2026-11', to: '2026-12' } });
+    const rest = await feed({ limit: 10, cursor: first.body.nextCursor });
+    expect(rest.status, JSON.stringify(rest.body)).toBe(200);
+    expect(rest.body.releases).toEqual({ from: '2026-10', to: '2026-11' });
+    expect([...first.body.changes, ...rest.body.changes]).toEqual(whole);
+    expect(rest.body.creditsCharged).toBe(whole.length - 10);
+  }, 60_000);
+
+  it('reads on from a cursor an older version gave (its position alone), against the releases as they are now', async () => {
+    const whole = await all({ since: '2026-10', limit: 100 });
+    const first = await feed({ since: '2026-10', limit: 10 });
+    // As the version before pages kept their releases stored it: the position, nothing else.
+    const token = `sc1_${'A'.repeat(43)}`;
+    const cursors = app.services.store.collection<{ _id: string; [field: string]: unknown }>('searchCursors');
+    const last = first.body.changes[9] as Change;
+    await cursors.insertOne({
+      _id: createHash('sha256').update(token).digest('hex'),
+      workspaceId,
+      operation: 'searchCompanyChanges',
+      filters: filtersHash({ since: '2026-10', limit: 10 }),
+      sent: 0,
+      position: { release: last.release, cnpj: last.cnpj, kind: last.kind },
+      expiresAt: new Date(Date.now() + 3_600_000),
+    });
+    const rest = await feed({ since: '2026-10', limit: 100, cursor: token });
+    expect(rest.status, JSON.stringify(rest.body)).toBe(200);
+    expect([...first.body.changes, ...rest.body.changes]).toEqual(whole);
   });
 });
 

@@ -10,9 +10,9 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { CompanyDoc } from '../../../server/companies/company-record.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { companyDoc, makeCnpj } from '../../helpers/companies.ts';
@@ -47,7 +47,7 @@ beforeAll(async () => {
       name: '=HYPERLINK("http://evil.example","clique")',
       tradeName: '+SUM(A1:A9)',
       email: '@evil',
-      address: { ...companyDoc(odd.formula).address, state: 'AC', street: '-1+1' },
+      address: { ...companyDoc(odd.formula).address, state: 'AC', street: '-1+1', complement: '\t=1+1', district: '\r=2+2' },
     }),
     companyDoc(odd.quoted, {
       name: 'PADARIA "PÃO, AÇÚCAR" LTDA',
@@ -136,6 +136,9 @@ describe('exports', () => {
     expect(cell(formula, 'tradeName')).toBe(`'+SUM(A1:A9)`);
     expect(cell(formula, 'email')).toBe(`'@evil`);
     expect(cell(formula, 'address.street')).toBe(`'-1+1`);
+    // A leading tab or carriage return is a formula's way in too (OWASP's CSV injection list).
+    expect(cell(formula, 'address.complement')).toBe(`'\t=1+1`);
+    expect(cell(formula, 'address.district')).toBe(`'\r=2+2`);
     expect(cell(quoted, 'name')).toBe('PADARIA "PÃO, AÇÚCAR" LTDA');
     expect(cell(quoted, 'tradeName')).toBe('LINHA 1\nLINHA 2');
     expect(cell(quoted, 'address.city')).toBe('RIO BRANCO');
@@ -178,6 +181,11 @@ describe('exports', () => {
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body.message).toMatch(message);
     }
+    // What only the server can judge (a CNAE code, the webhook's address) is named all at once too.
+    const both = await exportOf(apiKey, { format: 'csv', partnerDocument: 'abc', webhook: { url: 'ftp://example.com/hook', secret: 'x'.repeat(16) } });
+    expect(both.status).toBe(400);
+    expect(both.body).toMatchObject({ error: 'invalid_request', message: expect.stringContaining('partnerDocument') });
+    expect(both.body.message).toContain('webhook.url');
 
     const { job } = await run(apiKey, { state: 'AC', format: 'ndjson' });
     const other = await app.workspace();
@@ -261,6 +269,85 @@ describe('exports', () => {
     expect(before - (await balance())).toBe(MATCHING - 5);
   });
 
+  it('gives back the rows it was paid for and never wrote when it fails for good', async () => {
+    // The clock moved below is put back for the retention test, which counts from it.
+    onTestFinished(() => void (jobsClockOffset = 0));
+    const { workspaceId, apiKey } = await richWorkspace(5_000);
+    const whole = await run(apiKey, { state: 'RS', format: 'ndjson' });
+    const stored = (await app.services.jobs.docs.findOne({ _id: whole.job.jobId }))!;
+    const balance = async () => (await app.request('GET', '/v1/api/credits', { key: apiKey })).body.balance as number;
+    const before = await balance();
+
+    // As a run leaves it when its disk fails after paying for a page: 2 rows written, 5 paid for.
+    const jobId = randomUUID();
+    await app.services.credits.debit(workspaceId, 3, 'exportCompanies', `export ${jobId} rows 3 to 5`);
+    const first = (whole.res.body as string).split('\n').slice(0, 2).join('\n') + '\n';
+    // The disk keeps failing: where the file should be, something no run can open for writing.
+    await mkdir(join(dataDir, 'exports', `${jobId}.ndjson`), { recursive: true });
+    onTestFinished(() => rm(join(dataDir, 'exports', `${jobId}.ndjson`), { recursive: true, force: true }));
+    const now = new Date(Date.now() + jobsClockOffset);
+    await app.services.jobs.docs.insertOne({
+      ...stored,
+      _id: jobId,
+      workspaceId,
+      status: 'running',
+      done: 2,
+      creditsCharged: 2,
+      createdAt: now,
+      updatedAt: now,
+      finishedAt: null,
+      expiresAt: null,
+      settling: false,
+      export: { ...stored.export!, rows: 2, bytes: Buffer.byteLength(first), lastCnpj: matching.slice().sort()[1]!, billed: 5, owner: null, leaseUntil: null, attempts: 0 },
+    });
+    // Each fault lets it go for a while before the next try: the jobs' clock is moved past it.
+    const job = await eventually(async () => {
+      jobsClockOffset += 60_000;
+      app.services.jobRunner.wake();
+      const res = await app.request('GET', `/v1/api/jobs/${jobId}`, { key: apiKey });
+      return res.body.status === 'failed' && res.body;
+    }, { timeoutMs: 30_000 });
+    expect(job).toMatchObject({ done: 2, creditsCharged: 2 });
+    // The 3 rows paid for and never written are refunded: the balance is back to what it was.
+    expect(await eventually(async () => (await balance()) === before)).toBe(true);
+    const ledger = await app.request('GET', '/v1/api/credits/ledger', { key: apiKey });
+    expect(ledger.body.movements[0]).toMatchObject({ amount: 3, operation: 'refund:exportCompanies' });
+  });
+
+  it('stops, failed, at the next page once its workspace has no active plan (a trial that ended), charging nothing more', async () => {
+    const { workspaceId, apiKey } = await app.workspace();
+    const whole = await run(apiKey, { state: 'AC', format: 'ndjson' });
+    const stored = (await app.services.jobs.docs.findOne({ _id: whole.job.jobId }))!;
+    // The trial ends, its credits unspent, while an export waits to be taken up.
+    await app.services.store
+      .collection<{ _id: string; plan: { expiresAt: Date } }>('workspaces')
+      .updateOne({ _id: workspaceId }, { $set: { 'plan.expiresAt': new Date(Date.now() - 60_000) } });
+    const jobId = randomUUID();
+    const now = new Date(Date.now() + jobsClockOffset);
+    await app.services.jobs.docs.insertOne({
+      ...stored,
+      _id: jobId,
+      status: 'running',
+      done: 0,
+      creditsCharged: 0,
+      createdAt: now,
+      updatedAt: now,
+      finishedAt: null,
+      expiresAt: null,
+      settling: false,
+      export: { ...stored.export!, rows: 0, bytes: 0, lastCnpj: null, billed: 0, owner: null, leaseUntil: null, attempts: 0 },
+    });
+    app.services.jobRunner.wake();
+    // Read from the store: a request of the workspace would meet the plan gate first, which expires the trial's credits.
+    const job = await eventually(async () => {
+      const doc = await app.services.jobs.docs.findOne({ _id: jobId });
+      return doc && ['done', 'stopped', 'failed'].includes(doc.status) && doc;
+    });
+    expect(job).toMatchObject({ status: 'failed', done: 0, creditsCharged: 0 });
+    const { movements } = await app.services.credits.page(workspaceId, { limit: 10 });
+    expect(movements.filter((m) => m.detail.includes(jobId))).toEqual([]);
+  });
+
   // Last: it moves the jobs' clock of this server 7 days on.
   it('removes the file 7 days after the job ended', async () => {
     const { apiKey } = await app.workspace();
@@ -277,5 +364,19 @@ describe('exports', () => {
     app.services.jobRunner.wake();
     await eventually(() => !existsSync(path));
     expect((await file(apiKey, job.jobId)).status).toBe(404);
+  });
+
+  it('holds up no other job when an ended export\'s file cannot be removed', async () => {
+    const { apiKey } = await app.workspace();
+    const { job } = await run(apiKey, { state: 'AC', format: 'csv' });
+    // Something no removal takes (a folder where its file was): its sweep fails at every pass.
+    const path = join(dataDir, 'exports', `${job.jobId}.csv`);
+    await rm(path);
+    await mkdir(join(path, 'held'), { recursive: true });
+    onTestFinished(() => rm(path, { recursive: true, force: true }));
+    jobsClockOffset += 7 * 86_400_000 + 60_000;
+    app.services.jobRunner.wake();
+    const next = await run(apiKey, { state: 'AC', format: 'ndjson' });
+    expect(next.job).toMatchObject({ status: 'done', done: 2 });
   });
 });

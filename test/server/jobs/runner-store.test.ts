@@ -38,8 +38,8 @@ function runner(store: Store, pipeline: ItemPipeline, exclusive: boolean): { job
   const jobs = new Jobs(store);
   const webhooks = new Webhooks(store, { timeoutMs: 1000, allowPrivate: true, now: Date.now, log });
   // No export jobs here: an exporter that is never asked for a file.
-  const exporter = { run: async () => null, remove: async () => {} };
-  const r = new JobRunner({ jobs, webhooks, exporter, log, pollMs: 10, concurrency: 4, exclusive, stillActing: async () => true });
+  const exporter = { run: async () => null, remove: async () => {}, refundUnwritten: async () => {} };
+  const r = new JobRunner({ jobs, webhooks, exporter, log, pollMs: 10, concurrency: 4, exclusive, stillActing: async () => true, requirePlan: async () => {} });
   r.start(pipeline);
   closers.push(() => webhooks.close(), () => r.close());
   return { jobs, runner: r };

@@ -116,6 +116,30 @@ describe('job webhooks', () => {
   });
 });
 
+describe('a receiver that answers 2xx and keeps its body coming', () => {
+  it('has answered: the delivery is delivered with its status, not failed and sent again when the body outlasts the timeout', async () => {
+    received.length = 0;
+    let trickling: ServerResponse | undefined;
+    script = [
+      (res) => {
+        trickling = res;
+        res.writeHead(200, { 'Content-Type': 'text/plain' });
+        res.write('still answering');
+      },
+    ];
+    try {
+      const { apiKey } = await app.workspace();
+      const { jobId } = (await start(apiKey, { url: receiverUrl, secret: SECRET })).body;
+      await eventually(async () => (await app.services.webhooks.deliveries.findOne({ jobId }))?.status === 'delivered', { timeoutMs: 10_000 });
+      const delivery = await app.services.webhooks.deliveries.findOne({ jobId });
+      expect(delivery).toMatchObject({ attempts: 1, lastError: null });
+      expect(received).toHaveLength(1);
+    } finally {
+      trickling?.end();
+    }
+  });
+});
+
 describe('a server closing with a delivery out', () => {
   it('does not wait for a receiver holding it: the attempt is dropped and sent again, same id, at the next start', async () => {
     const dataDir = await tempDir('webhook-close');

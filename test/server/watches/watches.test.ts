@@ -93,8 +93,28 @@ describe.each(stores)('watches on the $store store', ({ store, env }) => {
     expect(shortSecret.status).toBe(400);
     expect(shortSecret.body.message).toMatch(/secret/);
 
-    const made = await create(apiKey, { name: 'mine', cnpjs: [cnpj.closed] });
+    // What only the server can judge (check digits, a CNAE code, the webhook's address) is named all at once.
+    const allWrong = await app.request('POST', '/v1/api/watches', {
+      key: apiKey,
+      body: { name: 'all wrong', cnpjs: [cnpj.closed, '11111111000100'], filters: { partnerDocument: 'abc' }, webhook: { url: 'ftp://example.com/hook', secret: SECRET } },
+    });
+    expect(allWrong.status).toBe(400);
+    expect(allWrong.body).toMatchObject({ error: 'invalid_request', message: expect.stringContaining('cnpjs[1]') });
+    expect(allWrong.body.message).toContain('partnerDocument');
+    expect(allWrong.body.message).toContain('webhook.url');
+    // A name as every other name of the service: not blank, stored trimmed.
+    const blank = await create(apiKey, { name: '   ', cnpjs: [cnpj.closed] });
+    expect(blank.status).toBe(400);
+    expect(blank.body.message).toMatch(/^name /);
+    // Empty filters are no filters: they would watch every change of the whole registry.
+    const noFilters = await create(apiKey, { name: 'everything', filters: {} });
+    expect(noFilters.status).toBe(400);
+    expect(noFilters.body.message).toMatch(/filters/);
+
+    const made = await create(apiKey, { name: '  mine ', cnpjs: [cnpj.closed] });
     expect(made.status).toBe(201);
+    expect(made.body.name).toBe('mine');
+    expect((await app.request('GET', '/v1/api/watches', { key: apiKey })).body.watches.map((w: { name: string }) => w.name)).toEqual(['mine']);
     const other = await app.workspace();
     const path = `/v1/api/watches/${made.body.watchId}`;
     expect((await app.request('GET', path, { key: other.apiKey })).status).toBe(404);
@@ -195,5 +215,85 @@ describe.each(stores)('watches on the $store store', ({ store, env }) => {
     const sent = byPart.flatMap((r) => r.body.changes.map((c: { cnpj: string }) => c.cnpj));
     expect(sent).toEqual(docs.map((d) => d._id).sort());
     expect(await balance(apiKey)).toBe(0);
+  }, 60_000);
+
+  it('pauses, charging and sending nothing, a watch whose workspace has no active plan any more (a trial over, its credits unspent)', async () => {
+    const doc = companyDoc(makeCnpj('50505050'));
+    const { apiKey, workspaceId } = await app.workspace();
+    const watch = await create(apiKey, { name: 'after the trial', cnpjs: [doc._id] });
+    expect(watch.status).toBe(201);
+    // The trial ends with its 500 credits unspent, and the workspace makes no request after.
+    await app.services.store
+      .collection<{ _id: string; plan: { expiresAt: Date } }>('workspaces')
+      .updateOne({ _id: workspaceId }, { $set: { 'plan.expiresAt': new Date(Date.now() - 60_000) } });
+    await seedChanges(app, '2027-02', '2027-01', [{ doc, kind: 'status' }]);
+    // Read from the store: a request of the workspace would meet the plan gate, which expires the trial's credits.
+    const settled = await eventually(async () => {
+      const got = await app.services.watches.get(workspaceId, watch.body.watchId);
+      return (got?.status === 'paused' || received.some((r) => r.body.watchId === watch.body.watchId)) && got;
+    }, { timeoutMs: 30_000 });
+    expect(settled).toMatchObject({ status: 'paused', pausedReason: 'plan_required' });
+    expect(received.filter((r) => r.body.watchId === watch.body.watchId)).toEqual([]);
+    // Its owner sees why, once the workspace has a plan again.
+    await app.services.workspaces.setPlan(workspaceId, 'active');
+    const seen = await app.request('GET', `/v1/api/watches/${watch.body.watchId}`, { key: apiKey });
+    expect(seen.body).toMatchObject({ status: 'paused', pausedReason: 'plan_required' });
+    const ledger = await app.services.credits.page(workspaceId, { limit: 10 });
+    expect(ledger.movements.map((m) => m.operation)).not.toContain('watchDelivery');
+  }, 60_000);
+
+  it('sends nothing more for a deleted watch: a delivery of it not yet sent is dropped and its changes refunded', async () => {
+    // A receiver that holds every request until released: a workspace has at most 16 attempts out,
+    // so with 18 watches' deliveries due, 2 wait unsent.
+    const held: Array<() => void> = [];
+    const seen = new Set<string>();
+    let holding = true;
+    const slow = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        seen.add(JSON.parse(body).watchId);
+        if (holding) held.push(() => res.writeHead(200).end());
+        else res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    try {
+      const slowUrl = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/hook`;
+      const doc = companyDoc(makeCnpj('40404040'));
+      const { apiKey } = await app.workspace();
+      const watchIds: string[] = [];
+      for (let i = 0; i < 18; i++) {
+        const made = await app.request('POST', '/v1/api/watches', { key: apiKey, body: { name: `w${i}`, cnpjs: [doc._id], webhook: { url: slowUrl, secret: SECRET } } });
+        expect(made.status).toBe(201);
+        watchIds.push(made.body.watchId);
+      }
+      await seedChanges(app, '2027-01', '2026-12', [{ doc, kind: 'status' }]);
+      await eventually(() => held.length === 16, { timeoutMs: 30_000 });
+      const { deliveries } = app.services.webhooks;
+      const unsent = await eventually(async () => {
+        const waiting = await deliveries.find({ jobId: { $in: watchIds }, attempts: 0 }).toArray();
+        return waiting.length === 2 && waiting;
+      });
+      const before = await balance(apiKey);
+      const deleted = unsent[0]!.jobId;
+      expect((await app.request('DELETE', `/v1/api/watches/${deleted}`, { key: apiKey })).body).toEqual({ deleted: true });
+      expect(await balance(apiKey)).toBe(before + 1);
+      const ledger = await app.request('GET', '/v1/api/credits/ledger', { key: apiKey });
+      expect(ledger.body.movements[0]).toMatchObject({ amount: 1, operation: 'refund:watchDelivery' });
+
+      holding = false;
+      for (const answer of held.splice(0)) answer();
+      // Every other watch is sent its delivery; the deleted one's never goes.
+      const others = watchIds.filter((id) => id !== deleted);
+      await eventually(async () => (await deliveries.countDocuments({ jobId: { $in: others }, status: 'delivered' })) === others.length, { timeoutMs: 30_000 });
+      expect(others.every((id) => seen.has(id))).toBe(true);
+      expect(seen.has(deleted)).toBe(false);
+      expect(await deliveries.countDocuments({ jobId: deleted, status: 'pending' })).toBe(0);
+    } finally {
+      for (const answer of held.splice(0)) answer();
+      slow.closeAllConnections();
+      await new Promise((resolve) => slow.close(resolve));
+    }
   }, 60_000);
 });

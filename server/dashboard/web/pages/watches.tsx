@@ -32,7 +32,7 @@ export function Watches() {
         {({ watches: list }) => (list.length === 0 ? <p class="muted">No watches yet.</p> : <WatchTable watches={list} busy={actions.busy} onResume={actions.resume} onDelete={confirmation.ask} />)}
       </Loading>
       <ConfirmDialog id="delete" confirmation={confirmation} title={<>Delete “{confirmation.target?.name}”?</>} busy={actions.busy !== null} onConfirm={actions.remove}>
-        Nothing more is sent for it. Deliveries already sent stay charged. This cannot be undone.
+        Nothing more is sent for it. Deliveries already sent stay charged; one charged but not yet sent is refunded. This cannot be undone.
       </ConfirmDialog>
     </>
   );

@@ -18,6 +18,7 @@ function Status({ watch }: { watch: Watch }) {
     <>
       <Badge kind="revoked">Paused</Badge>
       {watch.pausedReason === 'insufficient_credits' && <span class="muted">: not enough credits</span>}
+      {watch.pausedReason === 'plan_required' && <span class="muted">: no active plan</span>}
     </>
   );
 }

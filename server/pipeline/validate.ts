@@ -174,6 +174,8 @@ function describe(error: ErrorObject, part: RequestPart): string {
       return `${field} must have at least ${plural(limit, 'item')}`;
     case 'maxItems':
       return `${field} must have at most ${plural(limit, 'item')}`;
+    case 'minProperties':
+      return `${field} must have at least ${plural(limit, 'field')}`;
     case 'pattern': {
       if (params.pattern === '\\S') return `${field} must not be blank`;
       const rule = PATTERN_RULES[String(params.pattern)];

@@ -8,7 +8,7 @@ import { companyFilters } from './companies.ts';
 import { JobWebhook } from './jobs.ts';
 import { Cnpj, CnpjInput, Partner, REGISTRATION_STATUSES } from './registry.ts';
 import { NextCursor, SearchCursor } from './search.ts';
-import { Name } from './templates.ts';
+import { NOT_BLANK } from './templates.ts';
 import { CHANGE_KINDS } from '../change-kinds.ts';
 
 export { CHANGE_FIELDS, CHANGE_KINDS, type ChangeKind } from '../change-kinds.ts';
@@ -117,7 +117,8 @@ export const WATCH_STATUSES = ['active', 'paused'] as const;
 export const WATCH_PAUSED_REASONS = ['insufficient_credits', 'plan_required'] as const;
 
 export const WatchCreateBody = ClosedObject('A watch: which establishments, which kinds, and where to send their changes.', {
-  name: Name,
+  // Not blank, and stored trimmed, as every name; said in few words, as the tool list is paid for.
+  name: Type.String({ minLength: 1, maxLength: 120, pattern: NOT_BLANK, description: 'A name, at most 120 characters.' }),
   cnpjs: Type.Optional(
     Type.Array(CnpjInput('A CNPJ, with or without punctuation.'), {
       minItems: 1,
@@ -128,13 +129,14 @@ export const WatchCreateBody = ClosedObject('A watch: which establishments, whic
   filters: Type.Optional(
     Type.Object(filters, {
       additionalProperties: false,
-      // Empty, they would stand for no filter at all: every change of the whole registry.
+      // Empty, they would stand for no filter at all: every change of the whole registry. The
+      // body's anyOf says that `cnpjs` or these are required.
       minProperties: 1,
-      description: 'Company search filters (at least one), as of the new release. At least one of `cnpjs`, `filters`.',
+      description: 'Company search filters, as of the new release.',
     }),
   ),
   kinds: Kinds,
-  webhook: ClosedObject('Where to POST its deliveries, signed with `secret` as jobs\' are.', {
+  webhook: ClosedObject('Where to POST its deliveries, signed as jobs\' are.', {
     url: JobWebhook.properties.url,
     secret: JobWebhook.properties.secret,
   }),
@@ -152,11 +154,7 @@ export const Watch = ClosedObject(
     filters: Type.Optional(Type.Object(filters, { additionalProperties: false, description: 'Its company search filters, when it has some.' })),
     kinds: Type.Array(StringEnum(CHANGE_KINDS), { description: 'The kinds it receives.' }),
     status: StringEnum(WATCH_STATUSES, { description: '`active`, or `paused` (see `pausedReason`): nothing is sent while paused.' }),
-    pausedReason: Type.Optional(
-      StringEnum(WATCH_PAUSED_REASONS, {
-        description: 'Why it paused: the balance could not pay a delivery (`insufficient_credits`), or the workspace had no active plan (`plan_required`).',
-      }),
-    ),
+    pausedReason: Type.Optional(StringEnum(WATCH_PAUSED_REASONS, { description: 'Why it paused: the balance could not pay a delivery, or the workspace has no plan.' })),
     createdAt: Timestamp,
     lastDelivery: Type.Optional(
       ClosedObject('The last delivery sent.', {

@@ -54,6 +54,8 @@ export interface ImportOptions {
   force?: boolean;
   /** Marks a synthetic release (the demo data), which a real one of any month may replace. */
   synthetic?: boolean;
+  /** What "this month" is for the release month's check: the clock's by default (tests give another). */
+  now?: Date;
   onProgress?: (progress: ImportProgress) => void;
   onProblem?: (problem: Problem) => void;
   /**
@@ -140,7 +142,7 @@ export async function importRelease(store: Store, options: ImportOptions): Promi
       );
   if (!month) throw new ReleaseRefused(`cannot tell the release month of ${options.dir} from the folder or file names; pass --release YYYY-MM`);
   // A month not published yet (a mistyped folder name) would make every real release after it "older", needing --force and recording no changes.
-  const thisMonth = new Date().toISOString().slice(0, 7);
+  const thisMonth = (options.now ?? new Date()).toISOString().slice(0, 7);
   if (month.release > thisMonth && !options.synthetic) {
     throw new ReleaseRefused(`release ${month.release} (read from ${month.readFrom}) is after this month, ${thisMonth}: no such release is published yet; pass --release YYYY-MM`);
   }

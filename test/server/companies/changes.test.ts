@@ -174,8 +174,8 @@ describe.each(stores)('registry changes on the $store store', ({ store, env }) =
     const whole = (await feed({})).body.changes as Change[];
     const first = await feed({ limit: 10 });
     expect(first.body.releases).toEqual({ from: '2026-10', to: '2026-11' });
-    // The same files as a newer month: a release with no changes becomes the latest.
-    await importRelease(app.services.store, { dir: second, release: '2026-12' });
+    // The same files as a newer month, imported in it: a release with no changes becomes the latest.
+    await importRelease(app.services.store, { dir: second, release: '2026-12', now: new Date(Date.UTC(2026, 11, 2)) });
     app.services.companies.changed();
     expect((await feed({})).body).toMatchObject({ changes: [], releases: { from: '2026-11', to: '2026-12' } });
     const rest = await feed({ limit: 10, cursor: first.body.nextCursor });

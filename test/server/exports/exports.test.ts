@@ -84,6 +84,15 @@ async function run(key: string, body: Record<string, unknown>) {
   return { job, res: await file(key, started.body.jobId) };
 }
 
+/**
+ * A stored export as a run left it: `running` since `now`, with `job`'s counts and `exported`'s
+ * state of its file, for the runner to take up at its next pass.
+ */
+function leftRunning<J extends { export?: object | null }>(stored: J, now: Date, job: { _id: string; workspaceId?: string; done: number; creditsCharged: number }, exported: object): J {
+  const running = { status: 'running', createdAt: now, updatedAt: now, finishedAt: null, expiresAt: null, settling: false };
+  return { ...stored, ...job, ...running, export: { ...stored.export, ...exported } };
+}
+
 describe('exports', () => {
   it('writes every matching establishment in CNPJ order, past the search cap, as paging the same search gives them', async () => {
     const { apiKey } = await richWorkspace(5_000);
@@ -238,20 +247,8 @@ describe('exports', () => {
     await mkdir(join(dataDir, 'exports'), { recursive: true });
     await writeFile(join(dataDir, 'exports', `${jobId}.ndjson`), checkpointed + lines[2]!.slice(0, 40));
     const now = new Date();
-    await app.services.jobs.docs.insertOne({
-      ...stored,
-      _id: jobId,
-      workspaceId,
-      status: 'running',
-      done: 2,
-      creditsCharged: 5,
-      createdAt: now,
-      updatedAt: now,
-      finishedAt: null,
-      expiresAt: null,
-      settling: false,
-      export: {
-        ...stored.export!,
+    await app.services.jobs.docs.insertOne(
+      leftRunning(stored, now, { _id: jobId, workspaceId, done: 2, creditsCharged: 5 }, {
         rows: 2,
         bytes: Buffer.byteLength(checkpointed),
         lastCnpj: JSON.parse(lines[1]!).cnpj,
@@ -259,8 +256,8 @@ describe('exports', () => {
         owner: 'a-runner-that-died',
         leaseUntil: new Date(now.getTime() + 3_600_000),
         attempts: 0,
-      },
-    });
+      }),
+    );
     app.services.jobRunner.wake();
     const job = await ended(apiKey, jobId);
     expect(job).toMatchObject({ status: 'done', done: MATCHING, creditsCharged: MATCHING });
@@ -286,20 +283,17 @@ describe('exports', () => {
     await mkdir(join(dataDir, 'exports', `${jobId}.ndjson`), { recursive: true });
     onTestFinished(() => rm(join(dataDir, 'exports', `${jobId}.ndjson`), { recursive: true, force: true }));
     const now = new Date(Date.now() + jobsClockOffset);
-    await app.services.jobs.docs.insertOne({
-      ...stored,
-      _id: jobId,
-      workspaceId,
-      status: 'running',
-      done: 2,
-      creditsCharged: 2,
-      createdAt: now,
-      updatedAt: now,
-      finishedAt: null,
-      expiresAt: null,
-      settling: false,
-      export: { ...stored.export!, rows: 2, bytes: Buffer.byteLength(first), lastCnpj: matching.slice().sort()[1]!, billed: 5, owner: null, leaseUntil: null, attempts: 0 },
-    });
+    await app.services.jobs.docs.insertOne(
+      leftRunning(stored, now, { _id: jobId, workspaceId, done: 2, creditsCharged: 2 }, {
+        rows: 2,
+        bytes: Buffer.byteLength(first),
+        lastCnpj: matching.slice().sort()[1]!,
+        billed: 5,
+        owner: null,
+        leaseUntil: null,
+        attempts: 0,
+      }),
+    );
     // Each fault lets it go for a while before the next try: the jobs' clock is moved past it.
     const job = await eventually(async () => {
       jobsClockOffset += 60_000;
@@ -324,19 +318,9 @@ describe('exports', () => {
       .updateOne({ _id: workspaceId }, { $set: { 'plan.expiresAt': new Date(Date.now() - 60_000) } });
     const jobId = randomUUID();
     const now = new Date(Date.now() + jobsClockOffset);
-    await app.services.jobs.docs.insertOne({
-      ...stored,
-      _id: jobId,
-      status: 'running',
-      done: 0,
-      creditsCharged: 0,
-      createdAt: now,
-      updatedAt: now,
-      finishedAt: null,
-      expiresAt: null,
-      settling: false,
-      export: { ...stored.export!, rows: 0, bytes: 0, lastCnpj: null, billed: 0, owner: null, leaseUntil: null, attempts: 0 },
-    });
+    await app.services.jobs.docs.insertOne(
+      leftRunning(stored, now, { _id: jobId, done: 0, creditsCharged: 0 }, { rows: 0, bytes: 0, lastCnpj: null, billed: 0, owner: null, leaseUntil: null, attempts: 0 }),
+    );
     app.services.jobRunner.wake();
     // Read from the store: a request of the workspace would meet the plan gate first, which expires the trial's credits.
     const job = await eventually(async () => {
